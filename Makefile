@@ -1,0 +1,127 @@
+# topaz: a bare-metal x86_64 unikernel around an Intel PT driver.
+# `make run` boots it in QEMU; `make test` runs the host and QEMU tests.
+
+BUILD      ?= build
+CC         ?= gcc
+LD         := ld
+OBJCOPY    := objcopy
+NM         := nm
+EFI_INC    := /usr/include/efi
+EFI_LIB    := /usr/lib
+CMDLINE    ?= loglevel=6 test=all
+V          ?= 0
+Q          := $(if $(filter 1,$(V)),,@)
+
+# ---------------------------------------------------------------- sources
+# Logic shared by the kernel and the hosted build (tests, benchmarks).
+PORTABLE_SRCS := \
+	kernel/cmdline.c kernel/kstrto.c kernel/printk.c kernel/vsprintf.c \
+	kernel/symbols.c kernel/msr.c kernel/ktest.c \
+	mm/page_alloc.c mm/gfp.c
+
+# Freestanding only: boot, CPU, traps, devices, and the in-kernel tests.
+KERNEL_SRCS := \
+	boot/efi_main.c boot/handoff.S \
+	kernel/main.c kernel/arch_x86.c kernel/string.c kernel/entry.S \
+	kernel/gdt.c kernel/traps.c kernel/extable.c kernel/apic.c kernel/time.c \
+	kernel/ksyms.c kernel/paging.c kernel/cpu.c kernel/power.c kernel/console.c kernel/panic.c \
+	drivers/serial/uart16550.c drivers/debugcon/debugcon.c \
+	$(wildcard tests/kernel/*.c)
+
+HOST_SUPPORT_SRCS := tests/host/hosted_machine.c
+HOST_TESTS := $(patsubst tests/host/%.c,$(BUILD)/host/%,$(wildcard tests/host/test_*.c))
+
+# ---------------------------------------------------------------- flags
+WARN      := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+KCFLAGS   := -std=gnu11 -O2 -g $(WARN) -Iinclude -I$(EFI_INC) -I$(EFI_INC)/x86_64 \
+	-ffreestanding -fpic -fshort-wchar -mno-red-zone -fno-stack-protector \
+	-fno-stack-check -maccumulate-outgoing-args -DGNU_EFI_USE_MS_ABI \
+	-mgeneral-regs-only -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+	-fvisibility=hidden -fno-strict-aliasing -fno-merge-all-constants \
+	-fno-asynchronous-unwind-tables -DTOPAZ_KERNEL
+KLDFLAGS  := -shared -Bsymbolic -nostdlib -znocombreloc -z nopack-relative-relocs \
+	--no-undefined --build-id=sha1 -T linker.ld
+HCFLAGS   := -std=gnu11 -O1 -g $(WARN) -Iinclude -DTOPAZ_HOSTED -fno-omit-frame-pointer \
+	-fsanitize=address,undefined -fno-sanitize-recover=undefined
+HLDLIBS   := -fsanitize=address,undefined -lcmocka -lelf -ldl
+
+KOBJS := $(patsubst %,$(BUILD)/k/%.o,$(PORTABLE_SRCS) $(KERNEL_SRCS))
+HOBJS := $(patsubst %,$(BUILD)/h/%.o,$(PORTABLE_SRCS) $(HOST_SUPPORT_SRCS))
+
+.PHONY: all kernel host-tests setup run test test-host test-qemu bench clean image
+all: kernel host-tests
+
+kernel: $(BUILD)/topaz.efi
+
+# ---------------------------------------------------------------- kernel
+$(BUILD)/k/%.c.o: %.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(KCFLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/k/%.S.o: %.S
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(KCFLAGS) -D__ASSEMBLY__ -MMD -MP -c $< -o $@
+
+# Two-pass link, as kallsyms: pass 1 with an empty symbol table, then the
+# table generated from pass 1. The table is the last section, so no address
+# moves; scripts/gen-ksyms.sh --check proves it.
+KLINK = $(LD) $(KLDFLAGS) $(EFI_LIB)/crt0-efi-x86_64.o $(KOBJS) $(1) \
+	-L$(EFI_LIB) -lgnuefi -lefi -o $(2)
+
+$(BUILD)/ksyms-empty.S: scripts/gen-ksyms.sh
+	@mkdir -p $(BUILD)
+	$(Q)scripts/gen-ksyms.sh --empty > $@
+$(BUILD)/ksyms-%.o: $(BUILD)/ksyms-%.S
+	$(Q)$(CC) $(KCFLAGS) -c $< -o $@
+$(BUILD)/topaz.pass1.so: $(KOBJS) $(BUILD)/ksyms-empty.o linker.ld
+	$(Q)$(call KLINK,$(BUILD)/ksyms-empty.o,$@)
+$(BUILD)/ksyms-real.S: $(BUILD)/topaz.pass1.so scripts/gen-ksyms.sh
+	$(Q)scripts/gen-ksyms.sh $< > $@
+$(BUILD)/topaz.so: $(KOBJS) $(BUILD)/ksyms-real.o linker.ld
+	$(Q)$(call KLINK,$(BUILD)/ksyms-real.o,$@)
+	$(Q)scripts/gen-ksyms.sh --check $(BUILD)/topaz.pass1.so $@
+$(BUILD)/topaz.efi: $(BUILD)/topaz.so
+	$(Q)$(OBJCOPY) -j .text -j .rodata -j .data -j .dynamic -j .dynsym -j .rel \
+		-j .rela -j .rel.* -j .rela.* -j .reloc -j .ksyms \
+		--target efi-app-x86_64 --subsystem=10 $< $@
+	@echo "  built $@"
+
+# A FAT image with the ESP layout, ready for QEMU or a USB stick.
+image: $(BUILD)/topaz.efi
+	$(Q)scripts/mkesp.sh $(BUILD)/topaz.efi "$(CMDLINE)" $(BUILD)/esp.img
+
+# ---------------------------------------------------------------- hosted
+$(BUILD)/h/%.c.o: %.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(HCFLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/host/libtopaz.a: $(HOBJS)
+	@mkdir -p $(dir $@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+$(BUILD)/host/test_%: tests/host/test_%.c $(BUILD)/host/libtopaz.a
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(HCFLAGS) $< -Wl,--whole-archive $(BUILD)/host/libtopaz.a \
+		-Wl,--no-whole-archive $(HLDLIBS) -o $@
+
+host-tests: $(HOST_TESTS)
+
+# ---------------------------------------------------------------- commands
+setup:
+	$(Q)scripts/setup.sh
+
+run: setup
+	$(Q)$(MAKE) --no-print-directory kernel
+	$(Q)tests/qemu/boot.sh --cmdline "$(CMDLINE)" --show
+
+test: setup
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tests/run-all.sh
+
+test-host: host-tests
+	$(Q)tests/run-all.sh --host-only
+
+test-qemu: kernel
+	$(Q)tests/run-all.sh --qemu-only
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

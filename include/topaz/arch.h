@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/* The hardware interface every other file goes through: MSRs, CPUID, I/O
+ * ports, TSC, interrupt flag. The kernel implements it with the instructions
+ * (kernel/arch_x86.c); the hosted build with a fake machine (tests/host). */
+#ifndef TOPAZ_ARCH_H
+#define TOPAZ_ARCH_H
+
+#include <topaz/types.h>
+
+/* MSR access. The _safe forms return 0, or -EIO when the access faults
+ * (#GP), as Linux's do. The plain forms take the #GP panic path on a fault. */
+u64 rdmsr(u32 msr);
+void wrmsr(u32 msr, u64 val);
+int rdmsr_safe(u32 msr, u64 *val);
+int wrmsr_safe(u32 msr, u64 val);
+
+struct cpuid_regs {
+	u32 eax, ebx, ecx, edx;
+};
+void cpuid_count(u32 leaf, u32 subleaf, u32 *eax, u32 *ebx, u32 *ecx, u32 *edx);
+static inline void cpuid_regs(u32 leaf, u32 subleaf, struct cpuid_regs *r)
+{
+	cpuid_count(leaf, subleaf, &r->eax, &r->ebx, &r->ecx, &r->edx);
+}
+
+/*
+ * Interception, for the PT trace unit model: an interceptor that claims an
+ * MSR (or a CPUID leaf) answers instead of the CPU. Its handlers return 0, or
+ * -EIO to make the access fault as a #GP would.
+ */
+struct msr_interceptor {
+	const char *name;
+	bool (*claims_msr)(u32 msr);
+	int (*read)(u32 msr, u64 *val);
+	int (*write)(u32 msr, u64 val);
+	/* Returns true when it answered the leaf (registers filled in). */
+	bool (*cpuid)(u32 leaf, u32 subleaf, struct cpuid_regs *r);
+};
+void arch_set_interceptor(const struct msr_interceptor *ic);
+const struct msr_interceptor *arch_get_interceptor(void);
+
+/* The raw accessors under the interception layer. */
+int arch_rdmsr_safe(u32 msr, u64 *val);
+int arch_wrmsr_safe(u32 msr, u64 val);
+void arch_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r);
+/* Deliver a #GP for a refused plain MSR access (the kernel faults for real). */
+__noreturn void arch_msr_fault(u32 msr, bool write, u64 val, uintptr_t caller);
+
+u8 inb(u16 port);
+u16 inw(u16 port);
+u32 inl(u16 port);
+void outb(u16 port, u8 v);
+void outw(u16 port, u16 v);
+void outl(u16 port, u32 v);
+
+u64 rdtsc(void);
+void cpu_relax(void);
+
+unsigned long local_irq_save(void);
+void local_irq_restore(unsigned long flags);
+void local_irq_enable(void);
+void local_irq_disable(void);
+bool irqs_disabled(void);
+
+#endif

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/* The kernel command line: words of key=value (or a bare key), values may be
+ * "quoted". Every key is declared with KPARAM_*; unknown keys and malformed
+ * values are reported by name and ignored. */
+#ifndef TOPAZ_CMDLINE_H
+#define TOPAZ_CMDLINE_H
+
+#include <topaz/types.h>
+
+enum kparam_type { KP_BOOL, KP_UINT, KP_STR, KP_CUSTOM };
+
+struct kparam {
+	const char *name;
+	const char *help;
+	enum kparam_type type;
+	void *var;		/* bool *, u64 *, const char ** */
+	u64 min, max;		/* KP_UINT bounds, inclusive */
+	/* KP_CUSTOM: return 0, or -EINVAL after explaining what was expected in @why. */
+	int (*set)(const char *val, char *why, size_t whylen);
+};
+
+#define __KPARAM(id, ...) \
+	static const struct kparam __kparam_##id __used __section("kparam_table") \
+		__aligned(8) = { __VA_ARGS__ }
+
+#define KPARAM_BOOL(key, id, v, h) \
+	__KPARAM(id, .name = key, .help = h, .type = KP_BOOL, .var = (v))
+#define KPARAM_UINT(key, id, v, lo, hi, h) \
+	__KPARAM(id, .name = key, .help = h, .type = KP_UINT, .var = (v), .min = (lo), .max = (hi))
+#define KPARAM_STR(key, id, v, h) \
+	__KPARAM(id, .name = key, .help = h, .type = KP_STR, .var = (v))
+#define KPARAM_CUSTOM(key, id, fn, h) \
+	__KPARAM(id, .name = key, .help = h, .type = KP_CUSTOM, .set = (fn))
+
+#define CMDLINE_MAX 1024
+
+struct cmdline_result {
+	unsigned int applied;
+	unsigned int errors;	/* unknown keys, bad values, bad syntax */
+};
+
+/**
+ * cmdline_parse() - apply every word of @line to the registered parameters
+ * @line: the command line; copied, so string values outlive it
+ * @res: counts of applied words and errors (may be NULL)
+ *
+ * Never fails as a whole: each bad word is reported and skipped.
+ */
+void cmdline_parse(const char *line, struct cmdline_result *res);
+/** cmdline_find_param() - the parameter named @name, or NULL */
+const struct kparam *cmdline_find_param(const char *name);
+/** cmdline_print_help() - list every parameter with its help text */
+void cmdline_print_help(void);
+/** cmdline_get() - the command line as given (after the last cmdline_parse) */
+const char *cmdline_get(void);
+
+/* Parameter tables for the hosted build and tests: iterate start..stop. */
+extern const struct kparam __start_kparam_table[] __hidden;
+extern const struct kparam __stop_kparam_table[] __hidden;
+
+#endif

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/* The page allocator: a buddy allocator over the usable regions of the UEFI
+ * memory map, with Linux's interface and meaning. */
+#ifndef TOPAZ_MM_H
+#define TOPAZ_MM_H
+
+#include <topaz/types.h>
+#include <topaz/list.h>
+#include <topaz/gfp.h>
+
+#define PAGE_SHIFT	12
+#define PAGE_SIZE	(1UL << PAGE_SHIFT)
+#define PAGE_MASK	(~(PAGE_SIZE - 1))
+#define MAX_ORDER	10	/* inclusive: blocks of 1 to 1024 pages (4 MiB) */
+#define NR_PAGE_ORDERS	(MAX_ORDER + 1)
+#define MAX_NUMNODES	1
+#define NUMA_NO_NODE	(-1)
+
+/* struct page flags */
+#define PG_reserved	BIT(0)	/* never handed out (mem_map, holes) */
+#define PG_buddy	BIT(1)	/* head of a free block; ->order is its order */
+#define PG_head		BIT(2)	/* head of an allocated block; ->order is its order */
+#define PG_slab		BIT(3)	/* owned by the slab allocator */
+
+/**
+ * struct page - one per 4 KiB page frame of managed memory
+ * @flags: PG_* bits
+ * @order: block order while PG_buddy or PG_head
+ * @lru: free-list link (buddy) or slab-list link (slab)
+ * @caller: who allocated the block (for misuse reports)
+ * @slab_cache: the owning cache while PG_slab
+ * @freelist: first free object of the slab while PG_slab
+ * @inuse: objects in use in the slab
+ * @objects: objects in the slab
+ */
+struct page {
+	u32 flags;
+	u32 order;
+	struct list_head lru;
+	uintptr_t caller;
+	void *slab_cache;
+	void *freelist;
+	u32 inuse;
+	u32 objects;
+};
+
+struct page_alloc_stats {
+	u64 total_pages;	/* managed, excluding the mem_map itself */
+	u64 free_pages;
+	u64 nr_free[NR_PAGE_ORDERS];	/* free blocks per order */
+	u64 allocs[NR_PAGE_ORDERS];	/* successful allocations per order */
+	u64 frees;
+	u64 failures;		/* allocations that returned NULL */
+	u64 bad_frees;		/* double frees, wrong orders, foreign pointers */
+};
+
+/* Initialisation: reset, then add each usable physical range (page-aligned
+ * inside, mapped 1:1 by phys_to_virt). Part of each range holds its mem_map. */
+void page_alloc_init(void);
+int page_alloc_add_range(phys_addr_t start, phys_addr_t end);
+
+struct page *alloc_pages(gfp_t gfp, unsigned int order);
+struct page *alloc_pages_node(int nid, gfp_t gfp, unsigned int order);
+void __free_pages(struct page *page, unsigned int order);
+uintptr_t __get_free_pages(gfp_t gfp, unsigned int order);
+uintptr_t get_zeroed_page(gfp_t gfp);
+void free_pages(uintptr_t addr, unsigned int order);
+#define alloc_page(gfp)		alloc_pages(gfp, 0)
+#define __get_free_page(gfp)	__get_free_pages(gfp, 0)
+#define free_page(addr)		free_pages(addr, 0)
+
+/* The allocator's caller-aware core: @caller names who to blame in reports. */
+struct page *__alloc_pages_caller(int nid, gfp_t gfp, unsigned int order, uintptr_t caller);
+int __free_pages_caller(struct page *page, unsigned int order, uintptr_t caller);
+
+struct page *pfn_to_page(u64 pfn);	/* NULL when not managed */
+u64 page_to_pfn(const struct page *page);
+void *page_address(const struct page *page);
+struct page *virt_to_page(const void *addr);	/* NULL when not managed */
+
+/* topaz maps physical memory 1:1, in the kernel and (over the arena) hosted. */
+static inline phys_addr_t virt_to_phys(const void *v) { return (phys_addr_t)(uintptr_t)v; }
+static inline void *phys_to_virt(phys_addr_t p) { return (void *)(uintptr_t)p; }
+static inline unsigned int get_order(size_t size)
+{
+	unsigned int order = 0;
+	size = (size - 1) >> PAGE_SHIFT;
+	while (size) {
+		order++;
+		size >>= 1;
+	}
+	return order;
+}
+
+void page_alloc_get_stats(struct page_alloc_stats *st);
+/** page_alloc_show_stats() - print free blocks per order and the counters */
+void page_alloc_show_stats(void);
+
+#endif

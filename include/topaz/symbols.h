@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* The kernel's run-time symbol table (a two-pass link embeds it, as kallsyms). */
+#ifndef TOPAZ_SYMBOLS_H
+#define TOPAZ_SYMBOLS_H
+
+#include <topaz/types.h>
+
+/* One entry of the embedded table: offsets from the image base, so the table
+ * needs no relocations. Sorted by @start. */
+struct ksym_entry {
+	u32 start;
+	u32 size;
+	u32 name;	/* offset into the string blob */
+	u32 type;	/* nm's letter: 'T', 't', 'D', ... */
+};
+
+struct ksym_table {
+	uintptr_t base;			/* run-time address of offset 0 */
+	const struct ksym_entry *entries;
+	u32 count;
+	const char *names;
+};
+
+/**
+ * ksym_table_lookup() - find the symbol containing @addr in @tab
+ * Returns the entry or NULL; *@offset gets @addr minus the symbol's start.
+ */
+const struct ksym_entry *ksym_table_lookup(const struct ksym_table *tab, uintptr_t addr,
+					   uintptr_t *offset);
+/** ksym_table_find() - the entry named @name, or NULL */
+const struct ksym_entry *ksym_table_find(const struct ksym_table *tab, const char *name);
+
+/* The kernel's own table (the hosted build supplies one from dladdr). */
+int ksym_lookup(uintptr_t addr, const char **name, uintptr_t *offset, uintptr_t *size);
+/** ksym_address() - run-time address of symbol @name, or 0 */
+uintptr_t ksym_address(const char *name);
+/**
+ * ksym_format() - "func+0xoff" for @addr, or "0x<hex>" when unknown
+ * Returns @buf.
+ */
+const char *ksym_format(uintptr_t addr, char *buf, size_t size);
+#define KSYM_NAME_LEN 128
+
+#endif

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* The hosted build's fake machine: what tests can see and steer. */
+#ifndef TOPAZ_TESTS_HOSTED_H
+#define TOPAZ_TESTS_HOSTED_H
+
+#include <setjmp.h>
+#include <topaz/types.h>
+#include <topaz/arch.h>
+
+/* Fake MSRs: an MSR not listed here #GPs, as on a CPU without it. */
+void hosted_msr_define(u32 msr, u64 value);
+void hosted_msr_reset(void);
+bool hosted_msr_get(u32 msr, u64 *value);
+/* Fake CPUID answers (leaf, subleaf); unset leaves read as zero. */
+void hosted_cpuid_set(u32 leaf, u32 subleaf, const struct cpuid_regs *r);
+void hosted_cpuid_reset(void);
+
+/* When set, panic() and a faulting plain MSR access longjmp here instead of
+ * aborting, so a test can expect them. */
+extern jmp_buf *hosted_panic_jmp;
+extern char hosted_panic_msg[512];
+extern unsigned int hosted_msr_faults;	/* #GPs delivered by the fake machine */
+
+/* Quiet console for tests that expect many error messages. */
+extern bool hosted_console_quiet;
+
+/* An arena for the page allocator: @mib MiB, 4 MiB aligned. */
+void *hosted_arena(size_t mib);
+void hosted_arena_free(void *arena, size_t mib);
+
+#endif

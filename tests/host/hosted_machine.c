@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: MIT
+/* The hosted build's machine: console to stderr, fake MSRs and CPUID, and
+ * symbols from the dynamic linker. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <link.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <x86intrin.h>
+#include "hosted.h"
+#include <topaz/console.h>
+#include <topaz/errno.h>
+#include <topaz/kernel.h>
+#include <topaz/symbols.h>
+
+bool hosted_console_quiet;
+jmp_buf *hosted_panic_jmp;
+char hosted_panic_msg[512];
+unsigned int hosted_msr_faults;
+
+void console_write(const char *s, size_t n)
+{
+	if (!hosted_console_quiet && !getenv("TOPAZ_QUIET"))
+		fwrite(s, 1, n, stderr);
+}
+
+u64 ktime_get_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * 1000000000ull + (u64)ts.tv_nsec;
+}
+
+#define NMSR 256
+static struct { u32 msr; u64 val; bool used; } msrs[NMSR];
+
+void hosted_msr_reset(void)
+{
+	memset(msrs, 0, sizeof(msrs));
+}
+
+void hosted_msr_define(u32 msr, u64 value)
+{
+	for (int i = 0; i < NMSR; i++)
+		if (msrs[i].used && msrs[i].msr == msr) {
+			msrs[i].val = value;
+			return;
+		}
+	for (int i = 0; i < NMSR; i++)
+		if (!msrs[i].used) {
+			msrs[i].used = true;
+			msrs[i].msr = msr;
+			msrs[i].val = value;
+			return;
+		}
+	abort();
+}
+
+bool hosted_msr_get(u32 msr, u64 *value)
+{
+	for (int i = 0; i < NMSR; i++)
+		if (msrs[i].used && msrs[i].msr == msr) {
+			*value = msrs[i].val;
+			return true;
+		}
+	return false;
+}
+
+int arch_rdmsr_safe(u32 msr, u64 *val)
+{
+	return hosted_msr_get(msr, val) ? 0 : -EIO;
+}
+
+int arch_wrmsr_safe(u32 msr, u64 val)
+{
+	u64 old;
+
+	if (!hosted_msr_get(msr, &old))
+		return -EIO;
+	hosted_msr_define(msr, val);
+	return 0;
+}
+
+#define NCPUID 64
+static struct { u32 leaf, sub; struct cpuid_regs r; bool used; } leaves[NCPUID];
+
+void hosted_cpuid_reset(void)
+{
+	memset(leaves, 0, sizeof(leaves));
+}
+
+void hosted_cpuid_set(u32 leaf, u32 subleaf, const struct cpuid_regs *r)
+{
+	for (int i = 0; i < NCPUID; i++)
+		if (!leaves[i].used || (leaves[i].leaf == leaf && leaves[i].sub == subleaf)) {
+			leaves[i].used = true;
+			leaves[i].leaf = leaf;
+			leaves[i].sub = subleaf;
+			leaves[i].r = *r;
+			return;
+		}
+	abort();
+}
+
+void arch_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
+{
+	memset(r, 0, sizeof(*r));
+	for (int i = 0; i < NCPUID; i++)
+		if (leaves[i].used && leaves[i].leaf == leaf && leaves[i].sub == subleaf)
+			*r = leaves[i].r;
+}
+
+void arch_msr_fault(u32 msr, bool write, u64 val, uintptr_t caller)
+{
+	hosted_msr_faults++;
+	snprintf(hosted_panic_msg, sizeof(hosted_panic_msg), "#GP on %s of MSR %#x", write ? "wrmsr" : "rdmsr", msr);
+	if (hosted_panic_jmp)
+		longjmp(*hosted_panic_jmp, 1);
+	fprintf(stderr, "%s (value %#llx) from %p\n", hosted_panic_msg, (unsigned long long)val, (void *)caller);
+	abort();
+}
+
+void panic(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(hosted_panic_msg, sizeof(hosted_panic_msg), fmt, ap);
+	va_end(ap);
+	if (hosted_panic_jmp)
+		longjmp(*hosted_panic_jmp, 1);
+	fprintf(stderr, "PANIC: %s\n", hosted_panic_msg);
+	abort();
+}
+
+void warn_slowpath(const char *file, int line, uintptr_t caller, const char *cond)
+{
+	printk(KERN_WARNING "WARNING: %s at %s:%d\n", cond, file, line);
+}
+
+static u8 ports[65536];
+u8 inb(u16 port) { return ports[port]; }
+u16 inw(u16 port) { return ports[port]; }
+u32 inl(u16 port) { return ports[port]; }
+void outb(u16 port, u8 v) { ports[port] = v; }
+void outw(u16 port, u16 v) { ports[port] = (u8)v; }
+void outl(u16 port, u32 v) { ports[port] = (u8)v; }
+
+u64 rdtsc(void) { return __rdtsc(); }
+void cpu_relax(void) { __builtin_ia32_pause(); }
+
+/* One fake CPU: the interrupt flag is a variable. */
+static bool irq_on = true;
+unsigned long local_irq_save(void) { bool was = irq_on; irq_on = false; return was; }
+void local_irq_restore(unsigned long flags) { irq_on = flags != 0; }
+void local_irq_enable(void) { irq_on = true; }
+void local_irq_disable(void) { irq_on = false; }
+bool irqs_disabled(void) { return !irq_on; }
+
+/*
+ * Symbols: the test binary's own ELF .symtab (static functions included), read
+ * once with libelf into the same table format the kernel embeds, so lookups
+ * go through the shared ksym_table code.
+ */
+static struct ksym_table host_syms;
+static struct ksym_entry *host_entries;
+static char *host_names;
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct ksym_entry *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int first_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	*(uintptr_t *)data = info->dlpi_addr;
+	return 1;
+}
+
+static void load_host_symbols(void)
+{
+	size_t cap = 0, n = 0, names_len = 0, names_cap = 0;
+	uintptr_t bias = 0;
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+	int fd;
+
+	if (host_syms.entries || elf_version(EV_CURRENT) == EV_NONE)
+		return;
+	fd = open("/proc/self/exe", O_RDONLY);
+	if (fd < 0)
+		return;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	dl_iterate_phdr(first_object, &bias);
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *nm;
+			size_t len;
+
+			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    !sym.st_value || !(nm = elf_strptr(elf, sh.sh_link, sym.st_name)) || !*nm)
+				continue;
+			if (n == cap)
+				host_entries = realloc(host_entries, (cap = cap * 2 + 1024) * sizeof(*host_entries));
+			len = strlen(nm) + 1;
+			if (names_len + len > names_cap)
+				host_names = realloc(host_names, names_cap = (names_cap + len) * 2);
+			memcpy(host_names + names_len, nm, len);
+			host_entries[n++] = (struct ksym_entry){ (u32)sym.st_value, (u32)sym.st_size,
+								  (u32)names_len, 'T' };
+			names_len += len;
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	qsort(host_entries, n, sizeof(*host_entries), cmp_entry);
+	host_syms = (struct ksym_table){ bias, host_entries, (u32)n, host_names };
+}
+
+int ksym_lookup(uintptr_t addr, const char **name, uintptr_t *offset, uintptr_t *size)
+{
+	const struct ksym_entry *e;
+
+	load_host_symbols();
+	e = ksym_table_lookup(&host_syms, addr, offset);
+	if (!e)
+		return -1;
+	*name = host_syms.names + e->name;
+	if (size)
+		*size = e->size;
+	return 0;
+}
+
+uintptr_t ksym_address(const char *name)
+{
+	const struct ksym_entry *e;
+
+	load_host_symbols();
+	e = ksym_table_find(&host_syms, name);
+	return e ? host_syms.base + e->start : 0;
+}
+
+void *hosted_arena(size_t mib)
+{
+	void *p = aligned_alloc(4u << 20, mib << 20);
+
+	if (!p)
+		abort();
+	return p;
+}
+
+void hosted_arena_free(void *arena, size_t mib)
+{
+	free(arena);
+}
