@@ -16,7 +16,7 @@ Q          := $(if $(filter 1,$(V)),,@)
 # Logic shared by the kernel and the hosted build (tests, benchmarks).
 PORTABLE_SRCS := \
 	kernel/cmdline.c kernel/kstrto.c kernel/printk.c kernel/vsprintf.c \
-	kernel/symbols.c kernel/msr.c kernel/ktest.c \
+	kernel/symbols.c kernel/msr.c kernel/ktest.c kernel/shutdown.c \
 	mm/page_alloc.c mm/gfp.c
 
 # Freestanding only: boot, CPU, traps, devices, and the in-kernel tests.

@@ -29,3 +29,9 @@ void *hosted_arena(size_t mib);
 void hosted_arena_free(void *arena, size_t mib);
 
 #endif
+
+/* The fake local APIC: LVTPC and the PMIs delivered through it. A test may
+ * set hosted_pmi_handler to run "in interrupt context" at delivery. */
+extern u32 hosted_lvtpc;
+extern unsigned int hosted_pmi_count, hosted_nmi_count;
+extern void (*hosted_pmi_handler)(bool nmi);

@@ -268,3 +268,34 @@ void hosted_arena_free(void *arena, size_t mib)
 {
 	free(arena);
 }
+
+#include <topaz/apic.h>
+
+u32 hosted_lvtpc = APIC_LVT_MASKED;
+unsigned int hosted_pmi_count, hosted_nmi_count;
+void (*hosted_pmi_handler)(bool nmi);
+
+u32 apic_read_lvtpc(void) { return hosted_lvtpc; }
+void apic_write_lvtpc(u32 v) { hosted_lvtpc = v; }
+void apic_self_ipi(u8 vector) { }
+void apic_self_nmi(void) { }
+void apic_eoi(void) { }
+u32 apic_id(void) { return 0; }
+bool apic_is_x2apic(void) { return false; }
+
+bool apic_pmi_deliver(void)
+{
+	u32 lvt = hosted_lvtpc;
+	bool nmi = (lvt & APIC_DM_MASK) == APIC_DM_NMI;
+
+	if (lvt & APIC_LVT_MASKED)
+		return false;
+	hosted_lvtpc |= APIC_LVT_MASKED;
+	if (nmi)
+		hosted_nmi_count++;
+	else
+		hosted_pmi_count++;
+	if (hosted_pmi_handler)
+		hosted_pmi_handler(nmi);
+	return true;
+}
