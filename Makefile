@@ -33,12 +33,13 @@ HOST_TESTS := $(patsubst tests/host/%.c,$(BUILD)/host/%,$(wildcard tests/host/te
 
 # ---------------------------------------------------------------- flags
 WARN      := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
-KCFLAGS   := -std=gnu11 -O2 -g $(WARN) -Iinclude -I$(EFI_INC) -I$(EFI_INC)/x86_64 \
+KCFLAGS   := -std=gnu11 -O2 -g $(WARN) -Iinclude -isystem $(EFI_INC) -isystem $(EFI_INC)/x86_64 \
 	-ffreestanding -fpic -fshort-wchar -mno-red-zone -fno-stack-protector \
 	-fno-stack-check -maccumulate-outgoing-args -DGNU_EFI_USE_MS_ABI \
 	-mgeneral-regs-only -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 	-fvisibility=hidden -fno-strict-aliasing -fno-merge-all-constants \
-	-fno-asynchronous-unwind-tables -DTOPAZ_KERNEL
+	-fno-asynchronous-unwind-tables -DTOPAZ_KERNEL \
+	-DTOPAZ_VERSION=\"$(shell git describe --always --dirty 2>/dev/null || echo unknown)\"
 KLDFLAGS  := -shared -Bsymbolic -nostdlib -znocombreloc -z nopack-relative-relocs \
 	--no-undefined --build-id=sha1 -T linker.ld
 HCFLAGS   := -std=gnu11 -O1 -g $(WARN) -Iinclude -DTOPAZ_HOSTED -fno-omit-frame-pointer \
@@ -65,7 +66,7 @@ $(BUILD)/k/%.S.o: %.S
 # table generated from pass 1. The table is the last section, so no address
 # moves; scripts/gen-ksyms.sh --check proves it.
 KLINK = $(LD) $(KLDFLAGS) $(EFI_LIB)/crt0-efi-x86_64.o $(KOBJS) $(1) \
-	-L$(EFI_LIB) -lgnuefi -lefi -o $(2)
+	-L$(EFI_LIB) -lgnuefi -o $(2)
 
 $(BUILD)/ksyms-empty.S: scripts/gen-ksyms.sh
 	@mkdir -p $(BUILD)

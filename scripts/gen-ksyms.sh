@@ -9,6 +9,7 @@ set -euo pipefail
 
 emit_header() {
 	cat <<'ASM'
+	.section .note.GNU-stack, "", @progbits
 	.section .ksyms, "a"
 	.balign 8
 	.globl __ksyms_count

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The EFI entry: gather what the kernel needs from the firmware (command line,
+ * memory map, ACPI RSDP, memory for stacks and page tables), leave boot
+ * services, and hand off to kernel_main on the kernel's own stack.
+ */
+#include <efi.h>
+#include <topaz/bootinfo.h>
+#include <topaz/kernel.h>
+#include <topaz/arch.h>
+
+void handoff_to_kernel(void *arg, uintptr_t stack_top, void (*fn)(void *)) __noreturn;
+void uart_early_init(void);
+extern const char ImageBase[] __hidden;
+
+static struct boot_info bootinfo;
+static EFI_BOOT_SERVICES *BS;
+struct boot_info *boot_info = &bootinfo;
+
+/* ASCII copy of a CHAR16 string, non-ASCII replaced by '?'. */
+static void copy_ucs2(char *dst, size_t cap, const CHAR16 *src, size_t nchars)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < nchars && src[i] && n + 1 < cap; i++)
+		dst[n++] = src[i] < 0x80 ? (char)src[i] : '?';
+	dst[n] = '\0';
+}
+
+/*
+ * Load options from the shell or a boot entry hold the command line. The
+ * shell passes the program's own name first: drop a first word ending in .efi.
+ */
+static bool cmdline_from_load_options(EFI_LOADED_IMAGE *li, struct boot_info *bi)
+{
+	char tmp[sizeof(bi->cmdline)];
+	const char *s = tmp;
+	size_t nchars;
+
+	if (!li->LoadOptions || li->LoadOptionsSize < 2)
+		return false;
+	nchars = li->LoadOptionsSize / sizeof(CHAR16);
+	copy_ucs2(tmp, sizeof(tmp), li->LoadOptions, nchars);
+	while (*s == ' ')
+		s++;
+	const char *sp = strchr(s, ' ');
+	size_t first = sp ? (size_t)(sp - s) : strlen(s);
+	if (first >= 4 && (!strncmp(s + first - 4, ".efi", 4) || !strncmp(s + first - 4, ".EFI", 4)))
+		s += first;
+	while (*s == ' ')
+		s++;
+	if (!*s)
+		return false;
+	strscpy(bi->cmdline, s, sizeof(bi->cmdline));
+	bi->cmdline_source = "load options";
+	return true;
+}
+
+/* Otherwise \EFI\topaz\cmdline.txt on the boot volume (a USB stick user edits it). */
+static bool cmdline_from_file(EFI_LOADED_IMAGE *li, struct boot_info *bi)
+{
+	EFI_FILE_HANDLE root, file;
+	UINTN size = sizeof(bi->cmdline) - 1;
+
+	EFI_GUID fs_guid = SIMPLE_FILE_SYSTEM_PROTOCOL;
+	EFI_FILE_IO_INTERFACE *fs;
+
+	if (BS->HandleProtocol(li->DeviceHandle, &fs_guid, (void **)&fs) != EFI_SUCCESS ||
+	    fs->OpenVolume(fs, &root) != EFI_SUCCESS)
+		return false;
+	if (root->Open(root, &file, L"\\EFI\\topaz\\cmdline.txt", EFI_FILE_MODE_READ, 0) != EFI_SUCCESS) {
+		root->Close(root);
+		return false;
+	}
+	if (file->Read(file, &size, bi->cmdline) != EFI_SUCCESS)
+		size = 0;
+	bi->cmdline[size] = '\0';
+	for (UINTN i = 0; i < size; i++)
+		if (bi->cmdline[i] == '\n' || bi->cmdline[i] == '\r')
+			bi->cmdline[i] = ' ';
+	file->Close(file);
+	root->Close(root);
+	bi->cmdline_source = "file \\EFI\\topaz\\cmdline.txt";
+	return true;
+}
+
+static u64 find_rsdp(EFI_SYSTEM_TABLE *st)
+{
+	EFI_GUID acpi20 = ACPI_20_TABLE_GUID, acpi10 = ACPI_TABLE_GUID;
+	u64 v1 = 0;
+
+	for (UINTN i = 0; i < st->NumberOfTableEntries; i++) {
+		EFI_CONFIGURATION_TABLE *t = &st->ConfigurationTable[i];
+
+		if (!memcmp(&t->VendorGuid, &acpi20, sizeof(EFI_GUID)))
+			return (u64)(uintptr_t)t->VendorTable;
+		if (!memcmp(&t->VendorGuid, &acpi10, sizeof(EFI_GUID)))
+			v1 = (u64)(uintptr_t)t->VendorTable;
+	}
+	return v1;
+}
+
+/* Page-table pages: an identity map of [0, top) in 2 MiB pages, plus room to
+ * split the pages that need 4 KiB granularity (image, stacks, runtime code). */
+static u64 pt_pool_pages_for(EFI_MEMORY_DESCRIPTOR *map, UINTN size, UINTN dsize)
+{
+	u64 top = 4ull << 30, rt_code = 0;
+
+	for (UINTN off = 0; off < size; off += dsize) {
+		EFI_MEMORY_DESCRIPTOR *d = (void *)((u8 *)map + off);
+		u64 end = d->PhysicalStart + (d->NumberOfPages << 12);
+
+		if (d->Type != EfiMemoryMappedIO && d->Type != EfiMemoryMappedIOPortSpace && end > top)
+			top = end;
+		if (d->Type == EfiRuntimeServicesCode)
+			rt_code += 2 + (d->NumberOfPages >> 9);
+	}
+	return DIV_ROUND_UP(top, 1ull << 30) + DIV_ROUND_UP(top, 1ull << 39) + 1 + rt_code + 64;
+}
+
+static void fail(const char *what, EFI_STATUS st)
+{
+	printk(KERN_EMERG "topaz: boot failed: %s (EFI status %#lx)\n", what, (unsigned long)st);
+	for (;;)
+		__asm__ volatile("cli; hlt");
+}
+
+EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st);
+
+EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
+{
+	struct boot_info *bi = &bootinfo;
+	EFI_LOADED_IMAGE *li = NULL;
+	EFI_MEMORY_DESCRIPTOR *map = NULL;
+	UINTN map_size = 0, map_cap, key, dsize;
+	UINT32 dver;
+	EFI_PHYSICAL_ADDRESS mem;
+	EFI_STATUS s;
+
+	bi->tsc_at_entry = rdtsc();
+	BS = st->BootServices;
+	uart_early_init();
+	BS->SetWatchdogTimer(0, 0, 0, NULL);	/* long test runs must not reset us */
+	printk("topaz: EFI entry, firmware %s rev %#x\n", "UEFI", st->Hdr.Revision);
+
+	EFI_GUID li_guid = LOADED_IMAGE_PROTOCOL;
+
+	s = BS->HandleProtocol(image, &li_guid, (void **)&li);
+	if (s != EFI_SUCCESS)
+		fail("no loaded-image protocol", s);
+	bi->image_base = (uintptr_t)li->ImageBase;
+	bi->image_size = li->ImageSize;
+	bi->cmdline_source = "none";
+	if (!cmdline_from_load_options(li, bi))
+		cmdline_from_file(li, bi);
+	bi->rsdp = find_rsdp(st);
+	bi->runtime_services = st->RuntimeServices;
+	bi->system_table = st;
+
+	s = BS->GetMemoryMap(&map_size, NULL, &key, &dsize, &dver);
+	if (s != EFI_BUFFER_TOO_SMALL)
+		fail("GetMemoryMap size query", s);
+	/* Room for the descriptors our own allocations add, and then some. */
+	map_cap = map_size + 32 * dsize;
+	s = BS->AllocatePages(AllocateAnyPages, EfiLoaderData, EFI_SIZE_TO_PAGES(map_cap), &mem);
+	if (s != EFI_SUCCESS)
+		fail("allocating the memory map buffer", s);
+	map = (void *)(uintptr_t)mem;
+	map_size = map_cap;
+	s = BS->GetMemoryMap(&map_size, map, &key, &dsize, &dver);
+	if (s != EFI_SUCCESS)
+		fail("GetMemoryMap", s);
+
+	bi->pt_pool_pages = pt_pool_pages_for(map, map_size, dsize);
+	s = BS->AllocatePages(AllocateAnyPages, EfiLoaderData, bi->pt_pool_pages, &mem);
+	if (s != EFI_SUCCESS)
+		fail("allocating page-table pages", s);
+	bi->pt_pool = (uintptr_t)mem;
+	s = BS->AllocatePages(AllocateAnyPages, EfiLoaderData, EFI_SIZE_TO_PAGES(STACKS_TOTAL), &mem);
+	if (s != EFI_SUCCESS)
+		fail("allocating stacks", s);
+	bi->stacks = (uintptr_t)mem;
+	bi->stacks_size = STACKS_TOTAL;
+
+	/*
+	 * The map key must be current: nothing may allocate between the last
+	 * GetMemoryMap and ExitBootServices. A stale key gives
+	 * EFI_INVALID_PARAMETER; then only GetMemoryMap and ExitBootServices may
+	 * be called, into the same buffer.
+	 */
+	for (bi->ebs_tries = 1;; bi->ebs_tries++) {
+		map_size = map_cap;
+		s = BS->GetMemoryMap(&map_size, map, &key, &dsize, &dver);
+		if (s != EFI_SUCCESS)
+			fail("GetMemoryMap before ExitBootServices", s);
+		s = BS->ExitBootServices(image, key);
+		if (s == EFI_SUCCESS)
+			break;
+		if (s != EFI_INVALID_PARAMETER || bi->ebs_tries >= 8)
+			fail("ExitBootServices", s);
+	}
+	/* From here on the machine is ours; boot services are gone. */
+	bi->mmap = map;
+	bi->mmap_size = map_size;
+	bi->desc_size = dsize;
+	bi->desc_version = dver;
+	handoff_to_kernel(bi, boot_stack_top(bi), (void (*)(void *))kernel_main);
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/* x86 control registers, descriptor tables and CPU facts. */
+#ifndef TOPAZ_CPU_H
+#define TOPAZ_CPU_H
+
+#include <topaz/types.h>
+
+#define MSR_EFER		0xc0000080
+#define EFER_NXE		BIT(11)
+#define MSR_IA32_APICBASE	0x1b
+#define X86_CR0_WP		BIT(16)
+#define X86_EFLAGS_TF		BIT(8)
+#define X86_EFLAGS_IF		BIT(9)
+#define X86_EFLAGS_RF		BIT(16)
+
+static inline u64 read_cr0(void) { u64 v; __asm__ volatile("mov %%cr0, %0" : "=r"(v)); return v; }
+static inline u64 read_cr2(void) { u64 v; __asm__ volatile("mov %%cr2, %0" : "=r"(v)); return v; }
+static inline u64 read_cr3(void) { u64 v; __asm__ volatile("mov %%cr3, %0" : "=r"(v)); return v; }
+static inline u64 read_cr4(void) { u64 v; __asm__ volatile("mov %%cr4, %0" : "=r"(v)); return v; }
+static inline void write_cr0(u64 v) { __asm__ volatile("mov %0, %%cr0" :: "r"(v) : "memory"); }
+static inline void write_cr3(u64 v) { __asm__ volatile("mov %0, %%cr3" :: "r"(v) : "memory"); }
+static inline void write_cr4(u64 v) { __asm__ volatile("mov %0, %%cr4" :: "r"(v) : "memory"); }
+static inline void halt(void) { __asm__ volatile("hlt"); }
+
+struct cpu_info {
+	char vendor[13];
+	char brand[49];
+	u32 family, model, stepping;
+	u32 max_leaf, max_ext_leaf;
+	bool has_pt;		/* CPUID.7.0:EBX[25] */
+	bool has_x2apic;
+	bool hypervisor;
+};
+extern struct cpu_info boot_cpu;
+
+void cpu_identify(void);
+void cpu_report(void);
+
+/* GDT selectors */
+#define KERNEL_CS	0x08
+#define KERNEL_DS	0x10
+#define TSS_SEL		0x18
+
+void gdt_init(uintptr_t ist_tops[4]);
+
+#endif

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/* The kernel's page tables: an identity map of physical memory. */
+#ifndef TOPAZ_PAGING_H
+#define TOPAZ_PAGING_H
+
+#include <topaz/types.h>
+
+struct boot_info;
+
+#define PTE_P	BIT_ULL(0)
+#define PTE_W	BIT_ULL(1)
+#define PTE_PWT	BIT_ULL(3)
+#define PTE_PCD	BIT_ULL(4)
+#define PTE_PS	BIT_ULL(7)
+#define PTE_G	BIT_ULL(8)
+#define PTE_NX	BIT_ULL(63)
+#define PTE_ADDR_MASK 0x000ffffffffff000ull
+
+/**
+ * paging_init() - build and load the kernel's page tables
+ *
+ * RAM and MMIO identity-mapped (MMIO uncached), text R-X, rodata R--,
+ * everything else RW- and no-execute, UEFI runtime code executable, page 0
+ * and a guard page under every stack not present.
+ */
+void paging_init(const struct boot_info *bi);
+/** addr_is_mapped() - is @addr present in the current page tables? */
+bool addr_is_mapped(uintptr_t addr);
+/** paging_lookup() - the leaf entry mapping @addr (0 when none) and its size */
+u64 paging_lookup(uintptr_t addr, u64 *page_size);
+/** set_memory_flags() - change 4 KiB pages of [start, end): clear @clr, set @set */
+int set_memory_flags(uintptr_t start, uintptr_t end, u64 set, u64 clr);
+
+#endif

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef TOPAZ_SERIAL_H
+#define TOPAZ_SERIAL_H
+
+#include <topaz/types.h>
+
+#define COM1_PORT 0x3f8
+
+/** uart_early_init() - COM1 at 115200 8N1, usable before and after ExitBootServices */
+void uart_early_init(void);
+void uart_write(const char *s, size_t n);
+bool uart_present(void);
+
+/* QEMU's debugcon (port 0xe9): binary-clean, fast output for trace data. */
+#define DEBUGCON_PORT 0xe9
+void debugcon_write(const void *buf, size_t n);
+
+#endif

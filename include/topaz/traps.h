@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/* Exceptions and interrupts. */
+#ifndef TOPAZ_TRAPS_H
+#define TOPAZ_TRAPS_H
+
+#include <topaz/types.h>
+
+/* The frame entry.S builds: general registers, then vector and error code,
+ * then what the CPU pushed. Handlers may change it (rip, rflags) to resume
+ * elsewhere. */
+struct pt_regs {
+	u64 r15, r14, r13, r12, rbp, rbx, r11, r10, r9, r8;
+	u64 rax, rcx, rdx, rsi, rdi;
+	u64 vector, error_code;
+	u64 rip, cs, rflags, rsp, ss;
+};
+
+enum {
+	X86_TRAP_DE = 0, X86_TRAP_DB, X86_TRAP_NMI, X86_TRAP_BP, X86_TRAP_OF, X86_TRAP_BR,
+	X86_TRAP_UD, X86_TRAP_NM, X86_TRAP_DF, X86_TRAP_OLD_MF, X86_TRAP_TS, X86_TRAP_NP,
+	X86_TRAP_SS, X86_TRAP_GP, X86_TRAP_PF, X86_TRAP_SPURIOUS, X86_TRAP_MF, X86_TRAP_AC,
+	X86_TRAP_MC, X86_TRAP_XF, X86_TRAP_VE, X86_TRAP_CP,
+};
+
+/* A handler returns true when it dealt with the event. */
+typedef bool (*trap_handler_t)(struct pt_regs *regs);
+
+void idt_init(void);
+/** trap_set_handler() - handle exception (or NMI) @vector before the fixup/panic path */
+void trap_set_handler(unsigned int vector, trap_handler_t fn);
+/** irq_set_handler() - handle interrupt @vector (32-255); EOI is sent after it */
+void irq_set_handler(unsigned int vector, trap_handler_t fn);
+
+/* The last fault that an exception-table fixup recovered from. */
+struct fault_record {
+	u64 vector, error_code, rip, cr2, fixup;
+	u64 count;
+};
+extern struct fault_record last_fault;
+/* When true, a fault recovered by a fixup is reported in full (tests read it). */
+extern bool trap_report_fixups;
+
+/** trap_name() - "#PF" style mnemonic and a description for exception @vector */
+const char *trap_name(unsigned int vector, const char **desc);
+/** show_regs() - print the registers and a symbolized backtrace of @regs */
+void show_regs(const struct pt_regs *regs);
+/** dump_backtrace() - print a frame-pointer backtrace starting at @rbp */
+void dump_backtrace(uintptr_t rip, uintptr_t rbp);
+
+extern u64 irq_counts[256];
+
+#endif

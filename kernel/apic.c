@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The local APIC, in xAPIC (MMIO) or x2APIC (MSR) mode behind one register
+ * interface, and the legacy PIC masked. apic.mode= chooses; auto takes
+ * x2APIC when the CPU has it.
+ */
+#define pr_fmt(fmt) "apic: " fmt
+#include <topaz/apic.h>
+#include <topaz/arch.h>
+#include <topaz/cpu.h>
+#include <topaz/time.h>
+#include <topaz/cmdline.h>
+#include <topaz/errno.h>
+#include <topaz/kernel.h>
+
+
+#define APIC_ID		0x020
+#define APIC_VERSION	0x030
+#define APIC_EOI	0x0b0
+#define APIC_SVR	0x0f0
+#define APIC_ESR	0x280
+#define APIC_ICR	0x300
+#define APIC_ICR2	0x310
+#define APIC_LVTT	0x320
+#define APIC_LVTPC	0x340
+#define APIC_LVT0	0x350
+#define APIC_LVT1	0x360
+#define APIC_LVTERR	0x370
+#define APIC_TMICT	0x380
+#define APIC_TMCCT	0x390
+#define APIC_TDCR	0x3e0
+#define X2APIC_MSR(reg)	(0x800 + ((reg) >> 4))
+#define X2APIC_SELF_IPI	0x83f
+#define APICBASE_ENABLE	BIT(11)
+#define APICBASE_X2APIC	BIT(10)
+#define APIC_TIMER_PERIODIC BIT(17)
+
+static volatile u32 *xapic;
+static bool x2apic;
+static const char *apic_mode = "auto";
+KPARAM_STR("apic.mode", apic_mode, &apic_mode, "local APIC mode: auto, xapic or x2apic");
+
+static u32 apic_read(u32 reg)
+{
+	if (x2apic) {
+		u64 v = 0;
+		rdmsr_safe(X2APIC_MSR(reg), &v);
+		return (u32)v;
+	}
+	return xapic[reg / 4];
+}
+
+static void apic_write(u32 reg, u32 v)
+{
+	if (x2apic)
+		wrmsr_safe(X2APIC_MSR(reg), v);
+	else
+		xapic[reg / 4] = v;
+}
+
+bool apic_is_x2apic(void) { return x2apic; }
+u32 apic_id(void) { return x2apic ? apic_read(APIC_ID) : apic_read(APIC_ID) >> 24; }
+u32 apic_read_lvtpc(void) { return apic_read(APIC_LVTPC); }
+void apic_write_lvtpc(u32 v) { apic_write(APIC_LVTPC, v); }
+void apic_eoi(void) { apic_write(APIC_EOI, 0); }
+
+static void send_self(u32 low)
+{
+	if (x2apic) {
+		wrmsr_safe(X2APIC_MSR(APIC_ICR), low | (1u << 18));
+		return;
+	}
+	while (apic_read(APIC_ICR) & BIT(12))	/* delivery pending */
+		cpu_relax();
+	apic_write(APIC_ICR2, 0);
+	apic_write(APIC_ICR, low | (1u << 18));	/* destination shorthand: self */
+}
+
+void apic_self_ipi(u8 vector)
+{
+	if (x2apic)
+		wrmsr_safe(X2APIC_SELF_IPI, vector);
+	else
+		send_self(APIC_DM_FIXED | vector | BIT(14));
+}
+
+void apic_self_nmi(void)
+{
+	send_self(APIC_DM_NMI | BIT(14));
+}
+
+bool apic_pmi_deliver(void)
+{
+	u32 lvt = apic_read(APIC_LVTPC);
+
+	if (lvt & APIC_LVT_MASKED)
+		return false;
+	/* Hardware masks LVTPC when it delivers a PMI; the handler unmasks. */
+	apic_write(APIC_LVTPC, lvt | APIC_LVT_MASKED);
+	if ((lvt & APIC_DM_MASK) == APIC_DM_NMI)
+		apic_self_nmi();
+	else
+		apic_self_ipi((u8)(lvt & APIC_VECTOR_MASK));
+	return true;
+}
+
+static void pic_mask_all(void)
+{
+	/* Remap the 8259s away from the exception vectors, then mask every line. */
+	outb(0x20, 0x11); outb(0xa0, 0x11);
+	outb(0x21, 0x70); outb(0xa1, 0x78);
+	outb(0x21, 0x04); outb(0xa1, 0x02);
+	outb(0x21, 0x01); outb(0xa1, 0x01);
+	outb(0x21, 0xff); outb(0xa1, 0xff);
+}
+
+/** apic_init() - enable the local APIC, mask the PIC, set LVTPC masked on PT_PMI_VECTOR */
+void apic_init(void)
+{
+	u64 base = rdmsr(MSR_IA32_APICBASE);
+	bool want_x2 = boot_cpu.has_x2apic;
+
+	if (!strcmp(apic_mode, "xapic"))
+		want_x2 = false;
+	else if (!strcmp(apic_mode, "x2apic")) {
+		if (!boot_cpu.has_x2apic)
+			pr_err("apic.mode=x2apic: this CPU has no x2APIC (CPUID.1:ECX[21]); using xAPIC\n");
+		want_x2 = boot_cpu.has_x2apic;
+	} else if (strcmp(apic_mode, "auto")) {
+		pr_err("apic.mode=%s: expected auto, xapic or x2apic; using auto\n", apic_mode);
+	}
+	pic_mask_all();
+	base |= APICBASE_ENABLE;
+	if (want_x2)
+		base |= APICBASE_X2APIC;
+	wrmsr(MSR_IA32_APICBASE, base);
+	x2apic = want_x2;
+	xapic = (volatile u32 *)(uintptr_t)(base & 0xffffff000ull);
+
+	apic_write(APIC_SVR, 0x100 | SPURIOUS_VECTOR);	/* software enable */
+	apic_write(APIC_LVT0, APIC_LVT_MASKED);
+	apic_write(APIC_LVT1, APIC_LVT_MASKED);
+	apic_write(APIC_LVTERR, APIC_LVT_MASKED | 0xfd);
+	apic_write(APIC_LVTPC, APIC_LVT_MASKED | PT_PMI_VECTOR);
+	apic_write(APIC_ESR, 0);
+	apic_eoi();
+	pr_info("local APIC id %u, version %#x, %s mode%s\n", apic_id(),
+		apic_read(APIC_VERSION) & 0xff, x2apic ? "x2APIC" : "xAPIC",
+		x2apic ? "" : " at the APIC_BASE MMIO page");
+}
+
+/* Periodic timer: count the APIC timer against the calibrated TSC. */
+void apic_timer_start(u32 vector, u64 hz)
+{
+	u64 t0, cycles;
+	u32 elapsed;
+
+	apic_write(APIC_TDCR, 0x3);		/* divide by 16 */
+	apic_write(APIC_LVTT, APIC_LVT_MASKED | vector);
+	apic_write(APIC_TMICT, 0xffffffffu);
+	t0 = rdtsc();
+	udelay(10000);
+	cycles = rdtsc() - t0;
+	elapsed = 0xffffffffu - apic_read(APIC_TMCCT);
+	apic_write(APIC_TMICT, 0);
+	u64 per_sec = cycles ? (u64)elapsed * tsc_khz * 1000 / cycles : 0;
+	u32 count = per_sec ? (u32)(per_sec / hz) : 100000;
+
+	apic_write(APIC_LVTT, APIC_TIMER_PERIODIC | vector);
+	apic_write(APIC_TMICT, count ? count : 1);
+	pr_info("timer: %llu Hz APIC timer clock (/16), %llu Hz tick, count %u\n",
+		(unsigned long long)per_sec, (unsigned long long)hz, count);
+}

@@ -1,0 +1,80 @@
+/*
+ * Interrupt and exception entry: 256 stubs of 16 bytes each push the vector
+ * (and a zero error code where the CPU pushes none) and join one common path
+ * that saves the general registers as struct pt_regs and calls trap_dispatch.
+ */
+	.text
+	.balign 16
+	.globl isr_stubs
+	.hidden isr_stubs
+isr_stubs:
+	vector = 0
+	.rept 256
+	.balign 16
+	.if (vector == 8) || (vector >= 10 && vector <= 14) || (vector == 17) || (vector == 21) || (vector == 29) || (vector == 30)
+	.else
+	pushq	$0
+	.endif
+	pushq	$vector
+	jmp	isr_common
+	vector = vector + 1
+	.endr
+
+	.balign 16
+isr_common:
+	cld
+	push	%rdi
+	push	%rsi
+	push	%rdx
+	push	%rcx
+	push	%rax
+	push	%r8
+	push	%r9
+	push	%r10
+	push	%r11
+	push	%rbx
+	push	%rbp
+	push	%r12
+	push	%r13
+	push	%r14
+	push	%r15
+	mov	%rsp, %rdi
+	/* A frame link to the interrupted code, so backtraces run through traps. */
+	mov	%rsp, %rbp
+	call	trap_dispatch
+	pop	%r15
+	pop	%r14
+	pop	%r13
+	pop	%r12
+	pop	%rbp
+	pop	%rbx
+	pop	%r11
+	pop	%r10
+	pop	%r9
+	pop	%r8
+	pop	%rax
+	pop	%rcx
+	pop	%rdx
+	pop	%rsi
+	pop	%rdi
+	add	$16, %rsp
+	iretq
+
+/* void gdt_load(void *gdtr, u16 cs, u16 ds, u16 tss) */
+	.globl gdt_load
+	.hidden gdt_load
+gdt_load:
+	lgdt	(%rdi)
+	mov	%edx, %ds
+	mov	%edx, %es
+	mov	%edx, %ss
+	xor	%eax, %eax
+	mov	%eax, %fs
+	mov	%eax, %gs
+	ltr	%cx
+	pop	%rax		/* return address */
+	push	%rsi		/* new CS */
+	push	%rax
+	lretq
+
+	.section .note.GNU-stack, "", @progbits

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+/* kernel_main: bring the machine up after ExitBootServices, run the job. */
+#include <topaz/bootinfo.h>
+#include <topaz/kernel.h>
+#include <topaz/cmdline.h>
+#include <topaz/cpu.h>
+#include <topaz/traps.h>
+#include <topaz/paging.h>
+#include <topaz/apic.h>
+#include <topaz/time.h>
+#include <topaz/mm.h>
+#include <topaz/ktest.h>
+#include <topaz/power.h>
+#include <topaz/arch.h>
+
+#ifndef TOPAZ_VERSION
+#define TOPAZ_VERSION "unknown"
+#endif
+
+void apic_init(void);
+void crash_if_requested(void);
+u32 ksym_count(void);
+extern const u8 __build_id_note[] __hidden;
+
+static const char *test_spec;
+KPARAM_STR("test", test, &test_spec, "run in-kernel tests: all, suite names, or suite.name patterns");
+static bool mm_stats;
+KPARAM_BOOL("mm.stats", mm_stats, &mm_stats, "print page allocator statistics at power-off too");
+
+static const char *const mem_type_names[EFI_NR_TYPES] = {
+	"reserved", "loader code", "loader data", "boot services code", "boot services data",
+	"runtime code", "runtime data", "conventional", "unusable", "ACPI reclaim", "ACPI NVS",
+	"MMIO", "MMIO port", "PAL code", "persistent", "unaccepted",
+};
+
+static void print_build_id(void)
+{
+	const u32 *n = (const u32 *)__build_id_note;	/* namesz, descsz, type, "GNU\0" */
+	const u8 *id = __build_id_note + 16;
+
+	printk("topaz: build id ");
+	for (u32 i = 0; i < n[1] && i < 20; i++)
+		pr_cont("%02x", id[i]);
+	pr_cont("\n");
+}
+
+/* Summarise the memory map and give the usable RAM to the page allocator. */
+static void memory_init(const struct boot_info *bi)
+{
+	u64 pages[EFI_NR_TYPES] = { 0 }, count[EFI_NR_TYPES] = { 0 };
+	u64 run_start = 0, run_end = 0;
+
+	page_alloc_init();
+	for (const u8 *p = bi->mmap; p < (const u8 *)bi->mmap + bi->mmap_size; p += bi->desc_size) {
+		const struct efi_mem_desc *d = (const void *)p;
+		u64 start = d->phys_start, end = start + (d->num_pages << PAGE_SHIFT);
+		u32 t = d->type < EFI_NR_TYPES ? d->type : EFI_RESERVED;
+
+		pages[t] += d->num_pages;
+		count[t]++;
+		/* Boot-services memory is free now; keep loader memory (us, our
+		 * stacks and page tables) and the first MiB (firmware leftovers). */
+		if ((t != EFI_CONVENTIONAL && t != EFI_BOOT_CODE && t != EFI_BOOT_DATA) ||
+		    !(d->attribute & EFI_MEMORY_WB))
+			continue;
+		if (start < 0x100000)
+			start = 0x100000;
+		if (end <= start)
+			continue;
+		if (start == run_end) {
+			run_end = end;
+			continue;
+		}
+		if (run_end > run_start)
+			page_alloc_add_range(run_start, run_end);
+		run_start = start;
+		run_end = end;
+	}
+	if (run_end > run_start)
+		page_alloc_add_range(run_start, run_end);
+
+	printk("memory map: %llu descriptors of %llu bytes (version %u)\n",
+	       (unsigned long long)(bi->mmap_size / bi->desc_size), (unsigned long long)bi->desc_size,
+	       bi->desc_version);
+	for (int t = 0; t < EFI_NR_TYPES; t++)
+		if (count[t])
+			printk("memory map: %-20s %6llu KiB in %llu ranges\n", mem_type_names[t],
+			       (unsigned long long)(pages[t] * 4), (unsigned long long)count[t]);
+	page_alloc_show_stats();
+}
+
+void kernel_main(struct boot_info *bi)
+{
+	uintptr_t ist[NR_IST_STACKS];
+	struct cmdline_result cr;
+	u64 ready;
+	int failed;
+
+	cmdline_parse(bi->cmdline, &cr);
+	printk("\ntopaz %s: a unikernel around an Intel PT driver\n", TOPAZ_VERSION);
+	print_build_id();
+	printk("topaz: loaded at %#lx, %llu KiB, %u symbols; ExitBootServices took %u tries\n",
+	       (unsigned long)bi->image_base, (unsigned long long)(bi->image_size >> 10), ksym_count(),
+	       bi->ebs_tries);
+	printk("topaz: command line (from %s): \"%s\", %u applied, %u errors\n", bi->cmdline_source,
+	       cmdline_get(), cr.applied, cr.errors);
+	printk("topaz: ACPI RSDP at %#llx\n", (unsigned long long)bi->rsdp);
+
+	for (int i = 0; i < NR_IST_STACKS; i++)
+		ist[i] = ist_stack_top(bi, i);
+	gdt_init(ist);
+	idt_init();
+	tsc_calibrate();
+	paging_init(bi);
+	memory_init(bi);
+	cpu_identify();
+	cpu_report();
+	apic_init();
+	timer_init();
+	local_irq_enable();
+
+	ready = rdtsc();
+	printk("topaz: ready %llu ms after EFI entry (%llu TSC cycles at %llu kHz)\n",
+	       (unsigned long long)(tsc_to_ns(ready - bi->tsc_at_entry) / 1000000),
+	       (unsigned long long)(ready - bi->tsc_at_entry), (unsigned long long)tsc_khz);
+
+	crash_if_requested();
+	/* The default job, until the traced demo: the self-tests. */
+	failed = ktest_run(test_spec ? test_spec : "all");
+	if (mm_stats)
+		page_alloc_show_stats();
+	power_off(failed == 0);
+}

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The kernel's page tables. Physical memory is identity-mapped in 2 MiB pages
+ * (so phys_to_virt is the identity, as under UEFI); pages that need finer
+ * permissions are split to 4 KiB: the image (text R-X, rodata R--, data RW-),
+ * UEFI runtime code (executable, the firmware runs there), page 0 and the
+ * stack guard pages (not present).
+ */
+#define pr_fmt(fmt) "paging: " fmt
+#include <topaz/paging.h>
+#include <topaz/bootinfo.h>
+#include <topaz/cpu.h>
+#include <topaz/arch.h>
+#include <topaz/mm.h>
+#include <topaz/errno.h>
+#include <topaz/kernel.h>
+
+
+extern const char ImageBase[] __hidden, __text_start[] __hidden, __text_end[] __hidden;
+extern const char __rodata_end[] __hidden, __data_start[] __hidden, __data_end[] __hidden;
+extern const char __image_end[] __hidden;
+
+static u64 *pml4;
+static uintptr_t pool, pool_end;
+static unsigned int pool_used, splits;
+
+static u64 *alloc_table(void)
+{
+	void *p;
+
+	if (pool && pool + PAGE_SIZE <= pool_end) {
+		p = (void *)pool;
+		pool += PAGE_SIZE;
+		pool_used++;
+	} else {
+		p = (void *)get_zeroed_page(GFP_ATOMIC);
+		if (!p)
+			panic("paging: out of memory for page tables");
+	}
+	memset(p, 0, PAGE_SIZE);
+	return p;
+}
+
+static u64 *next_level(u64 *table, unsigned int idx)
+{
+	if (!(table[idx] & PTE_P))
+		table[idx] = (u64)(uintptr_t)alloc_table() | PTE_P | PTE_W;
+	return (u64 *)(uintptr_t)(table[idx] & PTE_ADDR_MASK);
+}
+
+static void map_2m(u64 addr, u64 flags)
+{
+	u64 *pdpt = next_level(pml4, (addr >> 39) & 511);
+	u64 *pd = next_level(pdpt, (addr >> 30) & 511);
+
+	pd[(addr >> 21) & 511] = addr | flags | PTE_PS | PTE_P;
+}
+
+/* The 4 KiB entry for @addr, splitting a 2 MiB page when needed. */
+static u64 *pte_for(uintptr_t addr)
+{
+	u64 *pdpt, *pd, *pt, e;
+
+	if (!(pml4[(addr >> 39) & 511] & PTE_P))
+		return NULL;
+	pdpt = (u64 *)(uintptr_t)(pml4[(addr >> 39) & 511] & PTE_ADDR_MASK);
+	if (!(pdpt[(addr >> 30) & 511] & PTE_P))
+		return NULL;
+	pd = (u64 *)(uintptr_t)(pdpt[(addr >> 30) & 511] & PTE_ADDR_MASK);
+	e = pd[(addr >> 21) & 511];
+	if (!(e & PTE_P))
+		return NULL;
+	if (e & PTE_PS) {
+		u64 base = e & PTE_ADDR_MASK & ~((2ull << 20) - 1);
+		u64 flags = e & ~PTE_ADDR_MASK & ~PTE_PS;
+
+		pt = alloc_table();
+		for (int i = 0; i < 512; i++)
+			pt[i] = (base + ((u64)i << 12)) | flags;
+		pd[(addr >> 21) & 511] = (u64)(uintptr_t)pt | PTE_P | PTE_W;
+		splits++;
+	} else {
+		pt = (u64 *)(uintptr_t)(e & PTE_ADDR_MASK);
+	}
+	return &pt[(addr >> 12) & 511];
+}
+
+int set_memory_flags(uintptr_t start, uintptr_t end, u64 set, u64 clr)
+{
+	for (uintptr_t a = ALIGN_DOWN(start, PAGE_SIZE); a < end; a += PAGE_SIZE) {
+		u64 *pte = pte_for(a);
+
+		if (!pte)
+			return -EFAULT;
+		*pte = (*pte & ~clr) | set;
+		__asm__ volatile("invlpg (%0)" :: "r"(a) : "memory");
+	}
+	return 0;
+}
+
+u64 paging_lookup(uintptr_t addr, u64 *page_size)
+{
+	const u64 *t = (const u64 *)(uintptr_t)(read_cr3() & PTE_ADDR_MASK);
+	static const unsigned int shifts[4] = { 39, 30, 21, 12 };
+
+	if ((s64)addr >> 47 != 0 && (s64)addr >> 47 != -1)
+		return 0;
+	for (int level = 0; level < 4; level++) {
+		u64 e = t[(addr >> shifts[level]) & 511];
+
+		if (!(e & PTE_P))
+			return 0;
+		if (level == 3 || (level > 0 && (e & PTE_PS))) {
+			if (page_size)
+				*page_size = 1ull << shifts[level];
+			return e;
+		}
+		t = (const u64 *)(uintptr_t)(e & PTE_ADDR_MASK);
+	}
+	return 0;
+}
+
+bool addr_is_mapped(uintptr_t addr)
+{
+	return paging_lookup(addr, NULL) != 0;
+}
+
+static bool is_ram_type(u32 type)
+{
+	return type != EFI_RESERVED && type != EFI_MMIO && type != EFI_MMIO_PORT &&
+	       type != EFI_PAL_CODE && type < EFI_NR_TYPES;
+}
+
+#define for_each_desc(bi, d) \
+	for (const u8 *__p = (bi)->mmap; __p < (const u8 *)(bi)->mmap + (bi)->mmap_size; __p += (bi)->desc_size) \
+		for (const struct efi_mem_desc *d = (const void *)__p; d; d = NULL)
+
+void paging_init(const struct boot_info *bi)
+{
+	u64 top = 4ull << 30;
+	u64 ram_2m_flags = PTE_W | PTE_NX, mmio_flags = PTE_W | PTE_NX | PTE_PCD | PTE_PWT;
+
+	pool = bi->pt_pool;
+	pool_end = bi->pt_pool + bi->pt_pool_pages * PAGE_SIZE;
+	pml4 = alloc_table();
+
+	for_each_desc(bi, d) {
+		u64 end = d->phys_start + (d->num_pages << PAGE_SHIFT);
+		if (is_ram_type(d->type) && end > top)
+			top = end;
+	}
+	top = ALIGN_UP(top, 1ull << 30);
+	for (u64 a = 0; a < top; a += 2ull << 20) {
+		bool ram = false;
+
+		for_each_desc(bi, d) {
+			u64 end = d->phys_start + (d->num_pages << PAGE_SHIFT);
+			if (is_ram_type(d->type) && (d->attribute & EFI_MEMORY_WB) &&
+			    d->phys_start < a + (2ull << 20) && end > a)
+				ram = true;
+		}
+		map_2m(a, ram ? ram_2m_flags : mmio_flags);
+	}
+
+	/* The image: headers read-only, text executable, rodata read-only, data writable. */
+	uintptr_t base = (uintptr_t)ImageBase;
+	set_memory_flags(base, (uintptr_t)__text_start, PTE_NX, PTE_W);
+	set_memory_flags((uintptr_t)__text_start, (uintptr_t)__text_end, 0, PTE_W | PTE_NX);
+	set_memory_flags(ALIGN_UP((uintptr_t)__text_end, PAGE_SIZE), (uintptr_t)__data_start,
+			 PTE_NX, PTE_W);
+	set_memory_flags(ALIGN_UP((uintptr_t)__data_end, PAGE_SIZE), (uintptr_t)__image_end,
+			 PTE_NX, PTE_W);
+
+	for_each_desc(bi, d)
+		if (d->type == EFI_RUNTIME_CODE)
+			set_memory_flags(d->phys_start, d->phys_start + (d->num_pages << PAGE_SHIFT),
+					 0, PTE_NX);
+	/* A NULL dereference must fault, and so must running off a stack. */
+	set_memory_flags(0, PAGE_SIZE, 0, PTE_P);
+	for (int i = 0; i <= NR_IST_STACKS; i++)
+		set_memory_flags(stack_guard(bi, i), stack_guard(bi, i) + PAGE_SIZE, 0, PTE_P);
+
+	u64 efer;
+	arch_rdmsr_safe(MSR_EFER, &efer);
+	arch_wrmsr_safe(MSR_EFER, efer | EFER_NXE);
+	write_cr0(read_cr0() | X86_CR0_WP);
+	write_cr3((u64)(uintptr_t)pml4);
+	pr_info("identity map 0-%#llx, %u table pages from the boot pool, %u 2M pages split\n",
+		(unsigned long long)top, pool_used, splits);
+}

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The built-in probe actions:
+ *   print - one line per hit with every value, "name=value" in the point's order;
+ *   count - hits, bytes_req and bytes_alloc aggregated per probe point and
+ *           caller_function, as a SystemTap script with @count and @sum would,
+ *           printed sorted by hits at shutdown (or by probe_count_report()).
+ *
+ * The count handler runs on every hit of the hottest points (vm.kmalloc), so
+ * it does no allocation, no symbol lookup and no string work: it aggregates
+ * by call_site in a fixed open-addressing table, and symbolizes when printing
+ * (a caller_function is "func+0xoff", so it names exactly one call site).
+ */
+#define pr_fmt(fmt) "probe: " fmt
+#include <topaz/probe.h>
+#include <topaz/kernel.h>
+#include <topaz/shutdown.h>
+#include <topaz/symbols.h>
+
+void probe_print_handler(struct probe_hit *hit, void *data)
+{
+	const struct probe_point *pp = hit->point;
+	char line[480], val[160];
+	size_t len;
+
+	len = (size_t)ksnprintf(line, sizeof(line), "%s:", pp->name);
+	for (unsigned int i = 0; i < pp->nr_values && len < sizeof(line); i++)
+		len += (size_t)ksnprintf(line + len, sizeof(line) - len, " %s=%s", pp->values[i].name,
+					 probe_format_value(hit, i, val, sizeof(val)));
+	printk("%s\n", line);
+}
+
+/* ---------------------------------------------------------------- count */
+
+#define COUNT_BITS	9
+#define COUNT_SLOTS	(1u << COUNT_BITS)
+
+static struct probe_count_entry counts[COUNT_SLOTS];
+static u64 count_dropped;	/* hits lost because the table was full */
+
+/* Value indices per point, resolved on a point's first hit (direct-mapped). */
+struct count_idx {
+	const struct probe_point *pp;
+	s8 call_site, bytes_req, bytes_alloc;
+};
+static struct count_idx idx_cache[16];
+
+static struct count_idx *count_indices(const struct probe_point *pp)
+{
+	struct count_idx *c = &idx_cache[((uintptr_t)pp >> 3) & 15];
+
+	if (likely(c->pp == pp))
+		return c;
+	c->pp = pp;
+	c->call_site = (s8)probe_value_index(pp, "call_site");
+	c->bytes_req = (s8)probe_value_index(pp, "bytes_req");
+	c->bytes_alloc = (s8)probe_value_index(pp, "bytes_alloc");
+	return c;
+}
+
+static inline unsigned int count_hash(const struct probe_point *pp, uintptr_t site)
+{
+	return (unsigned int)(((u64)site ^ (u64)(uintptr_t)pp) * 0x9e3779b97f4a7c15ull >>
+			      (64 - COUNT_BITS));
+}
+
+static struct probe_count_entry *count_slot(const struct probe_point *pp, uintptr_t site,
+					    bool create)
+{
+	unsigned int h = count_hash(pp, site);
+
+	for (unsigned int n = 0; n < COUNT_SLOTS; n++, h = (h + 1) & (COUNT_SLOTS - 1)) {
+		struct probe_count_entry *e = &counts[h];
+
+		if (e->point == pp && e->call_site == site)
+			return e;
+		if (!e->point) {
+			if (!create)
+				return NULL;
+			e->point = pp;
+			e->call_site = site;
+			return e;
+		}
+	}
+	return NULL;
+}
+
+void probe_count_handler(struct probe_hit *hit, void *data)
+{
+	const struct probe_point *pp = hit->point;
+	const struct count_idx *ix = count_indices(pp);
+	uintptr_t site = ix->call_site >= 0 ? (uintptr_t)hit->v[ix->call_site].u : 0;
+	struct probe_count_entry *e = count_slot(pp, site, true);
+
+	if (unlikely(!e)) {
+		count_dropped++;
+		return;
+	}
+	e->hits++;
+	if (ix->bytes_req >= 0)
+		e->bytes_req += hit->v[ix->bytes_req].u;
+	if (ix->bytes_alloc >= 0)
+		e->bytes_alloc += hit->v[ix->bytes_alloc].u;
+}
+
+const struct probe_count_entry *probe_count_lookup(const struct probe_point *point,
+						   uintptr_t call_site)
+{
+	return count_slot(point, call_site, false);
+}
+
+void probe_count_reset(void)
+{
+	memset(counts, 0, sizeof(counts));
+	count_dropped = 0;
+}
+
+static bool count_before(const struct probe_count_entry *a, const struct probe_count_entry *b)
+{
+	if (a->hits != b->hits)
+		return a->hits > b->hits;
+	if (a->bytes_req != b->bytes_req)
+		return a->bytes_req > b->bytes_req;
+	return a->call_site < b->call_site;
+}
+
+void probe_count_report(void)
+{
+	static u16 order[COUNT_SLOTS];
+	struct probe_point *pp;
+	bool any = false;
+
+	probe_for_each(pp) {
+		unsigned int n = 0;
+		u64 hits = 0, req = 0, alloc = 0;
+
+		/* insertion sort of this point's entries, by hits descending */
+		for (unsigned int i = 0; i < COUNT_SLOTS; i++) {
+			unsigned int j;
+
+			if (counts[i].point != pp)
+				continue;
+			for (j = n; j > 0 && count_before(&counts[i], &counts[order[j - 1]]); j--)
+				order[j] = order[j - 1];
+			order[j] = (u16)i;
+			n++;
+			hits += counts[i].hits;
+			req += counts[i].bytes_req;
+			alloc += counts[i].bytes_alloc;
+		}
+		if (!n)
+			continue;
+		any = true;
+		printk("count %s: %llu hits from %u call sites, bytes_req %llu, bytes_alloc %llu\n",
+		       pp->name, (unsigned long long)hits, n, (unsigned long long)req,
+		       (unsigned long long)alloc);
+		printk("  %-44s %10s %12s %12s\n", "caller_function", "hits", "bytes_req",
+		       "bytes_alloc");
+		for (unsigned int k = 0; k < n; k++) {
+			const struct probe_count_entry *e = &counts[order[k]];
+			char sym[KSYM_NAME_LEN + 24];
+
+			printk("  %-44s %10llu %12llu %12llu\n",
+			       ksym_format(e->call_site, sym, sizeof(sym)),
+			       (unsigned long long)e->hits, (unsigned long long)e->bytes_req,
+			       (unsigned long long)e->bytes_alloc);
+		}
+	}
+	if (count_dropped)
+		pr_warn("count: %llu hits not counted: more than %u (point, call site) pairs\n",
+			(unsigned long long)count_dropped, COUNT_SLOTS);
+	if (!any && !count_dropped)
+		printk("count: no hits\n");
+}
+
+static struct shutdown_hook count_hook = { .name = "probe count", .fn = probe_count_report };
+static bool count_hook_registered;
+
+static void count_setup(void)
+{
+	if (count_hook_registered)
+		return;
+	count_hook_registered = true;
+	shutdown_hook_register(&count_hook);
+}
+
+static struct probe_action count_action = {
+	.name = "count",
+	.fn = probe_count_handler,
+	.help = "aggregate hits, bytes_req, bytes_alloc by caller_function; printed at shutdown",
+	.setup = count_setup,
+};
+
+/* The head of the built-in list (kernel/probe.c walks it). */
+struct probe_action probe_builtin_actions = {
+	.name = "print",
+	.fn = probe_print_handler,
+	.help = "print one line per hit with every value",
+	.next = &count_action,
+};

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The IDT and the trap dispatcher: registered handlers first, then
+ * exception-table fixups, then a panic report that names the vector and
+ * error code, CR2 for #PF, every register and a symbolized backtrace.
+ */
+#include <topaz/traps.h>
+#include <topaz/extable.h>
+#include <topaz/kernel.h>
+#include <topaz/cpu.h>
+#include <topaz/apic.h>
+#include <topaz/paging.h>
+#include <topaz/power.h>
+#include <topaz/symbols.h>
+
+struct idt_gate {
+	u16 off_lo;
+	u16 sel;
+	u8 ist;
+	u8 type;
+	u16 off_mid;
+	u32 off_hi;
+	u32 reserved;
+} __packed;
+
+static struct idt_gate idt[256] __aligned(16);
+static trap_handler_t handlers[256];
+struct fault_record last_fault;
+bool trap_report_fixups;
+u64 irq_counts[256];
+
+extern const u8 isr_stubs[] __hidden;
+void trap_dispatch(struct pt_regs *regs);
+
+static const struct {
+	const char *mnemonic, *desc;
+} trap_names[32] = {
+	{ "#DE", "divide error" }, { "#DB", "debug" }, { "NMI", "non-maskable interrupt" },
+	{ "#BP", "breakpoint" }, { "#OF", "overflow" }, { "#BR", "bound range exceeded" },
+	{ "#UD", "invalid opcode" }, { "#NM", "device not available" },
+	{ "#DF", "double fault" }, { "#MF9", "coprocessor segment overrun" },
+	{ "#TS", "invalid TSS" }, { "#NP", "segment not present" },
+	{ "#SS", "stack-segment fault" }, { "#GP", "general protection" },
+	{ "#PF", "page fault" }, { "#15", "reserved" }, { "#MF", "x87 floating-point error" },
+	{ "#AC", "alignment check" }, { "#MC", "machine check" },
+	{ "#XM", "SIMD floating-point error" }, { "#VE", "virtualization exception" },
+	{ "#CP", "control protection" },
+};
+
+const char *trap_name(unsigned int vector, const char **desc)
+{
+	const char *m = vector < 32 ? trap_names[vector].mnemonic : NULL;
+
+	if (!m) {
+		if (desc)
+			*desc = vector < 32 ? "reserved exception" : "interrupt";
+		return vector < 32 ? "#??" : "IRQ";
+	}
+	if (desc)
+		*desc = trap_names[vector].desc;
+	return m;
+}
+
+static void set_gate(unsigned int v, unsigned int ist)
+{
+	uintptr_t a = (uintptr_t)isr_stubs + 16 * v;
+
+	idt[v] = (struct idt_gate){
+		.off_lo = (u16)a, .sel = KERNEL_CS, .ist = (u8)ist, .type = 0x8e,
+		.off_mid = (u16)(a >> 16), .off_hi = (u32)(a >> 32),
+	};
+}
+
+void idt_init(void)
+{
+	struct {
+		u16 limit;
+		u64 base;
+	} __packed idtr = { sizeof(idt) - 1, (u64)(uintptr_t)idt };
+
+	for (unsigned int v = 0; v < 256; v++)
+		set_gate(v, 0);
+	set_gate(X86_TRAP_DF, 1);
+	set_gate(X86_TRAP_NMI, 2);
+	set_gate(X86_TRAP_MC, 3);
+	set_gate(X86_TRAP_DB, 4);
+	__asm__ volatile("lidt %0" :: "m"(idtr));
+}
+
+void trap_set_handler(unsigned int vector, trap_handler_t fn)
+{
+	handlers[vector & 0xff] = fn;
+}
+
+void irq_set_handler(unsigned int vector, trap_handler_t fn)
+{
+	handlers[vector & 0xff] = fn;
+}
+
+static void pf_error_desc(u64 e, char *buf, size_t n)
+{
+	ksnprintf(buf, n, " [%s %s %s%s%s]", e & 1 ? "protection-violation" : "not-present",
+		  e & 2 ? "write" : "read", e & 4 ? "user" : "kernel",
+		  e & 8 ? " reserved-bit" : "", e & 16 ? " instruction-fetch" : "");
+}
+
+extern const u8 __text_start[] __hidden, __text_end[] __hidden;
+
+/* Is @ret a return address: inside our text, right after a call instruction? */
+static bool is_return_address(uintptr_t ret)
+{
+	const u8 *p = (const u8 *)ret;
+
+	if (ret < (uintptr_t)__text_start + 6 || ret >= (uintptr_t)__text_end)
+		return false;
+	return p[-5] == 0xe8 ||					/* call rel32 */
+	       (p[-2] == 0xff && (p[-1] & 0x38) == 0x10) ||	/* call *%reg */
+	       (p[-3] == 0xff && (p[-2] & 0x38) == 0x10) ||	/* call *disp8(%reg) */
+	       (p[-6] == 0xff && (p[-5] & 0x38) == 0x10);	/* call *disp32(%reg) */
+}
+
+static void walk_frames(uintptr_t rbp, int depth)
+{
+	char sym[KSYM_NAME_LEN + 24];
+
+	for (; depth < 32 && rbp; depth++) {
+		const uintptr_t *frame = (const uintptr_t *)rbp;
+		uintptr_t ret;
+
+		if ((rbp & 7) || !addr_is_mapped(rbp) || !addr_is_mapped(rbp + 15))
+			break;
+		ret = frame[1];
+		if (!ret)
+			break;
+		printk(KERN_EMERG "  [%d] %#018lx %s\n", depth, (unsigned long)ret,
+		       ksym_format(ret - 1, sym, sizeof(sym)));
+		if (frame[0] <= rbp)	/* frames go up the stack */
+			break;
+		rbp = frame[0];
+	}
+}
+
+void dump_backtrace(uintptr_t rip, uintptr_t rbp)
+{
+	char sym[KSYM_NAME_LEN + 24];
+
+	printk(KERN_EMERG "Backtrace:\n");
+	printk(KERN_EMERG "  [0] %#018lx %s\n", (unsigned long)rip, ksym_format(rip, sym, sizeof(sym)));
+	walk_frames(rbp, 1);
+}
+
+/*
+ * From a trap frame: a leaf function that faulted may have no frame of its
+ * own, so its return address is the word at RSP. Show it, marked '?' as
+ * Linux marks entries found by scanning, when it is not the frame chain's.
+ */
+static void dump_backtrace_regs(const struct pt_regs *r)
+{
+	char sym[KSYM_NAME_LEN + 24];
+	int depth = 1;
+
+	printk(KERN_EMERG "Backtrace:\n");
+	printk(KERN_EMERG "  [0] %#018lx %s\n", (unsigned long)r->rip,
+	       ksym_format(r->rip, sym, sizeof(sym)));
+	if (addr_is_mapped(r->rsp) && !(r->rsp & 7)) {
+		uintptr_t top = *(const uintptr_t *)r->rsp;
+		bool chained = addr_is_mapped(r->rbp) && !(r->rbp & 7) &&
+			       ((const uintptr_t *)r->rbp)[1] == top;
+
+		if (!chained && is_return_address(top)) {
+			printk(KERN_EMERG "  [1] %#018lx ? %s\n", (unsigned long)top,
+			       ksym_format(top - 1, sym, sizeof(sym)));
+			depth = 2;
+		}
+	}
+	walk_frames(r->rbp, depth);
+}
+
+void show_regs(const struct pt_regs *r)
+{
+	char sym[KSYM_NAME_LEN + 24];
+
+	printk(KERN_EMERG "RIP: %04llx:%#018llx %s\n", (unsigned long long)r->cs,
+	       (unsigned long long)r->rip, ksym_format(r->rip, sym, sizeof(sym)));
+	printk(KERN_EMERG "RSP: %04llx:%#018llx RFLAGS: %#010llx\n", (unsigned long long)r->ss,
+	       (unsigned long long)r->rsp, (unsigned long long)r->rflags);
+	printk(KERN_EMERG "RAX: %#018llx RBX: %#018llx RCX: %#018llx\n", (unsigned long long)r->rax,
+	       (unsigned long long)r->rbx, (unsigned long long)r->rcx);
+	printk(KERN_EMERG "RDX: %#018llx RSI: %#018llx RDI: %#018llx\n", (unsigned long long)r->rdx,
+	       (unsigned long long)r->rsi, (unsigned long long)r->rdi);
+	printk(KERN_EMERG "RBP: %#018llx R08: %#018llx R09: %#018llx\n", (unsigned long long)r->rbp,
+	       (unsigned long long)r->r8, (unsigned long long)r->r9);
+	printk(KERN_EMERG "R10: %#018llx R11: %#018llx R12: %#018llx\n", (unsigned long long)r->r10,
+	       (unsigned long long)r->r11, (unsigned long long)r->r12);
+	printk(KERN_EMERG "R13: %#018llx R14: %#018llx R15: %#018llx\n", (unsigned long long)r->r13,
+	       (unsigned long long)r->r14, (unsigned long long)r->r15);
+	printk(KERN_EMERG "CR0: %#018llx CR2: %#018llx CR3: %#018llx CR4: %#018llx\n",
+	       (unsigned long long)read_cr0(), (unsigned long long)read_cr2(),
+	       (unsigned long long)read_cr3(), (unsigned long long)read_cr4());
+	dump_backtrace_regs(r);
+}
+
+static void report_exception(const struct pt_regs *r, const char *what)
+{
+	const char *desc, *m = trap_name((unsigned int)r->vector, &desc);
+	char extra[96] = "";
+
+	if (r->vector == X86_TRAP_PF)
+		pf_error_desc(r->error_code, extra, sizeof(extra));
+	printk(KERN_EMERG "%s: exception %s (%s, vector %llu), error code %#llx%s\n", what, m, desc,
+	       (unsigned long long)r->vector, (unsigned long long)r->error_code, extra);
+	if (r->vector == X86_TRAP_PF)
+		printk(KERN_EMERG "CR2 (faulting address): %#018llx\n", (unsigned long long)read_cr2());
+	show_regs(r);
+}
+
+void trap_dispatch(struct pt_regs *regs)
+{
+	unsigned int v = (unsigned int)regs->vector;
+	trap_handler_t h = handlers[v];
+
+	irq_counts[v]++;
+	if (v >= 32) {
+		if (v == SPURIOUS_VECTOR)
+			return;
+		if (!h || !h(regs))
+			printk(KERN_WARNING "traps: unexpected interrupt, vector %u\n", v);
+		apic_eoi();
+		return;
+	}
+	if (h && h(regs))
+		return;
+
+	uintptr_t fixup = search_exception_table(regs->rip);
+	if (fixup && v != X86_TRAP_DF && v != X86_TRAP_MC) {
+		last_fault = (struct fault_record){
+			.vector = v, .error_code = regs->error_code, .rip = regs->rip,
+			.cr2 = v == X86_TRAP_PF ? read_cr2() : 0, .fixup = fixup,
+			.count = last_fault.count + 1,
+		};
+		if (trap_report_fixups)
+			report_exception(regs, "fixup");
+		regs->rip = fixup;
+		return;
+	}
+	report_exception(regs, "PANIC");
+	panic_finish("unhandled exception");
+}

@@ -1,0 +1,1107 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The slab allocator's core: caches, slabs, the per-CPU object arrays, and
+ * the kmem_cache_* API.
+ *
+ * Three layers, as SLUB with sheaves:
+ *   1. a per-CPU array of free objects (mm/slab_internal.h: the fast path,
+ *      a pop or a push of a few instructions, interrupt- and NMI-safe);
+ *   2. the cache's slabs, on partial, full and free lists, each slab with a
+ *      freelist threaded through its free objects (pointers hardened with a
+ *      per-cache secret and their own address);
+ *   3. the page allocator, which slabs come from and go back to.
+ * An empty array refills from the slabs (partial ones first), a full one
+ * flushes half of itself back. Empty slabs stay on the free list up to
+ * SLAB_KEEP_FREE_BYTES per cache, and go back to the page allocator on
+ * kmem_cache_shrink() and when a page allocation fails (memory pressure).
+ *
+ * Slab metadata lives in struct page: the head page of a slab has PG_slab,
+ * slab_cache, freelist (the first free object), inuse and objects; the
+ * other pages of the slab have PG_slab, slab_cache, and freelist pointing
+ * at the head page.
+ *
+ * Locking: one CPU. The slab lists are changed with interrupts disabled and
+ * the cache's list lock held; the lock is a trylock, because only an NMI can
+ * find it taken, and an NMI must not wait: its allocation fails, its free is
+ * deferred to a lock-free list drained by the next lock holder.
+ */
+#define pr_fmt(fmt) "slab: " fmt
+#include "slab_internal.h"
+#include <topaz/kernel.h>
+#include <topaz/arch.h>
+#include <topaz/errno.h>
+
+#define SLAB_MAX_ORDER		3	/* preferred slab orders: up to 32 KiB, as PAGE_ALLOC_COSTLY_ORDER */
+#define SLAB_MIN_OBJECTS	8
+#define SLAB_KEEP_FREE_BYTES	(1UL << 20)	/* empty slabs kept per cache */
+#define SLAB_CPU_ARRAY_BYTES	(64UL << 10)	/* objects' bytes a per-CPU array may hold */
+#define SLAB_CPU_CAP_MIN	16
+#define SLAB_CPU_CAP_MAX	512
+
+LIST_HEAD(slab_caches);
+
+#if defined(TOPAZ_HOSTED) && !defined(TOPAZ_BENCH)
+void (*slab_test_irq_hook)(int where);
+#endif
+
+/* ---------------------------------------------------------------- probes */
+
+/* SystemTap's vm.kmem_cache_alloc and vm.kmalloc values, plus cache_name. */
+const struct probe_value_desc slab_alloc_values[9] = {
+	PROBE_VALUE("name", PROBE_STR),
+	PROBE_VALUE("call_site", PROBE_HEX),
+	PROBE_DERIVED("caller_function", PROBE_SYM, 1),
+	PROBE_VALUE("bytes_req", PROBE_U64),
+	PROBE_VALUE("bytes_alloc", PROBE_U64),
+	PROBE_VALUE("gfp_flags", PROBE_HEX),
+	PROBE_DERIVED("gfp_flag_name", PROBE_GFP, 5),
+	PROBE_VALUE("ptr", PROBE_PTR),
+	PROBE_VALUE("cache_name", PROBE_STR),
+};
+
+/* SystemTap's vm.kmem_cache_free and vm.kfree values, plus cache_name. */
+const struct probe_value_desc slab_free_values[5] = {
+	PROBE_VALUE("name", PROBE_STR),
+	PROBE_VALUE("call_site", PROBE_HEX),
+	PROBE_DERIVED("caller_function", PROBE_SYM, 1),
+	PROBE_VALUE("ptr", PROBE_PTR),
+	PROBE_VALUE("cache_name", PROBE_STR),
+};
+
+DEFINE_PROBE(kmem_cache_alloc, "vm.kmem_cache_alloc", slab_alloc_values);
+DEFINE_PROBE(kmem_cache_free, "vm.kmem_cache_free", slab_free_values);
+
+__noinline void slab_fire_alloc(struct probe_point *pp, const char *cache_name, const void *ptr,
+				size_t bytes_req, size_t bytes_alloc, gfp_t gfp, uintptr_t caller)
+{
+	union probe_val v[9];
+
+	v[0].str = pp->name + 3;	/* SystemTap's name: the point without "vm." */
+	v[1].u = caller;
+	v[2].u = 0;
+	v[3].u = bytes_req;
+	v[4].u = bytes_alloc;
+	v[5].u = gfp;
+	v[6].u = 0;
+	v[7].p = ptr;
+	v[8].str = cache_name;
+	probe_fire(pp, v);
+}
+
+__noinline void slab_fire_free(struct probe_point *pp, const char *cache_name, const void *ptr,
+			       uintptr_t caller)
+{
+	union probe_val v[5];
+
+	v[0].str = pp->name + 3;
+	v[1].u = caller;
+	v[2].u = 0;
+	v[3].p = ptr;
+	v[4].str = cache_name;
+	probe_fire(pp, v);
+}
+
+/* ---------------------------------------------------------------- locks, lists */
+
+bool slab_lock(struct kmem_cache *s)
+{
+	return !__atomic_exchange_n(&s->list_lock, 1, __ATOMIC_ACQUIRE);
+}
+
+void slab_unlock(struct kmem_cache *s)
+{
+	__atomic_store_n(&s->list_lock, 0, __ATOMIC_RELEASE);
+}
+
+enum { SLAB_EMPTY, SLAB_PARTIAL, SLAB_FULL };
+
+static int slab_state(const struct page *p)
+{
+	return p->inuse == 0 ? SLAB_EMPTY : p->inuse >= p->objects ? SLAB_FULL : SLAB_PARTIAL;
+}
+
+static struct list_head *slab_list(struct kmem_cache *s, int st)
+{
+	return st == SLAB_EMPTY ? &s->free : st == SLAB_FULL ? &s->full : &s->partial;
+}
+
+static unsigned long *slab_nr(struct kmem_cache *s, int st)
+{
+	return st == SLAB_EMPTY ? &s->nr_free : st == SLAB_FULL ? &s->nr_full : &s->nr_partial;
+}
+
+/* Move @page to the list of its state, which was @old. */
+static void slab_relist(struct kmem_cache *s, struct page *page, int old)
+{
+	int now = slab_state(page);
+
+	if (now == old)
+		return;
+	list_del(&page->lru);
+	(*slab_nr(s, old))--;
+	list_add(&page->lru, slab_list(s, now));
+	(*slab_nr(s, now))++;
+}
+
+struct page *slab_head_page(const void *p)
+{
+	struct page *page = virt_to_page(p);
+
+	if (page && !(page->flags & PG_head) && page->slab_cache && page->freelist)
+		page = page->freelist;
+	return page;
+}
+
+/* ---------------------------------------------------------------- slabs */
+
+static unsigned long slab_keep_free(const struct kmem_cache *s)
+{
+	unsigned long n = SLAB_KEEP_FREE_BYTES >> (PAGE_SHIFT + s->order);
+
+	return n < 2 ? 2 : n;
+}
+
+static struct page *alloc_slab_page(struct kmem_cache *s, gfp_t gfp, uintptr_t caller)
+{
+	gfp_t pg = (gfp & ~__GFP_ZERO) | __GFP_NOWARN;
+	struct page *page;
+
+	page = __alloc_pages_caller(NUMA_NO_NODE, pg, s->order, caller);
+	/* Memory pressure: give back every cache's empty slabs, then retry. */
+	if (!page && gfpflags_allow_blocking(gfp) && kmem_cache_shrink_all())
+		page = __alloc_pages_caller(NUMA_NO_NODE, pg, s->order, caller);
+	if (!page && s->min_order < s->order) {
+		page = __alloc_pages_caller(NUMA_NO_NODE, pg, s->min_order, caller);
+		if (page)
+			s->order_fallback++;
+	}
+	return page;
+}
+
+static void mark_slab_pages(struct page *head, struct kmem_cache *s)
+{
+	unsigned int n = 1u << head->order;
+
+	head->flags |= PG_slab;
+	head->slab_cache = s;
+	for (unsigned int i = 1; i < n; i++) {
+		head[i].flags |= PG_slab;
+		head[i].slab_cache = s;
+		head[i].freelist = head;
+	}
+}
+
+static void clear_slab_pages(struct page *head)
+{
+	unsigned int n = 1u << head->order;
+
+	for (unsigned int i = 0; i < n; i++) {
+		head[i].flags &= ~PG_slab;
+		head[i].slab_cache = NULL;
+		head[i].freelist = NULL;
+	}
+	head->inuse = 0;
+	head->objects = 0;
+}
+
+/* A new slab with every object free and linked, not yet on a list. */
+static struct page *new_slab(struct kmem_cache *s, gfp_t gfp, uintptr_t caller)
+{
+	struct page *page = alloc_slab_page(s, gfp, caller);
+	void *prev = NULL;
+
+	if (!page)
+		return NULL;
+	page->objects = (u32)(slab_bytes(page) / s->size);
+	page->inuse = 0;
+	mark_slab_pages(page, s);
+	if (s->debug)
+		slab_debug_init_slab(s, page);
+	/* Link from the last object down, so the freelist runs in address order. */
+	for (unsigned int i = page->objects; i-- > 0;) {
+		void *obj = slab_obj_at(s, page, i);
+
+		if (s->debug)
+			slab_debug_init_object(s, obj);
+		if (s->ctor)
+			s->ctor(obj);
+		fp_encode(s, obj, prev);
+		prev = obj;
+	}
+	page->freelist = prev;
+	return page;
+}
+
+static void discard_slab(struct kmem_cache *s, struct page *page, uintptr_t caller)
+{
+	unsigned int order = page->order;
+
+	clear_slab_pages(page);
+	__free_pages_caller(page, order, caller);
+}
+
+static void discard_slabs(struct kmem_cache *s, struct list_head *list, uintptr_t caller)
+{
+	struct page *page, *n;
+
+	list_for_each_entry_safe(page, n, list, lru) {
+		list_del(&page->lru);
+		discard_slab(s, page, caller);
+	}
+}
+
+/* Unlink an empty slab for discarding once the lock is dropped. Locked. */
+static void slab_retire(struct kmem_cache *s, struct page *page, struct list_head *discard)
+{
+	list_del(&page->lru);
+	s->nr_free--;
+	s->total_objects -= page->objects;
+	s->total_slabs--;
+	s->slabs_freed++;
+	list_add(&page->lru, discard);
+}
+
+/* Is @next a valid freelist successor inside @page? */
+static bool freelist_ok(struct kmem_cache *s, struct page *page, const void *next)
+{
+	bool start;
+
+	if (!next)
+		return true;
+	if ((uintptr_t)next < (uintptr_t)slab_base(page) ||
+	    (uintptr_t)next >= (uintptr_t)slab_base(page) + slab_bytes(page))
+		return false;
+	slab_obj_index(s, page, next, &start);
+	return start;
+}
+
+/* The freelist of @page is corrupt past @obj: report, and stop using it. Locked. */
+static void freelist_corrupt(struct kmem_cache *s, struct page *page, void *obj,
+			     const void *next, uintptr_t caller)
+{
+	int old = slab_state(page);
+
+	slab_report(s, obj, caller, "Freelist pointer corrupted");
+	printk(KERN_ERR "INFO: free pointer of object 0x%lx decodes to 0x%lx, outside slab 0x%lx-0x%lx or not an object\n",
+	       (unsigned long)(uintptr_t)obj, (unsigned long)(uintptr_t)next,
+	       (unsigned long)(uintptr_t)slab_base(page),
+	       (unsigned long)((uintptr_t)slab_base(page) + slab_bytes(page)));
+	page->freelist = NULL;
+	page->inuse = page->objects;	/* the slab's free objects are lost, never reused */
+	slab_relist(s, page, old);
+	slab_fix(s, "Isolating slab 0x%lx: its remaining free objects are leaked",
+		 (unsigned long)(uintptr_t)slab_base(page));
+}
+
+static struct page *get_partial(struct kmem_cache *s)
+{
+	if (!list_empty(&s->partial))
+		return list_first_entry(&s->partial, struct page, lru);
+	if (!list_empty(&s->free))
+		return list_first_entry(&s->free, struct page, lru);
+	return NULL;
+}
+
+/* Fill this CPU's array (owned, empty) with up to @want objects. Locked. */
+static unsigned int refill(struct kmem_cache *s, struct slab_cpu *c, unsigned int want,
+			   uintptr_t caller)
+{
+	unsigned int n = 0;
+	struct page *page;
+
+	while (n < want && (page = get_partial(s))) {
+		uintptr_t lo = (uintptr_t)slab_base(page), hi = lo + slab_bytes(page);
+		int old = slab_state(page);
+		void *obj = page->freelist;
+		unsigned int took = 0;
+		bool bad = false;
+
+		while (obj && n < want) {
+			void *next = fp_decode(s, obj);
+
+			if (next && ((uintptr_t)next < lo || (uintptr_t)next >= hi)) {
+				bad = true;
+				c->objs[n++] = obj;
+				took++;
+				page->freelist = obj;	/* for the report */
+				obj = next;
+				break;
+			}
+			c->objs[n++] = obj;
+			took++;
+			obj = next;
+		}
+		page->inuse += took;
+		if (bad) {
+			freelist_corrupt(s, page, page->freelist, obj, caller);
+			continue;
+		}
+		page->freelist = obj;
+		slab_relist(s, page, old);
+	}
+	return n;
+}
+
+/* Put @obj (checked) back on its slab. Locked. */
+static void free_to_slab(struct kmem_cache *s, struct page *page, void *obj,
+			 struct list_head *discard)
+{
+	int old = slab_state(page);
+
+	fp_encode(s, obj, page->freelist);
+	page->freelist = obj;
+	page->inuse--;
+	slab_relist(s, page, old);
+	if (!page->inuse && s->nr_free > s->min_free)
+		slab_retire(s, page, discard);
+}
+
+/*
+ * The checks every free gets on the slow path, debugging or not: a slab
+ * object, of this cache, at an object's start, not freed twice in a row.
+ * Reports and returns false when the object must not be freed. Locked.
+ */
+static bool free_sanity(struct kmem_cache *s, struct page *page, void *obj, uintptr_t caller)
+{
+	bool start;
+	unsigned int idx;
+
+	if (!page || !(page->flags & PG_slab)) {
+		slab_report(s, obj, caller, "Free of a pointer that is not a slab object");
+		slab_fix(s, "Object not freed");
+		return false;
+	}
+	if (page->slab_cache != s) {
+		struct kmem_cache *owner = page->slab_cache;
+
+		slab_report(s, obj, caller, "Free to the wrong cache: the object belongs to %s",
+			    owner->name);
+		slab_fix(s, "Object not freed (left to %s)", owner->name);
+		return false;
+	}
+	idx = slab_obj_index(s, page, obj, &start);
+	if (!start) {
+		void *o = slab_obj_at(s, page, idx);
+
+		if (idx >= page->objects || (uintptr_t)obj < (uintptr_t)slab_base(page) + s->red_left_pad)
+			slab_report(s, obj, caller, "Free of a pointer that is not an object's start (slab padding)");
+		else
+			slab_report(s, obj, caller,
+				    "Free of a pointer that is not an object's start: object 0x%lx + %lu",
+				    (unsigned long)(uintptr_t)o,
+				    (unsigned long)((uintptr_t)obj - (uintptr_t)o));
+		slab_fix(s, "Object not freed");
+		return false;
+	}
+	if (page->freelist == obj || !page->inuse) {
+		slab_report(s, obj, caller, "Double free: the object is already free");
+		slab_fix(s, "Object not freed again");
+		return false;
+	}
+	return true;
+}
+
+/* Free one object to its slab with every check the cache has. Locked. */
+static void free_one(struct kmem_cache *s, void *obj, uintptr_t caller, struct list_head *discard)
+{
+	struct page *page = slab_head_page(obj);
+
+	if (!free_sanity(s, page, obj, caller))
+		return;
+	if (s->debug) {
+		if (!slab_debug_free_check(s, page, obj, caller))
+			return;
+		slab_debug_mark_free(s, obj, caller);
+	}
+	free_to_slab(s, page, obj, discard);
+}
+
+/* Frees made while the lock was taken (only an NMI sees that): a lock-free stack. */
+static void defer_free(struct kmem_cache *s, void *obj)
+{
+	void **link = (void **)((char *)obj + s->fp_offset);
+	void *old = __atomic_load_n(&s->deferred, __ATOMIC_RELAXED);
+
+	do {
+		if (old == obj) {	/* pushing it twice would make a cycle */
+			slab_error_count++;
+			s->errors++;
+			return;
+		}
+		*link = old;
+	} while (!__atomic_compare_exchange_n(&s->deferred, &old, obj, false, __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED));
+	s->nmi_contended++;
+}
+
+static void drain_deferred(struct kmem_cache *s, uintptr_t caller, struct list_head *discard)
+{
+	void *p = __atomic_exchange_n(&s->deferred, NULL, __ATOMIC_ACQUIRE);
+	unsigned long limit = s->total_objects + 1;
+
+	while (p && limit--) {
+		void *next = *(void **)((char *)p + s->fp_offset);
+
+		free_one(s, p, caller, discard);
+		p = next;
+	}
+}
+
+/* Move the @n oldest objects of this CPU's array (owned, @count objects) to their slabs. Locked. */
+static void flush(struct kmem_cache *s, struct slab_cpu *c, unsigned int count, unsigned int n,
+		  uintptr_t caller, struct list_head *discard)
+{
+	struct page *page = NULL;
+	uintptr_t lo = 1, hi = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		void *obj = c->objs[i];
+
+		if ((uintptr_t)obj < lo || (uintptr_t)obj >= hi) {
+			page = slab_head_page(obj);
+			if (page && (page->flags & PG_slab) && page->slab_cache == s) {
+				lo = (uintptr_t)slab_base(page);
+				hi = lo + slab_bytes(page);
+			} else {
+				lo = 1;
+				hi = 0;
+			}
+		}
+		if (free_sanity(s, page, obj, caller))
+			free_to_slab(s, page, obj, discard);
+	}
+	memmove(&c->objs[0], &c->objs[n], (count - n) * sizeof(void *));
+	s->flushes++;
+}
+
+/* One object straight from the slabs (debug caches, interrupted operations). Locked. */
+static void *take_one(struct kmem_cache *s, uintptr_t caller, size_t orig)
+{
+	struct page *page;
+
+	while ((page = get_partial(s))) {
+		int old = slab_state(page);
+		void *obj = page->freelist;
+		void *next = fp_decode(s, obj);
+
+		if (!freelist_ok(s, page, next)) {
+			freelist_corrupt(s, page, obj, next, caller);
+			continue;
+		}
+		page->freelist = next;
+		page->inuse++;
+		slab_relist(s, page, old);
+		if (s->debug && !slab_debug_alloc_check(s, page, obj, caller, orig))
+			continue;	/* quarantined; counted in use forever */
+		return obj;
+	}
+	return NULL;
+}
+
+/* Add a new slab to the free list; false if the lock is taken (NMI). */
+static bool add_slab(struct kmem_cache *s, struct page *page)
+{
+	unsigned long flags = local_irq_save();
+
+	if (!slab_lock(s)) {
+		local_irq_restore(flags);
+		return false;
+	}
+	list_add(&page->lru, &s->free);
+	s->nr_free++;
+	s->total_objects += page->objects;
+	s->total_slabs++;
+	s->slabs_allocated++;
+	slab_unlock(s);
+	local_irq_restore(flags);
+	return true;
+}
+
+static void alloc_failed(struct kmem_cache *s, gfp_t gfp, uintptr_t caller, const char *why)
+{
+	char g[96];
+
+	s->alloc_failures++;
+	if (gfp & __GFP_NOWARN)
+		return;
+	pr_warn("%s: allocation failure: %s; mode %s, caller %pS\n", s->name, why,
+		gfp_flags_name(gfp, g, sizeof(g)), (void *)caller);
+}
+
+void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, uintptr_t caller, size_t orig)
+{
+	struct slab_cpu *c = slab_cpu(s, slab_cpu_id());
+
+	for (;;) {
+		LIST_HEAD(discard);
+		unsigned long flags = local_irq_save();
+		void *obj = NULL;
+		struct page *page;
+		bool nested;
+		u32 st;
+
+		slab_cpu_acquire(c);
+		st = READ_ONCE(c->state);
+		nested = (st >> 16) != 1;
+		s->alloc_slowpath++;
+		if (!nested && (st & SLAB_CPU_COUNT)) {
+			/* an interrupt freed into the array since the fast path looked */
+			u32 idx = (st & SLAB_CPU_COUNT) - 1;
+
+			obj = c->objs[idx];
+			barrier();
+			WRITE_ONCE(c->state, idx);
+			local_irq_restore(flags);
+			return obj;
+		}
+		if (!slab_lock(s)) {
+			WRITE_ONCE(c->state, st - SLAB_CPU_BUSY);
+			s->nmi_contended++;
+			s->alloc_failures++;
+			local_irq_restore(flags);
+			return NULL;	/* an NMI inside a slab operation: never wait */
+		}
+		SLAB_TEST_HOOK(SLAB_HOOK_LOCKED);
+		drain_deferred(s, caller, &discard);
+		if (!nested && c->cap) {
+			unsigned int n = refill(s, c, c->cap, caller);
+
+			if (n) {
+				obj = c->objs[n - 1];
+				s->refills++;
+				barrier();
+				WRITE_ONCE(c->state, n - 1);
+			} else {
+				WRITE_ONCE(c->state, st - SLAB_CPU_BUSY);
+			}
+		} else {
+			obj = take_one(s, caller, orig);
+			WRITE_ONCE(c->state, st - SLAB_CPU_BUSY);
+		}
+		slab_unlock(s);
+		local_irq_restore(flags);
+		discard_slabs(s, &discard, caller);
+		slab_check_pending_panic();
+		if (obj)
+			return obj;
+		/*
+		 * No free object: a new slab, allocated holding nothing. Not when
+		 * this interrupted a slab operation (it may be an NMI inside the
+		 * page allocator, which only masks interrupts).
+		 */
+		if (nested) {
+			alloc_failed(s, gfp | __GFP_NOWARN, caller, "");
+			return NULL;
+		}
+		page = new_slab(s, gfp, caller);
+		if (!page) {
+			char why[96];
+
+			ksnprintf(why, sizeof(why), "no memory for a slab of order %u (object size %u)",
+				  s->min_order, s->object_size);
+			alloc_failed(s, gfp, caller, why);
+			return NULL;
+		}
+		if (!add_slab(s, page)) {
+			discard_slab(s, page, caller);
+			alloc_failed(s, gfp | __GFP_NOWARN, caller, "");
+			return NULL;
+		}
+	}
+}
+
+void __slab_free(struct kmem_cache *s, void *obj, uintptr_t caller)
+{
+	struct slab_cpu *c = slab_cpu(s, slab_cpu_id());
+	LIST_HEAD(discard);
+	unsigned long flags = local_irq_save();
+	bool nested;
+	u32 st;
+
+	slab_cpu_acquire(c);
+	st = READ_ONCE(c->state);
+	nested = (st >> 16) != 1;
+	s->free_slowpath++;
+	if (!nested && c->cap) {
+		u32 count = st & SLAB_CPU_COUNT;
+
+		if (count < c->cap) {
+			/* an interrupt made room since the fast path looked */
+			c->objs[count] = obj;
+			barrier();
+			WRITE_ONCE(c->state, count + 1);
+			local_irq_restore(flags);
+			return;
+		}
+		if (!slab_lock(s)) {
+			WRITE_ONCE(c->state, st - SLAB_CPU_BUSY);
+			defer_free(s, obj);
+			local_irq_restore(flags);
+			return;
+		}
+		SLAB_TEST_HOOK(SLAB_HOOK_LOCKED);
+		drain_deferred(s, caller, &discard);
+		flush(s, c, count, s->batch, caller, &discard);
+		count -= s->batch;
+		c->objs[count] = obj;
+		barrier();
+		WRITE_ONCE(c->state, count + 1);
+	} else {
+		if (!slab_lock(s)) {
+			WRITE_ONCE(c->state, st - SLAB_CPU_BUSY);
+			defer_free(s, obj);
+			local_irq_restore(flags);
+			return;
+		}
+		SLAB_TEST_HOOK(SLAB_HOOK_LOCKED);
+		drain_deferred(s, caller, &discard);
+		free_one(s, obj, caller, &discard);
+		WRITE_ONCE(c->state, st - SLAB_CPU_BUSY);
+	}
+	slab_unlock(s);
+	local_irq_restore(flags);
+	discard_slabs(s, &discard, caller);
+	slab_check_pending_panic();
+}
+
+/* ---------------------------------------------------------------- the API */
+
+void *__kmem_cache_alloc_nz(struct kmem_cache *s, gfp_t gfp)
+{
+	void *obj = slab_alloc_fast(s, gfp, _RET_IP_, 0);
+
+	if (probe_enabled(kmem_cache_alloc))
+		slab_fire_alloc(&probe_kmem_cache_alloc, s->name, obj, s->object_size, s->size, gfp,
+				_RET_IP_);
+	return obj;
+}
+
+void *__kmem_cache_alloc(struct kmem_cache *s, gfp_t gfp)
+{
+	void *obj = slab_alloc_fast(s, gfp, _RET_IP_, 0);
+
+	if (unlikely(gfp & __GFP_ZERO) && obj)
+		memset(obj, 0, s->object_size);
+	if (probe_enabled(kmem_cache_alloc))
+		slab_fire_alloc(&probe_kmem_cache_alloc, s->name, obj, s->object_size, s->size, gfp,
+				_RET_IP_);
+	return obj;
+}
+
+void *kmem_cache_zalloc(struct kmem_cache *s, gfp_t gfp)
+{
+	void *obj = slab_alloc_fast(s, gfp | __GFP_ZERO, _RET_IP_, 0);
+
+	if (obj)
+		memset(obj, 0, s->object_size);
+	if (probe_enabled(kmem_cache_alloc))
+		slab_fire_alloc(&probe_kmem_cache_alloc, s->name, obj, s->object_size, s->size,
+				gfp | __GFP_ZERO, _RET_IP_);
+	return obj;
+}
+
+void kmem_cache_free(struct kmem_cache *s, void *obj)
+{
+	if (probe_enabled(kmem_cache_free))
+		slab_fire_free(&probe_kmem_cache_free, s->name, obj, _RET_IP_);
+	if (unlikely(!obj))
+		return;
+	slab_free_fast(s, obj, _RET_IP_);
+}
+
+int kmem_cache_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t nr, void **p)
+{
+	uintptr_t caller = _RET_IP_;
+	struct slab_cpu *c = slab_cpu(s, slab_cpu_id());
+	size_t i = 0;
+	u32 st;
+
+	/* Take what the array has in one go, then one by one. */
+	slab_cpu_acquire(c);
+	st = READ_ONCE(c->state);
+	if ((st >> 16) == 1) {
+		u32 count = st & SLAB_CPU_COUNT;
+		u32 k = nr < count ? (u32)nr : count;
+
+		memcpy(p, &c->objs[count - k], k * sizeof(void *));
+		barrier();
+		WRITE_ONCE(c->state, count - k);
+		i = k;
+	} else {
+		WRITE_ONCE(c->state, st - SLAB_CPU_BUSY);
+	}
+	for (; i < nr; i++) {
+		p[i] = slab_alloc_fast(s, gfp, caller, 0);
+		if (!p[i]) {
+			while (i--)
+				slab_free_fast(s, p[i], caller);
+			return 0;
+		}
+	}
+	for (i = 0; i < nr; i++) {
+		if (gfp & __GFP_ZERO)
+			memset(p[i], 0, s->object_size);
+		if (probe_enabled(kmem_cache_alloc))
+			slab_fire_alloc(&probe_kmem_cache_alloc, s->name, p[i], s->object_size,
+					s->size, gfp, caller);
+	}
+	return (int)nr;
+}
+
+void __kfree_caller(const void *p, uintptr_t caller);	/* mm/kmalloc.c */
+
+void kmem_cache_free_bulk(struct kmem_cache *s, size_t nr, void **p)
+{
+	uintptr_t caller = _RET_IP_;
+
+	for (size_t i = 0; i < nr; i++) {
+		if (!s) {
+			__kfree_caller(p[i], caller);
+			continue;
+		}
+		if (probe_enabled(kmem_cache_free))
+			slab_fire_free(&probe_kmem_cache_free, s->name, p[i], caller);
+		if (p[i])
+			slab_free_fast(s, p[i], caller);
+	}
+}
+
+static int shrink(struct kmem_cache *s, uintptr_t caller)
+{
+	LIST_HEAD(discard);
+	unsigned long flags = local_irq_save();
+	struct page *page, *n;
+	int pages = 0;
+
+	if (!slab_lock(s)) {
+		local_irq_restore(flags);
+		return 0;
+	}
+	drain_deferred(s, caller, &discard);
+	/* One CPU today: every array is this CPU's. With SMP, each CPU flushes its own. */
+	for (unsigned int cpu = 0; cpu < SLAB_NR_CPUS; cpu++) {
+		struct slab_cpu *c = slab_cpu(s, cpu);
+		u32 st;
+
+		slab_cpu_acquire(c);
+		st = READ_ONCE(c->state);
+		if ((st >> 16) == 1 && (st & SLAB_CPU_COUNT)) {
+			flush(s, c, st & SLAB_CPU_COUNT, st & SLAB_CPU_COUNT, caller, &discard);
+			WRITE_ONCE(c->state, 0);
+		} else {
+			WRITE_ONCE(c->state, st - SLAB_CPU_BUSY);
+		}
+	}
+	list_for_each_entry_safe(page, n, &s->free, lru)
+		slab_retire(s, page, &discard);
+	slab_unlock(s);
+	local_irq_restore(flags);
+	list_for_each_entry(page, &discard, lru)
+		pages += 1 << page->order;
+	discard_slabs(s, &discard, caller);
+	slab_check_pending_panic();
+	return pages;
+}
+
+int kmem_cache_shrink(struct kmem_cache *s)
+{
+	return s ? shrink(s, _RET_IP_) : 0;
+}
+
+unsigned long kmem_cache_shrink_all(void)
+{
+	struct kmem_cache *s;
+	unsigned long pages = 0;
+
+	list_for_each_entry(s, &slab_caches, list)
+		pages += (unsigned long)shrink(s, _RET_IP_);
+	return pages;
+}
+
+const char *kmem_cache_name(const struct kmem_cache *s)
+{
+	return s->name;
+}
+
+unsigned int kmem_cache_size(const struct kmem_cache *s)
+{
+	return s->object_size;
+}
+
+/* ---------------------------------------------------------------- create, destroy */
+
+static unsigned int calc_order(unsigned long stride, unsigned int *min_order)
+{
+	unsigned int order;
+
+	for (order = 0; order <= MAX_ORDER && (PAGE_SIZE << order) < stride; order++)
+		;
+	*min_order = order;
+	for (unsigned int min_obj = SLAB_MIN_OBJECTS; min_obj >= 1; min_obj /= 2)
+		for (unsigned int frac = 16; frac >= 4; frac /= 2)
+			for (unsigned int o = *min_order; o <= SLAB_MAX_ORDER; o++) {
+				unsigned long bytes = PAGE_SIZE << o;
+
+				if (bytes / stride < min_obj)
+					continue;
+				if ((bytes % stride) * frac <= bytes)
+					return o;
+			}
+	return *min_order;
+}
+
+static unsigned int cpu_array_cap(unsigned long stride)
+{
+	unsigned long cap = SLAB_CPU_ARRAY_BYTES / stride;
+
+	return (unsigned int)(cap < SLAB_CPU_CAP_MIN ? SLAB_CPU_CAP_MIN :
+			      cap > SLAB_CPU_CAP_MAX ? SLAB_CPU_CAP_MAX : cap);
+}
+
+static u64 mix64(u64 x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+__printf(4, 5) static struct kmem_cache *create_failed(slab_flags_t flags, uintptr_t caller,
+						       const char *name, const char *fmt, ...)
+{
+	char msg[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	kvsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (flags & SLAB_PANIC)
+		panic("kmem_cache_create(%s) failed: %s (caller %pS)", name ? name : "(null)", msg,
+		      (void *)caller);
+	pr_err("kmem_cache_create(%s) failed: %s; caller %pS\n", name ? name : "(null)", msg,
+	       (void *)caller);
+	return NULL;
+}
+
+struct kmem_cache *__kmem_cache_create_caller(const char *name, unsigned int size,
+					      unsigned int align, slab_flags_t flags,
+					      void (*ctor)(void *), uintptr_t caller);
+
+struct kmem_cache *__kmem_cache_create_caller(const char *name, unsigned int size,
+					      unsigned int align, slab_flags_t flags,
+					      void (*ctor)(void *), uintptr_t caller)
+{
+	const slab_flags_t known = SLAB_DEBUG_FLAGS | SLAB_HWCACHE_ALIGN | SLAB_PANIC;
+	static u64 nr_created;
+	unsigned long rl, inuse, off, fp, meta = 0, track = 0, stride, desc_bytes;
+	unsigned int a, order, min_order, cap, cpu_stride, desc_order;
+	struct kmem_cache *s;
+	struct page *page;
+	bool debug;
+
+	if (!name || !*name)
+		return create_failed(flags, caller, name, "a cache needs a name");
+	if (strlen(name) >= KMEM_CACHE_NAME_LEN)
+		return create_failed(flags, caller, name, "name longer than %d characters",
+				     KMEM_CACHE_NAME_LEN - 1);
+	if (!size)
+		return create_failed(flags, caller, name, "object size 0");
+	if (align & (align - 1) || align > PAGE_SIZE)
+		return create_failed(flags, caller, name,
+				     "alignment %u is not 0 or a power of two up to %lu", align,
+				     PAGE_SIZE);
+	if (flags & ~known)
+		return create_failed(flags, caller, name, "unknown flags %#x (known: %#x)",
+				     flags & ~known, known);
+	if (size > KMALLOC_MAX_SIZE)
+		return create_failed(flags, caller, name,
+				     "object size %u is larger than the largest slab (%lu bytes)",
+				     size, KMALLOC_MAX_SIZE);
+
+	flags = slab_debug_flags_for(name, flags);
+	debug = flags & SLAB_DEBUG_FLAGS;
+	a = align < ARCH_KMALLOC_MINALIGN ? ARCH_KMALLOC_MINALIGN : align;
+	if (flags & SLAB_HWCACHE_ALIGN) {
+		unsigned int ralign = 64;
+
+		while (size <= ralign / 2 && ralign > ARCH_KMALLOC_MINALIGN)
+			ralign /= 2;
+		a = a > ralign ? a : ralign;
+	}
+
+	/* [left red zone][object][right red zone][free ptr][meta][tracks][pad] */
+	rl = (flags & SLAB_RED_ZONE) ? a : 0;
+	inuse = ALIGN_UP((unsigned long)size, 8UL);
+	if ((flags & SLAB_RED_ZONE) && inuse == size)
+		inuse += 8;
+	if (debug || ctor) {
+		fp = inuse;
+		off = inuse + sizeof(void *);
+	} else {
+		/* in the middle of the free object: away from small overflows */
+		fp = ALIGN_DOWN((unsigned long)size / 2, 8UL);
+		off = inuse < 8 ? 8 : inuse;
+	}
+	if (debug) {
+		meta = off;
+		off += sizeof(struct slab_meta);
+	}
+	if (flags & SLAB_STORE_USER) {
+		track = off;
+		off += 2 * sizeof(struct slab_track);
+	}
+	stride = ALIGN_UP(rl + off, (unsigned long)a);
+	if (stride > KMALLOC_MAX_SIZE)
+		return create_failed(flags, caller, name,
+				     "object size %u is %lu with debug metadata, larger than the largest slab (%lu bytes)",
+				     size, stride, KMALLOC_MAX_SIZE);
+	order = calc_order(stride, &min_order);
+	cap = debug ? 0 : cpu_array_cap(stride);
+	cpu_stride = (unsigned int)ALIGN_UP(sizeof(struct slab_cpu) + cap * sizeof(void *), 64UL);
+	desc_bytes = sizeof(struct kmem_cache) + (unsigned long)SLAB_NR_CPUS * cpu_stride;
+	desc_order = get_order(desc_bytes);
+	page = __alloc_pages_caller(NUMA_NO_NODE, GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN,
+				    desc_order, caller);
+	if (!page)
+		return create_failed(flags, caller, name,
+				     "no memory for the cache descriptor (%lu bytes)", desc_bytes);
+	s = page_address(page);
+	strscpy(s->name, name, sizeof(s->name));
+	s->object_size = size;
+	s->size = (unsigned int)stride;
+	s->align = a;
+	s->red_left_pad = (unsigned int)rl;
+	s->inuse = (unsigned int)inuse;
+	s->fp_offset = (unsigned int)fp;
+	s->meta_offset = (unsigned int)meta;
+	s->track_offset = (unsigned int)track;
+	s->order = order;
+	s->min_order = min_order;
+	s->objects = (unsigned int)((PAGE_SIZE << order) / stride);
+	s->reciprocal = ((1ull << 32) / stride) + 1;
+	s->flags = flags;
+	s->debug = debug;
+	s->poison_object = (flags & SLAB_POISON) && !ctor;
+	s->ctor = ctor;
+	s->random = mix64(rdtsc() ^ ((u64)(uintptr_t)s << 7) ^ ++nr_created ^
+			  (u64)(uintptr_t)&nr_created) | 1;
+	INIT_LIST_HEAD(&s->partial);
+	INIT_LIST_HEAD(&s->full);
+	INIT_LIST_HEAD(&s->free);
+	s->min_free = slab_keep_free(s);
+	s->batch = cap / 2 ? cap / 2 : 1;
+	s->cpu_stride = cpu_stride;
+	s->desc_order = desc_order;
+	for (unsigned int cpu = 0; cpu < SLAB_NR_CPUS; cpu++)
+		slab_cpu(s, cpu)->cap = cap;
+	list_add_tail(&s->list, &slab_caches);
+	return s;
+}
+
+struct kmem_cache *kmem_cache_create(const char *name, unsigned int size, unsigned int align,
+				     slab_flags_t flags, void (*ctor)(void *))
+{
+	return __kmem_cache_create_caller(name, size, align, flags, ctor, _RET_IP_);
+}
+
+void kmem_cache_destroy(struct kmem_cache *s)
+{
+	unsigned long flags, remaining = 0, slabs;
+	struct page *page;
+
+	if (!s)
+		return;
+	shrink(s, _RET_IP_);
+	flags = local_irq_save();
+	if (slab_lock(s)) {
+		slabs = s->nr_partial + s->nr_full;
+		if (slabs) {
+			list_for_each_entry(page, &s->partial, lru)
+				remaining += page->inuse;
+			list_for_each_entry(page, &s->full, lru)
+				remaining += page->inuse;
+			slab_report(s, NULL, _RET_IP_,
+				    "kmem_cache_destroy: %lu objects remain in %lu slabs", remaining,
+				    slabs);
+			list_for_each_entry(page, &s->partial, lru)
+				slab_debug_report_leaks(s, page);
+			list_for_each_entry(page, &s->full, lru)
+				slab_debug_report_leaks(s, page);
+			slab_fix(s, "Cache kept: its objects are still in use");
+		}
+		slab_unlock(s);
+	} else {
+		slabs = 1;
+	}
+	local_irq_restore(flags);
+	slab_check_pending_panic();
+	if (slabs)
+		return;
+	list_del(&s->list);
+	__free_pages_caller(virt_to_page(s), s->desc_order, _RET_IP_);
+}
+
+/* ---------------------------------------------------------------- slabinfo */
+
+void kmem_cache_get_slabinfo(struct kmem_cache *s, struct slabinfo *info)
+{
+	unsigned long flags = local_irq_save();
+	unsigned long inuse = 0, cached = 0;
+	struct page *page;
+	bool locked = slab_lock(s);
+
+	for (unsigned int cpu = 0; cpu < SLAB_NR_CPUS; cpu++)
+		cached += READ_ONCE(slab_cpu(s, cpu)->state) & SLAB_CPU_COUNT;
+	if (locked) {
+		list_for_each_entry(page, &s->partial, lru)
+			inuse += page->inuse;
+		list_for_each_entry(page, &s->full, lru)
+			inuse += page->inuse;
+	}
+	memset(info, 0, sizeof(*info));
+	info->name = s->name;
+	info->num_objs = s->total_objects;
+	info->cpu_cached = cached;
+	info->active_objs = inuse - (cached < inuse ? cached : inuse);
+	info->objsize = s->size;
+	info->object_size = s->object_size;
+	info->objperslab = s->objects;
+	info->pagesperslab = 1u << s->order;
+	info->num_slabs = s->total_slabs;
+	info->active_slabs = s->nr_partial + s->nr_full;
+	info->nr_partial = s->nr_partial;
+	info->nr_full = s->nr_full;
+	info->nr_free = s->nr_free;
+	info->flags = s->flags;
+	info->alloc_slowpath = s->alloc_slowpath;
+	info->free_slowpath = s->free_slowpath;
+	info->refills = s->refills;
+	info->flushes = s->flushes;
+	info->slabs_allocated = s->slabs_allocated;
+	info->slabs_freed = s->slabs_freed;
+	info->alloc_failures = s->alloc_failures;
+	info->nmi_contended = s->nmi_contended;
+	info->errors = s->errors;
+	if (locked)
+		slab_unlock(s);
+	local_irq_restore(flags);
+}
+
+void slabinfo_show(void)
+{
+	struct kmem_cache *s;
+
+	printk("slabinfo - version: 2.1 (topaz)\n");
+	printk("# name              <active_objs> <num_objs> <objsize> <objperslab> <pagesperslab>"
+	       " : slabdata <active_slabs> <num_slabs> <free_slabs> : cpu <cached> : errors <n>\n");
+	list_for_each_entry(s, &slab_caches, list) {
+		struct slabinfo si;
+
+		kmem_cache_get_slabinfo(s, &si);
+		printk("%-19s %13lu %10lu %9u %12u %14u : slabdata %14lu %11lu %12lu : cpu %8lu : errors %llu\n",
+		       si.name, si.active_objs, si.num_objs, si.objsize, si.objperslab,
+		       si.pagesperslab, si.active_slabs, si.num_slabs, si.nr_free, si.cpu_cached,
+		       (unsigned long long)si.errors);
+	}
+}

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: MIT */
+/* The slab allocator's internals, shared by mm/slab.c, mm/slab_debug.c, mm/kmalloc.c. */
+#ifndef TOPAZ_MM_SLAB_INTERNAL_H
+#define TOPAZ_MM_SLAB_INTERNAL_H
+
+#include <topaz/slab.h>
+#include <topaz/list.h>
+#include <topaz/probe.h>
+
+#define __always_inline inline __attribute__((always_inline))
+
+/*
+ * Per-CPU data is laid out for SLAB_NR_CPUS; one CPU runs today, so the
+ * current CPU is the constant 0 (it becomes a per-CPU-segment read with SMP).
+ */
+#define SLAB_NR_CPUS	4
+static inline unsigned int slab_cpu_id(void) { return 0; }
+
+/*
+ * The per-CPU object array ("sheaf"). @state packs the number of objects in
+ * @objs (bits 0-15) and a nesting count (bits 16-31): an operation first adds
+ * SLAB_CPU_BUSY with one instruction, which an interrupt cannot split, then
+ * reads @state. Seeing a nesting count of 1 it owns the array until it writes
+ * @state back; seeing more, it interrupted another operation on this CPU and
+ * leaves the array alone (the slow path serves it from the slabs). Interrupts
+ * nest, so whatever interrupts the owner has undone its own increment before
+ * the owner runs again: the owner's plain store is never lost. No interrupt
+ * masking and no atomic instruction, so NMIs (a PMI handler) are safe too.
+ */
+#define SLAB_CPU_BUSY	0x10000u
+#define SLAB_CPU_COUNT	0xffffu
+
+struct slab_cpu {
+	u32 state;
+	u32 cap;	/* objects @objs holds; 0 for debug caches (no array) */
+	void *objs[];
+};
+
+static __always_inline void slab_cpu_acquire(struct slab_cpu *c)
+{
+	__asm__ __volatile__("addl %1, %0" : "+m"(c->state) : "i"(SLAB_CPU_BUSY) : "memory");
+}
+
+/* Per-object debug metadata (caches with any debug flag). */
+struct slab_meta {
+	u32 state;
+	u32 orig_size;	/* kmalloc: the size asked for; the rest is red zone */
+};
+#define OBJ_FREE	0x65657266u	/* "free" */
+#define OBJ_ALLOC	0x636f6c61u	/* "aloc" */
+#define OBJ_BAD		0x21646162u	/* "bad!": quarantined after corruption */
+
+/* SLAB_STORE_USER: who allocated and freed the object last. */
+struct slab_track {
+	uintptr_t addr;
+	u64 when;	/* ns since boot */
+	u32 cpu;
+	u32 pad;
+};
+enum track_item { TRACK_ALLOC, TRACK_FREE };
+
+struct kmem_cache {
+	/* layout; offsets are from the object pointer */
+	unsigned int object_size;	/* as created (kmalloc: the class size) */
+	unsigned int size;		/* stride of one slot in the slab */
+	unsigned int align;
+	unsigned int red_left_pad;	/* slot start to object */
+	unsigned int inuse;		/* object plus right red zone */
+	unsigned int fp_offset;		/* encoded free pointer while free */
+	unsigned int meta_offset;	/* struct slab_meta (debug) */
+	unsigned int track_offset;	/* two struct slab_track (SLAB_STORE_USER) */
+	unsigned int order;		/* slab order; fallback slabs may be smaller */
+	unsigned int min_order;		/* smallest order holding one object */
+	unsigned int objects;		/* per slab of @order */
+	u64 reciprocal;			/* 2^32 / size, rounded up: index without a divide */
+	slab_flags_t flags;
+	bool debug;			/* any SLAB_DEBUG_FLAGS: the checked slow path */
+	bool poison_object;		/* SLAB_POISON and no ctor */
+	bool is_kmalloc;
+	u64 random;			/* free-pointer secret */
+	void (*ctor)(void *);
+	char name[KMEM_CACHE_NAME_LEN];
+	struct list_head list;		/* all caches */
+
+	/* slabs; under the list lock with interrupts disabled */
+	u32 list_lock;
+	struct list_head partial, full, free;
+	unsigned long nr_partial, nr_full, nr_free, min_free;
+	unsigned long total_objects, total_slabs;
+	void *deferred;			/* frees made while the lock was held (NMI) */
+	unsigned int batch;		/* objects moved per flush */
+
+	/* counters */
+	u64 alloc_slowpath, free_slowpath, refills, flushes;
+	u64 slabs_allocated, slabs_freed, alloc_failures, nmi_contended, order_fallback;
+	u64 errors;
+
+	unsigned int cpu_stride;
+	unsigned int desc_order;	/* page-allocator order of this descriptor */
+	char cpu_area[] __aligned(64);	/* SLAB_NR_CPUS struct slab_cpu, cpu_stride apart */
+};
+
+static __always_inline struct slab_cpu *slab_cpu(struct kmem_cache *s, unsigned int cpu)
+{
+	return (struct slab_cpu *)(s->cpu_area + (size_t)cpu * s->cpu_stride);
+}
+
+/* Test seam: the hosted tests run "an interrupt" at points inside critical
+ * sections (never compiled into the kernel or the benchmark). */
+#if defined(TOPAZ_HOSTED) && !defined(TOPAZ_BENCH)
+extern void (*slab_test_irq_hook)(int where);
+#define SLAB_TEST_HOOK(where) do { if (slab_test_irq_hook) slab_test_irq_hook(where); } while (0)
+#else
+#define SLAB_TEST_HOOK(where) do { } while (0)
+#endif
+enum { SLAB_HOOK_ALLOC_FAST = 1, SLAB_HOOK_FREE_FAST, SLAB_HOOK_LOCKED };
+
+/* The slow paths (mm/slab.c). @orig is kmalloc's requested size (0: object_size). */
+void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, uintptr_t caller, size_t orig);
+void __slab_free(struct kmem_cache *s, void *obj, uintptr_t caller);
+
+/*
+ * The fast paths: pop from or push to this CPU's array. Everything else
+ * (empty or full array, debugging, an interrupted operation) is the slow path.
+ */
+static __always_inline void *slab_alloc_fast(struct kmem_cache *s, gfp_t gfp, uintptr_t caller,
+					     size_t orig)
+{
+	struct slab_cpu *c = slab_cpu(s, slab_cpu_id());
+	u32 st, idx;
+
+	slab_cpu_acquire(c);
+	st = READ_ONCE(c->state);
+	SLAB_TEST_HOOK(SLAB_HOOK_ALLOC_FAST);
+	idx = st - (SLAB_CPU_BUSY + 1);	/* count - 1 when we own the array */
+	if (likely(idx < c->cap)) {
+		void *obj = c->objs[idx];
+
+		barrier();
+		WRITE_ONCE(c->state, idx);
+		return obj;
+	}
+	WRITE_ONCE(c->state, st - SLAB_CPU_BUSY);
+	return __slab_alloc(s, gfp, caller, orig);
+}
+
+static __always_inline void slab_free_fast(struct kmem_cache *s, void *obj, uintptr_t caller)
+{
+	struct slab_cpu *c = slab_cpu(s, slab_cpu_id());
+	u32 st, idx;
+
+	slab_cpu_acquire(c);
+	st = READ_ONCE(c->state);
+	SLAB_TEST_HOOK(SLAB_HOOK_FREE_FAST);
+	idx = st - SLAB_CPU_BUSY;	/* count when we own the array */
+	if (likely(idx < c->cap)) {
+		c->objs[idx] = obj;
+		barrier();
+		WRITE_ONCE(c->state, idx + 1);
+		return;
+	}
+	WRITE_ONCE(c->state, st - SLAB_CPU_BUSY);
+	__slab_free(s, obj, caller);
+}
+
+/* Slab geometry. Slabs are naturally aligned page-allocator blocks. */
+static inline void *slab_base(const struct page *head)
+{
+	return page_address(head);
+}
+
+static inline size_t slab_bytes(const struct page *head)
+{
+	return PAGE_SIZE << head->order;
+}
+
+/* The head page of the slab (or large kmalloc block) holding @p, or NULL. */
+struct page *slab_head_page(const void *p);
+
+/* Index of the slot holding @p (which may point inside it), and whether @p is its object start. */
+static inline unsigned int slab_obj_index(const struct kmem_cache *s, const struct page *head,
+					  const void *p, bool *is_start)
+{
+	uintptr_t off = (uintptr_t)p - (uintptr_t)slab_base(head) - s->red_left_pad;
+	unsigned int idx;
+
+	if ((uintptr_t)p < (uintptr_t)slab_base(head) + s->red_left_pad) {
+		*is_start = false;
+		return 0;
+	}
+	idx = (unsigned int)((off * s->reciprocal) >> 32);
+	*is_start = (uintptr_t)idx * s->size == off && idx < head->objects;
+	return idx;
+}
+
+static inline void *slab_obj_at(const struct kmem_cache *s, const struct page *head,
+				unsigned int idx)
+{
+	return (char *)slab_base(head) + s->red_left_pad + (size_t)idx * s->size;
+}
+
+/* Hardened free pointers: stored as ptr ^ secret ^ byte-swapped storage address. */
+static inline void *fp_decode(const struct kmem_cache *s, const void *obj)
+{
+	uintptr_t where = (uintptr_t)obj + s->fp_offset;
+
+	return (void *)(*(const uintptr_t *)where ^ s->random ^ __builtin_bswap64(where));
+}
+
+static inline void fp_encode(const struct kmem_cache *s, void *obj, const void *next)
+{
+	uintptr_t where = (uintptr_t)obj + s->fp_offset;
+
+	*(uintptr_t *)where = (uintptr_t)next ^ s->random ^ __builtin_bswap64(where);
+}
+
+static inline struct slab_meta *obj_meta(const struct kmem_cache *s, void *obj)
+{
+	return (struct slab_meta *)((char *)obj + s->meta_offset);
+}
+
+static inline struct slab_track *obj_track(const struct kmem_cache *s, void *obj,
+					   enum track_item t)
+{
+	return (struct slab_track *)((char *)obj + s->track_offset) + t;
+}
+
+/* Debugging (mm/slab_debug.c); callers hold the list lock with interrupts off. */
+slab_flags_t slab_debug_flags_for(const char *name, slab_flags_t flags);
+void slab_debug_init_object(struct kmem_cache *s, void *obj);
+void slab_debug_init_slab(struct kmem_cache *s, struct page *head);
+/* Check a free object about to be handed out; false: quarantined, try another. */
+bool slab_debug_alloc_check(struct kmem_cache *s, struct page *head, void *obj,
+			    uintptr_t caller, size_t orig);
+/* Check an object being freed; false: the free must not happen (reported). */
+bool slab_debug_free_check(struct kmem_cache *s, struct page *head, void *obj,
+			   uintptr_t caller);
+/* Prepare a checked object for its freelist: poison, red zones, tracking. */
+void slab_debug_mark_free(struct kmem_cache *s, void *obj, uintptr_t caller);
+int slab_debug_validate_slab(struct kmem_cache *s, struct page *head);
+void slab_debug_report_leaks(struct kmem_cache *s, struct page *head);
+
+/*
+ * Reports, as SLUB prints them: a BUG line naming the cache and the problem,
+ * INFO lines, hex dumps, then FIX with what was done. A report under
+ * slub_debug_panic panics once the reporting path has dropped its locks.
+ */
+__printf(4, 5) void slab_report(struct kmem_cache *s, const void *obj, uintptr_t caller,
+				const char *fmt, ...);
+__printf(2, 3) void slab_fix(struct kmem_cache *s, const char *fmt, ...);
+void slab_hexdump(const char *label, const void *start, size_t len);
+void slab_print_tracks(struct kmem_cache *s, void *obj);
+void slab_check_pending_panic(void);
+extern u64 slab_error_count;
+
+bool slab_lock(struct kmem_cache *s);
+void slab_unlock(struct kmem_cache *s);
+
+
+DECLARE_PROBE(kmem_cache_alloc);
+DECLARE_PROBE(kmem_cache_free);
+DECLARE_PROBE(kmalloc);
+DECLARE_PROBE(kfree);
+extern const struct probe_value_desc slab_alloc_values[9];
+extern const struct probe_value_desc slab_free_values[5];
+/* Fire an allocation or free probe; "name" is the point's name without "vm.". */
+void slab_fire_alloc(struct probe_point *pp, const char *cache_name, const void *ptr,
+		     size_t bytes_req, size_t bytes_alloc, gfp_t gfp, uintptr_t caller);
+void slab_fire_free(struct probe_point *pp, const char *cache_name, const void *ptr,
+		    uintptr_t caller);
+
+extern struct list_head slab_caches;
+
+#endif

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Boot topaz in QEMU (TCG) with OVMF, with a command line, and report how it ended.
+#   boot.sh [--cmdline "..."] [--log FILE] [--debugcon FILE] [--timeout S] [--show] [-- QEMU ARGS]
+# Exit status: QEMU's (33 = topaz passed, 35 = topaz failed), 124 on a timeout.
+set -uo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+build=${BUILD:-$here/build}
+cmdline="" log="" dcon=/dev/null timeout=120 show=0 extra=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--cmdline) cmdline=$2; shift 2 ;;
+	--log) log=$2; shift 2 ;;
+	--debugcon) dcon=$2; shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	--show) show=1; shift ;;
+	--) shift; extra=("$@"); break ;;
+	*) echo "boot.sh: unknown option '$1'" >&2; exit 2 ;;
+	esac
+done
+ovmf_code=/usr/share/OVMF/OVMF_CODE_4M.fd
+ovmf_vars=/usr/share/OVMF/OVMF_VARS_4M.fd
+for f in "$build/topaz.efi" "$ovmf_code" "$ovmf_vars"; do
+	[ -f "$f" ] || { echo "boot.sh: missing $f (run 'make kernel' / scripts/setup.sh)" >&2; exit 2; }
+done
+run=$(mktemp -d "$build/run.XXXXXX")
+[ -n "$log" ] || log=$run/serial.log
+cp "$ovmf_vars" "$run/vars.fd"
+"$here/scripts/mkesp.sh" "$build/topaz.efi" "$cmdline" "$run/esp.img" || exit 2
+
+args=(-machine q35 -accel tcg -cpu max -m 512M -smp 1 -display none -monitor none
+      -no-reboot -net none
+      -drive if=pflash,format=raw,unit=0,readonly=on,file="$ovmf_code"
+      -drive if=pflash,format=raw,unit=1,file="$run/vars.fd"
+      -drive format=raw,file="$run/esp.img"
+      -device isa-debug-exit,iobase=0xf4,iosize=0x04
+      -debugcon file:"$dcon")
+if [ $show = 1 ]; then
+	args+=(-chardev stdio,id=com1,logfile="$log",signal=off -serial chardev:com1)
+else
+	args+=(-serial file:"$log")
+fi
+timeout --foreground -k 5 "$timeout" qemu-system-x86_64 "${args[@]}" "${extra[@]}" </dev/null
+status=$?
+rm -rf "$run"
+case $status in
+33) [ $show = 1 ] && echo "boot.sh: topaz powered off: success" ;;
+35) [ $show = 1 ] && echo "boot.sh: topaz powered off: failure" ;;
+124) echo "boot.sh: timed out after ${timeout}s (hang?)" >&2 ;;
+esac
+exit $status
