@@ -12,6 +12,7 @@
 #include <topaz/paging.h>
 #include <topaz/power.h>
 #include <topaz/symbols.h>
+#include <topaz/bootinfo.h>
 
 struct idt_gate {
 	u16 off_lo;
@@ -209,8 +210,16 @@ static void report_exception(const struct pt_regs *r, const char *what)
 		pf_error_desc(r->error_code, extra, sizeof(extra));
 	printk(KERN_EMERG "%s: exception %s (%s, vector %llu), error code %#llx%s\n", what, m, desc,
 	       (unsigned long long)r->vector, (unsigned long long)r->error_code, extra);
-	if (r->vector == X86_TRAP_PF)
+	if (r->vector == X86_TRAP_PF || r->vector == X86_TRAP_DF)
 		printk(KERN_EMERG "CR2 (faulting address): %#018llx\n", (unsigned long long)read_cr2());
+	if (r->vector == X86_TRAP_DF && boot_info) {
+		/* A #DF whose last page fault hit a stack guard page is a stack overflow. */
+		u64 cr2 = read_cr2();
+		for (int i = 0; i <= NR_IST_STACKS; i++)
+			if (cr2 >= stack_guard(boot_info, i) && cr2 < stack_guard(boot_info, i) + 4096)
+				printk(KERN_EMERG "stack overflow: CR2 is in the guard page below the %s stack\n",
+				       i ? "IST" : "boot");
+	}
 	show_regs(r);
 }
 

@@ -155,8 +155,8 @@ static __always_inline void slab_free_fast(struct kmem_cache *s, void *obj, uint
 	idx = st - SLAB_CPU_BUSY;	/* count when we own the array */
 	if (likely(idx < c->cap)) {
 		c->objs[idx] = obj;
-		barrier();
-		WRITE_ONCE(c->state, idx + 1);
+		/* release and count + 1 in one instruction: state is BUSY + idx */
+		__asm__ __volatile__("subl %1, %0" : "+m"(c->state) : "i"(SLAB_CPU_BUSY - 1) : "memory");
 		return;
 	}
 	WRITE_ONCE(c->state, st - SLAB_CPU_BUSY);
@@ -247,9 +247,12 @@ void slab_debug_report_leaks(struct kmem_cache *s, struct page *head);
  */
 __printf(4, 5) void slab_report(struct kmem_cache *s, const void *obj, uintptr_t caller,
 				const char *fmt, ...);
+bool slab_freelist_ok(struct kmem_cache *s, struct page *page, const void *next);
+extern char kmalloc_large_tag;	/* slab_cache of the pages of a large kmalloc block */
 __printf(2, 3) void slab_fix(struct kmem_cache *s, const char *fmt, ...);
 void slab_hexdump(const char *label, const void *start, size_t len);
-void slab_print_tracks(struct kmem_cache *s, void *obj);
+/* INFO lines for @p (slab, object, call sites) and a hex dump of its object. */
+void slab_print_object(const void *p);
 void slab_check_pending_panic(void);
 extern u64 slab_error_count;
 

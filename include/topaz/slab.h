@@ -76,7 +76,22 @@ void kmem_cache_destroy(struct kmem_cache *s);
  * @gfp: __GFP_ZERO zeroes it; callers that may not block (GFP_ATOMIC) never
  *	wait and never reclaim; __GFP_NOWARN silences the failure message
  */
-void *kmem_cache_alloc(struct kmem_cache *s, gfp_t gfp);
+static inline __attribute__((always_inline)) void *kmem_cache_alloc(struct kmem_cache *s,
+								   gfp_t gfp);
+/*
+ * The out-of-line entries: a constant @gfp without __GFP_ZERO (the common
+ * case) calls the one that does not test for zeroing. Both take the call
+ * site from their return address, so probes and reports name the real caller.
+ */
+void *__kmem_cache_alloc(struct kmem_cache *s, gfp_t gfp);
+void *__kmem_cache_alloc_nz(struct kmem_cache *s, gfp_t gfp);
+static inline __attribute__((always_inline)) void *kmem_cache_alloc(struct kmem_cache *s,
+								   gfp_t gfp)
+{
+	if (__builtin_constant_p(gfp) && !(gfp & __GFP_ZERO))
+		return __kmem_cache_alloc_nz(s, gfp);
+	return __kmem_cache_alloc(s, gfp);
+}
 /** kmem_cache_zalloc() - kmem_cache_alloc() with __GFP_ZERO */
 void *kmem_cache_zalloc(struct kmem_cache *s, gfp_t gfp);
 /** kmem_cache_free() - return @obj to @s (NULL is ignored) */

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/* State shared by the files of the PT trace unit model. */
+#ifndef TOPAZ_PT_MODEL_INTERNAL_H
+#define TOPAZ_PT_MODEL_INTERNAL_H
+
+#include <topaz/pt_model.h>
+#include <topaz/msr-index.h>
+
+#define PTM_RETSTACK	64	/* the decoder's return stack (SDM 36.2.1.2, libipt) */
+
+struct pt_model {
+	const struct pt_profile *prof;
+	bool installed;
+	struct pt_model_config cfg;
+
+	/* Architectural registers. @status holds only the software-visible
+	 * sticky bits (Error, Stopped, PendPSB, PendTopaPMI); FilterEn,
+	 * ContextEn, TriggerEn and PacketByteCnt are composed on read. */
+	u64 ctl, status, output_base, output_mask, cr3_match;
+	u64 addr_a[4], addr_b[4];
+	u64 byte_cnt;		/* PacketByteCnt, unclamped */
+	bool topa_pmi;		/* IA32_PERF_GLOBAL_STATUS.TraceToPAPMI */
+
+	/* Output: the entry the hardware is writing into (read when the walk
+	 * reaches it, as hardware caches entries). */
+	bool out_ready;
+	u64 region_base, region_size;
+	u64 entry;
+	u64 skid_left;		/* bytes until an armed PMI is taken */
+	bool pmi_armed, pmi_pending, early_done;
+
+	/* Trace generation */
+	bool trigger_en;	/* TraceEn && !Stopped && !Error */
+	bool packet_en;		/* PacketEn at @ip */
+	bool enable_pending;	/* TraceEn set; TIP.PGE at the next IP */
+	bool overflow;		/* internal buffer overflowed: generation ceased */
+	u64 ip;			/* the next instruction to execute */
+	u8 cpl;
+	enum ptm_mode mode;
+	int mode_sent;		/* mode the decoder knows, -1 when unknown */
+	u64 cr3;
+	bool cr3_valid;
+	u64 last_ip;
+	u64 tnt_bits;
+	u8 tnt_n;
+	u64 retstack[PTM_RETSTACK];
+	unsigned int rs_top, rs_len;
+	bool psb_pending;
+	u64 tsc, cyc_tsc;	/* TSC now; TSC at the last CYC */
+
+	int depth;		/* nesting of model entry points */
+	int last_gp, last_operr;
+	pt_model_packet_hook_t hook;
+	void *hook_ctx;
+	struct pt_model_stats st;
+};
+
+extern struct pt_model ptm;
+
+/* profile capabilities */
+static inline u32 ptm_cap(int sub, int reg) { return ptm.prof->leaf14[sub][reg]; }
+static inline bool ptm_ebx(u32 bit) { return ptm_cap(0, 1) & bit; }
+static inline bool ptm_ecx(u32 bit) { return ptm_cap(0, 2) & bit; }
+static inline unsigned int ptm_nr_ranges(void)
+{
+	return ptm_ebx(PT_CAP_IP_FILTER) ? (ptm_cap(1, 0) & PT_CAP_NUM_RANGES_MASK) : 0;
+}
+static inline unsigned int ptm_addr_cfg(unsigned int n)
+{
+	return (unsigned int)(ptm.ctl >> RTIT_CTL_ADDRn_OFFSET(n)) & 0xf;
+}
+static inline bool ptm_trace_en(void) { return ptm.ctl & RTIT_CTL_TRACEEN; }
+
+/* pt_model.c: entry/exit brackets every public call; the outermost exit
+ * delivers a pending PMI. */
+void ptm_enter(void);
+void ptm_exit(void);
+
+/* pt_model_rules.c */
+int ptm_check_access(u32 msr, bool write, u64 val);	/* rule id, or -1 */
+void ptm_operational_error(enum pt_operr e);
+
+/* pt_model_topa.c */
+bool ptm_output_start(void);	/* false after an operational error */
+void ptm_output_write(const u8 *b, int n);
+void ptm_output_flush_pmi(void);
+bool ptm_output_single_entry(void);
+
+/* pt_model_events.c */
+void ptm_trace_enable(void);
+void ptm_trace_disable(void);
+void ptm_trace_reset(void);
+bool ptm_filter_en(u64 ip);
+bool ptm_context_en(u8 cpl);
+void ptm_emit(const struct ptpk *p);
+
+#endif

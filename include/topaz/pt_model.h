@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The software Intel PT trace unit: a model of the PT hardware behind the real
+ * MSR and CPUID interface (arch_set_interceptor), so a PT driver runs unchanged
+ * on the model and on silicon. See docs/pt-model.md.
+ *
+ * The model is one trace unit for one CPU. It is not reentrant: events and MSR
+ * accesses must come from one context at a time. A PMI it raises is delivered
+ * (apic_pmi_deliver) when the outermost model call returns, as an interrupt is
+ * taken at the next instruction boundary.
+ */
+#ifndef TOPAZ_PT_MODEL_H
+#define TOPAZ_PT_MODEL_H
+
+#include <topaz/types.h>
+#include <topaz/pt_packet.h>
+
+/* ------------------------------------------------------------ CPU profiles */
+
+#define PT_ERRATUM_BDM106	BIT(0)	/* Broadwell: TraceEn=1 with BranchEn=0 #GPs */
+
+/**
+ * struct pt_profile - the PT-relevant CPUID of one real processor
+ * @name: the pt.profile= value
+ * @cpu: the processor the values were read from
+ * @source: the public CPUID dump they come from
+ * @family: @model: @stepping: its CPUID.1 signature (decoders key errata on it)
+ * @leaf14: CPUID.(EAX=14H, ECX=0) and (ECX=1): eax, ebx, ecx, edx
+ * @maxphyaddr: CPUID.80000008H:EAX[7:0]
+ * @linear_bits: CPUID.80000008H:EAX[15:8] (canonical-address checks)
+ * @cbr: maximum non-turbo ratio (MSR_PLATFORM_INFO[15:8]) sent in CBR packets
+ * @ctc_den: @ctc_num: CPUID.15H EAX and EBX (TSC = CTC * @ctc_num / @ctc_den)
+ * @errata: PT_ERRATUM_* the model mimics for this part
+ */
+struct pt_profile {
+	const char *name;
+	const char *cpu;
+	const char *source;
+	u8 family, model, stepping;
+	u32 leaf14[2][4];
+	u8 maxphyaddr;
+	u8 linear_bits;
+	u8 cbr;
+	u32 ctc_den, ctc_num;
+	u32 errata;
+};
+
+extern const struct pt_profile pt_profiles[];
+extern const unsigned int pt_nr_profiles;
+#define PT_PROFILE_DEFAULT	"skylake"
+
+/** pt_profile_find() - the profile called @name, or NULL */
+const struct pt_profile *pt_profile_find(const char *name);
+/** pt_profile_list() - "broadwell, skylake, ..." into @buf (for messages) */
+void pt_profile_list(char *buf, size_t size);
+
+/* ------------------------------------------------------------ installation */
+
+/**
+ * pt_cpu_has_pt() - whether the CPU itself (under any interceptor) has PT:
+ * CPUID.7.0:EBX[25] and a leaf 0x14 within the maximum basic leaf
+ */
+bool pt_cpu_has_pt(void);
+
+/**
+ * pt_model_init() - install the model as the MSR/CPUID interceptor
+ * @profile_name: a pt_profiles[] name; NULL or "" means PT_PROFILE_DEFAULT
+ * @force: install even when the CPU has PT (pt.model=on)
+ *
+ * Return: 1 when the model was installed, 0 when the CPU has PT and @force is
+ * clear (nothing changed), -EINVAL for an unknown profile (the valid names are
+ * printed), -EBUSY when another interceptor is installed.
+ */
+int pt_model_init(const char *profile_name, bool force);
+
+/**
+ * pt_model_boot() - pt_model_init() as the command line asks: pt.model=
+ * on|off|auto (default auto: install when the CPU lacks PT) and pt.profile=.
+ * Return: as pt_model_init(); 0 for pt.model=off.
+ */
+int pt_model_boot(void);
+
+/** pt_model_uninstall() - remove the interceptor (the MSRs vanish again) */
+void pt_model_uninstall(void);
+bool pt_model_active(void);
+const struct pt_profile *pt_model_profile(void);
+
+/**
+ * pt_model_reset() - power-on state: every RTIT MSR 0, GLOBAL_STATUS bit 55
+ * clear, trace state (last IP, TNT, return stack) cleared, hooks kept
+ */
+void pt_model_reset(void);
+
+/**
+ * struct pt_model_config - knobs that are not architectural
+ * @pmi_skid: bytes written after an INT region fills before the PMI is taken
+ * @single_pmi_early: profiles without multi-entry ToPA signal the PMI this
+ *	many bytes before the region is full (the SDM: "before the region is
+ *	filled")
+ * @long_tnt: pack up to 47 results into TNT-64 (else TNT-8 only)
+ * @cycles_per_event: core cycles charged to every event (drives MTC and CYC)
+ */
+struct pt_model_config {
+	u32 pmi_skid;
+	u32 single_pmi_early;
+	bool long_tnt;
+	u32 cycles_per_event;
+};
+#define PT_MODEL_DEFAULT_SKID		96
+#define PT_MODEL_DEFAULT_EARLY		256
+void pt_model_get_config(struct pt_model_config *cfg);
+void pt_model_set_config(const struct pt_model_config *cfg);
+
+/* ------------------------------------------------------------ rules */
+
+/* #GP rules: one row each in pt_model_rules.c, with the SDM reference. */
+enum pt_gp_rule {
+	PT_GP_CTL_WHILE_TRACEEN,
+	PT_GP_CTL_RESERVED,
+	PT_GP_CTL_CYC_PSB_UNSUPPORTED,
+	PT_GP_CTL_MTC_UNSUPPORTED,
+	PT_GP_CTL_PTW_UNSUPPORTED,
+	PT_GP_CTL_PWR_UNSUPPORTED,
+	PT_GP_CTL_CR3_UNSUPPORTED,
+	PT_GP_CTL_TOPA_UNSUPPORTED,
+	PT_GP_CTL_FABRIC_UNSUPPORTED,
+	PT_GP_CTL_EVENT_UNSUPPORTED,
+	PT_GP_CTL_DISTNT_UNSUPPORTED,
+	PT_GP_CTL_INJECT_UNSUPPORTED,
+	PT_GP_CTL_ADDR_CFG_UNSUPPORTED,
+	PT_GP_CTL_ADDR_CFG_RESERVED,
+	PT_GP_CTL_MTC_FREQ,
+	PT_GP_CTL_CYC_THRESH,
+	PT_GP_CTL_PSB_FREQ,
+	PT_GP_CTL_NO_OUTPUT,
+	PT_GP_CTL_BDM106,
+	PT_GP_STATUS_WHILE_TRACEEN,
+	PT_GP_STATUS_RESERVED,
+	PT_GP_STATUS_BYTECNT_UNSUPPORTED,
+	PT_GP_OUTPUT_UNSUPPORTED,
+	PT_GP_OUTPUT_WHILE_TRACEEN,
+	PT_GP_OUTPUT_BASE_RESERVED,
+	PT_GP_CR3_UNSUPPORTED,
+	PT_GP_CR3_WHILE_TRACEEN,
+	PT_GP_CR3_RESERVED,
+	PT_GP_ADDR_UNSUPPORTED,
+	PT_GP_ADDR_WHILE_TRACEEN,
+	PT_GP_ADDR_NONCANONICAL,
+	PT_GP_NR
+};
+
+/* Operational errors: STATUS.Error set, tracing halted (SDM "ToPA Errors"). */
+enum pt_operr {
+	PT_OPERR_TABLE_MISALIGNED,
+	PT_OPERR_ENTRY_RESERVED,
+	PT_OPERR_REGION_MISALIGNED,
+	PT_OPERR_OFFSET_TOO_LARGE,
+	PT_OPERR_END_INT_STOP,
+	PT_OPERR_END_AT_ENTRY0,
+	PT_OPERR_SINGLE_ENTRY_LAYOUT,
+	PT_OPERR_SINGLE_RANGE_MISALIGNED,
+	PT_OPERR_SINGLE_RANGE_MASK,
+	PT_OPERR_NR
+};
+
+/**
+ * struct pt_rule_info - one row of a rule table
+ * @name: short name ("CTL_WHILE_TRACEEN")
+ * @sdm: the SDM section/table the rule comes from
+ * @what: what is refused or fails, in words
+ */
+struct pt_rule_info {
+	const char *name;
+	const char *sdm;
+	const char *what;
+};
+const struct pt_rule_info *pt_model_gp_rule(enum pt_gp_rule r);
+const struct pt_rule_info *pt_model_operr_rule(enum pt_operr e);
+/** pt_model_last_gp() - the rule behind the last refused access, or -1 */
+int pt_model_last_gp(void);
+/** pt_model_last_operr() - the last operational error, or -1 */
+int pt_model_last_operr(void);
+/** pt_model_clear_faults() - forget the last #GP and operational error */
+void pt_model_clear_faults(void);
+
+/* ------------------------------------------------------------ observation */
+
+/*
+ * Called for every packet the model generates, with its bytes and the number
+ * of bytes generated before it since pt_model_reset() (bytes are counted
+ * whether or not the output took them).
+ */
+typedef void (*pt_model_packet_hook_t)(const struct ptpk *p, const u8 *bytes, int len,
+				       u64 stream_off, void *ctx);
+void pt_model_set_packet_hook(pt_model_packet_hook_t fn, void *ctx);
+
+/**
+ * struct pt_model_stats - counters since pt_model_reset()
+ * @packets: packets generated
+ * @bytes: bytes generated
+ * @bytes_written: bytes stored to the output
+ * @bytes_lost: generated but not stored (STOP, operational error)
+ * @pmis: PMIs signalled; @pmis_delivered: of those, taken through LVTPC
+ * @psbs: PSB packets
+ */
+struct pt_model_stats {
+	u64 packets, bytes, bytes_written, bytes_lost;
+	u64 pmis, pmis_delivered, psbs;
+};
+void pt_model_get_stats(struct pt_model_stats *st);
+
+/** pt_model_packet_en() - PacketEn at the current IP (tests, the trace engine) */
+bool pt_model_packet_en(void);
+
+/* ------------------------------------------------------------ events */
+
+enum ptm_mode { PTM_MODE_16, PTM_MODE_32, PTM_MODE_64 };
+
+/* The class of a retired instruction, as the trace unit sees it. */
+enum ptm_class {
+	PTM_OTHER,		/* no control transfer */
+	PTM_COND,		/* Jcc, JrCXZ, LOOPcc: @taken */
+	PTM_JUMP,		/* direct near JMP */
+	PTM_CALL,		/* direct near CALL (pushes @next) */
+	PTM_JUMP_IND,		/* indirect near JMP */
+	PTM_CALL_IND,		/* indirect near CALL */
+	PTM_RET,		/* near RET */
+	PTM_FAR,		/* far JMP/CALL/RET, SYSCALL/SYSRET, SYSENTER/SYSEXIT, IRET */
+	PTM_PTWRITE,		/* PTWRITE of @payload (@size 4 or 8) */
+	PTM_MOV_CR3,		/* MOV to CR3 of @cr3 */
+};
+
+/**
+ * struct ptm_insn - "the CPU just executed this instruction"
+ * @cls: what kind of instruction
+ * @ip: its address
+ * @next: the next sequential instruction (fall-through / return address)
+ * @target: where a taken branch went (unused for PTM_OTHER, PTM_PTWRITE,
+ *	PTM_MOV_CR3 and a not-taken PTM_COND)
+ * @taken: PTM_COND outcome
+ * @cpl: @mode: PTM_FAR: the privilege level and mode at @target
+ * @payload: @size: PTM_PTWRITE operand and its size in bytes
+ * @cr3: PTM_MOV_CR3 new value
+ */
+struct ptm_insn {
+	enum ptm_class cls;
+	u64 ip, next, target;
+	bool taken;
+	u8 cpl;
+	enum ptm_mode mode;
+	u64 payload;
+	u8 size;
+	u64 cr3;
+};
+
+/** pt_model_ev_insn() - feed one retired instruction */
+void pt_model_ev_insn(const struct ptm_insn *in);
+
+enum ptm_intr {
+	PTM_INTR_HW,		/* external interrupt, NMI: @from is the next instruction */
+	PTM_INTR_EXCEPTION,	/* fault: @from is the faulting instruction */
+	PTM_INTR_SW,		/* INT n, INT3, INTO: @from is that instruction */
+};
+
+/**
+ * pt_model_ev_interrupt() - an interrupt or exception is delivered
+ * @kind: which kind
+ * @from: the IP the FUP reports (see enum ptm_intr)
+ * @target: the handler
+ * @vector: the vector (not traced by PT; kept for the trace engine's log)
+ * @cpl: @mode: privilege level and mode of the handler
+ */
+void pt_model_ev_interrupt(enum ptm_intr kind, u64 from, u64 target, u8 vector,
+			   u8 cpl, enum ptm_mode mode);
+
+/**
+ * pt_model_ev_context() - set where the CPU is without generating packets:
+ * the next instruction, CPL and mode (start of a script; resync)
+ */
+void pt_model_ev_context(u64 ip, u8 cpl, enum ptm_mode mode);
+
+/**
+ * pt_model_ev_at() - execution reached @ip by straight-line flow. This is the
+ * enable point after a WRMSR that sets TraceEn (TIP.PGE carries @ip) and the
+ * disable point before one that clears it (the FUP carries @ip); it also
+ * reports filter-range edges crossed without a branch.
+ */
+void pt_model_ev_at(u64 ip);
+
+/* Convenience forms of pt_model_ev_insn(). */
+void pt_model_ev_cond(u64 ip, u64 next, u64 target, bool taken);
+void pt_model_ev_jump(u64 ip, u64 target);
+void pt_model_ev_call(u64 ip, u64 next, u64 target);
+void pt_model_ev_jump_indirect(u64 ip, u64 target);
+void pt_model_ev_call_indirect(u64 ip, u64 next, u64 target);
+void pt_model_ev_ret(u64 ip, u64 target);
+void pt_model_ev_far(u64 ip, u64 target, u8 cpl, enum ptm_mode mode);
+void pt_model_ev_ptwrite(u64 ip, u64 next, u64 payload, unsigned int size);
+
+/** pt_model_ev_cycles() - @cycles core cycles pass (MTC, CYC, TSC) */
+void pt_model_ev_cycles(u64 cycles);
+/** pt_model_set_tsc() - set the model's TSC (and the crystal clock with it) */
+void pt_model_set_tsc(u64 tsc);
+/** pt_model_ev_pad() - @n PAD packets (alignment filler, as hardware may emit) */
+void pt_model_ev_pad(unsigned int n);
+
+/**
+ * pt_model_ev_overflow_begin() - the internal packet buffer overflows: from
+ * now on packet generation ceases (pending TNT results are lost).
+ * pt_model_ev_overflow_end() - the buffer drained: OVF, then FUP at the
+ * current IP when PacketEn (or a PSB+ when the mode changed meanwhile).
+ */
+void pt_model_ev_overflow_begin(void);
+void pt_model_ev_overflow_end(void);
+
+#endif

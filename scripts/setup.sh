@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Install the Debian packages topaz needs to build, run, test and benchmark,
+# when they are missing; do nothing when they are all there.
+set -euo pipefail
+packages=(
+	build-essential binutils git	# toolchain
+	gnu-efi				# crt0, relocator, EFI headers
+	ovmf qemu-system-x86 mtools	# firmware, emulator, ESP images
+	libcmocka-dev			# host test framework
+	libelf-dev			# symbols in the hosted build and the decoder
+	libipt-dev			# Intel's PT encoder/decoder
+	libcapstone-dev			# instruction cross-checks
+	valgrind libmimalloc-dev libjemalloc-dev	# benchmarks
+)
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} = 0 ] && exit 0
+echo "setup: installing ${missing[*]}"
+sudo=()
+if [ "$(id -u)" != 0 ]; then
+	command -v sudo >/dev/null || { echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+	sudo=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -q
+"${sudo[@]}" apt-get install -y -q "${missing[@]}"

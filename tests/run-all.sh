@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Run the host tests and the QEMU smoke tests; end with "N passed, N failed".
+#   run-all.sh [--host-only | --qemu-only] [-j N]
+set -uo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD:-$here/build}
+mode=all jobs=2
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--host-only) mode=host; shift ;;
+	--qemu-only) mode=qemu; shift ;;
+	-j) jobs=$2; shift 2 ;;
+	*) echo "run-all.sh: unknown option '$1'" >&2; exit 2 ;;
+	esac
+done
+passed=0 failed=0
+pass() { passed=$((passed + 1)); echo "PASS $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL $1${2:+: $2}"; }
+
+run_host() {
+	local t out status ok notok
+	for t in "$build"/host/test_*; do
+		[ -x "$t" ] || continue
+		out=$(CMOCKA_MESSAGE_OUTPUT=TAP TOPAZ_QUIET=1 "$t" 2>&1)
+		status=$?
+		while IFS= read -r line; do
+			case "$line" in
+			"ok "*) pass "host.$(basename "$t").${line#ok [0-9]* - }" ;;
+			"not ok "*) fail "host.$(basename "$t").${line#not ok [0-9]* - }" ;;
+			esac
+		done <<<"$out"
+		notok=$(grep -c '^not ok ' <<<"$out")
+		if [ "$status" != 0 ] && [ "$notok" = 0 ]; then
+			fail "host.$(basename "$t")" "exited $status with no failing test (crash?)"
+			echo "$out" | tail -20
+		elif [ "$notok" != 0 ]; then
+			echo "$out" | grep -v '^ok ' | tail -40
+		fi
+	done
+}
+
+# One QEMU case: writes its verdict lines to $dir/NAME.result
+qemu_case() {
+	local name=$1 cmdline=$2 want=$3 patterns=$4 dir=$5
+	local log=$dir/$name.log res=$dir/$name.result status plan seen p clean
+	"$here/tests/qemu/boot.sh" --cmdline "$cmdline" --log "$log" --timeout 180 >"$dir/$name.out" 2>&1
+	status=$?
+	clean=$dir/$name.clean
+	sed 's/\x1b\[[0-9;?=]*[a-zA-Z]//g; s/\r//g' "$log" >"$clean" 2>/dev/null
+	{
+		grep -E '^\[[ 0-9.]+\] ktest: (PASS|FAIL) ' "$clean" | sed -E 's/^\[[ 0-9.]+\] ktest: (PASS|FAIL) (.*)$/\1 qemu.'"$name"'.\2/'
+		local verdict="" why=""
+		case $status in
+		"$want") ;;
+		124) why="hang: no power-off within the time limit" ;;
+		*) why="exit status $status, expected $want" ;;
+		esac
+		if grep -q 'PANIC:\|Kernel panic' "$clean" && [ "$want" = 33 ]; then
+			why="${why:+$why; }panic"
+		fi
+		plan=$(sed -nE 's/^\[[ 0-9.]+\] ktest: plan ([0-9]+)$/\1/p' "$clean" | tail -1)
+		if [ -n "$plan" ]; then
+			seen=$(grep -cE '^\[[ 0-9.]+\] ktest: (PASS|FAIL) ' "$clean")
+			[ "$seen" = "$plan" ] || why="${why:+$why; }$seen of $plan result lines"
+		fi
+		IFS=';' read -ra pats <<<"$patterns"
+		for p in "${pats[@]}"; do
+			[ -z "$p" ] || grep -qF -- "$p" "$clean" || why="${why:+$why; }missing '$p'"
+		done
+		if [ -z "$why" ]; then echo "PASS qemu.$name"; else echo "FAIL qemu.$name: $why"; fi
+	} >"$res"
+}
+
+run_qemu() {
+	local dir name cmdline want patterns running=0 r
+	dir=$build/qemu-results
+	rm -rf "$dir"; mkdir -p "$dir"
+	while IFS='|' read -r name cmdline want patterns; do
+		case "$name" in ''|'#'*) continue ;; esac
+		qemu_case "$name" "$cmdline" "$want" "$patterns" "$dir" &
+		running=$((running + 1))
+		if [ $running -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
+	done <"$here/tests/qemu/cases.sh"
+	wait
+	for r in "$dir"/*.result; do
+		while IFS= read -r line; do
+			case "$line" in
+			PASS\ *) pass "${line#PASS }" ;;
+			FAIL\ *) fail "${line#FAIL }"
+				 n=$(basename "$r" .result); echo "  (log: $dir/$n.log; last lines:)"
+				 tail -15 "$dir/$n.clean" | sed 's/^/    /' ;;
+			esac
+		done <"$r"
+	done
+}
+
+[ $mode != qemu ] && run_host
+[ $mode != host ] && run_qemu
+echo "$passed passed, $failed failed"
+[ $failed = 0 ]
