@@ -262,7 +262,7 @@ static void slab_retire(struct kmem_cache *s, struct page *page, struct list_hea
 }
 
 /* Is @next a valid freelist successor inside @page? */
-static bool freelist_ok(struct kmem_cache *s, struct page *page, const void *next)
+bool slab_freelist_ok(struct kmem_cache *s, struct page *page, const void *next)
 {
 	bool start;
 
@@ -368,6 +368,7 @@ static bool free_sanity(struct kmem_cache *s, struct page *page, void *obj, uint
 
 	if (!page || !(page->flags & PG_slab)) {
 		slab_report(s, obj, caller, "Free of a pointer that is not a slab object");
+		slab_print_object(obj);
 		slab_fix(s, "Object not freed");
 		return false;
 	}
@@ -376,6 +377,7 @@ static bool free_sanity(struct kmem_cache *s, struct page *page, void *obj, uint
 
 		slab_report(s, obj, caller, "Free to the wrong cache: the object belongs to %s",
 			    owner->name);
+		slab_print_object(obj);
 		slab_fix(s, "Object not freed (left to %s)", owner->name);
 		return false;
 	}
@@ -390,11 +392,13 @@ static bool free_sanity(struct kmem_cache *s, struct page *page, void *obj, uint
 				    "Free of a pointer that is not an object's start: object 0x%lx + %lu",
 				    (unsigned long)(uintptr_t)o,
 				    (unsigned long)((uintptr_t)obj - (uintptr_t)o));
+		slab_print_object(obj);
 		slab_fix(s, "Object not freed");
 		return false;
 	}
 	if (page->freelist == obj || !page->inuse) {
 		slab_report(s, obj, caller, "Double free: the object is already free");
+		slab_print_object(obj);
 		slab_fix(s, "Object not freed again");
 		return false;
 	}
@@ -484,7 +488,7 @@ static void *take_one(struct kmem_cache *s, uintptr_t caller, size_t orig)
 		void *obj = page->freelist;
 		void *next = fp_decode(s, obj);
 
-		if (!freelist_ok(s, page, next)) {
+		if (!slab_freelist_ok(s, page, next)) {
 			freelist_corrupt(s, page, obj, next, caller);
 			continue;
 		}
@@ -747,8 +751,6 @@ int kmem_cache_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t nr, void **p)
 	}
 	return (int)nr;
 }
-
-void __kfree_caller(const void *p, uintptr_t caller);	/* mm/kmalloc.c */
 
 void kmem_cache_free_bulk(struct kmem_cache *s, size_t nr, void **p)
 {

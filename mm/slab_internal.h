@@ -27,6 +27,8 @@ static inline unsigned int slab_cpu_id(void) { return 0; }
  * the owner runs again: the owner's plain store is never lost. No interrupt
  * masking and no atomic instruction, so NMIs (a PMI handler) are safe too.
  */
+#define SLAB_MAX_OBJECTS	4096	/* per slab: 32 KiB of 8-byte objects */
+
 #define SLAB_CPU_BUSY	0x10000u
 #define SLAB_CPU_COUNT	0xffffu
 
@@ -247,6 +249,9 @@ void slab_debug_report_leaks(struct kmem_cache *s, struct page *head);
  */
 __printf(4, 5) void slab_report(struct kmem_cache *s, const void *obj, uintptr_t caller,
 				const char *fmt, ...);
+/* A report about a pointer with no cache to blame (kfree, ksize, krealloc). */
+__printf(3, 4) void slab_report_ptr(const void *p, uintptr_t caller, const char *fmt, ...);
+void __kfree_caller(const void *p, uintptr_t caller);
 bool slab_freelist_ok(struct kmem_cache *s, struct page *page, const void *next);
 extern char kmalloc_large_tag;	/* slab_cache of the pages of a large kmalloc block */
 __printf(2, 3) void slab_fix(struct kmem_cache *s, const char *fmt, ...);

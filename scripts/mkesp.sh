@@ -2,18 +2,27 @@
 # Make a FAT image laid out as an EFI system partition: topaz as the removable-
 # media boot loader, and the kernel command line in \EFI\topaz\cmdline.txt.
 # Write the image to a USB stick (dd) to boot topaz on a real machine.
-#   mkesp.sh topaz.efi "cmdline words" out.img
+#   mkesp.sh topaz.efi "cmdline words" out.img [shell]
+# With "shell", topaz is \topaz.efi started by the UEFI shell's startup.nsh
+# instead, so the command line arrives as EFI load options (5 s slower: the
+# shell counts down before running startup.nsh).
 set -euo pipefail
-efi=$1 cmdline=$2 out=$3
+efi=$1 cmdline=$2 out=$3 via=${4:-}
 [ -f "$efi" ] || { echo "mkesp: no such EFI image: $efi" >&2; exit 1; }
 tmp=$(mktemp "${out}.XXXXXX")
 trap 'rm -f "$tmp" "$tmp.txt"' EXIT
 truncate -s 16M "$tmp"
 mformat -i "$tmp" -v TOPAZ ::
-mmd -i "$tmp" ::/EFI ::/EFI/BOOT ::/EFI/topaz
-mcopy -i "$tmp" "$efi" ::/EFI/BOOT/BOOTX64.EFI
-printf '%s\n' "$cmdline" > "$tmp.txt"
-mcopy -i "$tmp" "$tmp.txt" ::/EFI/topaz/cmdline.txt
+if [ "$via" = shell ]; then
+	mcopy -i "$tmp" "$efi" ::/topaz.efi
+	printf 'fs0:\r\n\\topaz.efi %s\r\n' "$cmdline" > "$tmp.txt"
+	mcopy -i "$tmp" "$tmp.txt" ::/startup.nsh
+else
+	mmd -i "$tmp" ::/EFI ::/EFI/BOOT ::/EFI/topaz
+	mcopy -i "$tmp" "$efi" ::/EFI/BOOT/BOOTX64.EFI
+	printf '%s\n' "$cmdline" > "$tmp.txt"
+	mcopy -i "$tmp" "$tmp.txt" ::/EFI/topaz/cmdline.txt
+fi
 mv "$tmp" "$out"
 trap - EXIT
 rm -f "$tmp.txt"

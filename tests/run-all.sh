@@ -41,9 +41,9 @@ run_host() {
 
 # One QEMU case: writes its verdict lines to $dir/NAME.result
 qemu_case() {
-	local name=$1 cmdline=$2 want=$3 patterns=$4 dir=$5
+	local name=$1 cmdline=$2 want=$3 patterns=$4 dir=$5 via=$6
 	local log=$dir/$name.log res=$dir/$name.result status plan seen p clean
-	"$here/tests/qemu/boot.sh" --cmdline "$cmdline" --log "$log" --timeout 180 >"$dir/$name.out" 2>&1
+	"$here/tests/qemu/boot.sh" ${via:+--via-shell} --cmdline "$cmdline" --log "$log" --timeout 180 >"$dir/$name.out" 2>&1
 	status=$?
 	clean=$dir/$name.clean
 	sed 's/\x1b\[[0-9;?=]*[a-zA-Z]//g; s/\r//g' "$log" >"$clean" 2>/dev/null
@@ -75,9 +75,9 @@ run_qemu() {
 	local dir name cmdline want patterns running=0 r
 	dir=$build/qemu-results
 	rm -rf "$dir"; mkdir -p "$dir"
-	while IFS='|' read -r name cmdline want patterns; do
+	while IFS='|' read -r name cmdline want patterns via; do
 		case "$name" in ''|'#'*) continue ;; esac
-		qemu_case "$name" "$cmdline" "$want" "$patterns" "$dir" &
+		qemu_case "$name" "$cmdline" "$want" "$patterns" "$dir" "$via" &
 		running=$((running + 1))
 		if [ $running -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
 	done <"$here/tests/qemu/cases.sh"

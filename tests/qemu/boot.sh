@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Boot topaz in QEMU (TCG) with OVMF, with a command line, and report how it ended.
-#   boot.sh [--cmdline "..."] [--log FILE] [--debugcon FILE] [--timeout S] [--show] [-- QEMU ARGS]
+#   boot.sh [--cmdline "..."] [--via-shell] [--log FILE] [--debugcon FILE] [--timeout S] [--show] [-- QEMU ARGS]
 # Exit status: QEMU's (33 = topaz passed, 35 = topaz failed), 124 on a timeout.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$here/build}
-cmdline="" log="" dcon=/dev/null timeout=120 show=0 extra=()
+cmdline="" via="" log="" dcon=/dev/null timeout=120 show=0 extra=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--cmdline) cmdline=$2; shift 2 ;;
@@ -13,6 +13,7 @@ while [ $# -gt 0 ]; do
 	--debugcon) dcon=$2; shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
 	--show) show=1; shift ;;
+	--via-shell) via=shell; shift ;;
 	--) shift; extra=("$@"); break ;;
 	*) echo "boot.sh: unknown option '$1'" >&2; exit 2 ;;
 	esac
@@ -25,7 +26,7 @@ done
 run=$(mktemp -d "$build/run.XXXXXX")
 [ -n "$log" ] || log=$run/serial.log
 cp "$ovmf_vars" "$run/vars.fd"
-"$here/scripts/mkesp.sh" "$build/topaz.efi" "$cmdline" "$run/esp.img" || exit 2
+"$here/scripts/mkesp.sh" "$build/topaz.efi" "$cmdline" "$run/esp.img" $via || exit 2
 
 args=(-machine q35 -accel tcg -cpu max -m 512M -smp 1 -display none -monitor none
       -no-reboot -net none

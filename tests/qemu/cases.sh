@@ -1,5 +1,5 @@
 # QEMU smoke cases: one per line, fields separated by '|':
-#   name | command line | expected exit (33 pass, 35 fail) | patterns that must appear (';'-separated)
+#   name | command line | expected exit (33 pass, 35 fail) | patterns that must appear (';'-separated) | "shell" to boot through the UEFI shell (load options)
 # A case whose log has "ktest: plan N" must also show N result lines; each
 # in-kernel test result counts on its own in the summary.
 selftest|loglevel=7 test=all|33|topaz: build id;cpu: ;Intel PT (CPUID.7.0:EBX[25]);memory map: conventional;page_alloc: free blocks per order;apic: local APIC id;topaz: ready
@@ -9,3 +9,4 @@ crash-ud|crash=ud|35|PANIC: exception #UD (invalid opcode, vector 6);crash_inval
 crash-stack|crash=stack|35|PANIC: exception #DF (double fault, vector 8);crash_stack_overflow+0x;stack overflow
 bad-cmdline|bogus=1 loglevel=99 crash=nope apic.mode=weird test=mm t="open|33|unknown key 'bogus';bad value '99' for 'loglevel': expected a number from 0 to 8;bad value 'nope' for 'crash';apic.mode=weird: expected auto, xapic or x2apic;unterminated quote;ktest: 4 passed, 0 failed
 no-such-test|test=nosuch|35|test=nosuch selects no test; suites are:
+load-options|test=traps loglevel=7 bogus.key|33|command line (from load options): "test=traps loglevel=7 bogus.key";unknown key 'bogus.key';ktest: 6 passed, 0 failed|shell

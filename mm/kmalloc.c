@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kmalloc: size classes over slab caches, as Linux's. Classes are powers of
+ * two from 8 B to 8 KiB plus 96 and 192 (kmalloc-8 ... kmalloc-8k); larger
+ * requests are page-allocator blocks (their head page's slab_cache is
+ * &kmalloc_large_tag and inuse the requested size).
+ */
+#define pr_fmt(fmt) "kmalloc: " fmt
+#include "slab_internal.h"
+#include <topaz/kernel.h>
+
+char kmalloc_large_tag;
+
+DEFINE_PROBE(kmalloc, "vm.kmalloc", slab_alloc_values);
+DEFINE_PROBE(kfree, "vm.kfree", slab_free_values);
+
+/* Index 1 is kmalloc-96, 2 is kmalloc-192, n >= 3 is kmalloc-2^n. */
+static struct kmem_cache *kmalloc_caches[KMALLOC_SHIFT_HIGH + 1];
+
+/* Sizes 1..192 in steps of 8, to their class index (Linux's size_index). */
+static const u8 size_index[24] = {
+	3, 4, 5, 5, 6, 6, 6, 6,		/* 8 16 24 32 40 48 56 64 */
+	1, 1, 1, 1, 7, 7, 7, 7,		/* 72 80 88 96 104 112 120 128 */
+	2, 2, 2, 2, 2, 2, 2, 2,		/* 136 ... 192 */
+};
+
+static __always_inline unsigned int kmalloc_index(size_t size)
+{
+	if (size <= 192)
+		return size_index[(size - 1) / 8];
+	return 64 - (unsigned int)__builtin_clzl(size - 1);
+}
+
+struct kmem_cache *kmalloc_cache_for(size_t size)
+{
+	if (!size || size > KMALLOC_MAX_CACHE_SIZE)
+		return NULL;
+	return kmalloc_caches[kmalloc_index(size)];
+}
+
+void kmem_cache_init(void)
+{
+	static const char *const names[KMALLOC_SHIFT_HIGH + 1] = {
+		NULL, "kmalloc-96", "kmalloc-192", "kmalloc-8", "kmalloc-16", "kmalloc-32",
+		"kmalloc-64", "kmalloc-128", "kmalloc-256", "kmalloc-512", "kmalloc-1k",
+		"kmalloc-2k", "kmalloc-4k", "kmalloc-8k",
+	};
+
+	if (kmalloc_caches[3])
+		return;
+	for (unsigned int i = 1; i <= KMALLOC_SHIFT_HIGH; i++) {
+		unsigned int size = i == 1 ? 96 : i == 2 ? 192 : 1u << i;
+		struct kmem_cache *s = kmem_cache_create(names[i], size, ARCH_KMALLOC_MINALIGN,
+							 SLAB_PANIC, NULL);
+
+		s->is_kmalloc = true;
+		kmalloc_caches[i] = s;
+	}
+}
+
+static void mark_large(struct page *head, size_t size)
+{
+	unsigned int n = 1u << head->order;
+
+	head->slab_cache = &kmalloc_large_tag;
+	head->inuse = (u32)size;
+	head->freelist = NULL;
+	for (unsigned int i = 1; i < n; i++) {
+		head[i].slab_cache = &kmalloc_large_tag;
+		head[i].freelist = head;
+	}
+}
+
+static void clear_large(struct page *head)
+{
+	unsigned int n = 1u << head->order;
+
+	for (unsigned int i = 0; i < n; i++) {
+		head[i].slab_cache = NULL;
+		head[i].freelist = NULL;
+	}
+	head->inuse = 0;
+}
+
+static __noinline void *kmalloc_large(size_t size, gfp_t gfp, uintptr_t caller)
+{
+	struct page *page = NULL;
+	unsigned int order;
+	void *p = NULL;
+
+	if (!size) {
+		p = ZERO_SIZE_PTR;
+		goto out;
+	}
+	if (size > KMALLOC_MAX_SIZE) {
+		if (!(gfp & __GFP_NOWARN))
+			pr_warn("kmalloc(%zu) refused: larger than KMALLOC_MAX_SIZE (%lu); caller %pS\n",
+				size, KMALLOC_MAX_SIZE, (void *)caller);
+		goto out;
+	}
+	order = get_order(size);
+	page = __alloc_pages_caller(NUMA_NO_NODE, gfp | __GFP_NOWARN, order, caller);
+	if (!page && gfpflags_allow_blocking(gfp) && kmem_cache_shrink_all())
+		page = __alloc_pages_caller(NUMA_NO_NODE, gfp | __GFP_NOWARN, order, caller);
+	if (!page) {
+		if (!(gfp & __GFP_NOWARN)) {
+			char g[96];
+
+			pr_warn("kmalloc(%zu): allocation failure, order %u, mode %s, caller %pS\n", size,
+				order, gfp_flags_name(gfp, g, sizeof(g)), (void *)caller);
+		}
+		goto out;
+	}
+	mark_large(page, size);
+	p = page_address(page);
+out:
+	if (probe_enabled(kmalloc))
+		slab_fire_alloc(&probe_kmalloc, "(page allocator)", p, size,
+				page ? PAGE_SIZE << page->order : 0, gfp, caller);
+	return p;
+}
+
+static __always_inline void *__kmalloc(size_t size, gfp_t gfp, uintptr_t caller)
+{
+	struct kmem_cache *s;
+	void *p;
+
+	if (unlikely(!size || size > KMALLOC_MAX_CACHE_SIZE))
+		return kmalloc_large(size, gfp, caller);
+	s = kmalloc_caches[kmalloc_index(size)];
+	if (unlikely(!s)) {
+		pr_err("kmalloc(%zu) before kmem_cache_init(); caller %pS\n", size, (void *)caller);
+		return NULL;
+	}
+	p = slab_alloc_fast(s, gfp, caller, size);
+	if (unlikely(gfp & __GFP_ZERO) && p)
+		memset(p, 0, (s->flags & SLAB_RED_ZONE) ? size : s->object_size);
+	if (probe_enabled(kmalloc))
+		slab_fire_alloc(&probe_kmalloc, s->name, p, size, s->size, gfp, caller);
+	return p;
+}
+
+void *kmalloc(size_t size, gfp_t gfp)
+{
+	return __kmalloc(size, gfp, _RET_IP_);
+}
+
+void *kzalloc(size_t size, gfp_t gfp)
+{
+	return __kmalloc(size, gfp | __GFP_ZERO, _RET_IP_);
+}
+
+static void *kmalloc_array_caller(size_t n, size_t size, gfp_t gfp, uintptr_t caller)
+{
+	size_t bytes;
+
+	if (__builtin_mul_overflow(n, size, &bytes)) {
+		if (!(gfp & __GFP_NOWARN))
+			pr_warn("array of %zu x %zu bytes overflows; caller %pS\n", n, size,
+				(void *)caller);
+		return NULL;
+	}
+	return __kmalloc(bytes, gfp, caller);
+}
+
+void *kmalloc_array(size_t n, size_t size, gfp_t gfp)
+{
+	return kmalloc_array_caller(n, size, gfp, _RET_IP_);
+}
+
+void *kcalloc(size_t n, size_t size, gfp_t gfp)
+{
+	return kmalloc_array_caller(n, size, gfp | __GFP_ZERO, _RET_IP_);
+}
+
+/*
+ * What kind of kmalloc pointer @p is: 1 a slab object (*@sp, *@headp set),
+ * 2 a large block, 0 not a kmalloc pointer (reported, naming @who).
+ */
+static int classify(const void *p, uintptr_t caller, const char *who, struct kmem_cache **sp,
+		    struct page **headp)
+{
+	struct page *page = slab_head_page(p);
+
+	*headp = page;
+	if (likely(page && (page->flags & PG_slab))) {
+		struct kmem_cache *s = page->slab_cache;
+		bool start;
+
+		*sp = s;
+		slab_obj_index(s, page, p, &start);
+		if (likely(start))
+			return 1;
+		slab_report(s, p, caller, "%s of a pointer that is not an object's start", who);
+		slab_print_object(p);
+		slab_fix(s, "Pointer ignored");
+		slab_check_pending_panic();
+		return 0;
+	}
+	if (page && page->slab_cache == &kmalloc_large_tag) {
+		if ((page->flags & PG_head) && page_address(page) == p)
+			return 2;
+		slab_report_ptr(p, caller, "%s of a pointer inside a large kmalloc block", who);
+	} else if (!page) {
+		slab_report_ptr(p, caller, "%s of a pointer the allocator does not manage", who);
+	} else if (page->flags & PG_buddy) {
+		slab_report_ptr(p, caller, "%s of a free page (double free of a large kmalloc block?)",
+				who);
+	} else {
+		slab_report_ptr(p, caller, "%s of a pointer kmalloc did not return", who);
+	}
+	slab_check_pending_panic();
+	return 0;
+}
+
+void __kfree_caller(const void *p, uintptr_t caller)
+{
+	struct kmem_cache *s = NULL;
+	struct page *page;
+	int kind;
+
+	if (unlikely(ZERO_OR_NULL_PTR(p))) {
+		if (probe_enabled(kfree))
+			slab_fire_free(&probe_kfree, "", p, caller);
+		return;
+	}
+	kind = classify(p, caller, "kfree", &s, &page);
+	if (probe_enabled(kfree))
+		slab_fire_free(&probe_kfree, kind == 1 ? s->name : kind == 2 ? "(page allocator)" : "",
+			       p, caller);
+	if (likely(kind == 1)) {
+		slab_free_fast(s, (void *)p, caller);
+	} else if (kind == 2) {
+		unsigned int order = page->order;
+
+		clear_large(page);
+		__free_pages_caller(page, order, caller);
+	}
+}
+
+void kfree(const void *p)
+{
+	__kfree_caller(p, _RET_IP_);
+}
+
+/* Usable bytes of @p; 0 (reported) when @p is not a kmalloc object. */
+static size_t usable(const void *p, uintptr_t caller, const char *who, struct kmem_cache **sp)
+{
+	struct page *page;
+
+	*sp = NULL;
+	switch (classify(p, caller, who, sp, &page)) {
+	case 1:
+		return (*sp)->object_size;
+	case 2:
+		return PAGE_SIZE << page->order;
+	}
+	return 0;
+}
+
+size_t ksize(const void *p)
+{
+	struct kmem_cache *s;
+	size_t n;
+
+	if (ZERO_OR_NULL_PTR(p))
+		return 0;
+	n = usable(p, _RET_IP_, "ksize", &s);
+	/* the caller may now use all of it: stop checking the kmalloc red zone */
+	if (n && s && s->debug)
+		obj_meta(s, (void *)p)->orig_size = s->object_size;
+	return n;
+}
+
+void *krealloc(const void *p, size_t new_size, gfp_t gfp)
+{
+	uintptr_t caller = _RET_IP_;
+	struct kmem_cache *s;
+	size_t have, copy;
+	void *n;
+
+	if (!new_size) {
+		__kfree_caller(p, caller);
+		return ZERO_SIZE_PTR;
+	}
+	if (ZERO_OR_NULL_PTR(p))
+		return __kmalloc(new_size, gfp, caller);
+	have = usable(p, caller, "krealloc", &s);
+	if (!have)
+		return NULL;
+	copy = have;
+	if (s && s->debug)
+		copy = obj_meta(s, (void *)p)->orig_size;
+	/* in place when the size class already holds it (and the kind stays) */
+	if (new_size <= have && (s ? new_size <= KMALLOC_MAX_CACHE_SIZE :
+				 new_size > KMALLOC_MAX_CACHE_SIZE)) {
+		if ((gfp & __GFP_ZERO) && new_size > copy)
+			memset((char *)p + copy, 0, new_size - copy);
+		if (s && s->debug) {
+			struct slab_meta *m = obj_meta(s, (void *)p);
+
+			if ((s->flags & SLAB_RED_ZONE) && new_size < s->object_size)
+				memset((char *)p + new_size, SLUB_RED_ACTIVE, s->object_size - new_size);
+			m->orig_size = (u32)new_size;
+		}
+		return (void *)p;
+	}
+	n = __kmalloc(new_size, gfp, caller);
+	if (!n)
+		return NULL;
+	memcpy(n, p, copy < new_size ? copy : new_size);
+	__kfree_caller(p, caller);
+	return n;
+}
