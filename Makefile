@@ -17,7 +17,8 @@ Q          := $(if $(filter 1,$(V)),,@)
 PORTABLE_SRCS := \
 	kernel/cmdline.c kernel/kstrto.c kernel/printk.c kernel/vsprintf.c \
 	kernel/symbols.c kernel/msr.c kernel/ktest.c kernel/shutdown.c \
-	mm/page_alloc.c mm/gfp.c
+	mm/page_alloc.c mm/gfp.c \
+	mm/slab.c mm/slab_debug.c mm/kmalloc.c kernel/probe.c kernel/probe_handlers.c
 
 # Freestanding only: boot, CPU, traps, devices, and the in-kernel tests.
 KERNEL_SRCS := \

@@ -11,6 +11,55 @@
 #include <topaz/kernel.h>
 #include <topaz/arch.h>
 #include <topaz/errno.h>
+#include <topaz/probe.h>
+
+/*
+ * Probe points in the spirit of Linux's mm_page_alloc / mm_page_free
+ * tracepoints: vm.mm_page_alloc fires on every allocation (page NULL and
+ * pfn -1 when it failed), vm.mm_page_free on every accepted free.
+ */
+static const struct probe_value_desc page_alloc_values[] = {
+	PROBE_VALUE("name", PROBE_STR),
+	PROBE_VALUE("page", PROBE_PTR),
+	PROBE_VALUE("pfn", PROBE_HEX),
+	PROBE_VALUE("order", PROBE_U64),
+	PROBE_VALUE("gfp_flags", PROBE_HEX),
+	PROBE_DERIVED("gfp_flag_name", PROBE_GFP, 4),
+	PROBE_VALUE("call_site", PROBE_HEX),
+	PROBE_DERIVED("caller_function", PROBE_SYM, 6),
+};
+static const struct probe_value_desc page_free_values[] = {
+	PROBE_VALUE("name", PROBE_STR),
+	PROBE_VALUE("page", PROBE_PTR),
+	PROBE_VALUE("pfn", PROBE_HEX),
+	PROBE_VALUE("order", PROBE_U64),
+	PROBE_VALUE("call_site", PROBE_HEX),
+	PROBE_DERIVED("caller_function", PROBE_SYM, 4),
+};
+DEFINE_PROBE(mm_page_alloc, "vm.mm_page_alloc", page_alloc_values);
+DEFINE_PROBE(mm_page_free, "vm.mm_page_free", page_free_values);
+
+static __noinline void fire_page_alloc(struct page *page, u64 pfn, unsigned int order, gfp_t gfp,
+				       uintptr_t caller)
+{
+	union probe_val v[8] = {
+		{ .str = "mm_page_alloc" }, { .p = page }, { .u = pfn }, { .u = order },
+		{ .u = gfp }, { .u = 0 }, { .u = caller }, { .u = 0 },
+	};
+
+	probe_fire(&probe_mm_page_alloc, v);
+}
+
+static __noinline void fire_page_free(struct page *page, u64 pfn, unsigned int order,
+				      uintptr_t caller)
+{
+	union probe_val v[6] = {
+		{ .str = "mm_page_free" }, { .p = page }, { .u = pfn }, { .u = order },
+		{ .u = caller }, { .u = 0 },
+	};
+
+	probe_fire(&probe_mm_page_free, v);
+}
 
 
 #define MAX_SPANS 128
@@ -168,6 +217,8 @@ struct page *__alloc_pages_caller(int nid, gfp_t gfp, unsigned int order, uintpt
 				(void *)caller);
 		}
 		stats.failures++;
+		if (probe_enabled(mm_page_alloc))
+			fire_page_alloc(NULL, ~0ull, order, gfp, caller);
 		return NULL;
 	}
 
@@ -199,10 +250,14 @@ struct page *__alloc_pages_caller(int nid, gfp_t gfp, unsigned int order, uintpt
 			pr_warn("allocation failure: order %u, mode %s, caller %pS\n", order,
 				gfp_str(gfp, g, sizeof(g)), (void *)caller);
 		}
+		if (probe_enabled(mm_page_alloc))
+			fire_page_alloc(NULL, ~0ull, order, gfp, caller);
 		return NULL;
 	}
 	if (gfp & __GFP_ZERO)
 		memset(page_address(page), 0, PAGE_SIZE << order);
+	if (probe_enabled(mm_page_alloc))
+		fire_page_alloc(page, page_to_pfn(page), order, gfp, caller);
 	return page;
 }
 
@@ -232,6 +287,8 @@ static void report_bad_free(const char *what, u64 pfn, unsigned int order, uintp
 
 int __free_pages_caller(struct page *page, unsigned int order, uintptr_t caller)
 {
+	unsigned int freed_order;
+	u64 freed_pfn;
 	unsigned long flags;
 	struct span *s;
 	u64 pfn;
@@ -268,6 +325,8 @@ int __free_pages_caller(struct page *page, unsigned int order, uintptr_t caller)
 	}
 	page->flags &= ~PG_head;
 	stats.frees++;
+	freed_pfn = pfn;
+	freed_order = order;
 	while (order < MAX_ORDER) {
 		u64 buddy_pfn = pfn ^ (1ull << order);
 		struct page *buddy;
@@ -283,6 +342,8 @@ int __free_pages_caller(struct page *page, unsigned int order, uintptr_t caller)
 	}
 	add_free_block(&s->map[pfn - s->base_pfn], order);
 	local_irq_restore(flags);
+	if (probe_enabled(mm_page_free))
+		fire_page_free(page, freed_pfn, freed_order, caller);
 	return 0;
 }
 

@@ -7,7 +7,9 @@
 #include <topaz/list.h>
 #include <topaz/probe.h>
 
+#ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))
+#endif
 
 /*
  * Per-CPU data is laid out for SLAB_NR_CPUS; one CPU runs today, so the

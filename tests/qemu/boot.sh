@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Boot topaz in QEMU (TCG) with OVMF, with a command line, and report how it ended.
 #   boot.sh [--cmdline "..."] [--via-shell] [--log FILE] [--debugcon FILE] [--timeout S] [--show] [-- QEMU ARGS]
-# Exit status: QEMU's (33 = topaz passed, 35 = topaz failed), 124 on a timeout.
+# Exit status: QEMU's (33 = topaz passed, 35 = topaz failed), 124 on a timeout;
+# with --show (make run) 0 for passed and 1 for failed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$here/build}
@@ -43,6 +44,12 @@ fi
 timeout --foreground -k 5 "$timeout" qemu-system-x86_64 "${args[@]}" "${extra[@]}" </dev/null
 status=$?
 rm -rf "$run"
+if [ $show = 1 ]; then
+	case $status in
+	33) echo "boot.sh: topaz powered off: success"; exit 0 ;;
+	35) echo "boot.sh: topaz powered off: failure" >&2; exit 1 ;;
+	esac
+fi
 case $status in
 33) [ $show = 1 ] && echo "boot.sh: topaz powered off: success" ;;
 35) [ $show = 1 ] && echo "boot.sh: topaz powered off: failure" ;;
