@@ -10,13 +10,8 @@ int arch_rdmsr_safe(u32 msr, u64 *val)
 	u32 lo = 0, hi = 0;
 	int err = 0;
 
-	__asm__ volatile("1: rdmsr\n"
-			 "2:\n"
-			 " .pushsection .text.fixup, \"ax\"\n"
-			 "3: mov %[eio], %[err]\n"
-			 " jmp 2b\n"
-			 " .popsection\n"
-			 _ASM_EXTABLE(1b, 3b)
+	__asm__ volatile("1: rdmsr\n2:\n"
+			 _ASM_FIXUP_SET("%[err]", "%[eio]")
 			 : "=a"(lo), "=d"(hi), [err] "+r"(err)
 			 : "c"(msr), [eio] "i"(-EIO));
 	*val = ((u64)hi << 32) | lo;
@@ -27,13 +22,8 @@ int arch_wrmsr_safe(u32 msr, u64 val)
 {
 	int err = 0;
 
-	__asm__ volatile("1: wrmsr\n"
-			 "2:\n"
-			 " .pushsection .text.fixup, \"ax\"\n"
-			 "3: mov %[eio], %[err]\n"
-			 " jmp 2b\n"
-			 " .popsection\n"
-			 _ASM_EXTABLE(1b, 3b)
+	__asm__ volatile("1: wrmsr\n2:\n"
+			 _ASM_FIXUP_SET("%[err]", "%[eio]")
 			 : [err] "+r"(err)
 			 : "c"(msr), "a"((u32)val), "d"((u32)(val >> 32)), [eio] "i"(-EIO)
 			 : "memory");

@@ -39,11 +39,7 @@ KTEST(paging, text_is_read_only)
 
 	__asm__ volatile("1: movb %%al, (%[p])\n"
 			 "2:\n"
-			 " .pushsection .text.fixup, \"ax\"\n"
-			 "3: movl $1, %[f]\n"
-			 " jmp 2b\n"
-			 " .popsection\n"
-			 _ASM_EXTABLE(1b, 3b) : [f] "+r"(faulted) : [p] "r"(p), "a"(*p) : "memory");
+			 _ASM_FIXUP_SET("%[f]", "$1") : [f] "+r"(faulted) : [p] "r"(p), "a"(*p) : "memory");
 	KT_EXPECT_EQ(faulted, 1);
 	KT_EXPECT_EQ(last_fault.vector, X86_TRAP_PF);
 	KT_EXPECT_EQ(last_fault.error_code & 3, 3);	/* protection violation, write */

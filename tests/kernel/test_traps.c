@@ -31,11 +31,7 @@ static __noinline int fault_helper_read(uintptr_t addr)
 
 	__asm__ volatile("1: movq (%[a]), %[v]\n"
 			 "2:\n"
-			 " .pushsection .text.fixup, \"ax\"\n"
-			 "3: movl $1, %[f]\n"
-			 " jmp 2b\n"
-			 " .popsection\n"
-			 _ASM_EXTABLE(1b, 3b)
+			 _ASM_FIXUP_SET("%[f]", "$1")
 			 : [v] "=r"(v), [f] "+r"(faulted) : [a] "r"(addr) : "memory");
 	return faulted;
 }
@@ -81,11 +77,7 @@ KTEST(traps, invalid_opcode_fixup)
 	capture_on();
 	__asm__ volatile("1: ud2\n"
 			 "2:\n"
-			 " .pushsection .text.fixup, \"ax\"\n"
-			 "3: movl $1, %[f]\n"
-			 " jmp 2b\n"
-			 " .popsection\n"
-			 _ASM_EXTABLE(1b, 3b) : [f] "+r"(faulted));
+			 _ASM_FIXUP_SET("%[f]", "$1") : [f] "+r"(faulted));
 	capture_off();
 	KT_EXPECT_EQ(faulted, 1);
 	KT_EXPECT_EQ(last_fault.vector, X86_TRAP_UD);
@@ -104,11 +96,7 @@ KTEST(traps, divide_error_fixup)
 			 "mov $1, %%eax\n"
 			 "1: divl %[z]\n"
 			 "2:\n"
-			 " .pushsection .text.fixup, \"ax\"\n"
-			 "3: movl $1, %[f]\n"
-			 " jmp 2b\n"
-			 " .popsection\n"
-			 _ASM_EXTABLE(1b, 3b) : [f] "+r"(faulted) : [z] "r"(zero) : "rax", "rdx");
+			 _ASM_FIXUP_SET("%[f]", "$1") : [f] "+r"(faulted) : [z] "r"(zero) : "rax", "rdx");
 	KT_EXPECT_EQ(faulted, 1);
 	KT_EXPECT_EQ(last_fault.vector, X86_TRAP_DE);
 }
