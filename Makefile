@@ -18,15 +18,20 @@ PORTABLE_SRCS := \
 	kernel/cmdline.c kernel/kstrto.c kernel/printk.c kernel/vsprintf.c \
 	kernel/symbols.c kernel/msr.c kernel/ktest.c kernel/shutdown.c \
 	mm/page_alloc.c mm/gfp.c \
-	mm/slab.c mm/slab_debug.c mm/kmalloc.c kernel/probe.c kernel/probe_handlers.c
+	mm/slab.c mm/slab_debug.c mm/kmalloc.c kernel/probe.c kernel/probe_handlers.c \
+	drivers/pt/pt_packet_enc.c drivers/pt/pt_model.c drivers/pt/pt_model_rules.c \
+	drivers/pt/pt_model_topa.c drivers/pt/pt_model_events.c drivers/pt/pt_model_profiles.c \
+	drivers/pt/pt.c drivers/pt/pt_topa.c drivers/pt/pt_aux.c drivers/pt/pt_options.c drivers/pt/pt_session.c \
+	drivers/pt/trace_writer.c
 
 # Freestanding only: boot, CPU, traps, devices, and the in-kernel tests.
 KERNEL_SRCS := \
 	boot/efi_main.c boot/handoff.S \
 	kernel/main.c kernel/arch_x86.c kernel/string.c kernel/entry.S \
 	kernel/gdt.c kernel/traps.c kernel/extable.c kernel/apic.c kernel/time.c \
+	kernel/workload.c $(wildcard kernel/workloads/*.c) \
 	kernel/ksyms.c kernel/paging.c kernel/cpu.c kernel/power.c kernel/console.c kernel/panic.c \
-	drivers/serial/uart16550.c drivers/debugcon/debugcon.c \
+	drivers/serial/uart16550.c drivers/debugcon/debugcon.c drivers/pt/pt_irq.c \
 	$(wildcard tests/kernel/*.c)
 
 HOST_SUPPORT_SRCS := tests/host/hosted_machine.c
@@ -45,7 +50,7 @@ KLDFLAGS  := -shared -Bsymbolic -nostdlib -znocombreloc -z nopack-relative-reloc
 	--no-undefined --build-id=sha1 -T linker.ld
 HCFLAGS   := -std=gnu11 -O1 -g $(WARN) -Iinclude -DTOPAZ_HOSTED -fno-omit-frame-pointer \
 	-fsanitize=address,undefined -fno-sanitize-recover=undefined
-HLDLIBS   := -fsanitize=address,undefined -lcmocka -lelf -ldl
+HLDLIBS   := -fsanitize=address,undefined -lcmocka -lelf -ldl -lipt -lcapstone
 
 KOBJS := $(patsubst %,$(BUILD)/k/%.o,$(PORTABLE_SRCS) $(KERNEL_SRCS))
 HOBJS := $(patsubst %,$(BUILD)/h/%.o,$(PORTABLE_SRCS) $(HOST_SUPPORT_SRCS))
@@ -122,6 +127,38 @@ test-host: host-tests
 
 test-qemu: kernel
 	$(Q)tests/run-all.sh --qemu-only
+
+# ---------------------------------------------------------------- benchmarks
+# The allocator churn benchmark: the portable sources again, -O2 and without
+# sanitizers, one binary per allocator (jemalloc replaces malloc when linked).
+BENCH_SRCS  := $(filter-out drivers/%,$(PORTABLE_SRCS)) $(HOST_SUPPORT_SRCS)
+BCFLAGS     := -std=gnu11 -O2 -g $(WARN) -Iinclude -DTOPAZ_HOSTED -DTOPAZ_BENCH
+BENCH_OBJS  := $(patsubst %,$(BUILD)/bench/%.o,$(BENCH_SRCS))
+BENCH_NOP   := $(patsubst %,$(BUILD)/bench/noprobe/%.o,$(BENCH_SRCS))
+BENCH_BINS  := $(addprefix $(BUILD)/bench/bench-,topaz topaz-noprobe glibc mimalloc jemalloc)
+
+$(BUILD)/bench/noprobe/%.c.o: %.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(BCFLAGS) -DTOPAZ_NO_PROBES -MMD -MP -c $< -o $@
+$(BUILD)/bench/%.c.o: %.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(BCFLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/bench/bench-topaz: tests/bench/bench.c $(BENCH_OBJS)
+	$(Q)$(CC) $(BCFLAGS) -DALLOC_TOPAZ $^ -lelf -ldl -o $@
+$(BUILD)/bench/bench-topaz-noprobe: tests/bench/bench.c $(BENCH_NOP)
+	$(Q)$(CC) $(BCFLAGS) -DTOPAZ_NO_PROBES -DALLOC_TOPAZ $^ -lelf -ldl -o $@
+$(BUILD)/bench/bench-glibc: tests/bench/bench.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(BCFLAGS) -DALLOC_GLIBC $< -o $@
+$(BUILD)/bench/bench-mimalloc: tests/bench/bench.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(BCFLAGS) -DALLOC_MIMALLOC $< -lmimalloc -o $@
+$(BUILD)/bench/bench-jemalloc: tests/bench/bench.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(BCFLAGS) -DALLOC_JEMALLOC $< -ljemalloc -o $@
+
+bench: $(BENCH_BINS)
+	$(Q)tests/bench/run.sh $(BUILD)/bench
 
 clean:
 	rm -rf $(BUILD)

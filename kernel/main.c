@@ -12,6 +12,7 @@
 #include <topaz/ktest.h>
 #include <topaz/power.h>
 #include <topaz/arch.h>
+#include <topaz/workload.h>
 
 #ifndef TOPAZ_VERSION
 #define TOPAZ_VERSION "unknown"
@@ -24,6 +25,8 @@ extern const u8 __build_id_note[] __hidden;
 
 static const char *test_spec;
 KPARAM_STR("test", test, &test_spec, "run in-kernel tests: all, suite names, or suite.name patterns");
+static const char *run_spec;
+KPARAM_STR("run", run, &run_spec, "run workloads: NAME[,NAME...] (run=list shows them)");
 static bool mm_stats;
 KPARAM_BOOL("mm.stats", mm_stats, &mm_stats, "print page allocator statistics at power-off too");
 
@@ -89,6 +92,43 @@ static void memory_init(const struct boot_info *bi)
 	page_alloc_show_stats();
 }
 
+/* run=a,b,c: each workload in turn; returns how many could not run. */
+static int run_workloads(const char *spec)
+{
+	char name[32];
+	int bad = 0;
+
+	if (!strcmp(spec, "list")) {
+		workload_list();
+		return 0;
+	}
+	for (const char *s = spec; *s;) {
+		const char *e = strchr(s, ',');
+		size_t n = e ? (size_t)(e - s) : strlen(s);
+		const struct workload *w;
+
+		if (n >= sizeof(name))
+			n = sizeof(name) - 1;
+		memcpy(name, s, n);
+		name[n] = '\0';
+		w = workload_find(name);
+		if (!w) {
+			printk(KERN_ERR "run=%s: no workload '%s'\n", spec, name);
+			workload_list();
+			bad++;
+		} else {
+			u64 t0 = rdtsc(), r = w->fn();
+
+			printk("run: %s returned %#llx in %llu us\n", w->name, (unsigned long long)r,
+			       (unsigned long long)(tsc_to_ns(rdtsc() - t0) / 1000));
+		}
+		if (!e)
+			break;
+		s = e + 1;
+	}
+	return bad;
+}
+
 void kernel_main(struct boot_info *bi)
 {
 	uintptr_t ist[NR_IST_STACKS];
@@ -125,8 +165,14 @@ void kernel_main(struct boot_info *bi)
 	       (unsigned long long)(ready - bi->tsc_at_entry), (unsigned long long)tsc_khz);
 
 	crash_if_requested();
-	/* The default job, until the traced demo: the self-tests. */
-	failed = ktest_run(test_spec ? test_spec : "all");
+	if (run_spec) {
+		failed = run_workloads(run_spec);
+		if (test_spec)
+			failed += ktest_run(test_spec) != 0;
+	} else {
+		/* The default job, until the traced demo: the self-tests. */
+		failed = ktest_run(test_spec ? test_spec : "all");
+	}
 	if (mm_stats)
 		page_alloc_show_stats();
 	power_off(failed == 0);

@@ -74,6 +74,12 @@ static struct span spans[MAX_SPANS];
 static unsigned int nr_spans;
 static struct list_head free_area[NR_PAGE_ORDERS];
 static struct page_alloc_stats stats;
+static unsigned long fail_nth;	/* fault injection: fail the nth allocation from now */
+
+void page_alloc_fail_nth(unsigned long nth)
+{
+	fail_nth = nth;
+}
 
 void page_alloc_init(void)
 {
@@ -223,6 +229,11 @@ struct page *__alloc_pages_caller(int nid, gfp_t gfp, unsigned int order, uintpt
 	}
 
 	flags = local_irq_save();
+	if (unlikely(fail_nth) && --fail_nth == 0) {
+		local_irq_restore(flags);
+		stats.failures++;
+		return NULL;
+	}
 	for (o = order; o <= MAX_ORDER; o++) {
 		if (!list_empty(&free_area[o])) {
 			page = list_first_entry(&free_area[o], struct page, lru);

@@ -93,6 +93,11 @@ static inline unsigned int get_order(size_t size)
 }
 
 void page_alloc_get_stats(struct page_alloc_stats *st);
+/**
+ * page_alloc_fail_nth() - fault injection (as Linux's fail_page_alloc): the
+ * @nth allocation from now on fails as if memory ran out; 0 turns it off
+ */
+void page_alloc_fail_nth(unsigned long nth);
 /** page_alloc_show_stats() - print free blocks per order and the counters */
 void page_alloc_show_stats(void);
 

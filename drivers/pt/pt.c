@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The Intel PT driver: capabilities, configuration checks, the RTIT MSR
+ * sequences (nothing written while TraceEn=1, TraceEn set last) and the ToPA
+ * PMI, after Linux's arch/x86/events/intel/pt.c.
+ */
+#define pr_fmt(fmt) "pt: " fmt
+#include <topaz/pt.h>
+#include <topaz/msr-index.h>
+#include <topaz/arch.h>
+#include <topaz/apic.h>
+#include <topaz/mm.h>
+#include <topaz/kernel.h>
+#include <topaz/errno.h>
+
+
+struct pt_pmu pt_pmu;
+struct pt pt_ctx[NR_CPUS];
+
+enum { CPUID_EAX, CPUID_EBX, CPUID_ECX, CPUID_EDX };
+
+static const struct {
+	const char *name;
+	u32 leaf;	/* sub-leaf */
+	u8 reg;
+	u32 mask;
+} pt_caps[PT_CAP_NR] = {
+	[PT_CAP_max_subleaf]		= { "max_subleaf", 0, CPUID_EAX, 0xffffffff },
+	[PT_CAP_cr3_filtering]		= { "cr3_filtering", 0, CPUID_EBX, BIT(0) },
+	[PT_CAP_psb_cyc]		= { "psb_cyc", 0, CPUID_EBX, BIT(1) },
+	[PT_CAP_ip_filtering]		= { "ip_filtering", 0, CPUID_EBX, BIT(2) },
+	[PT_CAP_mtc]			= { "mtc", 0, CPUID_EBX, BIT(3) },
+	[PT_CAP_ptwrite]		= { "ptwrite", 0, CPUID_EBX, BIT(4) },
+	[PT_CAP_power_event_trace]	= { "power_event_trace", 0, CPUID_EBX, BIT(5) },
+	[PT_CAP_event_trace]		= { "event_trace", 0, CPUID_EBX, BIT(7) },
+	[PT_CAP_tnt_disable]		= { "tnt_disable", 0, CPUID_EBX, BIT(8) },
+	[PT_CAP_topa_output]		= { "topa_output", 0, CPUID_ECX, BIT(0) },
+	[PT_CAP_topa_multiple_entries]	= { "topa_multiple_entries", 0, CPUID_ECX, BIT(1) },
+	[PT_CAP_single_range_output]	= { "single_range_output", 0, CPUID_ECX, BIT(2) },
+	[PT_CAP_output_subsys]		= { "output_subsys", 0, CPUID_ECX, BIT(3) },
+	[PT_CAP_payloads_lip]		= { "payloads_lip", 0, CPUID_ECX, BIT(31) },
+	[PT_CAP_num_address_ranges]	= { "num_address_ranges", 1, CPUID_EAX, 0x7 },
+	[PT_CAP_mtc_periods]		= { "mtc_periods", 1, CPUID_EAX, 0xffff0000 },
+	[PT_CAP_cycle_thresholds]	= { "cycle_thresholds", 1, CPUID_EBX, 0xffff },
+	[PT_CAP_psb_periods]		= { "psb_periods", 1, CPUID_EBX, 0xffff0000 },
+};
+
+u32 intel_pt_validate_cap(const u32 *caps, enum pt_capabilities cap)
+{
+	u32 v = caps[pt_caps[cap].leaf * 4 + pt_caps[cap].reg] & pt_caps[cap].mask;
+
+	return v >> __builtin_ctz(pt_caps[cap].mask);
+}
+
+u32 intel_pt_validate_hw_cap(enum pt_capabilities cap)
+{
+	return intel_pt_validate_cap(pt_pmu.caps, cap);
+}
+
+const char *pt_cap_name(enum pt_capabilities cap)
+{
+	return pt_caps[cap].name;
+}
+
+int pt_pmu_hw_init(void)
+{
+	struct cpuid_regs r;
+	u64 v;
+
+	memset(&pt_pmu, 0, sizeof(pt_pmu));
+	cpuid_regs(0, 0, &r);
+	u32 max_leaf = r.eax;
+	cpuid_regs(1, 0, &r);
+	pt_pmu.stepping = r.eax & 0xf;
+	pt_pmu.model = (r.eax >> 4) & 0xf;
+	pt_pmu.family = (r.eax >> 8) & 0xf;
+	if (pt_pmu.family == 0xf)
+		pt_pmu.family += (r.eax >> 20) & 0xff;
+	if (pt_pmu.family >= 6)
+		pt_pmu.model |= ((r.eax >> 16) & 0xf) << 4;
+	if (max_leaf < 0x14)
+		return -ENODEV;
+	cpuid_regs(7, 0, &r);
+	if (!(r.ebx & CPUID_7_0_EBX_INTEL_PT))
+		return -ENODEV;
+	if (!rdmsr_safe(0xce, &v))	/* MSR_PLATFORM_INFO */
+		pt_pmu.max_nonturbo_ratio = (u32)(v >> 8) & 0xff;
+	if (max_leaf >= 0x15) {
+		cpuid_regs(0x15, 0, &r);
+		pt_pmu.tsc_art_num = r.ebx;
+		pt_pmu.tsc_art_den = r.eax;
+	}
+	/* Broadwell (BDM106): clearing BranchEn while tracing #GPs. */
+	if (pt_pmu.family == 6 && (pt_pmu.model == 0x3d || pt_pmu.model == 0x47 ||
+				   pt_pmu.model == 0x4f || pt_pmu.model == 0x56))
+		pt_pmu.branch_en_always_on = true;
+	for (u32 sub = 0; sub < 2; sub++) {
+		cpuid_regs(0x14, sub, &r);
+		pt_pmu.caps[sub * 4 + CPUID_EAX] = r.eax;
+		pt_pmu.caps[sub * 4 + CPUID_EBX] = r.ebx;
+		pt_pmu.caps[sub * 4 + CPUID_ECX] = r.ecx;
+		pt_pmu.caps[sub * 4 + CPUID_EDX] = r.edx;
+	}
+	if (!intel_pt_validate_hw_cap(PT_CAP_topa_output)) {
+		pr_err("ToPA output is not supported on this CPU\n");
+		return -ENODEV;
+	}
+	pt_pmu.present = true;
+	return 0;
+}
+
+#define PT_CONFIG_MASK (RTIT_CTL_TRACEEN | RTIT_CTL_TSC_EN | RTIT_CTL_DISRETC | \
+			RTIT_CTL_BRANCH_EN | RTIT_CTL_CYCLEACC | RTIT_CTL_CYC_THRESH | \
+			RTIT_CTL_PSB_FREQ | RTIT_CTL_MTC_EN | RTIT_CTL_MTC_RANGE | \
+			RTIT_CTL_PWR_EVT_EN | RTIT_CTL_EVENT_EN | RTIT_CTL_NOTNT | \
+			RTIT_CTL_FUP_ON_PTW | RTIT_CTL_PTW_EN)
+
+static int refuse(const char *opt, const char *why)
+{
+	pr_err("%s: %s\n", opt, why);
+	return -EINVAL;
+}
+
+int pt_event_valid(const struct pt_event_attr *attr)
+{
+	u64 c = attr->config;
+	int bad = 0;
+
+	if (!pt_pmu.present)
+		return refuse("pt", "this CPU has no Intel PT (CPUID.7.0:EBX[25]) and no model is installed");
+	if (c & ~PT_CONFIG_MASK)
+		bad |= refuse("pt", "reserved RTIT_CTL bits requested");
+	if ((c & (RTIT_CTL_CYCLEACC | RTIT_CTL_CYC_THRESH | RTIT_CTL_PSB_FREQ)) &&
+	    !intel_pt_validate_hw_cap(PT_CAP_psb_cyc)) {
+		if (c & RTIT_CTL_CYCLEACC)
+			bad |= refuse("pt.cyc", "this CPU has no cycle-accurate mode (CPUID.14H.0:EBX[1])");
+		if (c & RTIT_CTL_CYC_THRESH)
+			bad |= refuse("pt.cyc_thresh", "this CPU has no configurable CYC threshold");
+		if (c & RTIT_CTL_PSB_FREQ)
+			bad |= refuse("pt.psb_period", "this CPU has no configurable PSB frequency");
+	} else {
+		u32 psb = (u32)((c & RTIT_CTL_PSB_FREQ) >> RTIT_CTL_PSB_FREQ_OFFSET);
+		u32 cyc = (u32)((c & RTIT_CTL_CYC_THRESH) >> RTIT_CTL_CYC_THRESH_OFFSET);
+
+		if (psb && !(intel_pt_validate_hw_cap(PT_CAP_psb_periods) & BIT(psb)))
+			bad |= refuse("pt.psb_period", "encoding not in CPUID.14H.1:EBX[31:16]");
+		if (cyc && !(intel_pt_validate_hw_cap(PT_CAP_cycle_thresholds) & BIT(cyc)))
+			bad |= refuse("pt.cyc_thresh", "encoding not in CPUID.14H.1:EBX[15:0]");
+	}
+	if (c & (RTIT_CTL_MTC_EN | RTIT_CTL_MTC_RANGE)) {
+		u32 periods = intel_pt_validate_hw_cap(PT_CAP_mtc_periods);
+		u32 freq = (u32)((c & RTIT_CTL_MTC_RANGE) >> RTIT_CTL_MTC_RANGE_OFFSET);
+
+		if (!intel_pt_validate_hw_cap(PT_CAP_mtc) || !periods)
+			bad |= refuse("pt.mtc", "this CPU has no MTC packets (CPUID.14H.0:EBX[3])");
+		else if (!(periods & BIT(freq)))
+			bad |= refuse("pt.mtc_period", "encoding not in CPUID.14H.1:EAX[31:16]");
+	}
+	if ((c & RTIT_CTL_PWR_EVT_EN) && !intel_pt_validate_hw_cap(PT_CAP_power_event_trace))
+		bad |= refuse("pt.pwr_evt", "this CPU has no power event trace (CPUID.14H.0:EBX[5])");
+	if ((c & RTIT_CTL_EVENT_EN) && !intel_pt_validate_hw_cap(PT_CAP_event_trace))
+		bad |= refuse("pt.event", "this CPU has no event trace");
+	if ((c & RTIT_CTL_NOTNT) && !intel_pt_validate_hw_cap(PT_CAP_tnt_disable))
+		bad |= refuse("pt.notnt", "this CPU cannot disable TNT");
+	if ((c & (RTIT_CTL_PTW_EN | RTIT_CTL_FUP_ON_PTW)) && !intel_pt_validate_hw_cap(PT_CAP_ptwrite))
+		bad |= refuse((c & RTIT_CTL_PTW_EN) ? "pt.ptw" : "pt.fup_on_ptw",
+			      "this CPU has no PTWRITE (CPUID.14H.0:EBX[4])");
+	else if ((c & RTIT_CTL_FUP_ON_PTW) && !(c & RTIT_CTL_PTW_EN))
+		bad |= refuse("pt.fup_on_ptw", "needs pt.ptw=1");
+	if (attr->branch_passthrough && !(c & RTIT_CTL_BRANCH_EN) && pt_pmu.branch_en_always_on)
+		bad |= refuse("pt.branch", "this CPU (Broadwell, erratum BDM106) cannot trace with branches off");
+	if (!attr->branch_passthrough && (c & RTIT_CTL_BRANCH_EN))
+		bad |= refuse("pt.branch", "internal: BranchEn without pass-through");
+	if (attr->nr_filters > intel_pt_validate_hw_cap(PT_CAP_num_address_ranges)) {
+		char why[96];
+
+		ksnprintf(why, sizeof(why), "%u address ranges asked, this CPU has %u",
+			  attr->nr_filters, intel_pt_validate_hw_cap(PT_CAP_num_address_ranges));
+		bad |= refuse("pt.filter", why);
+	}
+	for (unsigned int i = 0; i < attr->nr_filters && i < PT_FILTERS_NUM; i++) {
+		if (attr->filters[i].config > RTIT_ADDR_CFG_STOP || !attr->filters[i].config)
+			bad |= refuse("pt.filter", "a range must be a filter or a stop range");
+		if (attr->filters[i].msr_b < attr->filters[i].msr_a)
+			bad |= refuse("pt.filter", "a range ends before it starts");
+	}
+	return bad ? -EINVAL : 0;
+}
+
+/* ------------------------------------------------------------ buffers */
+
+void *pt_buffer_setup_aux(struct perf_event *event, void **pages, unsigned long nr_pages,
+			  bool snapshot)
+{
+	struct pt_buffer *buf;
+	int cpu = event->cpu;
+
+	if (!nr_pages)
+		return NULL;
+	buf = (void *)__get_free_pages(GFP_KERNEL | __GFP_ZERO, get_order(sizeof(*buf)));
+	if (!buf)
+		return NULL;
+	INIT_LIST_HEAD(&buf->tables);
+	buf->cpu = cpu;
+	buf->snapshot = snapshot;
+	buf->data_pages = pages;
+	buf->chunk_order = event->aux->chunk_order;
+	buf->stop_pos = buf->intr_pos = -1;
+	/* single-range output: snapshot buffers that are one block (pt_buffer_try_single) */
+	if (snapshot && intel_pt_validate_hw_cap(PT_CAP_single_range_output) &&
+	    (1ul << buf->chunk_order[0]) == nr_pages) {
+		buf->single = true;
+		buf->nr_pages = nr_pages;
+		return buf;
+	}
+	if (pt_buffer_init_topa(buf, cpu, nr_pages, GFP_KERNEL)) {
+		free_pages((uintptr_t)buf, get_order(sizeof(*buf)));
+		return NULL;
+	}
+	return buf;
+}
+
+void pt_buffer_free_aux(void *data)
+{
+	struct pt_buffer *buf = data;
+
+	pt_buffer_fini_topa(buf);
+	free_pages((uintptr_t)buf, get_order(sizeof(*buf)));
+}
+
+/**
+ * pt_buffer_reset_markers() - STOP on the entry before the consumer's data,
+ * INT where the consumer wants to be woken (or one page before STOP)
+ */
+int pt_buffer_reset_markers(struct pt_buffer *buf, struct pt_aux_handle *handle)
+{
+	unsigned long head = (unsigned long)(buf->head >> PAGE_SHIFT);
+	unsigned long npages, idx, wakeup;
+
+	if (buf->single)
+		return 0;
+	if (buf->output_off + handle->size + 1 < pt_buffer_region_size(buf)) {
+		pt_aux_output_flag(handle, PERF_AUX_FLAG_TRUNCATED);
+		return -EINVAL;
+	}
+	if (!intel_pt_validate_hw_cap(PT_CAP_topa_multiple_entries))
+		return 0;
+	if (buf->stop_te)
+		*buf->stop_te &= ~(TOPA_STOP | TOPA_INT);
+	if (buf->intr_te)
+		*buf->intr_te &= ~TOPA_INT;
+	npages = (unsigned long)(handle->size >> PAGE_SHIFT);
+	if (!((buf->head + handle->size + 1) & (PAGE_SIZE - 1)))
+		npages++;
+	idx = (head + npages) & (buf->nr_pages - 1);
+	if ((long)idx != buf->stop_pos) {
+		buf->stop_pos = (long)idx;
+		buf->stop_te = pt_topa_prev_entry(buf, pt_topa_entry_for_page(buf, idx));
+	}
+	wakeup = (unsigned long)(handle->wakeup >> PAGE_SHIFT);
+	idx = head + npages - 1;
+	if (idx > wakeup)
+		idx = wakeup;
+	idx &= buf->nr_pages - 1;
+	if ((long)idx != buf->intr_pos) {
+		buf->intr_pos = (long)idx;
+		buf->intr_te = pt_topa_prev_entry(buf, pt_topa_entry_for_page(buf, idx));
+	}
+	*buf->stop_te |= TOPA_STOP | TOPA_INT;
+	*buf->intr_te |= TOPA_INT;
+	return 0;
+}
+
+/* ------------------------------------------------------------ MSRs */
+
+void pt_config_buffer(struct pt_buffer *buf)
+{
+	struct pt *pt = &pt_ctx[buf->cpu];
+	u64 base, mask, reg;
+
+	if (buf->single) {
+		base = virt_to_phys(buf->data_pages[0]);
+		mask = (((u64)buf->nr_pages << PAGE_SHIFT) - 1) >> 7;
+	} else {
+		base = pt_topa_phys(buf->cur);
+		mask = buf->cur_idx;
+	}
+	if (!pt->output_valid || pt->output_base != base) {
+		wrmsr(MSR_IA32_RTIT_OUTPUT_BASE, base);
+		pt->output_base = base;
+	}
+	reg = RTIT_OUTPUT_LOWER_MASK | (mask << RTIT_OUTPUT_MASK_OFFSET_SHIFT) |
+	      (buf->output_off << RTIT_OUTPUT_OFFSET_SHIFT);
+	if (!pt->output_valid || pt->output_mask != reg) {
+		wrmsr(MSR_IA32_RTIT_OUTPUT_MASK, reg);
+		pt->output_mask = reg;
+	}
+	pt->output_valid = true;
+}
+
+/** pt_read_offset() - where the trace unit stopped (TraceEn must be clear) */
+void pt_read_offset(struct pt_buffer *buf)
+{
+	struct pt *pt = &pt_ctx[buf->cpu];
+
+	if (!buf->single) {
+		pt->output_base = rdmsr(MSR_IA32_RTIT_OUTPUT_BASE);
+		buf->cur = &((struct topa_page *)phys_to_virt(pt->output_base))->topa;
+	}
+	pt->output_mask = rdmsr(MSR_IA32_RTIT_OUTPUT_MASK);
+	pt->output_valid = true;
+	buf->output_off = pt->output_mask >> RTIT_OUTPUT_OFFSET_SHIFT;
+	if (!buf->single)
+		buf->cur_idx = (unsigned int)((pt->output_mask & 0xffffff80ull) >> 7);
+}
+
+#define TOPA_PMI_MARGIN 512
+
+void pt_handle_status(struct pt *pt)
+{
+	struct perf_event *event = pt->event;
+	struct pt_buffer *buf = event->buf;
+	u64 status = rdmsr(MSR_IA32_RTIT_STATUS);
+	bool advance = false;
+
+	if (status & RTIT_STATUS_ERROR) {
+		pr_err("ToPA ERROR encountered, trying to recover\n");
+		pt_topa_dump(buf);
+		status &= ~RTIT_STATUS_ERROR;
+		pt->errors++;
+	}
+	if (status & RTIT_STATUS_STOPPED) {
+		status &= ~RTIT_STATUS_STOPPED;
+		/* A full STOP region: the trace unit dropped data. A TraceStop
+		 * range with room left is not a loss. */
+		if (!buf->single && (!intel_pt_validate_hw_cap(PT_CAP_topa_multiple_entries) ||
+				     buf->output_off == pt_buffer_region_size(buf))) {
+			pt_aux_output_flag(&event->handle, PERF_AUX_FLAG_TRUNCATED);
+			pt->truncations++;
+			advance = true;
+		}
+	}
+	if (!intel_pt_validate_hw_cap(PT_CAP_topa_multiple_entries) && !buf->snapshot &&
+	    !buf->single && pt_buffer_region_size(buf) - buf->output_off <= TOPA_PMI_MARGIN) {
+		/* An early PMI on single-entry ToPA: pad the rest, move on. */
+		memset((u8 *)pt_buffer_region(buf) + buf->output_off, 0,
+		       pt_buffer_region_size(buf) - buf->output_off);
+		advance = true;
+	}
+	if (advance)
+		pt_buffer_advance(buf);
+	wrmsr(MSR_IA32_RTIT_STATUS, status);
+}
+
+void pt_update_head(struct pt *pt)
+{
+	struct pt_buffer *buf = pt->event->buf;
+	u64 size = (u64)buf->nr_pages << PAGE_SHIFT;
+	u64 base, old;
+	bool wrapped = buf->wrapped;
+
+	buf->wrapped = false;
+	if (buf->single) {
+		buf->data_size = buf->output_off;
+		return;
+	}
+	base = pt_topa_region_offset_of(buf) + buf->output_off;
+	if (buf->snapshot) {
+		buf->data_size = base;
+		return;
+	}
+	old = buf->head & (size - 1);
+	buf->head = base;
+	if (base < old || (base == old && wrapped))
+		base += size;
+	buf->data_size += base - old;
+}
+
+u64 pt_config_filters(struct perf_event *event)
+{
+	struct pt *pt = &pt_ctx[event->cpu];
+	u64 rtit_ctl = 0;
+
+	for (unsigned int i = 0; i < event->attr.nr_filters; i++) {
+		const struct pt_filter *f = &event->attr.filters[i];
+
+		if (!pt->filters_valid || pt->filters[i].msr_a != f->msr_a) {
+			wrmsr(MSR_IA32_RTIT_ADDRn_A(i), f->msr_a);
+			pt->filters[i].msr_a = f->msr_a;
+		}
+		if (!pt->filters_valid || pt->filters[i].msr_b != f->msr_b) {
+			wrmsr(MSR_IA32_RTIT_ADDRn_B(i), f->msr_b);
+			pt->filters[i].msr_b = f->msr_b;
+		}
+		rtit_ctl |= (u64)f->config << RTIT_CTL_ADDRn_OFFSET(i);
+	}
+	if (event->attr.nr_filters)
+		pt->filters_valid = true;
+	return rtit_ctl;
+}
+
+void pt_config_start(struct perf_event *event)
+{
+	event->hw_config |= RTIT_CTL_TRACEEN;
+	wrmsr(MSR_IA32_RTIT_CTL, event->hw_config);
+}
+
+void pt_config_stop(struct perf_event *event)
+{
+	if (!(event->hw_config & RTIT_CTL_TRACEEN))
+		return;
+	event->hw_config &= ~RTIT_CTL_TRACEEN;
+	wrmsr(MSR_IA32_RTIT_CTL, event->hw_config);
+	barrier();	/* the WRMSR flushed the packets; publish after it */
+}
+
+void pt_config(struct perf_event *event)
+{
+	struct pt_event_attr *a = &event->attr;
+	u64 reg;
+
+	if (!event->started_once) {
+		/* The first start: clear the PSB byte counter and stale flags. */
+		wrmsr(MSR_IA32_RTIT_STATUS, 0);
+		event->started_once = true;
+	}
+	reg = pt_config_filters(event);
+	if (!event->buf->single)
+		reg |= RTIT_CTL_TOPA;
+	if (a->branch_passthrough)
+		reg |= a->config & RTIT_CTL_BRANCH_EN;
+	else
+		reg |= RTIT_CTL_BRANCH_EN;
+	if (!a->exclude_kernel)
+		reg |= RTIT_CTL_OS;
+	if (!a->exclude_user)
+		reg |= RTIT_CTL_USR;
+	reg |= a->config & PT_CONFIG_MASK & ~(RTIT_CTL_TRACEEN | RTIT_CTL_BRANCH_EN);
+	event->hw_config = reg;
+	pt_config_start(event);
+}
+
+/* ------------------------------------------------------------ events */
+
+int pt_event_init(struct perf_event *event, const struct pt_event_attr *attr, struct pt_aux *aux,
+		  int cpu)
+{
+	int err;
+
+	memset(event, 0, sizeof(*event));
+	err = pt_event_valid(attr);
+	if (err)
+		return err;
+	if (pt_ctx[cpu].event) {
+		pr_err("CPU %d already has a PT event\n", cpu);
+		return -EBUSY;
+	}
+	event->attr = *attr;
+	event->cpu = cpu;
+	event->aux = aux;
+	event->stopped = true;
+	event->buf = pt_buffer_setup_aux(event, aux->data_pages, aux->nr_pages, aux->snapshot);
+	if (!event->buf)
+		return -ENOMEM;
+	pt_ctx[cpu].event = event;
+	pt_ctx[cpu].output_valid = false;
+	pt_ctx[cpu].filters_valid = false;
+	return 0;
+}
+
+void pt_event_destroy(struct perf_event *event)
+{
+	pt_event_stop(event, PERF_EF_UPDATE);
+	if (event->buf)
+		pt_buffer_free_aux(event->buf);
+	event->buf = NULL;
+	if (pt_ctx[event->cpu].event == event)
+		pt_ctx[event->cpu].event = NULL;
+}
+
+int pt_event_start(struct perf_event *event)
+{
+	struct pt *pt = &pt_ctx[event->cpu];
+	struct pt_buffer *buf = event->buf;
+
+	if (pt_aux_output_begin(&event->handle, event->aux)) {
+		event->stopped = true;
+		return -ENOSPC;
+	}
+	pt_buffer_reset_offsets(buf, event->handle.head);
+	if (!buf->snapshot && pt_buffer_reset_markers(buf, &event->handle)) {
+		pt_aux_output_end(&event->handle, 0);
+		event->stopped = true;
+		return -ENOSPC;
+	}
+	event->stopped = false;
+	pt_config_buffer(buf);
+	pt->handle_nmi = true;
+	pt_config(event);
+	return 0;
+}
+
+static void publish(struct pt *pt, struct perf_event *event)
+{
+	struct pt_buffer *buf = event->buf;
+	u64 size = buf->data_size;
+
+	if (buf->snapshot) {
+		event->handle.head = buf->data_size;	/* the current position */
+		size = (u64)buf->nr_pages << PAGE_SHIFT;
+	}
+	if (event->handle.flags & PERF_AUX_FLAG_TRUNCATED)
+		event->aux->lost++;
+	pt->bytes += buf->snapshot ? 0 : size;
+	pt_aux_output_end(&event->handle, size);
+	buf->data_size = 0;
+}
+
+void pt_event_stop(struct perf_event *event, unsigned int mode)
+{
+	struct pt *pt = &pt_ctx[event->cpu];
+
+	pt->handle_nmi = false;
+	barrier();
+	pt_config_stop(event);
+	if (event->stopped)
+		return;
+	event->stopped = true;
+	if (mode & PERF_EF_UPDATE) {
+		pt_read_offset(event->buf);
+		pt_handle_status(pt);
+		pt_update_head(pt);
+		publish(pt, event);
+	}
+}
+
+void intel_pt_interrupt(void)
+{
+	struct pt *pt = &pt_ctx[0];
+	struct perf_event *event = pt->event;
+	struct pt_buffer *buf;
+
+	if (!pt->handle_nmi || !event) {
+		pt->stale_pmis++;
+		return;
+	}
+	pt->pmis++;
+	pt_config_stop(event);
+	buf = event->buf;
+	pt_read_offset(buf);
+	pt_handle_status(pt);
+	pt_update_head(pt);
+	publish(pt, event);
+	if (pt->wakeup)
+		pt->wakeup(event);
+	if (event->stopped)
+		return;
+	if (pt_aux_output_begin(&event->handle, event->aux)) {
+		event->stopped = true;	/* no room: tracing stays off until drained */
+		return;
+	}
+	pt_buffer_reset_offsets(buf, event->handle.head);
+	if (pt_buffer_reset_markers(buf, &event->handle)) {
+		pt_aux_output_end(&event->handle, 0);
+		event->stopped = true;
+		return;
+	}
+	pt_config_buffer(buf);
+	pt_config_start(event);
+}
+
+bool pt_pmi_handle(void)
+{
+	u64 status;
+
+	if (rdmsr_safe(MSR_CORE_PERF_GLOBAL_STATUS, &status) ||
+	    !(status & GLOBAL_STATUS_TRACE_TOPAPMI))
+		return false;
+	/* Acknowledge first, so a PMI raised after the restart is not lost. */
+	wrmsr(MSR_CORE_PERF_GLOBAL_OVF_CTRL, MSR_CORE_PERF_GLOBAL_OVF_CTRL_TRACE_TOPA_PMI);
+	intel_pt_interrupt();
+	/* The APIC masked LVTPC when it delivered the PMI. */
+	apic_write_lvtpc(apic_read_lvtpc() & ~APIC_LVT_MASKED);
+	return true;
+}
+
+u64 pt_snapshot_copy(struct perf_event *event, void *dst, u64 len)
+{
+	struct pt *pt = &pt_ctx[event->cpu];
+	struct pt_buffer *buf = event->buf;
+	u64 size = (u64)buf->nr_pages << PAGE_SHIFT, pos;
+	bool was_on = event->hw_config & RTIT_CTL_TRACEEN;
+
+	pt_config_stop(event);
+	pt_read_offset(buf);
+	pt_update_head(pt);
+	pos = buf->data_size;		/* in-buffer position (snapshot) */
+	if (len > size)
+		len = size;
+	pt_aux_copy(event->aux, pos + size - len, dst, len);
+	if (was_on)
+		pt_config_start(event);
+	return len;
+}

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The AUX ring: what perf's AUX buffer is for Linux's PT driver. The trace
+ * unit writes at the producer position; a consumer drains up to it; the
+ * driver's STOP marker keeps the trace unit off data not yet consumed.
+ */
+#include <topaz/pt.h>
+#include <topaz/mm.h>
+#include <topaz/kernel.h>
+#include <topaz/errno.h>
+
+static void free_chunks(struct pt_aux *aux)
+{
+	for (unsigned long pg = 0; pg < aux->nr_pages;) {
+		int order = aux->chunk_order[pg];
+
+		if (order < 0 || !aux->data_pages[pg])
+			break;
+		free_pages((uintptr_t)aux->data_pages[pg], (unsigned int)order);
+		pg += 1ul << order;
+	}
+}
+
+static void *alloc_array(size_t bytes, gfp_t gfp)
+{
+	return (void *)__get_free_pages(gfp | __GFP_ZERO, get_order(bytes));
+}
+
+static void free_array(void *p, size_t bytes)
+{
+	if (p)
+		free_pages((uintptr_t)p, get_order(bytes));
+}
+
+struct pt_aux *pt_aux_alloc(u64 size, unsigned int max_order, bool snapshot, gfp_t gfp)
+{
+	unsigned long nr_pages = (unsigned long)(size >> PAGE_SHIFT), pg = 0;
+	unsigned int order = min(max_order, (unsigned int)MAX_ORDER);
+	struct pt_aux *aux;
+
+	if (size < PAGE_SIZE || (size & (size - 1)))
+		return NULL;
+	aux = alloc_array(sizeof(*aux), gfp);
+	if (!aux)
+		return NULL;
+	aux->nr_pages = nr_pages;
+	aux->snapshot = snapshot;
+	aux->data_pages = alloc_array(nr_pages * sizeof(void *), gfp);
+	aux->chunk_order = alloc_array(nr_pages, gfp);
+	if (!aux->data_pages || !aux->chunk_order)
+		goto fail;
+	memset(aux->chunk_order, 0xff, nr_pages);
+	/* The largest naturally aligned blocks first, smaller ones when memory is short. */
+	while (pg < nr_pages) {
+		uintptr_t a;
+
+		while ((1ul << order) > nr_pages - pg)
+			order--;
+		a = __get_free_pages(gfp | __GFP_ZERO | __GFP_NOWARN, order);
+		if (!a) {
+			if (!order)
+				goto fail;
+			order--;
+			continue;
+		}
+		aux->chunk_order[pg] = (s8)order;
+		for (unsigned long i = 0; i < (1ul << order); i++)
+			aux->data_pages[pg + i] = (void *)(a + i * PAGE_SIZE);
+		pg += 1ul << order;
+	}
+	aux->watermark = size / 2;
+	aux->wakeup = aux->watermark;
+	return aux;
+fail:
+	pt_aux_free(aux);
+	return NULL;
+}
+
+void pt_aux_free(struct pt_aux *aux)
+{
+	if (!aux)
+		return;
+	if (aux->data_pages && aux->chunk_order)
+		free_chunks(aux);
+	free_array(aux->data_pages, aux->nr_pages * sizeof(void *));
+	free_array(aux->chunk_order, aux->nr_pages);
+	free_array(aux, sizeof(*aux));
+}
+
+/**
+ * pt_aux_output_begin() - start a transaction: the trace unit may fill the
+ * free space. Returns -ENOSPC when the consumer has not made room.
+ */
+int pt_aux_output_begin(struct pt_aux_handle *h, struct pt_aux *aux)
+{
+	u64 ring = (u64)aux->nr_pages << PAGE_SHIFT;
+
+	h->aux = aux;
+	h->head = aux->head;
+	h->flags = 0;
+	if (aux->snapshot) {
+		h->size = ring;
+	} else {
+		/* one byte less than the free space, as perf's CIRC_SPACE */
+		u64 used = aux->head - aux->tail;
+
+		h->size = used >= ring ? 0 : ring - used - 1;
+		if (!h->size)
+			return -ENOSPC;
+	}
+	while (aux->wakeup <= aux->head)
+		aux->wakeup += aux->watermark;
+	h->wakeup = aux->wakeup;
+	return 0;
+}
+
+void pt_aux_output_flag(struct pt_aux_handle *h, u32 flags)
+{
+	h->flags |= flags;
+}
+
+void pt_aux_output_end(struct pt_aux_handle *h, u64 size)
+{
+	struct pt_aux *aux = h->aux;
+
+	if (aux->snapshot)
+		aux->head = h->head;	/* the driver passes the current position */
+	else
+		aux->head += size;
+	aux->records++;
+	if (h->flags & PERF_AUX_FLAG_TRUNCATED)
+		aux->truncated_records++;
+	h->flags = 0;
+}
+
+void pt_aux_copy(const struct pt_aux *aux, u64 pos, void *dst, u64 len)
+{
+	u64 ring = (u64)aux->nr_pages << PAGE_SHIFT;
+	u8 *d = dst;
+
+	while (len) {
+		u64 off = pos & (ring - 1);
+		u64 in_page = PAGE_SIZE - (off & (PAGE_SIZE - 1));
+		u64 n = min(len, in_page);
+
+		memcpy(d, (const u8 *)aux->data_pages[off >> PAGE_SHIFT] + (off & (PAGE_SIZE - 1)), n);
+		d += n;
+		pos += n;
+		len -= n;
+	}
+}

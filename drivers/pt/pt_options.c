@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: MIT
+/* pt.* command-line options (perf intel_pt terms) and address filters. */
+#define pr_fmt(fmt) "pt: " fmt
+#include <topaz/pt_options.h>
+#include <topaz/cmdline.h>
+#include <topaz/symbols.h>
+#include <topaz/msr-index.h>
+#include <topaz/kernel.h>
+#include <topaz/errno.h>
+
+struct pt_options pt_opts = {
+	.buf_size = 64 * 1024,
+	.region_size = 4 * 1024 * 1024,
+	.sink = PT_SINK_DEBUGCON,
+};
+
+KPARAM_BOOL("pt", pt, &pt_opts.enabled, "trace the workload with Intel PT (pt=on)");
+KPARAM_BOOL("pt.tsc", pt_tsc, &pt_opts.tsc, "TSC packets");
+KPARAM_BOOL("pt.mtc", pt_mtc, &pt_opts.mtc, "MTC timing packets");
+KPARAM_BOOL("pt.cyc", pt_cyc, &pt_opts.cyc, "cycle-accurate mode (CYC packets)");
+KPARAM_BOOL("pt.noretcomp", pt_noretcomp, &pt_opts.noretcomp, "disable RET compression");
+KPARAM_BOOL("pt.ptw", pt_ptw, &pt_opts.ptw, "PTWRITE packets");
+KPARAM_BOOL("pt.fup_on_ptw", pt_fup_on_ptw, &pt_opts.fup_on_ptw, "FUP with every PTWRITE");
+KPARAM_BOOL("pt.pwr_evt", pt_pwr_evt, &pt_opts.pwr_evt, "power event packets");
+KPARAM_BOOL("pt.snapshot", pt_snapshot, &pt_opts.snapshot,
+	    "flight recorder: the ring overwrites, the last bytes go out on request and on panic");
+KPARAM_STR("pt.filter", pt_filter, &pt_opts.filter,
+	   "address filters: \"filter SYM[/SIZE]|START/SIZE, stop SYM, ...\"");
+
+static int set_flag_value(const char *val, bool *set, bool *out, const char *name,
+			  char *why, size_t n)
+{
+	static const char *const on[] = { "1", "on", "yes", "y", "true" };
+	static const char *const off[] = { "0", "off", "no", "n", "false" };
+
+	if (!val) {
+		*set = *out = true;
+		return 0;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(on); i++) {
+		if (!strcmp(val, on[i]) || !strcmp(val, off[i])) {
+			*set = true;
+			*out = !strcmp(val, on[i]);
+			return 0;
+		}
+	}
+	ksnprintf(why, n, "%s takes 0 or 1", name);
+	return -EINVAL;
+}
+
+static int set_branch(const char *val, char *why, size_t n)
+{
+	return set_flag_value(val, &pt_opts.branch_set, &pt_opts.branch, "pt.branch", why, n);
+}
+KPARAM_CUSTOM("pt.branch", pt_branch, set_branch, "BranchEn (pt.branch=0 traces no branches)");
+
+static int set_period(const char *val, u64 *out, bool *set, char *why, size_t n)
+{
+	u64 v;
+
+	if (!val || kstrtou64(val, 0, &v) || v > 15) {
+		ksnprintf(why, n, "expected an encoding from 0 to 15");
+		return -EINVAL;
+	}
+	*out = v;
+	*set = true;
+	return 0;
+}
+
+static int set_mtc_period(const char *v, char *w, size_t n)
+{
+	return set_period(v, &pt_opts.mtc_period, &pt_opts.mtc_period_set, w, n);
+}
+static int set_cyc_thresh(const char *v, char *w, size_t n)
+{
+	return set_period(v, &pt_opts.cyc_thresh, &pt_opts.cyc_thresh_set, w, n);
+}
+static int set_psb_period(const char *v, char *w, size_t n)
+{
+	return set_period(v, &pt_opts.psb_period, &pt_opts.psb_period_set, w, n);
+}
+KPARAM_CUSTOM("pt.mtc_period", pt_mtc_period, set_mtc_period, "MTC frequency encoding (0-15)");
+KPARAM_CUSTOM("pt.cyc_thresh", pt_cyc_thresh, set_cyc_thresh, "CYC threshold encoding (0-15)");
+KPARAM_CUSTOM("pt.psb_period", pt_psb_period, set_psb_period, "PSB frequency encoding (0-15)");
+
+static int set_pow2_size(const char *val, u64 *out, u64 lo, u64 hi, char *why, size_t n)
+{
+	u64 v;
+
+	if (!val || kstrtosize(val, &v) || v < lo || v > hi || (v & (v - 1))) {
+		ksnprintf(why, n, "expected a power of two from %lluK to %lluM (e.g. 64K, 4M)",
+			  (unsigned long long)(lo >> 10), (unsigned long long)(hi >> 20));
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static int set_buf(const char *v, char *w, size_t n)
+{
+	return set_pow2_size(v, &pt_opts.buf_size, 4096, 1ull << 30, w, n);
+}
+static int set_region(const char *v, char *w, size_t n)
+{
+	return set_pow2_size(v, &pt_opts.region_size, 4096, 4ull << 20, w, n);
+}
+KPARAM_CUSTOM("pt.buf", pt_buf, set_buf, "trace buffer size (power of two, 4K to 1G)");
+KPARAM_CUSTOM("pt.region", pt_region, set_region, "largest ToPA region (power of two, 4K to 4M)");
+
+static int set_sink(const char *v, char *w, size_t n)
+{
+	if (v && !strcmp(v, "debugcon"))
+		pt_opts.sink = PT_SINK_DEBUGCON;
+	else if (v && !strcmp(v, "serial"))
+		pt_opts.sink = PT_SINK_SERIAL;
+	else if (v && !strcmp(v, "memory"))
+		pt_opts.sink = PT_SINK_MEMORY;
+	else {
+		ksnprintf(w, n, "expected debugcon, serial or memory");
+		return -EINVAL;
+	}
+	return 0;
+}
+KPARAM_CUSTOM("pt.sink", pt_sink, set_sink, "where the trace goes: debugcon, serial, memory");
+
+static int set_pmi(const char *v, char *w, size_t n)
+{
+	if (v && !strcmp(v, "nmi"))
+		pt_opts.pmi_nmi = true;
+	else if (v && !strcmp(v, "vector"))
+		pt_opts.pmi_nmi = false;
+	else {
+		ksnprintf(w, n, "expected vector or nmi");
+		return -EINVAL;
+	}
+	return 0;
+}
+KPARAM_CUSTOM("pt.pmi", pt_pmi, set_pmi, "PMI delivery through LVTPC: vector or nmi");
+
+static int filter_error(const char *f, size_t len, const char *why)
+{
+	pr_err("pt.filter: '%.*s': %s\n", (int)len, f, why);
+	return -EINVAL;
+}
+
+/* One "ACTION SPEC" item of @len bytes at @f. */
+static int parse_one(const char *f, size_t len, struct pt_filter *out)
+{
+	char item[160], *spec, *slash;
+	u64 start, size = 0;
+	uintptr_t sym_size = 0;
+
+	while (len && (*f == ' ' || *f == '\t')) {
+		f++;
+		len--;
+	}
+	while (len && (f[len - 1] == ' ' || f[len - 1] == '\t'))
+		len--;
+	if (!len || len >= sizeof(item))
+		return filter_error(f, len, len ? "too long" : "empty filter");
+	memcpy(item, f, len);
+	item[len] = '\0';
+	spec = strchr(item, ' ');
+	if (!spec)
+		return filter_error(f, len, "expected ACTION SPEC, e.g. 'filter main'");
+	*spec++ = '\0';
+	while (*spec == ' ')
+		spec++;
+	if (!strcmp(item, "filter"))
+		out->config = RTIT_ADDR_CFG_FILTER;
+	else if (!strcmp(item, "stop") || !strcmp(item, "tracestop"))
+		out->config = RTIT_ADDR_CFG_STOP;
+	else if (!strcmp(item, "start"))
+		return filter_error(f, len, "Intel PT has no start filters (use filter or stop)");
+	else
+		return filter_error(f, len, "unknown action (expected filter or stop)");
+	slash = strchr(spec, '/');
+	if (slash) {
+		*slash++ = '\0';
+		if (kstrtosize(slash, &size) || !size)
+			return filter_error(f, len, "bad size after '/'");
+	}
+	if (kstrtou64(spec, 0, &start)) {
+		const char *name;
+		uintptr_t off;
+
+		start = ksym_address(spec);
+		if (!start)
+			return filter_error(f, len, "unknown symbol");
+		if (ksym_lookup(start, &name, &off, &sym_size) || !sym_size)
+			sym_size = 1;
+		if (!size)
+			size = sym_size;
+	} else if (!size) {
+		return filter_error(f, len, "an address needs a size: START/SIZE");
+	}
+	if (start + size - 1 < start)
+		return filter_error(f, len, "range wraps around the address space");
+	out->msr_a = start;
+	out->msr_b = start + size - 1;
+	return 0;
+}
+
+int pt_parse_filters(const char *spec, struct pt_event_attr *attr)
+{
+	const char *s = spec;
+	int err = 0;
+
+	attr->nr_filters = 0;
+	if (!spec || !*spec)
+		return 0;
+	for (;;) {
+		const char *e = strchr(s, ',');
+		size_t len = e ? (size_t)(e - s) : strlen(s);
+
+		if (attr->nr_filters == PT_FILTERS_NUM) {
+			pr_err("pt.filter: more than %d filters\n", PT_FILTERS_NUM);
+			return -EINVAL;
+		}
+		if (parse_one(s, len, &attr->filters[attr->nr_filters]))
+			err = -EINVAL;
+		else
+			attr->nr_filters++;
+		if (!e)
+			break;
+		s = e + 1;
+	}
+	return err;
+}
+
+int pt_options_to_attr(const struct pt_options *o, struct pt_event_attr *attr)
+{
+	u64 c = 0;
+	int err;
+
+	memset(attr, 0, sizeof(*attr));
+	if (o->tsc) c |= RTIT_CTL_TSC_EN;
+	if (o->mtc) c |= RTIT_CTL_MTC_EN;
+	if (o->cyc) c |= RTIT_CTL_CYCLEACC;
+	if (o->noretcomp) c |= RTIT_CTL_DISRETC;
+	if (o->ptw) c |= RTIT_CTL_PTW_EN;
+	if (o->fup_on_ptw) c |= RTIT_CTL_FUP_ON_PTW;
+	if (o->pwr_evt) c |= RTIT_CTL_PWR_EVT_EN;
+	if (o->mtc_period_set) c |= o->mtc_period << RTIT_CTL_MTC_RANGE_OFFSET;
+	if (o->cyc_thresh_set) c |= o->cyc_thresh << RTIT_CTL_CYC_THRESH_OFFSET;
+	if (o->psb_period_set) c |= o->psb_period << RTIT_CTL_PSB_FREQ_OFFSET;
+	if (o->branch_set) {
+		attr->branch_passthrough = true;
+		if (o->branch)
+			c |= RTIT_CTL_BRANCH_EN;
+	}
+	attr->config = c;
+	err = pt_parse_filters(o->filter, attr);
+	if (attr->nr_filters && !intel_pt_validate_hw_cap(PT_CAP_ip_filtering)) {
+		pr_err("pt.filter: this CPU has no IP filtering (CPUID.14H.0:EBX[2])\n");
+		err = -EINVAL;
+	}
+	if (pt_event_valid(attr))
+		err = -EINVAL;
+	return err;
+}

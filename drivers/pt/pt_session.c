@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: MIT
+/* A trace session: event + AUX ring + the consumer writing the container. */
+#define pr_fmt(fmt) "pt: " fmt
+#include <topaz/pt_session.h>
+#include <topaz/msr-index.h>
+#include <topaz/arch.h>
+#include <topaz/mm.h>
+#include <topaz/kernel.h>
+#include <topaz/errno.h>
+
+struct pt_session pt_session;
+
+static void session_wakeup(struct perf_event *event)
+{
+	pt_session_drain();
+}
+
+int pt_session_open(const struct pt_options *o, const struct trace_sink *sink,
+		    u64 load_address, u64 image_size, const void *build_id_note)
+{
+	struct pt_session *s = &pt_session;
+	struct pt_event_attr attr;
+	unsigned int max_order = get_order(o->region_size);
+	int err;
+
+	if (s->open)
+		return -EBUSY;
+	memset(s, 0, sizeof(*s));
+	if (!pt_pmu.present && pt_pmu_hw_init()) {
+		pr_err("pt=on: this CPU has no Intel PT and the trace unit model is off (pt.model=off?)\n");
+		return -ENODEV;
+	}
+	if (pt_options_to_attr(o, &attr))
+		return -EINVAL;
+	if (o->snapshot == false && !intel_pt_validate_hw_cap(PT_CAP_topa_multiple_entries))
+		max_order = get_order(o->buf_size);	/* single-entry ToPA: one block per table */
+	s->aux = pt_aux_alloc(o->buf_size, max_order, o->snapshot, GFP_KERNEL);
+	if (!s->aux) {
+		pr_err("pt.buf=%lluK: cannot allocate the trace buffer\n",
+		       (unsigned long long)(o->buf_size >> 10));
+		return -ENOMEM;
+	}
+	s->aux->watermark = max(o->buf_size / 4, (u64)PAGE_SIZE);
+	s->aux->wakeup = s->aux->watermark;
+	err = pt_event_init(&s->event, &attr, s->aux, 0);
+	if (err) {
+		pt_aux_free(s->aux);
+		s->aux = NULL;
+		return err;
+	}
+	pt_ctx[0].wakeup = session_wakeup;
+	s->sink = *sink;
+	trace_writer_init(&s->writer, &s->sink);
+	trace_header_init(&s->header);
+	trace_header_set_image(&s->header, load_address, image_size, build_id_note);
+	s->header.output = s->event.buf->single ? TPZ_OUT_SINGLE : TPZ_OUT_TOPA;
+	s->header.buffer_size = (u32)min(o->buf_size, (u64)0xffffffffu);
+	for (unsigned int i = 0; i < attr.nr_filters; i++) {
+		s->header.addr[i][0] = attr.filters[i].msr_a;
+		s->header.addr[i][1] = attr.filters[i].msr_b;
+	}
+	s->open = true;
+	return 0;
+}
+
+int pt_session_start(void)
+{
+	struct pt_session *s = &pt_session;
+	int err;
+
+	if (!s->open || s->running)
+		return -EINVAL;
+	err = pt_event_start(&s->event);
+	if (err)
+		return err;
+	s->running = true;
+	if (!s->header.rtit_ctl) {
+		/* the header carries the configuration as programmed */
+		s->header.rtit_ctl = s->event.hw_config;
+		s->header.start_tsc = rdtsc();
+		trace_write_header(&s->writer, &s->header);
+	}
+	return 0;
+}
+
+void pt_session_stop(void)
+{
+	struct pt_session *s = &pt_session;
+
+	if (!s->running)
+		return;
+	pt_event_stop(&s->event, PERF_EF_UPDATE);
+	s->running = false;
+	if (!s->aux->snapshot)
+		pt_session_drain();
+}
+
+void pt_session_drain(void)
+{
+	struct pt_session *s = &pt_session;
+	struct pt_aux *aux = s->aux;
+	u64 ring = (u64)aux->nr_pages << PAGE_SHIFT;
+
+	if (!s->open || aux->snapshot || !s->header.rtit_ctl)
+		return;
+	s->drains++;
+	while (aux->tail < aux->head) {
+		u64 pos = aux->tail & (ring - 1);
+		u64 n = min(aux->head - aux->tail, ring - pos);
+		struct trace_chunk c = { .cpu = 0, .offset = s->stream_off, .tsc = rdtsc() };
+		const u8 *p;
+
+		/* One record per contiguous piece of the ring; pages of a chunk
+		 * are contiguous, so walk chunk by chunk. */
+		unsigned long pg = (unsigned long)(pos >> PAGE_SHIFT);
+		while (aux->chunk_order[pg] < 0)
+			pg--;
+		u64 chunk_end = ((u64)pg << PAGE_SHIFT) + (PAGE_SIZE << aux->chunk_order[pg]);
+		n = min(n, chunk_end - pos);
+		p = (const u8 *)aux->data_pages[pg] + (pos - ((u64)pg << PAGE_SHIFT));
+		if (aux->truncated_records > s->truncations_seen && aux->tail + n == aux->head) {
+			c.flags |= TPZ_TRACE_TRUNCATED;
+			s->truncations_seen = aux->truncated_records;
+		}
+		trace_write_trace(&s->writer, &c, p, (size_t)n);
+		s->stream_off += n;
+		aux->tail += n;
+	}
+}
+
+void pt_session_snapshot(u64 len)
+{
+	struct pt_session *s = &pt_session;
+	u64 ring = (u64)s->aux->nr_pages << PAGE_SHIFT;
+	u8 *tmp;
+	unsigned int order;
+
+	if (!s->open || !s->aux->snapshot)
+		return;
+	len = min(len, ring);
+	order = get_order((size_t)len);
+	tmp = (u8 *)__get_free_pages(GFP_ATOMIC | __GFP_NOWARN, order);
+	if (!s->header.rtit_ctl) {
+		s->header.rtit_ctl = s->event.hw_config | RTIT_CTL_TRACEEN;
+		trace_write_header(&s->writer, &s->header);
+	}
+	if (tmp) {
+		struct trace_chunk c = { .cpu = 0, .flags = TPZ_TRACE_WRAPPED,
+					 .offset = s->stream_off, .tsc = rdtsc() };
+
+		len = pt_snapshot_copy(&s->event, tmp, len);
+		trace_write_trace(&s->writer, &c, tmp, (size_t)len);
+		s->stream_off += len;
+		free_pages((uintptr_t)tmp, order);
+	} else {
+		/* no memory in a panic: write the ring in place, oldest first */
+		struct trace_chunk c = { .cpu = 0, .flags = TPZ_TRACE_WRAPPED, .offset = s->stream_off };
+		u64 pos;
+
+		pt_config_stop(&s->event);
+		pt_read_offset(s->event.buf);
+		pt_update_head(&pt_ctx[0]);
+		pos = s->event.buf->data_size;
+		for (u64 done = 0; done < ring;) {
+			u64 off = (pos + done) & (ring - 1);
+			u64 n = min(ring - done, PAGE_SIZE - (off & (PAGE_SIZE - 1)));
+
+			trace_write_trace(&s->writer, &c, (const u8 *)s->aux->data_pages[off >> PAGE_SHIFT] +
+					  (off & (PAGE_SIZE - 1)), (size_t)n);
+			c.flags = 0;
+			c.offset += n;
+			done += n;
+		}
+		s->stream_off = c.offset;
+	}
+}
+
+void pt_session_close(void)
+{
+	struct pt_session *s = &pt_session;
+	struct trace_totals t = { 0 };
+
+	if (!s->open)
+		return;
+	if (s->aux->snapshot) {
+		pt_session_snapshot((u64)s->aux->nr_pages << PAGE_SHIFT);
+		pt_event_stop(&s->event, 0);
+	} else {
+		pt_session_stop();
+	}
+	if (!s->header.rtit_ctl)
+		trace_write_header(&s->writer, &s->header);
+	t.pmis = pt_ctx[0].pmis;
+	t.end_tsc = rdtsc();
+	trace_write_trailer(&s->writer, &t);
+	pt_event_destroy(&s->event);
+	pt_aux_free(s->aux);
+	s->aux = NULL;
+	s->open = s->running = false;
+}

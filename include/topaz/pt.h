@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Intel PT driver, with Linux's vocabulary (arch/x86/events/intel/pt.c):
+ * ToPA tables built from page-allocator blocks, the PMI service, and an AUX
+ * ring that stands in for perf's (producer head, consumer tail, wake-up
+ * watermark, records of published data). It programs the IA32_RTIT_* MSRs
+ * through rdmsr/wrmsr, so it runs unchanged on silicon and on the model.
+ */
+#ifndef TOPAZ_PT_H
+#define TOPAZ_PT_H
+
+#include <topaz/types.h>
+#include <topaz/list.h>
+#include <topaz/gfp.h>
+
+/* ------------------------------------------------------------ capabilities */
+
+enum pt_capabilities {
+	PT_CAP_max_subleaf = 0,
+	PT_CAP_cr3_filtering,
+	PT_CAP_psb_cyc,
+	PT_CAP_ip_filtering,
+	PT_CAP_mtc,
+	PT_CAP_ptwrite,
+	PT_CAP_power_event_trace,
+	PT_CAP_event_trace,
+	PT_CAP_tnt_disable,
+	PT_CAP_topa_output,
+	PT_CAP_topa_multiple_entries,
+	PT_CAP_single_range_output,
+	PT_CAP_output_subsys,
+	PT_CAP_payloads_lip,
+	PT_CAP_num_address_ranges,
+	PT_CAP_mtc_periods,
+	PT_CAP_cycle_thresholds,
+	PT_CAP_psb_periods,
+	PT_CAP_NR
+};
+
+struct pt_pmu {
+	bool present;
+	u32 caps[8];		/* CPUID 0x14 sub-leaf 0 and 1: eax, ebx, ecx, edx */
+	bool branch_en_always_on;	/* BDM106 */
+	u32 max_nonturbo_ratio;
+	u32 tsc_art_num, tsc_art_den;
+	u32 family, model, stepping;
+};
+extern struct pt_pmu pt_pmu;
+
+u32 intel_pt_validate_cap(const u32 *caps, enum pt_capabilities cap);
+u32 intel_pt_validate_hw_cap(enum pt_capabilities cap);
+const char *pt_cap_name(enum pt_capabilities cap);
+/** pt_pmu_hw_init() - read CPUID 0x14 and friends; -ENODEV without PT or ToPA */
+int pt_pmu_hw_init(void);
+
+/* ------------------------------------------------------------ ToPA */
+
+/* Software metadata of a ToPA table, in the last bytes of the table's page. */
+struct topa {
+	struct list_head list;
+	u64 offset;		/* buffer offset of this table's first region */
+	u64 size;		/* bytes of this table's regions */
+	int last;		/* data entries written = index of the next free slot */
+	unsigned int z_count;	/* entries 1..z_count have entry 0's size */
+};
+
+#define TOPA_PAGE_SIZE	4096
+#define TENTS_PER_PAGE	((TOPA_PAGE_SIZE - sizeof(struct topa)) / sizeof(u64))
+
+struct topa_page {
+	u64 table[TENTS_PER_PAGE];
+	struct topa topa;
+};
+
+/**
+ * struct pt_buffer - one trace buffer (Linux's per-AUX-buffer state)
+ * @tables: ToPA tables in hardware order (empty for single-range output)
+ * @cur: @cur_idx: @output_off: where the trace unit writes next
+ * @nr_pages: data pages; @data_pages: their addresses
+ * @chunk_order: order of each chunk, indexed by its first page (-1 elsewhere)
+ * @head: logical write position; @data_size: bytes since the last publish
+ * @stop_te: @intr_te: entries carrying STOP (+INT) and INT
+ */
+struct pt_buffer {
+	struct list_head tables;
+	struct topa *first, *last, *cur;
+	unsigned int cur_idx;
+	u64 output_off;
+	unsigned long nr_pages;
+	u64 data_size;
+	u64 head;
+	bool snapshot, single, wrapped;
+	long stop_pos, intr_pos;
+	u64 *stop_te, *intr_te;
+	void **data_pages;
+	s8 *chunk_order;
+	int cpu;
+	bool truncated;		/* the current transaction lost data */
+};
+
+struct topa *topa_alloc(int cpu, gfp_t gfp);
+void topa_free(struct topa *topa);
+void topa_insert_table(struct pt_buffer *buf, struct topa *topa);
+bool topa_table_full(const struct topa *topa);
+int topa_insert_pages(struct pt_buffer *buf, int cpu, gfp_t gfp);
+void pt_topa_dump(const struct pt_buffer *buf);
+u64 *topa_entry(struct topa *t, int i);
+struct topa *topa_of_entry(const u64 *te);
+u64 pt_topa_phys(const struct topa *t);
+
+void pt_buffer_advance(struct pt_buffer *buf);
+u64 pt_topa_region_offset_of(struct pt_buffer *buf);
+void *pt_buffer_region(const struct pt_buffer *buf);
+u64 pt_buffer_region_size(const struct pt_buffer *buf);
+u64 *pt_topa_entry_for_page(struct pt_buffer *buf, unsigned long pg);
+u64 *pt_topa_prev_entry(struct pt_buffer *buf, u64 *te);
+void pt_buffer_reset_offsets(struct pt_buffer *buf, u64 head);
+void pt_buffer_fini_topa(struct pt_buffer *buf);
+int pt_buffer_init_topa(struct pt_buffer *buf, int cpu, unsigned long nr_pages, gfp_t gfp);
+
+/* ------------------------------------------------------------ AUX ring */
+
+#define PERF_AUX_FLAG_TRUNCATED	BIT(0)	/* the trace unit stopped: data lost */
+#define PERF_AUX_FLAG_OVERWRITE	BIT(1)	/* snapshot: the ring was overwritten */
+#define PERF_AUX_FLAG_PARTIAL	BIT(2)
+
+/* What perf's AUX ring buffer is in Linux: pages, head, tail, watermark. */
+struct pt_aux {
+	void **data_pages;
+	s8 *chunk_order;	/* order of the chunk starting at each page, or -1 */
+	unsigned long nr_pages;
+	u64 head;		/* bytes published, ever growing */
+	u64 tail;		/* bytes consumed, ever growing */
+	u64 watermark;		/* wake the consumer every this many bytes */
+	u64 wakeup;		/* next wake-up position */
+	bool snapshot;
+	u64 lost;		/* bytes reported lost (TRUNCATED) */
+	u64 records, truncated_records;
+};
+
+/* One transaction, as perf_output_handle. */
+struct pt_aux_handle {
+	struct pt_aux *aux;
+	u64 head;		/* aux->head at begin */
+	u64 size;		/* free space: the trace unit may write this much */
+	u64 wakeup;
+	u32 flags;
+};
+
+/**
+ * pt_aux_alloc() - a ring of @size bytes (a power of two, at least a page),
+ * in chunks of non-increasing order (naturally aligned buddy blocks), the
+ * largest @max_order (MAX_ORDER when larger)
+ */
+struct pt_aux *pt_aux_alloc(u64 size, unsigned int max_order, bool snapshot, gfp_t gfp);
+void pt_aux_free(struct pt_aux *aux);
+/* perf_aux_output_begin/end/flag */
+int pt_aux_output_begin(struct pt_aux_handle *h, struct pt_aux *aux);
+void pt_aux_output_end(struct pt_aux_handle *h, u64 size);
+void pt_aux_output_flag(struct pt_aux_handle *h, u32 flags);
+/** pt_aux_copy() - read @len bytes at absolute position @pos of the ring into @dst */
+void pt_aux_copy(const struct pt_aux *aux, u64 pos, void *dst, u64 len);
+
+/* ------------------------------------------------------------ the driver */
+
+struct pt_filter {
+	u64 msr_a, msr_b;
+	u32 config;		/* RTIT_ADDR_CFG_* */
+};
+
+#define PT_FILTERS_NUM 4
+
+/**
+ * struct pt_event_attr - what the user asked for (perf's attr.config and
+ * address filters for intel_pt)
+ */
+struct pt_event_attr {
+	u64 config;		/* RTIT_CTL bits from the pt.* options */
+	bool exclude_kernel, exclude_user;
+	bool branch_passthrough;	/* pt.branch= given: take BranchEn from config */
+	struct pt_filter filters[PT_FILTERS_NUM];
+	unsigned int nr_filters;
+};
+
+struct perf_event {
+	struct pt_event_attr attr;
+	u64 hw_config;		/* RTIT_CTL image when running */
+	bool started_once;
+	bool stopped;		/* perf's PERF_HES_STOPPED */
+	struct pt_aux *aux;
+	struct pt_buffer *buf;
+	struct pt_aux_handle handle;
+	int cpu;
+};
+
+/* Per-CPU driver state (struct pt in Linux). */
+struct pt {
+	struct perf_event *event;
+	bool handle_nmi;
+	struct pt_filter filters[PT_FILTERS_NUM];	/* what the MSRs hold */
+	u64 output_base, output_mask;			/* what the MSRs hold */
+	bool output_valid, filters_valid;
+	u64 pmis, stale_pmis, bytes, lost_bytes, truncations, errors;
+	/* called at the end of a PMI with new data published (the consumer) */
+	void (*wakeup)(struct perf_event *event);
+};
+
+#define NR_CPUS 1
+extern struct pt pt_ctx[NR_CPUS];
+
+/** pt_event_valid() - check @attr against the capabilities; messages name each refused option */
+int pt_event_valid(const struct pt_event_attr *attr);
+int pt_event_init(struct perf_event *event, const struct pt_event_attr *attr, struct pt_aux *aux,
+		  int cpu);
+void pt_event_destroy(struct perf_event *event);
+void *pt_buffer_setup_aux(struct perf_event *event, void **pages, unsigned long nr_pages,
+			  bool snapshot);
+void pt_buffer_free_aux(void *data);
+int pt_buffer_reset_markers(struct pt_buffer *buf, struct pt_aux_handle *handle);
+void pt_read_offset(struct pt_buffer *buf);
+void pt_handle_status(struct pt *pt);
+void pt_update_head(struct pt *pt);
+void pt_config_buffer(struct pt_buffer *buf);
+u64 pt_config_filters(struct perf_event *event);
+void pt_config(struct perf_event *event);
+void pt_config_start(struct perf_event *event);
+void pt_config_stop(struct perf_event *event);
+int pt_event_start(struct perf_event *event);
+#define PERF_EF_UPDATE BIT(2)
+void pt_event_stop(struct perf_event *event, unsigned int mode);
+/** intel_pt_interrupt() - the ToPA PMI (called with bit 55 seen and acknowledged) */
+void intel_pt_interrupt(void);
+/** pt_pmi_handler() - the PMI entry: checks and acks GLOBAL_STATUS bit 55, unmasks LVTPC */
+bool pt_pmi_handle(void);
+/** pt_snapshot_copy() - stop, copy the last @len bytes of a snapshot ring to @dst, restart */
+u64 pt_snapshot_copy(struct perf_event *event, void *dst, u64 len);
+
+#endif

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A trace session: the PT event, its AUX ring, and the consumer that drains
+ * published data into a trace container (include/topaz/trace_writer.h) on a
+ * sink. Normal mode drains at every wake-up; snapshot mode keeps the ring as
+ * a flight recorder and writes its last bytes on request, at close and from
+ * the panic path.
+ */
+#ifndef TOPAZ_PT_SESSION_H
+#define TOPAZ_PT_SESSION_H
+
+#include <topaz/pt.h>
+#include <topaz/pt_options.h>
+#include <topaz/trace_writer.h>
+
+struct pt_session {
+	struct perf_event event;
+	struct pt_aux *aux;
+	struct trace_writer writer;
+	struct trace_sink sink;
+	struct tpz_header header;
+	u64 stream_off;		/* stream bytes written to the container */
+	u64 drains, truncations_seen;
+	bool open, running;
+};
+extern struct pt_session pt_session;
+
+/**
+ * pt_session_open() - set up the event as @o asks, write the container header
+ * @o: the options
+ * @sink: where the container goes
+ * @load_address: @image_size: @build_id_note: the kernel image (for the decoder)
+ * Returns 0, -EINVAL for options the CPU cannot do (each named), -ENOMEM.
+ */
+int pt_session_open(const struct pt_options *o, const struct trace_sink *sink,
+		    u64 load_address, u64 image_size, const void *build_id_note);
+/** pt_session_start() - enable tracing (TraceEn=1); 0 or -ENOSPC */
+int pt_session_start(void);
+/** pt_session_stop() - disable tracing and publish what the trace unit wrote */
+void pt_session_stop(void);
+/** pt_session_drain() - move published data into the container (the consumer) */
+void pt_session_drain(void);
+/** pt_session_snapshot() - write the last @len bytes of a snapshot ring */
+void pt_session_snapshot(u64 len);
+/** pt_session_close() - stop, drain (or snapshot), write the trailer */
+void pt_session_close(void);
+
+#endif

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Workloads: the code topaz runs (and traces) as its job, chosen with run=.
+ * To add one, write a function in kernel/workloads/ and register it:
+ *
+ *	static u64 my_work(void) { ...; return checksum; }
+ *	WORKLOAD(mywork, my_work, "what it exercises");
+ *
+ * then boot with run=mywork (and pt=on to trace it). The returned value is
+ * printed, so a run can be checked and the compiler cannot drop the work.
+ */
+#ifndef TOPAZ_WORKLOAD_H
+#define TOPAZ_WORKLOAD_H
+
+#include <topaz/types.h>
+
+struct workload {
+	const char *name;
+	u64 (*fn)(void);
+	const char *help;
+};
+
+#define WORKLOAD(name_, fn_, help_)						\
+	static const struct workload __workload_##name_ __used			\
+		__section("workload_table") __aligned(8) = {			\
+		.name = #name_, .fn = fn_, .help = help_ }
+
+/** workload_find() - the workload called @name, or NULL */
+const struct workload *workload_find(const char *name);
+/** workload_list() - print the registered workloads */
+void workload_list(void);
+
+#endif

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Workloads that exercise the control flow a trace must get right: a sort
+ * (conditional branches, loops), a deep recursion (call/ret, RET compression
+ * beyond the 64-entry stack), a function-pointer dispatch (indirect calls),
+ * a busy loop long enough to take timer interrupts, and a UEFI runtime call
+ * (firmware code).
+ */
+#include <efi.h>
+#include <topaz/workload.h>
+#include <topaz/bootinfo.h>
+#include <topaz/time.h>
+#include <topaz/kernel.h>
+
+static u32 lcg(u32 *s)
+{
+	*s = *s * 1103515245u + 12345u;
+	return *s >> 8;
+}
+
+static __noinline void insertion_sort(u32 *a, int n)
+{
+	for (int i = 1; i < n; i++) {
+		u32 v = a[i];
+		int j = i - 1;
+
+		while (j >= 0 && a[j] > v) {
+			a[j + 1] = a[j];
+			j--;
+		}
+		a[j + 1] = v;
+	}
+}
+
+static u64 work_sort(void)
+{
+	static u32 a[96];
+	u32 seed = 42;
+	u64 sum = 0;
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(a); i++)
+		a[i] = lcg(&seed) % 1000;
+	insertion_sort(a, ARRAY_SIZE(a));
+	for (unsigned int i = 1; i < ARRAY_SIZE(a); i++)
+		if (a[i - 1] > a[i])
+			return ~0ull;	/* not sorted: a wrong result shows */
+	for (unsigned int i = 0; i < ARRAY_SIZE(a); i++)
+		sum = sum * 31 + a[i];
+	return sum;
+}
+WORKLOAD(sort, work_sort, "insertion sort of 96 numbers (conditional branches, loops)");
+
+static __noinline u64 fib(u32 n)
+{
+	return n < 2 ? n : fib(n - 1) + fib(n - 2);
+}
+
+static __noinline u64 deep(u32 depth)
+{
+	if (!depth)
+		return 1;
+	return deep(depth - 1) + depth;
+}
+
+static u64 work_recursion(void)
+{
+	return fib(12) * 1000 + deep(100);	/* 100 deep: past RET compression's 64 */
+}
+WORKLOAD(recursion, work_recursion, "fib(12) and a 100-deep recursion (call/ret)");
+
+static __noinline u64 op_add(u64 a, u64 b) { return a + b; }
+static __noinline u64 op_xor(u64 a, u64 b) { return a ^ b; }
+static __noinline u64 op_mul(u64 a, u64 b) { return a * (b | 1); }
+static __noinline u64 op_rot(u64 a, u64 b) { return (a << (b & 7)) | (a >> (64 - (b & 7) - 1)); }
+
+static u64 (*const ops[])(u64, u64) = { op_add, op_xor, op_mul, op_rot };
+
+static u64 work_dispatch(void)
+{
+	u32 seed = 7;
+	u64 acc = 1;
+
+	for (int i = 0; i < 200; i++)
+		acc = ops[lcg(&seed) & 3](acc, (u64)i);
+	return acc;
+}
+WORKLOAD(dispatch, work_dispatch, "200 calls through a function-pointer table (indirect calls)");
+
+static u64 work_timer(void)
+{
+	u64 j0 = jiffies, spins = 0;
+
+	/* keep computing until three timer interrupts have arrived */
+	while (jiffies - j0 < 3)
+		spins++;
+	return jiffies - j0 >= 3 ? 3 : 0;
+}
+WORKLOAD(timer, work_timer, "spin until three timer interrupts arrive (asynchronous events)");
+
+static u64 work_firmware(void)
+{
+	EFI_RUNTIME_SERVICES *rt = boot_info->runtime_services;
+	EFI_TIME tm;
+
+	if (rt->GetTime(&tm, NULL) != EFI_SUCCESS)
+		return 0;
+	return tm.Year;
+}
+WORKLOAD(firmware, work_firmware, "call UEFI GetTime (firmware code, traced through the sideband)");

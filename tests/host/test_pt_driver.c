@@ -1,0 +1,507 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The PT driver against the trace unit model: ToPA rings with many PMIs, the
+ * consumer draining, STOP protecting unread data, single-entry ToPA,
+ * snapshot mode, and setup failures. Every byte the model generated must
+ * reach the consumer unless the driver reported the loss.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <cmocka.h>
+#include <intel-pt.h>
+#include "hosted.h"
+#include <topaz/pt.h>
+#include <topaz/pt_options.h>
+#include <topaz/pt_session.h>
+#include <topaz/trace_format.h>
+#include <topaz/symbols.h>
+#include <topaz/cmdline.h>
+#include <topaz/pt_model.h>
+#include <topaz/msr-index.h>
+#include <topaz/apic.h>
+#include <topaz/mm.h>
+#include <topaz/errno.h>
+#include <topaz/printk.h>
+
+/* Memory below MAXPHYADDR (39 bits) for the page allocator: the model checks. */
+#define ARENA_BASE 0x20000000UL	/* ASan keeps 0-0x7fff8000 as ordinary memory */
+#define ARENA_SIZE (256UL << 20)
+static void *arena;
+
+static u8 *collected;
+static size_t ncollected, collected_cap;
+static bool consumer_drains;
+static unsigned int wakeups;
+
+static void drain(struct perf_event *event)
+{
+	struct pt_aux *aux = event->aux;
+	u64 n = aux->head - aux->tail;
+
+	wakeups++;
+	if (!consumer_drains)
+		return;
+	if (ncollected + n > collected_cap) {
+		collected_cap = (ncollected + n) * 2;
+		collected = realloc(collected, collected_cap);
+	}
+	pt_aux_copy(aux, aux->tail, collected + ncollected, n);
+	ncollected += n;
+	aux->tail = aux->head;
+}
+
+/* Every byte the model generates, via its packet hook. */
+static u8 *gen;
+static size_t gen_len, gen_cap;
+
+static void gen_hook(const struct ptpk *p, const u8 *b, int len, u64 off, void *ctx)
+{
+	if (gen_len + (size_t)len > gen_cap) {
+		gen_cap = (gen_len + (size_t)len) * 2;
+		gen = realloc(gen, gen_cap);
+	}
+	memcpy(gen + gen_len, b, (size_t)len);
+	gen_len += (size_t)len;
+}
+
+static void on_pmi(bool nmi)
+{
+	assert_true(pt_pmi_handle());
+}
+
+static void setup_machine(const char *profile)
+{
+	struct pt_model_config cfg;
+
+	if (!arena) {
+		arena = mmap((void *)ARENA_BASE, ARENA_SIZE, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_NORESERVE, -1, 0);
+		assert_ptr_equal(arena, (void *)ARENA_BASE);
+	}
+	page_alloc_init();
+	assert_int_equal(page_alloc_add_range(ARENA_BASE, ARENA_BASE + ARENA_SIZE), 0);
+	hosted_cpuid_reset();
+	hosted_msr_reset();
+	hosted_msr_define(MSR_CORE_PERF_GLOBAL_STATUS, 0);	/* the model claims bit 55 */
+	pt_model_uninstall();
+	assert_int_equal(pt_model_init(profile, false), 1);
+	pt_model_set_packet_hook(gen_hook, NULL);
+	gen_len = 0;
+	pt_model_get_config(&cfg);
+	cfg.pmi_skid = PT_MODEL_DEFAULT_SKID;
+	pt_model_set_config(&cfg);
+	assert_int_equal(pt_pmu_hw_init(), 0);
+	memset(pt_ctx, 0, sizeof(pt_ctx));
+	pt_ctx[0].wakeup = drain;
+	hosted_lvtpc = PT_PMI_VECTOR;		/* unmasked, fixed delivery */
+	hosted_pmi_handler = on_pmi;
+	hosted_pmi_count = 0;
+	ncollected = 0;
+	wakeups = 0;
+	consumer_drains = true;
+	hosted_console_quiet = true;
+}
+
+/* Code addresses of a pretend program: calls, a loop, indirect jumps. */
+#define CODE 0x401000ull
+
+static void flow_start(void)
+{
+	pt_model_ev_context(CODE, 0, PTM_MODE_64);
+}
+
+static void flow(unsigned int iterations)
+{
+	u64 ip = CODE;
+
+	pt_model_ev_at(ip);
+	for (unsigned int i = 0; i < iterations; i++) {
+		u64 target = CODE + 0x1000 + (i * 0x1234567ull) % 0x100000;
+
+		pt_model_ev_cond(ip, ip + 2, ip + 0x40, i & 1);
+		ip = (i & 1) ? ip + 0x40 : ip + 2;
+		pt_model_ev_jump_indirect(ip, target);	/* a TIP with a new target */
+		ip = target;
+		pt_model_ev_call(ip, ip + 5, CODE + 0x200);
+		pt_model_ev_ret(CODE + 0x210, ip + 5);
+		ip += 5;
+	}
+}
+
+static struct perf_event event;
+
+static struct pt_aux *start(u64 bytes, unsigned int max_order, bool snapshot, u64 extra_config)
+{
+	struct pt_event_attr attr = { .config = extra_config };
+	struct pt_aux *aux = pt_aux_alloc(bytes, max_order, snapshot, GFP_KERNEL);
+
+	assert_non_null(aux);
+	aux->watermark = bytes / 4;
+	aux->wakeup = aux->watermark;
+	flow_start();
+	assert_int_equal(pt_event_init(&event, &attr, aux, 0), 0);
+	assert_int_equal(pt_event_start(&event), 0);
+	return aux;
+}
+
+static void finish(struct pt_aux *aux)
+{
+	pt_event_stop(&event, PERF_EF_UPDATE);
+	drain(&event);
+	pt_event_destroy(&event);
+	pt_aux_free(aux);
+}
+
+/* Parse @buf with libipt's packet decoder: the number of errors. */
+static int packet_errors(const u8 *buf, size_t len, size_t *psbs)
+{
+	struct pt_config config;
+	struct pt_packet_decoder *d;
+	struct pt_packet pkt;
+	int errors = 0, st;
+
+	pt_config_init(&config);
+	config.begin = (u8 *)buf;
+	config.end = (u8 *)buf + len;
+	d = pt_pkt_alloc_decoder(&config);
+	*psbs = 0;
+	st = pt_pkt_sync_forward(d);
+	while (st >= 0) {
+		st = pt_pkt_next(d, &pkt, sizeof(pkt));
+		if (st < 0) {
+			if (st == -pte_eos)
+				break;
+			errors++;
+			st = pt_pkt_sync_forward(d);
+			continue;
+		}
+		*psbs += pkt.type == ppt_psb;
+	}
+	pt_pkt_free_decoder(d);
+	return errors;
+}
+
+static void test_ring_many_pmis_nothing_lost(void **state)
+{
+	struct pt_model_stats st;
+	struct pt_aux *aux;
+	size_t psbs;
+
+	setup_machine("skylake");
+	aux = start(4 * 4096, 0, false, 0);	/* 4 regions of 4 KiB */
+	flow(20000);
+	finish(aux);
+	pt_model_get_stats(&st);
+	assert_true(pt_ctx[0].pmis >= 20);
+	assert_int_equal(pt_ctx[0].truncations, 0);
+	assert_int_equal(st.bytes_lost, 0);
+	/* everything generated arrived, in order */
+	assert_int_equal(ncollected, st.bytes);
+	assert_int_equal(ncollected, st.bytes_written);
+	assert_memory_equal(collected, gen, ncollected);
+	assert_int_equal(packet_errors(collected, ncollected, &psbs), 0);
+	assert_true(psbs >= ncollected / 4096 - 1);	/* PSBs keep coming */
+	print_message("ring: %zu bytes, %llu PMIs, %zu PSBs\n", ncollected,
+		      (unsigned long long)pt_ctx[0].pmis, psbs);
+}
+
+static void test_mixed_orders_and_tables(void **state)
+{
+	struct pt_model_stats st;
+	struct pt_aux *aux;
+	size_t psbs;
+
+	setup_machine("skylake");
+	/* 2 MiB in order-0 chunks: 512 entries, so two ToPA tables with an END link */
+	aux = start(2u << 20, 0, false, 0);
+	assert_true(!list_empty(&event.buf->tables));
+	assert_true(event.buf->first != event.buf->last);
+	flow(400000);
+	finish(aux);
+	pt_model_get_stats(&st);
+	assert_int_equal(ncollected, st.bytes);
+	assert_int_equal(packet_errors(collected, ncollected, &psbs), 0);
+	assert_true(ncollected > (2u << 20));	/* wrapped at least once */
+}
+
+static void test_stop_protects_unread_data(void **state)
+{
+	struct pt_model_stats st;
+	struct pt_aux *aux;
+
+	setup_machine("skylake");
+	consumer_drains = false;	/* nobody reads: the ring must not be overwritten */
+	aux = start(4 * 4096, 0, false, 0);
+	flow(20000);
+	pt_model_get_stats(&st);
+	assert_true(event.stopped);			/* the driver stopped tracing */
+	assert_true(aux->head <= 4 * 4096);		/* never more than the ring */
+	assert_true(aux->truncated_records + pt_ctx[0].truncations >= 1 || aux->head >= 3 * 4096);
+	/* what was published is exactly the start of what was generated */
+	consumer_drains = true;
+	u64 published = aux->head;
+	drain(&event);
+	assert_int_equal(ncollected, published);
+	assert_memory_equal(collected, gen, ncollected);
+	finish(aux);
+}
+
+static void test_single_entry_topa(void **state)
+{
+	struct pt_model_stats st;
+	struct pt_aux *aux;
+	size_t psbs;
+
+	setup_machine("broadwell");
+	assert_int_equal(intel_pt_validate_hw_cap(PT_CAP_topa_multiple_entries), 0);
+	aux = start(8 * 4096, 1, false, 0);	/* 4 tables of one 8 KiB region each */
+	assert_true(event.buf->first != event.buf->last);
+	flow(20000);
+	finish(aux);
+	pt_model_get_stats(&st);
+	assert_true(pt_ctx[0].pmis >= 10);
+	assert_int_equal(packet_errors(collected, ncollected, &psbs), 0);
+	/* early PMIs: the tail of each region is padding, never lost trace */
+	assert_int_equal(pt_ctx[0].truncations, 0);
+	assert_int_equal(st.bytes_lost, 0);
+}
+
+static void test_snapshot_keeps_the_last_bytes(void **state)
+{
+	struct pt_aux *aux;
+	u8 *last = malloc(16384);
+	size_t psbs;
+	u64 n;
+
+	setup_machine("skylake");
+	aux = start(16384, 2, true, 0);		/* one 16 KiB block: single-range output */
+	assert_true(event.buf->single);
+	flow(30000);
+	assert_int_equal(pt_ctx[0].pmis, 0);	/* snapshot mode takes no PMIs */
+	n = pt_snapshot_copy(&event, last, 16384);
+	assert_int_equal(n, 16384);
+	assert_int_equal(packet_errors(last, n, &psbs), 0);
+	assert_true(psbs >= 2);
+	/* the copy ends with the newest bytes the model generated */
+	assert_memory_equal(last + 16384 - 1024, gen + gen_len - 1024, 1024);
+	free(last);
+	finish(aux);
+}
+
+static void test_invalid_config_named(void **state)
+{
+	struct pt_event_attr attr = { .config = RTIT_CTL_PTW_EN | RTIT_CTL_FUP_ON_PTW };
+	char out[2048];
+
+	setup_machine("broadwell");	/* no PTWRITE, no MTC, no configurable PSB */
+	hosted_console_quiet = true;
+	printk_capture_start(out, sizeof(out));
+	assert_int_equal(pt_event_valid(&attr), -EINVAL);
+	attr.config = RTIT_CTL_MTC_EN;
+	assert_int_equal(pt_event_valid(&attr), -EINVAL);
+	attr.config = 3ull << RTIT_CTL_PSB_FREQ_OFFSET;
+	assert_int_equal(pt_event_valid(&attr), -EINVAL);
+	attr.config = 0;
+	attr.branch_passthrough = true;		/* BranchEn off on Broadwell: BDM106 */
+	assert_int_equal(pt_event_valid(&attr), -EINVAL);
+	printk_capture_stop();
+	assert_non_null(strstr(out, "pt.ptw: this CPU has no PTWRITE"));
+	assert_non_null(strstr(out, "pt.mtc: this CPU has no MTC"));
+	assert_non_null(strstr(out, "pt.psb_period"));
+	assert_non_null(strstr(out, "BDM106"));
+	setup_machine("skylake");
+	attr = (struct pt_event_attr){ .nr_filters = 3 };
+	for (int i = 0; i < 3; i++)
+		attr.filters[i] = (struct pt_filter){ 0x1000, 0x2000, RTIT_ADDR_CFG_FILTER };
+	printk_capture_start(out, sizeof(out));
+	assert_int_equal(pt_event_valid(&attr), -EINVAL);
+	printk_capture_stop();
+	assert_non_null(strstr(out, "pt.filter: 3 address ranges asked, this CPU has 2"));
+}
+
+static void test_setup_fails_cleanly_at_each_allocation(void **state)
+{
+	struct page_alloc_stats before, after;
+	struct pt_event_attr attr = { 0 };
+
+	setup_machine("skylake");
+	page_alloc_get_stats(&before);
+	for (unsigned long nth = 1; nth < 64; nth++) {
+		struct pt_aux *aux;
+		int err = -ENOMEM;
+
+		page_alloc_fail_nth(nth);
+		aux = pt_aux_alloc(2u << 20, 0, false, GFP_KERNEL);
+		if (aux) {
+			err = pt_event_init(&event, &attr, aux, 0);
+			if (!err)
+				pt_event_destroy(&event);
+			pt_aux_free(aux);
+		}
+		page_alloc_fail_nth(0);
+		page_alloc_get_stats(&after);
+		assert_int_equal(after.free_pages, before.free_pages);	/* nothing leaked */
+		if (!err && nth > 1 && aux)
+			break;	/* past the last allocation: setup succeeded */
+	}
+}
+
+static void test_filters_parse_perf_syntax(void **state)
+{
+	struct pt_event_attr attr;
+	char out[4096];
+	uintptr_t a = ksym_address("drain"), b = ksym_address("on_pmi");
+
+	setup_machine("skylake");
+	assert_true(a && b);
+	assert_int_equal(pt_parse_filters("filter drain, stop on_pmi/0x10,filter 0x1000/4K", &attr), 0);
+	assert_int_equal(attr.nr_filters, 3);
+	assert_int_equal(attr.filters[0].config, RTIT_ADDR_CFG_FILTER);
+	assert_int_equal(attr.filters[0].msr_a, a);
+	assert_true(attr.filters[0].msr_b > a);		/* the function's whole size */
+	assert_int_equal(attr.filters[1].config, RTIT_ADDR_CFG_STOP);
+	assert_int_equal(attr.filters[1].msr_b, b + 0xf);
+	assert_int_equal(attr.filters[2].msr_a, 0x1000);
+	assert_int_equal(attr.filters[2].msr_b, 0x1fff);
+
+	printk_capture_start(out, sizeof(out));
+	assert_int_equal(pt_parse_filters("filter no_such_function", &attr), -EINVAL);
+	assert_int_equal(pt_parse_filters("start drain", &attr), -EINVAL);
+	assert_int_equal(pt_parse_filters("frob drain", &attr), -EINVAL);
+	assert_int_equal(pt_parse_filters("filter 0x1000", &attr), -EINVAL);
+	assert_int_equal(pt_parse_filters("filter drain/0", &attr), -EINVAL);
+	assert_int_equal(pt_parse_filters("drain", &attr), -EINVAL);
+	printk_capture_stop();
+	assert_non_null(strstr(out, "'filter no_such_function': unknown symbol"));
+	assert_non_null(strstr(out, "'start drain': Intel PT has no start filters"));
+	assert_non_null(strstr(out, "'frob drain': unknown action"));
+	assert_non_null(strstr(out, "'filter 0x1000': an address needs a size"));
+	assert_non_null(strstr(out, "'filter drain/0': bad size"));
+	assert_non_null(strstr(out, "'drain': expected ACTION SPEC"));
+}
+
+static void test_options_from_cmdline(void **state)
+{
+	struct pt_event_attr attr;
+	struct cmdline_result r;
+	char out[4096];
+
+	setup_machine("skylake");
+	printk_capture_start(out, sizeof(out));
+	cmdline_parse("pt=on pt.tsc pt.mtc=1 pt.mtc_period=3 pt.noretcomp pt.branch=1 "
+		      "pt.buf=16K pt.region=4K pt.psb_period=16 pt.buf=3K pt.sink=usb", &r);
+	printk_capture_stop();
+	assert_int_equal(r.errors, 3);
+	assert_non_null(strstr(out, "bad value '16' for 'pt.psb_period'"));
+	assert_non_null(strstr(out, "bad value '3K' for 'pt.buf': expected a power of two"));
+	assert_non_null(strstr(out, "bad value 'usb' for 'pt.sink'"));
+	assert_true(pt_opts.enabled);
+	assert_int_equal(pt_opts.buf_size, 16384);
+	assert_int_equal(pt_opts.region_size, 4096);
+	assert_int_equal(pt_options_to_attr(&pt_opts, &attr), 0);
+	assert_int_equal(attr.config, RTIT_CTL_TSC_EN | RTIT_CTL_MTC_EN | RTIT_CTL_DISRETC |
+				      RTIT_CTL_BRANCH_EN | (3ull << RTIT_CTL_MTC_RANGE_OFFSET));
+	/* mtc_period 5 is not in skylake's bitmap (0x0249: 0, 3, 6, 9) */
+	cmdline_parse("pt.mtc_period=5", &r);
+	printk_capture_start(out, sizeof(out));
+	assert_int_equal(pt_options_to_attr(&pt_opts, &attr), -EINVAL);
+	printk_capture_stop();
+	assert_non_null(strstr(out, "pt.mtc_period: encoding not in CPUID.14H.1:EAX[31:16]"));
+	cmdline_parse("pt.mtc=0 pt.mtc_period=0 pt.tsc=0 pt.noretcomp=0", &r);
+	pt_opts.mtc_period_set = false;
+}
+
+static u8 *file;
+static size_t file_len, file_cap;
+
+static void file_write(void *ctx, const void *buf, size_t n)
+{
+	if (file_len + n > file_cap) {
+		file_cap = (file_len + n) * 2;
+		file = realloc(file, file_cap);
+	}
+	memcpy(file + file_len, buf, n);
+	file_len += n;
+}
+
+/* Walk the container: every record's magic and size, the trace payloads joined. */
+static size_t container_trace(u8 *out, size_t cap, unsigned int *types)
+{
+	size_t off = 0, n = 0;
+
+	while (off + TPZ_REC_SIZE <= file_len) {
+		struct tpz_rec r;
+
+		memcpy(&r, file + off, sizeof(r));
+		assert_int_equal(r.magic, TPZ_REC_MAGIC);
+		assert_true(off + r.size <= file_len);
+		types[r.type]++;
+		if (r.type == TPZ_REC_TRACE) {
+			struct tpz_trace t;
+
+			memcpy(&t, file + off + TPZ_REC_SIZE, sizeof(t));
+			assert_int_equal(t.offset, n);	/* contiguous, nothing lost */
+			assert_true(n + t.data_size <= cap);
+			memcpy(out + n, file + off + TPZ_REC_SIZE + r.body_size, t.data_size);
+			n += t.data_size;
+		}
+		off += r.size;
+	}
+	assert_int_equal(off, file_len);
+	return n;
+}
+
+static void test_session_writes_a_container(void **state)
+{
+	struct trace_sink sink = { file_write, NULL };
+	struct pt_options o = pt_opts;
+	unsigned int types[8] = { 0 };
+	u8 *joined;
+	size_t n, psbs;
+
+	setup_machine("skylake");
+	o.enabled = true;
+	o.buf_size = 16384;
+	o.region_size = 4096;
+	o.filter = NULL;
+	o.snapshot = false;
+	file_len = 0;
+	flow_start();
+	assert_int_equal(pt_session_open(&o, &sink, 0x100000, 0x20000, NULL), 0);
+	assert_int_equal(pt_session_start(), 0);
+	flow(20000);
+	pt_session_close();
+	joined = malloc(file_len);
+	n = container_trace(joined, file_len, types);
+	assert_int_equal(types[TPZ_REC_HEADER], 1);
+	assert_int_equal(types[TPZ_REC_TRAILER], 1);
+	assert_true(types[TPZ_REC_TRACE] >= 10);
+	assert_int_equal(n, gen_len);
+	assert_memory_equal(joined, gen, n);
+	assert_int_equal(packet_errors(joined, n, &psbs), 0);
+	free(joined);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ring_many_pmis_nothing_lost),
+		cmocka_unit_test(test_mixed_orders_and_tables),
+		cmocka_unit_test(test_stop_protects_unread_data),
+		cmocka_unit_test(test_single_entry_topa),
+		cmocka_unit_test(test_snapshot_keeps_the_last_bytes),
+		cmocka_unit_test(test_invalid_config_named),
+		cmocka_unit_test(test_setup_fails_cleanly_at_each_allocation),
+		cmocka_unit_test(test_filters_parse_perf_syntax),
+		cmocka_unit_test(test_options_from_cmdline),
+		cmocka_unit_test(test_session_writes_a_container),
+	};
+	return cmocka_run_group_tests_name("pt_driver", tests, NULL, NULL);
+}
