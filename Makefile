@@ -55,7 +55,7 @@ HLDLIBS   := -fsanitize=address,undefined -lcmocka -lelf -ldl -lipt -lcapstone
 KOBJS := $(patsubst %,$(BUILD)/k/%.o,$(PORTABLE_SRCS) $(KERNEL_SRCS))
 HOBJS := $(patsubst %,$(BUILD)/h/%.o,$(PORTABLE_SRCS) $(HOST_SUPPORT_SRCS))
 
-.PHONY: all kernel host-tests setup run test test-host test-qemu bench clean image
+.PHONY: all kernel host-tests setup run test test-host test-qemu bench clean image tools
 all: kernel host-tests
 
 kernel: $(BUILD)/topaz.efi
@@ -109,6 +109,36 @@ $(BUILD)/host/test_%: tests/host/test_%.c $(BUILD)/host/libtopaz.a
 		-Wl,--no-whole-archive $(HLDLIBS) -o $@
 
 host-tests: $(HOST_TESTS)
+
+# ---------------------------------------------------------------- host tools
+# tools/ptdecode: a library (HOST_TOOL_SRCS, which the test_trace_* host
+# tests link under ASan+UBSan) and a thin main; the tool itself is -O2
+# without sanitizers, for speed on long traces.
+HOST_TOOL_SRCS := $(filter-out tools/ptdecode/main.c,$(wildcard tools/ptdecode/*.c))
+HOST_TOOL_HOBJS := $(patsubst %,$(BUILD)/h/%.o,$(HOST_TOOL_SRCS))
+TCFLAGS   := -std=gnu11 -O2 -g $(WARN) -Iinclude -DTOPAZ_HOSTED
+TOOL_LIBS := -lipt -lelf -lcapstone -lz
+TOOL_OBJS := $(patsubst %,$(BUILD)/tools/obj/%.o,tools/ptdecode/main.c $(HOST_TOOL_SRCS))
+
+$(BUILD)/tools/obj/%.c.o: %.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(TCFLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/tools/ptdecode: $(TOOL_OBJS)
+	$(Q)$(CC) $(TCFLAGS) $^ $(TOOL_LIBS) -o $@
+	@echo "  built $@"
+tools: $(BUILD)/tools/ptdecode
+all: tools
+
+# The trace tests also link the decoder library (and zlib, to check the CRC).
+# A static pattern rule names the library objects, so make may use them as
+# prerequisites of the pattern rule below (it is chosen over test_%: shorter stem).
+$(HOST_TOOL_HOBJS): $(BUILD)/h/%.c.o: %.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(HCFLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/host/test_trace_%: tests/host/test_trace_%.c $(BUILD)/host/libtopaz.a $(HOST_TOOL_HOBJS)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(HCFLAGS) -Itools/ptdecode $< $(HOST_TOOL_HOBJS) -Wl,--whole-archive \
+		$(BUILD)/host/libtopaz.a -Wl,--no-whole-archive $(HLDLIBS) -lipt -lcapstone -lz -o $@
 
 # ---------------------------------------------------------------- commands
 setup:

@@ -13,6 +13,8 @@
 #include <topaz/power.h>
 #include <topaz/arch.h>
 #include <topaz/workload.h>
+#include <topaz/slab.h>
+#include <topaz/probe.h>
 
 #ifndef TOPAZ_VERSION
 #define TOPAZ_VERSION "unknown"
@@ -153,6 +155,10 @@ void kernel_main(struct boot_info *bi)
 	tsc_calibrate();
 	paging_init(bi);
 	memory_init(bi);
+	kmem_cache_init();
+	printk("TMP after kmem_cache_init\n");
+	probes_init();
+	printk("TMP after probes_init\n");
 	cpu_identify();
 	cpu_report();
 	apic_init();

@@ -17,23 +17,20 @@
 extern struct probe_point __start_probe_table[] __hidden __attribute__((weak));
 extern struct probe_point __stop_probe_table[] __hidden __attribute__((weak));
 
-/*
- * Handlers running on this CPU. One CPU today; indexed by CPU when there are
- * more. A hit while a handler runs (a handler that allocates, an interrupt
- * during a handler) is dropped rather than recursing.
- */
-#define PROBE_NR_CPUS 4
-static unsigned int probe_nesting[PROBE_NR_CPUS];
-static inline unsigned int probe_cpu(void) { return 0; }
+unsigned int probe_nesting[PROBE_NR_CPUS];
 
 struct probe_point *probe_first(void)
 {
-	return __start_probe_table < __stop_probe_table ? __start_probe_table : NULL;
+	struct probe_point *first = __start_probe_table, *end = __stop_probe_table;
+
+	return first < end ? first : NULL;
 }
 
 struct probe_point *probe_next(struct probe_point *pp)
 {
-	return pp + 1 < __stop_probe_table ? pp + 1 : NULL;
+	struct probe_point *end = __stop_probe_table;
+
+	return pp + 1 < end ? pp + 1 : NULL;
 }
 
 struct probe_point *probe_find(const char *name)
@@ -46,25 +43,10 @@ struct probe_point *probe_find(const char *name)
 	return NULL;
 }
 
-void probe_fire(struct probe_point *pp, const union probe_val *v)
+void __probe_fire_more(struct probe_point *pp, struct probe_hit *hit)
 {
-	unsigned int cpu = probe_cpu();
-	struct probe_hit hit;
-
-	if (probe_nesting[cpu]) {
-		pp->dropped++;
-		return;
-	}
-	probe_nesting[cpu]++;
-	barrier();
-	hit.point = pp;
-	hit.v = v;
-	hit.derived = 0;
-	pp->hits++;
-	for (unsigned int i = 0; i < READ_ONCE(pp->nr_handlers); i++)
-		pp->handlers[i].fn(&hit, pp->handlers[i].data);
-	barrier();
-	probe_nesting[cpu]--;
+	for (unsigned int i = 1; i < READ_ONCE(pp->nr_handlers); i++)
+		pp->handlers[i].fn(hit, pp->handlers[i].data);
 }
 
 static int attach(struct probe_point *pp, probe_handler_t fn, void *data)
@@ -89,6 +71,10 @@ static int attach(struct probe_point *pp, probe_handler_t fn, void *data)
 	return ret;
 }
 
+static void probe_nop(struct probe_hit *hit, void *data)
+{
+}
+
 static bool detach(struct probe_point *pp, probe_handler_t fn, void *data)
 {
 	unsigned long flags;
@@ -101,6 +87,9 @@ static bool detach(struct probe_point *pp, probe_handler_t fn, void *data)
 		for (unsigned int j = i + 1; j < pp->nr_handlers; j++)
 			pp->handlers[j - 1] = pp->handlers[j];
 		WRITE_ONCE(pp->nr_handlers, pp->nr_handlers - 1);
+		/* the vacated slot stays callable for a hit already past its check */
+		pp->handlers[pp->nr_handlers].fn = probe_nop;
+		pp->handlers[pp->nr_handlers].data = NULL;
 		if (!pp->nr_handlers)
 			WRITE_ONCE(pp->enabled, false);
 		found = true;
@@ -187,6 +176,11 @@ const char *probe_hit_str_at(struct probe_hit *hit, unsigned int i)
 	d = &hit->point->values[i];
 	if (d->type == PROBE_STR)
 		return hit->v[i].str ? hit->v[i].str : "";
+	if (d->type == PROBE_NAME) {
+		const char *dot = strchr(hit->point->name, '.');
+
+		return dot ? dot + 1 : hit->point->name;
+	}
 	if (d->type != PROBE_SYM && d->type != PROBE_GFP)
 		return NULL;
 	for (unsigned int j = 0; j < i; j++)

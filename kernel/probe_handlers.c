@@ -38,30 +38,37 @@ void probe_print_handler(struct probe_hit *hit, void *data)
 static struct probe_count_entry counts[COUNT_SLOTS];
 static u64 count_dropped;	/* hits lost because the table was full */
 
-/* Value indices per point, resolved on a point's first hit (direct-mapped). */
+/*
+ * Value indices per point, resolved on a point's first hit (direct-mapped by
+ * the point's address). A missing value reads index 0 under a zero mask, so
+ * the hit path has no branches for it.
+ */
 struct count_idx {
 	const struct probe_point *pp;
-	s8 call_site, bytes_req, bytes_alloc;
-};
+	u8 call_site, bytes_req, bytes_alloc;
+	u64 m_site, m_req, m_alloc;
+} __aligned(64);
 static struct count_idx idx_cache[16];
 
-static struct count_idx *count_indices(const struct probe_point *pp)
+static __noinline void count_resolve(struct count_idx *c, const struct probe_point *pp)
 {
-	struct count_idx *c = &idx_cache[((uintptr_t)pp >> 3) & 15];
+	int site = probe_value_index(pp, "call_site");
+	int req = probe_value_index(pp, "bytes_req");
+	int alloc = probe_value_index(pp, "bytes_alloc");
 
-	if (likely(c->pp == pp))
-		return c;
 	c->pp = pp;
-	c->call_site = (s8)probe_value_index(pp, "call_site");
-	c->bytes_req = (s8)probe_value_index(pp, "bytes_req");
-	c->bytes_alloc = (s8)probe_value_index(pp, "bytes_alloc");
-	return c;
+	c->call_site = (u8)(site < 0 ? 0 : site);
+	c->m_site = site < 0 ? 0 : ~0ull;
+	c->bytes_req = (u8)(req < 0 ? 0 : req);
+	c->m_req = req < 0 ? 0 : ~0ull;
+	c->bytes_alloc = (u8)(alloc < 0 ? 0 : alloc);
+	c->m_alloc = alloc < 0 ? 0 : ~0ull;
 }
 
 static inline unsigned int count_hash(const struct probe_point *pp, uintptr_t site)
 {
-	return (unsigned int)(((u64)site ^ (u64)(uintptr_t)pp) * 0x9e3779b97f4a7c15ull >>
-			      (64 - COUNT_BITS));
+	/* return addresses differ in their low bits; collisions probe on */
+	return ((u32)site ^ (u32)((uintptr_t)pp >> 4)) & (COUNT_SLOTS - 1);
 }
 
 static struct probe_count_entry *count_slot(const struct probe_point *pp, uintptr_t site,
@@ -85,22 +92,45 @@ static struct probe_count_entry *count_slot(const struct probe_point *pp, uintpt
 	return NULL;
 }
 
-void probe_count_handler(struct probe_hit *hit, void *data)
+/* Everything the hit path does not: resolving indices, probing past the home slot. */
+static __noinline void count_slow(struct probe_hit *hit)
 {
 	const struct probe_point *pp = hit->point;
-	const struct count_idx *ix = count_indices(pp);
-	uintptr_t site = ix->call_site >= 0 ? (uintptr_t)hit->v[ix->call_site].u : 0;
-	struct probe_count_entry *e = count_slot(pp, site, true);
+	struct count_idx *ix = &idx_cache[((uintptr_t)pp >> 3) & 15];
+	struct probe_count_entry *e;
+	uintptr_t site;
 
-	if (unlikely(!e)) {
+	if (ix->pp != pp)
+		count_resolve(ix, pp);
+	site = (uintptr_t)(hit->v[ix->call_site].u & ix->m_site);
+	e = count_slot(pp, site, true);
+	if (!e) {
 		count_dropped++;
 		return;
 	}
 	e->hits++;
-	if (ix->bytes_req >= 0)
-		e->bytes_req += hit->v[ix->bytes_req].u;
-	if (ix->bytes_alloc >= 0)
-		e->bytes_alloc += hit->v[ix->bytes_alloc].u;
+	e->bytes_req += hit->v[ix->bytes_req].u & ix->m_req;
+	e->bytes_alloc += hit->v[ix->bytes_alloc].u & ix->m_alloc;
+}
+
+/* The hit path: no calls (so no saved registers), misses tail-call count_slow(). */
+void probe_count_handler(struct probe_hit *hit, void *data)
+{
+	const struct probe_point *pp = hit->point;
+	const union probe_val *v = hit->v;
+	const struct count_idx *ix = &idx_cache[((uintptr_t)pp >> 3) & 15];
+	struct probe_count_entry *e;
+	uintptr_t site;
+
+	if (unlikely(ix->pp != pp))
+		return count_slow(hit);
+	site = (uintptr_t)(v[ix->call_site].u & ix->m_site);
+	e = &counts[count_hash(pp, site)];
+	if (unlikely(e->point != pp || e->call_site != site))
+		return count_slow(hit);
+	e->hits++;
+	e->bytes_req += v[ix->bytes_req].u & ix->m_req;
+	e->bytes_alloc += v[ix->bytes_alloc].u & ix->m_alloc;
 }
 
 const struct probe_count_entry *probe_count_lookup(const struct probe_point *point,

@@ -2,23 +2,55 @@
 /* The string functions gcc may call and kernel code uses (no libc here). */
 #include <topaz/kernel.h>
 
-void *memset(void *s, int c, size_t n)
-{
-	void *d = s;
+/*
+ * Word loops rather than rep stosb/movsb: QEMU's TCG runs string
+ * instructions one iteration at a time (4 MiB of rep stosb took 183 ms,
+ * the loop below 1.6 ms), and on hardware an 8-byte loop is fine too. The
+ * attribute keeps gcc from turning the loops back into calls to ourselves.
+ */
+#define NO_LIBCALL __attribute__((optimize("no-tree-loop-distribute-patterns")))
 
-	__asm__ volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(c) : "memory");
+NO_LIBCALL void *memset(void *s, int c, size_t n)
+{
+	u8 *d = s;
+	u64 v = 0x0101010101010101ull * (u8)c;
+
+	while (n && ((uintptr_t)d & 7)) {
+		*d++ = (u8)c;
+		n--;
+	}
+	for (; n >= 32; n -= 32, d += 32) {
+		((u64 *)d)[0] = v;
+		((u64 *)d)[1] = v;
+		((u64 *)d)[2] = v;
+		((u64 *)d)[3] = v;
+	}
+	for (; n >= 8; n -= 8, d += 8)
+		*(u64 *)d = v;
+	while (n--)
+		*d++ = (u8)c;
 	return s;
 }
 
-void *memcpy(void *dst, const void *src, size_t n)
+NO_LIBCALL void *memcpy(void *dst, const void *src, size_t n)
 {
-	void *d = dst;
+	u8 *d = dst;
+	const u8 *s = src;
 
-	__asm__ volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(n) :: "memory");
+	if ((((uintptr_t)d ^ (uintptr_t)s) & 7) == 0) {
+		while (n && ((uintptr_t)d & 7)) {
+			*d++ = *s++;
+			n--;
+		}
+		for (; n >= 8; n -= 8, d += 8, s += 8)
+			*(u64 *)d = *(const u64 *)s;
+	}
+	while (n--)
+		*d++ = *s++;
 	return dst;
 }
 
-void *memmove(void *dst, const void *src, size_t n)
+NO_LIBCALL void *memmove(void *dst, const void *src, size_t n)
 {
 	u8 *d = dst;
 	const u8 *s = src;

@@ -8,6 +8,13 @@
 #define pr_fmt(fmt) "kmalloc: " fmt
 #include "slab_internal.h"
 #include <topaz/kernel.h>
+#include <topaz/cmdline.h>
+#include <topaz/shutdown.h>
+
+static bool slabinfo_at_shutdown;
+KPARAM_BOOL("slabinfo", slabinfo, &slabinfo_at_shutdown,
+	    "print the slab caches' statistics (as /proc/slabinfo) at shutdown");
+static struct shutdown_hook slabinfo_hook = { .name = "slabinfo", .fn = slabinfo_show };
 
 char kmalloc_large_tag;
 
@@ -48,6 +55,8 @@ void kmem_cache_init(void)
 
 	if (kmalloc_caches[3])
 		return;
+	if (slabinfo_at_shutdown)
+		shutdown_hook_register(&slabinfo_hook);
 	for (unsigned int i = 1; i <= KMALLOC_SHIFT_HIGH; i++) {
 		unsigned int size = i == 1 ? 96 : i == 2 ? 192 : 1u << i;
 		struct kmem_cache *s = kmem_cache_create(names[i], size, ARCH_KMALLOC_MINALIGN,
@@ -120,29 +129,39 @@ out:
 	return p;
 }
 
-static __always_inline void *__kmalloc(size_t size, gfp_t gfp, uintptr_t caller)
+static __noinline void *kmalloc_noinit(size_t size, uintptr_t caller)
+{
+	pr_err("kmalloc(%zu) before kmem_cache_init(); caller %pS\n", size, (void *)caller);
+	return NULL;
+}
+
+static void *__kmalloc(size_t size, gfp_t gfp, uintptr_t caller)
+{
+	struct kmem_cache *s;
+
+	if (unlikely(!size || size > KMALLOC_MAX_CACHE_SIZE))
+		return kmalloc_large(size, gfp, caller);
+	s = kmalloc_caches[kmalloc_index(size)];
+	if (unlikely(!s))
+		return kmalloc_noinit(size, caller);
+	return slab_alloc_done(s, slab_alloc_fast(s, gfp, caller, size), gfp, caller, size,
+			       &probe_kmalloc);
+}
+
+void *kmalloc(size_t size, gfp_t gfp)
 {
 	struct kmem_cache *s;
 	void *p;
 
 	if (unlikely(!size || size > KMALLOC_MAX_CACHE_SIZE))
-		return kmalloc_large(size, gfp, caller);
+		return kmalloc_large(size, gfp, _RET_IP_);
 	s = kmalloc_caches[kmalloc_index(size)];
-	if (unlikely(!s)) {
-		pr_err("kmalloc(%zu) before kmem_cache_init(); caller %pS\n", size, (void *)caller);
-		return NULL;
-	}
-	p = slab_alloc_fast(s, gfp, caller, size);
-	if (unlikely(gfp & __GFP_ZERO) && p)
-		memset(p, 0, (s->flags & SLAB_RED_ZONE) ? size : s->object_size);
-	if (probe_enabled(kmalloc))
-		slab_fire_alloc(&probe_kmalloc, s->name, p, size, s->size, gfp, caller);
+	if (unlikely(!s))
+		return kmalloc_noinit(size, _RET_IP_);
+	SLAB_ALLOC_FASTPATH(s, p, slab_alloc_slow(s, gfp, _RET_IP_, size, &probe_kmalloc));
+	if (unlikely(gfp & __GFP_ZERO) || probe_enabled(kmalloc))
+		return slab_alloc_done(s, p, gfp, _RET_IP_, size, &probe_kmalloc);
 	return p;
-}
-
-void *kmalloc(size_t size, gfp_t gfp)
-{
-	return __kmalloc(size, gfp, _RET_IP_);
 }
 
 void *kzalloc(size_t size, gfp_t gfp)

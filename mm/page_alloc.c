@@ -19,7 +19,7 @@
  * pfn -1 when it failed), vm.mm_page_free on every accepted free.
  */
 static const struct probe_value_desc page_alloc_values[] = {
-	PROBE_VALUE("name", PROBE_STR),
+	PROBE_VALUE("name", PROBE_NAME),
 	PROBE_VALUE("page", PROBE_PTR),
 	PROBE_VALUE("pfn", PROBE_HEX),
 	PROBE_VALUE("order", PROBE_U64),
@@ -29,7 +29,7 @@ static const struct probe_value_desc page_alloc_values[] = {
 	PROBE_DERIVED("caller_function", PROBE_SYM, 6),
 };
 static const struct probe_value_desc page_free_values[] = {
-	PROBE_VALUE("name", PROBE_STR),
+	PROBE_VALUE("name", PROBE_NAME),
 	PROBE_VALUE("page", PROBE_PTR),
 	PROBE_VALUE("pfn", PROBE_HEX),
 	PROBE_VALUE("order", PROBE_U64),
@@ -43,7 +43,7 @@ static __noinline void fire_page_alloc(struct page *page, u64 pfn, unsigned int 
 				       uintptr_t caller)
 {
 	union probe_val v[8] = {
-		{ .str = "mm_page_alloc" }, { .p = page }, { .u = pfn }, { .u = order },
+		{ .u = 0 }, { .p = page }, { .u = pfn }, { .u = order },
 		{ .u = gfp }, { .u = 0 }, { .u = caller }, { .u = 0 },
 	};
 
@@ -54,7 +54,7 @@ static __noinline void fire_page_free(struct page *page, u64 pfn, unsigned int o
 				      uintptr_t caller)
 {
 	union probe_val v[6] = {
-		{ .str = "mm_page_free" }, { .p = page }, { .u = pfn }, { .u = order },
+		{ .u = 0 }, { .p = page }, { .u = pfn }, { .u = order },
 		{ .u = caller }, { .u = 0 },
 	};
 

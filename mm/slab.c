@@ -34,9 +34,16 @@
 #define SLAB_MAX_ORDER		3	/* preferred slab orders: up to 32 KiB, as PAGE_ALLOC_COSTLY_ORDER */
 #define SLAB_MIN_OBJECTS	8
 #define SLAB_KEEP_FREE_BYTES	(1UL << 20)	/* empty slabs kept per cache */
-#define SLAB_CPU_ARRAY_BYTES	(64UL << 10)	/* objects' bytes a per-CPU array may hold */
+/*
+ * A per-CPU array holds up to 1 MiB of free objects and at most 1024 of
+ * them, as tcmalloc's per-CPU caches hold about that much: a batch of 1024
+ * allocations and frees then stays on the fast path (see tests/bench). The
+ * array itself is 8 KiB per CPU at most; kmem_cache_shrink() and memory
+ * pressure empty it.
+ */
+#define SLAB_CPU_ARRAY_BYTES	(1UL << 20)
 #define SLAB_CPU_CAP_MIN	16
-#define SLAB_CPU_CAP_MAX	512
+#define SLAB_CPU_CAP_MAX	1024
 
 LIST_HEAD(slab_caches);
 
@@ -48,7 +55,7 @@ void (*slab_test_irq_hook)(int where);
 
 /* SystemTap's vm.kmem_cache_alloc and vm.kmalloc values, plus cache_name. */
 const struct probe_value_desc slab_alloc_values[9] = {
-	PROBE_VALUE("name", PROBE_STR),
+	PROBE_VALUE("name", PROBE_NAME),
 	PROBE_VALUE("call_site", PROBE_HEX),
 	PROBE_DERIVED("caller_function", PROBE_SYM, 1),
 	PROBE_VALUE("bytes_req", PROBE_U64),
@@ -61,7 +68,7 @@ const struct probe_value_desc slab_alloc_values[9] = {
 
 /* SystemTap's vm.kmem_cache_free and vm.kfree values, plus cache_name. */
 const struct probe_value_desc slab_free_values[5] = {
-	PROBE_VALUE("name", PROBE_STR),
+	PROBE_VALUE("name", PROBE_NAME),
 	PROBE_VALUE("call_site", PROBE_HEX),
 	PROBE_DERIVED("caller_function", PROBE_SYM, 1),
 	PROBE_VALUE("ptr", PROBE_PTR),
@@ -76,16 +83,30 @@ __noinline void slab_fire_alloc(struct probe_point *pp, const char *cache_name, 
 {
 	union probe_val v[9];
 
-	v[0].str = pp->name + 3;	/* SystemTap's name: the point without "vm." */
+	/* v[0], v[2], v[6] are derived (name, caller_function, gfp_flag_name): made on demand */
 	v[1].u = caller;
-	v[2].u = 0;
 	v[3].u = bytes_req;
 	v[4].u = bytes_alloc;
 	v[5].u = gfp;
-	v[6].u = 0;
 	v[7].p = ptr;
 	v[8].str = cache_name;
 	probe_fire(pp, v);
+}
+
+/* The enabled-probe tail of the allocation fast path: fire, return @obj. */
+static __noinline void *slab_alloc_probe(struct kmem_cache *s, void *obj, gfp_t gfp,
+					 uintptr_t caller)
+{
+	union probe_val v[9];
+
+	v[1].u = caller;
+	v[3].u = s->object_size;
+	v[4].u = s->size;
+	v[5].u = gfp;
+	v[7].p = obj;
+	v[8].str = s->name;
+	probe_fire(&probe_kmem_cache_alloc, v);
+	return obj;
 }
 
 __noinline void slab_fire_free(struct probe_point *pp, const char *cache_name, const void *ptr,
@@ -93,9 +114,7 @@ __noinline void slab_fire_free(struct probe_point *pp, const char *cache_name, c
 {
 	union probe_val v[5];
 
-	v[0].str = pp->name + 3;
 	v[1].u = caller;
-	v[2].u = 0;
 	v[3].p = ptr;
 	v[4].str = cache_name;
 	probe_fire(pp, v);
@@ -310,9 +329,9 @@ static unsigned int refill(struct kmem_cache *s, struct slab_cpu *c, unsigned in
 	struct page *page;
 
 	while (n < want && (page = get_partial(s))) {
-		uintptr_t lo = (uintptr_t)slab_base(page), hi = lo + slab_bytes(page);
-		int old = slab_state(page);
 		void *obj = page->freelist;
+		uintptr_t lo = slab_base_of(page, obj), hi = lo + slab_bytes(page);
+		int old = slab_state(page);
 		unsigned int took = 0;
 		bool bad = false;
 
@@ -343,15 +362,17 @@ static unsigned int refill(struct kmem_cache *s, struct slab_cpu *c, unsigned in
 }
 
 /* Put @obj (checked) back on its slab. Locked. */
-static void free_to_slab(struct kmem_cache *s, struct page *page, void *obj,
-			 struct list_head *discard)
+static inline void free_to_slab(struct kmem_cache *s, struct page *page, void *obj,
+				struct list_head *discard)
 {
-	int old = slab_state(page);
+	u32 inuse = page->inuse;
 
 	fp_encode(s, obj, page->freelist);
 	page->freelist = obj;
-	page->inuse--;
-	slab_relist(s, page, old);
+	page->inuse = inuse - 1;
+	if (likely(inuse != page->objects && inuse != 1))
+		return;		/* partial before and after: no list changes */
+	slab_relist(s, page, inuse == page->objects ? SLAB_FULL : SLAB_PARTIAL);
 	if (!page->inuse && s->nr_free > s->min_free)
 		slab_retire(s, page, discard);
 }
@@ -385,7 +406,7 @@ static bool free_sanity(struct kmem_cache *s, struct page *page, void *obj, uint
 	if (!start) {
 		void *o = slab_obj_at(s, page, idx);
 
-		if (idx >= page->objects || (uintptr_t)obj < (uintptr_t)slab_base(page) + s->red_left_pad)
+		if (idx >= page->objects || (uintptr_t)obj < slab_base_of(page, obj) + s->red_left_pad)
 			slab_report(s, obj, caller, "Free of a pointer that is not an object's start (slab padding)");
 		else
 			slab_report(s, obj, caller,
@@ -460,19 +481,26 @@ static void flush(struct kmem_cache *s, struct slab_cpu *c, unsigned int count, 
 
 	for (unsigned int i = 0; i < n; i++) {
 		void *obj = c->objs[i];
+		bool start;
 
 		if ((uintptr_t)obj < lo || (uintptr_t)obj >= hi) {
 			page = slab_head_page(obj);
-			if (page && (page->flags & PG_slab) && page->slab_cache == s) {
-				lo = (uintptr_t)slab_base(page);
-				hi = lo + slab_bytes(page);
-			} else {
+			if (!page || !(page->flags & PG_slab) || page->slab_cache != s) {
 				lo = 1;
 				hi = 0;
+				free_sanity(s, page, obj, caller);	/* reports */
+				continue;
 			}
+			lo = slab_base_of(page, obj);
+			hi = lo + slab_bytes(page);
 		}
-		if (free_sanity(s, page, obj, caller))
-			free_to_slab(s, page, obj, discard);
+		/* in a slab of this cache: the rest of free_sanity's checks */
+		slab_obj_index(s, page, obj, &start);
+		if (unlikely(!start || page->freelist == obj || !page->inuse)) {
+			free_sanity(s, page, obj, caller);
+			continue;
+		}
+		free_to_slab(s, page, obj, discard);
 	}
 	memmove(&c->objs[0], &c->objs[n], (count - n) * sizeof(void *));
 	s->flushes++;
@@ -568,7 +596,7 @@ void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, uintptr_t caller, size_t ori
 		SLAB_TEST_HOOK(SLAB_HOOK_LOCKED);
 		drain_deferred(s, caller, &discard);
 		if (!nested && c->cap) {
-			unsigned int n = refill(s, c, c->cap, caller);
+			unsigned int n = refill(s, c, (unsigned int)c->cap, caller);
 
 			if (n) {
 				obj = c->objs[n - 1];
@@ -670,47 +698,73 @@ void __slab_free(struct kmem_cache *s, void *obj, uintptr_t caller)
 
 /* ---------------------------------------------------------------- the API */
 
+__noinline void *slab_alloc_done(struct kmem_cache *s, void *obj, gfp_t gfp, uintptr_t caller,
+				 size_t orig, struct probe_point *pp)
+{
+	if (unlikely(gfp & __GFP_ZERO) && obj)
+		memset(obj, 0, orig && (s->flags & SLAB_RED_ZONE) ? orig : s->object_size);
+	if (pp && probe_enabled_pp(pp))
+		slab_fire_alloc(pp, s->name, obj, orig ? orig : s->object_size, s->size, gfp, caller);
+	return obj;
+}
+
+__noinline void *slab_alloc_slow(struct kmem_cache *s, gfp_t gfp, uintptr_t caller, size_t orig,
+				 struct probe_point *pp)
+{
+	return slab_alloc_done(s, __slab_alloc(s, gfp, caller, orig), gfp, caller, orig, pp);
+}
+
+/* A constant gfp without __GFP_ZERO (slab.h): the shortest path there is. */
 void *__kmem_cache_alloc_nz(struct kmem_cache *s, gfp_t gfp)
 {
-	void *obj = slab_alloc_fast(s, gfp, _RET_IP_, 0);
+	void *obj;
 
+	SLAB_ALLOC_FASTPATH(s, obj, slab_alloc_slow(s, gfp, _RET_IP_, 0, &probe_kmem_cache_alloc));
 	if (probe_enabled(kmem_cache_alloc))
-		slab_fire_alloc(&probe_kmem_cache_alloc, s->name, obj, s->object_size, s->size, gfp,
-				_RET_IP_);
+		return slab_alloc_probe(s, obj, gfp, _RET_IP_);
 	return obj;
 }
 
 void *__kmem_cache_alloc(struct kmem_cache *s, gfp_t gfp)
 {
-	void *obj = slab_alloc_fast(s, gfp, _RET_IP_, 0);
+	void *obj;
 
-	if (unlikely(gfp & __GFP_ZERO) && obj)
-		memset(obj, 0, s->object_size);
-	if (probe_enabled(kmem_cache_alloc))
-		slab_fire_alloc(&probe_kmem_cache_alloc, s->name, obj, s->object_size, s->size, gfp,
-				_RET_IP_);
+	SLAB_ALLOC_FASTPATH(s, obj, slab_alloc_slow(s, gfp, _RET_IP_, 0, &probe_kmem_cache_alloc));
+	if (unlikely(gfp & __GFP_ZERO) || probe_enabled(kmem_cache_alloc))
+		return slab_alloc_done(s, obj, gfp, _RET_IP_, 0, &probe_kmem_cache_alloc);
 	return obj;
 }
 
 void *kmem_cache_zalloc(struct kmem_cache *s, gfp_t gfp)
 {
-	void *obj = slab_alloc_fast(s, gfp | __GFP_ZERO, _RET_IP_, 0);
+	void *obj;
 
+	gfp |= __GFP_ZERO;
+	SLAB_ALLOC_FASTPATH(s, obj, slab_alloc_slow(s, gfp, _RET_IP_, 0, &probe_kmem_cache_alloc));
+	return slab_alloc_done(s, obj, gfp, _RET_IP_, 0, &probe_kmem_cache_alloc);
+}
+
+static __noinline void kmem_cache_free_probed(struct kmem_cache *s, void *obj, uintptr_t caller)
+{
+	union probe_val v[5];
+
+	v[1].u = caller;
+	v[3].p = obj;
+	v[4].str = s->name;
+	probe_fire(&probe_kmem_cache_free, v);
 	if (obj)
-		memset(obj, 0, s->object_size);
-	if (probe_enabled(kmem_cache_alloc))
-		slab_fire_alloc(&probe_kmem_cache_alloc, s->name, obj, s->object_size, s->size,
-				gfp | __GFP_ZERO, _RET_IP_);
-	return obj;
+		slab_free_fast(s, obj, caller);
 }
 
 void kmem_cache_free(struct kmem_cache *s, void *obj)
 {
-	if (probe_enabled(kmem_cache_free))
-		slab_fire_free(&probe_kmem_cache_free, s->name, obj, _RET_IP_);
+	if (probe_enabled(kmem_cache_free)) {
+		kmem_cache_free_probed(s, obj, _RET_IP_);
+		return;
+	}
 	if (unlikely(!obj))
 		return;
-	slab_free_fast(s, obj, _RET_IP_);
+	SLAB_FREE_FASTPATH(s, obj, __slab_free(s, obj, _RET_IP_));
 }
 
 int kmem_cache_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t nr, void **p)
@@ -815,7 +869,7 @@ unsigned long kmem_cache_shrink_all(void)
 	struct kmem_cache *s;
 	unsigned long pages = 0;
 
-	list_for_each_entry(s, &slab_caches, list)
+	for_each_slab_cache(s)
 		pages += (unsigned long)shrink(s, _RET_IP_);
 	return pages;
 }
@@ -886,11 +940,7 @@ __printf(4, 5) static struct kmem_cache *create_failed(slab_flags_t flags, uintp
 	return NULL;
 }
 
-struct kmem_cache *__kmem_cache_create_caller(const char *name, unsigned int size,
-					      unsigned int align, slab_flags_t flags,
-					      void (*ctor)(void *), uintptr_t caller);
-
-struct kmem_cache *__kmem_cache_create_caller(const char *name, unsigned int size,
+static struct kmem_cache *__kmem_cache_create_caller(const char *name, unsigned int size,
 					      unsigned int align, slab_flags_t flags,
 					      void (*ctor)(void *), uintptr_t caller)
 {
@@ -1097,7 +1147,7 @@ void slabinfo_show(void)
 	printk("slabinfo - version: 2.1 (topaz)\n");
 	printk("# name              <active_objs> <num_objs> <objsize> <objperslab> <pagesperslab>"
 	       " : slabdata <active_slabs> <num_slabs> <free_slabs> : cpu <cached> : errors <n>\n");
-	list_for_each_entry(s, &slab_caches, list) {
+	for_each_slab_cache(s) {
 		struct slabinfo si;
 
 		kmem_cache_get_slabinfo(s, &si);

@@ -36,7 +36,9 @@ static inline unsigned int slab_cpu_id(void) { return 0; }
 
 struct slab_cpu {
 	u32 state;
-	u32 cap;	/* objects @objs holds; 0 for debug caches (no array) */
+	u32 pad;
+	u64 cap;	/* objects @objs holds; 0 for debug caches (no array). 64 bits,
+			 * so the index compares without a zero-extension */
 	void *objs[];
 };
 
@@ -167,6 +169,71 @@ static __always_inline void slab_free_fast(struct kmem_cache *s, void *obj, uint
 	__slab_free(s, obj, caller);
 }
 
+/*
+ * The same fast paths shaped for the API functions, so that the fast path
+ * needs no stack frame: the hit returns from the API function directly, a
+ * miss releases the array and returns @slow (written as a tail call).
+ */
+static __always_inline u64 slab_cpu_acquire_read(struct slab_cpu *c)
+{
+	u64 st;
+
+	/* one instruction takes the array, then the state is read (zero-extended) */
+	__asm__ __volatile__("addl %[busy], %[state]\n\tmovl %[state], %k[st]"
+			     : [st] "=r"(st), [state] "+m"(c->state)
+			     : [busy] "i"(SLAB_CPU_BUSY) : "memory");
+	return st;
+}
+
+#define SLAB_ALLOC_FASTPATH(s, obj, slow) do {					\
+	struct slab_cpu *__c = slab_cpu((s), slab_cpu_id());			\
+	u64 __idx = slab_cpu_acquire_read(__c);					\
+										\
+	SLAB_TEST_HOOK(SLAB_HOOK_ALLOC_FAST);					\
+	__idx -= SLAB_CPU_BUSY + 1;	/* count - 1 when we own the array */	\
+	if (unlikely(__idx >= __c->cap)) {					\
+		__asm__ __volatile__("subl %1, %0" : "+m"(__c->state)		\
+				     : "i"(SLAB_CPU_BUSY) : "memory");		\
+		return slow;							\
+	}									\
+	/* straight into the return register: no copy on the way out */	\
+	__asm__ ("movq %c[off](%[base],%[i],8), %[o]" : [o] "=a"(obj)		\
+		 : [base] "r"((char *)__c - offsetof(struct kmem_cache, cpu_area)), \
+		   [i] "r"(__idx),						\
+		   [off] "i"(offsetof(struct kmem_cache, cpu_area) +		\
+			     offsetof(struct slab_cpu, objs)), "m"(*__c));	\
+	barrier();								\
+	WRITE_ONCE(__c->state, (u32)__idx);					\
+} while (0)
+
+#define SLAB_FREE_FASTPATH(s, obj, slow) do {					\
+	struct slab_cpu *__c = slab_cpu((s), slab_cpu_id());			\
+	u64 __idx = slab_cpu_acquire_read(__c);					\
+										\
+	SLAB_TEST_HOOK(SLAB_HOOK_FREE_FAST);					\
+	__idx -= SLAB_CPU_BUSY;		/* count when we own the array */	\
+	if (unlikely(__idx >= __c->cap)) {					\
+		__asm__ __volatile__("subl %1, %0" : "+m"(__c->state)		\
+				     : "i"(SLAB_CPU_BUSY) : "memory");		\
+		slow;								\
+		return;								\
+	}									\
+	__c->objs[__idx] = (obj);						\
+	__asm__ __volatile__("subl %1, %0" : "+m"(__c->state)			\
+			     : "i"(SLAB_CPU_BUSY - 1) : "memory");		\
+} while (0)
+
+/*
+ * The API's slow ends: allocate on the slow path, zero under __GFP_ZERO,
+ * fire @pp when enabled (@pp NULL: no probe). @orig is kmalloc's size, 0 for
+ * kmem_cache_alloc. slab_alloc_done() is the same for an object the fast
+ * path already has.
+ */
+void *slab_alloc_slow(struct kmem_cache *s, gfp_t gfp, uintptr_t caller, size_t orig,
+		      struct probe_point *pp);
+void *slab_alloc_done(struct kmem_cache *s, void *obj, gfp_t gfp, uintptr_t caller, size_t orig,
+		      struct probe_point *pp);
+
 /* Slab geometry. Slabs are naturally aligned page-allocator blocks. */
 static inline void *slab_base(const struct page *head)
 {
@@ -181,14 +248,21 @@ static inline size_t slab_bytes(const struct page *head)
 /* The head page of the slab (or large kmalloc block) holding @p, or NULL. */
 struct page *slab_head_page(const void *p);
 
+/* The base of the slab @head holding @p, from @p alone: slabs are naturally aligned. */
+static inline uintptr_t slab_base_of(const struct page *head, const void *p)
+{
+	return (uintptr_t)p & ~(slab_bytes(head) - 1);
+}
+
 /* Index of the slot holding @p (which may point inside it), and whether @p is its object start. */
 static inline unsigned int slab_obj_index(const struct kmem_cache *s, const struct page *head,
 					  const void *p, bool *is_start)
 {
-	uintptr_t off = (uintptr_t)p - (uintptr_t)slab_base(head) - s->red_left_pad;
+	uintptr_t base = slab_base_of(head, p);
+	uintptr_t off = (uintptr_t)p - base - s->red_left_pad;
 	unsigned int idx;
 
-	if ((uintptr_t)p < (uintptr_t)slab_base(head) + s->red_left_pad) {
+	if ((uintptr_t)p < base + s->red_left_pad) {
 		*is_start = false;
 		return 0;
 	}
@@ -280,5 +354,14 @@ void slab_fire_free(struct probe_point *pp, const char *cache_name, const void *
 		    uintptr_t caller);
 
 extern struct list_head slab_caches;
+/*
+ * Every cache. Not list_for_each_entry(): that forms a struct kmem_cache
+ * pointer from the list head itself at the end, misaligned for the type's
+ * 64-byte alignment (UBSan says so).
+ */
+#define for_each_slab_cache(s)							\
+	for (struct list_head *__l = slab_caches.next;				\
+	     __l != &slab_caches && ((s) = list_entry(__l, struct kmem_cache, list)); \
+	     __l = __l->next)
 
 #endif

@@ -9,6 +9,7 @@ packages=(
 	libcmocka-dev			# host test framework
 	libelf-dev			# symbols in the hosted build and the decoder
 	libipt-dev			# Intel's PT encoder/decoder
+	zlib1g-dev			# ptdecode's CRC-32, the writer's cross-check
 	libcapstone-dev			# instruction cross-checks
 	valgrind libmimalloc-dev libjemalloc-dev	# benchmarks
 )

@@ -36,6 +36,8 @@ enum probe_vtype {
 	PROBE_STR,	/* a NUL-terminated string */
 	PROBE_SYM,	/* derived string: value .from (an address) as "func+0xoff" */
 	PROBE_GFP,	/* derived string: value .from (gfp_t) as show_gfp_flags prints it */
+	PROBE_NAME,	/* derived string: the point's name after its first '.', as
+			 * SystemTap's "name" ("kmem_cache_alloc"); sites store nothing */
 };
 
 struct probe_value_desc {
@@ -53,7 +55,7 @@ union probe_val {
 
 #define PROBE_MAX_HANDLERS	4
 #define PROBE_MAX_VALUES	16
-#define PROBE_MAX_DERIVED	2	/* SYM/GFP values per point */
+#define PROBE_MAX_DERIVED	2	/* SYM/GFP values per point (NAME needs no buffer) */
 
 struct probe_point;
 struct probe_hit;
@@ -74,7 +76,6 @@ struct probe_attach {
  * @name: full name, "vm.kmem_cache_alloc"
  * @values: names and types of the values, in the order of the site's array
  * @handlers: attached handlers, run in attachment order
- * @hits: times the point fired with a handler attached
  * @dropped: hits not delivered because a handler was already running
  */
 struct probe_point {
@@ -84,7 +85,6 @@ struct probe_point {
 	const char *name;
 	const struct probe_value_desc *values;
 	struct probe_attach handlers[PROBE_MAX_HANDLERS];
-	u64 hits;
 	u64 dropped;
 };
 
@@ -119,17 +119,58 @@ struct probe_hit {
 #ifdef TOPAZ_NO_PROBES
 /* Probe points compiled out: the baseline the benchmark measures against. */
 #define probe_enabled(id) (false)
+#define probe_enabled_pp(pp) (false)
 #else
-/** probe_enabled() - the one predictable branch a site pays with nothing attached */
-#define probe_enabled(id) unlikely(READ_ONCE(probe_##id.enabled))
+/*
+ * probe_enabled() - the one predictable branch a site pays with nothing
+ * attached: a compare of the flag in memory and a jump. A plain read on
+ * purpose (volatile would cost a load into a register first); every call
+ * reads it afresh, so an attach takes effect at the next hit.
+ */
+#define probe_enabled(id) unlikely(probe_##id.enabled)
+#define probe_enabled_pp(pp) unlikely((pp)->enabled)
 #endif
+
+/*
+ * Handlers running, per CPU (one CPU today: index 0). A hit while a handler
+ * runs on the same CPU (a handler that allocates, an interrupt during a
+ * handler) is dropped rather than recursing.
+ */
+#define PROBE_NR_CPUS 4
+extern unsigned int probe_nesting[PROBE_NR_CPUS];
+static inline unsigned int probe_this_cpu(void) { return 0; }
+void __probe_fire_more(struct probe_point *pp, struct probe_hit *hit);
 
 /**
  * probe_fire() - run the handlers of @pp with @v (called by sites when enabled)
  *
- * A hit from inside a handler on this CPU is dropped and counted in @pp->dropped.
+ * Inline, so that a site pays one call (the handler's) per hit. A hit from
+ * inside a handler on this CPU is dropped and counted in @pp->dropped.
+ * handlers[0] is always callable once a point was enabled (a no-op after the
+ * last detach), so a hit racing with a detach is harmless.
  */
-void probe_fire(struct probe_point *pp, const union probe_val *v);
+static inline __attribute__((always_inline)) void probe_fire(struct probe_point *pp,
+							     const union probe_val *v)
+{
+	unsigned int *nest = &probe_nesting[probe_this_cpu()];
+	struct probe_hit hit;
+
+	if (unlikely(*nest)) {
+		pp->dropped++;
+		return;
+	}
+	/* interrupts nest, so whatever interrupts this has undone its own mark */
+	*nest = 1;
+	__asm__ __volatile__("" ::: "memory");
+	hit.point = pp;
+	hit.v = v;
+	hit.derived = 0;
+	pp->handlers[0].fn(&hit, pp->handlers[0].data);
+	if (unlikely(pp->nr_handlers > 1))
+		__probe_fire_more(pp, &hit);
+	__asm__ __volatile__("" ::: "memory");
+	*nest = 0;
+}
 
 /**
  * probe_register() - attach @fn(@data) to every probe point matching @pattern
@@ -208,7 +249,7 @@ struct probe_count_entry {
 	const struct probe_point *point;
 	uintptr_t call_site;
 	u64 hits, bytes_req, bytes_alloc;
-};
+} __aligned(64);
 /** probe_count_lookup() - the count entry for (@point, @call_site), or NULL */
 const struct probe_count_entry *probe_count_lookup(const struct probe_point *point,
 						   uintptr_t call_site);

@@ -114,6 +114,10 @@ const char *kmem_cache_name(const struct kmem_cache *s);
 /** kmem_cache_size() - the object size the cache was created with */
 unsigned int kmem_cache_size(const struct kmem_cache *s);
 
+/*
+ * kmalloc() objects are 8-byte aligned; without debugging, power-of-two
+ * sizes are naturally aligned (kmalloc(256) is 256-aligned), as Linux's.
+ */
 void *kmalloc(size_t size, gfp_t gfp);
 void *kzalloc(size_t size, gfp_t gfp);
 void *kmalloc_array(size_t n, size_t size, gfp_t gfp);
@@ -137,7 +141,8 @@ struct kmem_cache *kmalloc_cache_for(size_t size);
 
 /**
  * kmem_cache_init() - create the kmalloc caches; call once, right after the
- * page allocator is up and the command line (slub_debug=) is parsed
+ * page allocator is up and the command line (slub_debug=, slabinfo) is
+ * parsed. Calling it again does nothing.
  */
 void kmem_cache_init(void);
 

@@ -1,0 +1,129 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The allocator benchmark (make bench): fixed-size churn against glibc,
+# mimalloc and jemalloc, medians of several runs, and instruction counts
+# from callgrind.
+#
+#   tests/bench/run.sh BENCH_DIR [RUNS] [PAIRS]
+#
+# Throughput: alloc+free pairs per second, median of RUNS runs (default 5)
+# of PAIRS pairs (default 5000000); the ratios are topaz over each peer.
+# Instructions (callgrind, deterministic):
+#   loop - every instruction of the measured loop per pair, harness included
+#          (the same harness for every allocator);
+#   api  - topaz only: instructions inside kmem_cache_alloc + kmem_cache_free
+#          per pair, slow paths included (--toggle-collect on both).
+# Probe costs: api instructions per call with the probe points compiled out
+# (bench-topaz-noprobe), present with no handler, and with the count handler.
+# Exits 1 when a deterministic (instruction-count) target is missed.
+set -eu
+
+B=${1:?usage: run.sh BENCH_DIR [RUNS] [PAIRS]}
+RUNS=${2:-5}
+PAIRS=${3:-5000000}
+CG_PAIRS=200000
+SIZES="64 256 1024"
+BATCHES="1 64 1024"
+ALLOCS="topaz glibc mimalloc jemalloc"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+command -v valgrind >/dev/null || { echo "run.sh: valgrind is needed (apt-get install valgrind)" >&2; exit 2; }
+
+median() {	# numbers on stdin
+	sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.0f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+ops() {		# alloc size batch [args...] -> median ops/s
+	a=$1 size=$2 batch=$3
+	shift 3
+	i=0
+	while [ $i -lt "$RUNS" ]; do
+		"$B/bench-$a" --size "$size" --batch "$batch" --pairs "$PAIRS" "$@" | sed 's/.*ops_per_s=//'
+		i=$((i + 1))
+	done | median
+}
+
+loop_instr() {	# alloc size batch -> instructions per pair in the measured loop
+	out=$TMP/cg.$1.$2.$3
+	line=$(valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$out" \
+		"$B/bench-$1" --size "$2" --batch "$3" --pairs $CG_PAIRS --callgrind 2>/dev/null)
+	pairs=$(echo "$line" | sed 's/.* pairs=\([0-9]*\).*/\1/')
+	ir=$(awk '/^summary:/ { print $2 }' "$out")
+	awk -v ir="$ir" -v p="$pairs" 'BEGIN { printf "%.1f\n", ir / p }'
+}
+
+api_instr() {	# binary size batch [args...] -> instructions per pair inside the API
+	bin=$1 size=$2 batch=$3
+	shift 3
+	out=$TMP/api.$bin.$size.$batch
+	line=$(valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$out" \
+		--toggle-collect=__kmem_cache_alloc_nz --toggle-collect=kmem_cache_free \
+		"$B/$bin" --size "$size" --batch "$batch" --pairs $CG_PAIRS "$@" 2>/dev/null)
+	pairs=$(echo "$line" | sed 's/.* pairs=\([0-9]*\).*/\1/')
+	warm=$(echo "$line" | sed 's/.* warm_pairs=\([0-9]*\).*/\1/')
+	ir=$(awk '/^summary:/ { print $2 }' "$out")
+	awk -v ir="$ir" -v p="$((pairs + warm))" 'BEGIN { printf "%.1f\n", ir / p }'
+}
+
+echo "topaz allocator benchmark: fixed-size churn (batch allocations, then the frees, in order)"
+echo "runs=$RUNS pairs/run=$PAIRS (median), callgrind pairs=$CG_PAIRS; $(uname -m), $(nproc) CPUs"
+echo
+printf "| %5s | %5s | %12s | %8s | %8s | %8s | %9s | %9s | %9s | %9s | %9s |\n" \
+	size batch "topaz Mop/s" "/glibc" "/mimalloc" "/jemalloc" "api ins" "loop ins" "glibc" "mimalloc" "jemalloc"
+printf "|------:|------:|-------------:|---------:|---------:|---------:|----------:|----------:|----------:|----------:|----------:|\n"
+worst_ratio=999
+for size in $SIZES; do
+	for batch in $BATCHES; do
+		for a in $ALLOCS; do
+			eval "ops_$a=\$(ops $a $size $batch)"
+			eval "ins_$a=\$(loop_instr $a $size $batch)"
+		done
+		api=$(api_instr bench-topaz "$size" "$batch")
+		# shellcheck disable=SC2154
+		printf "| %5s | %5s | %12.1f | %8.2f | %8.2f | %8.2f | %9s | %9s | %9s | %9s | %9s |\n" \
+			"$size" "$batch" "$(awk -v o="$ops_topaz" 'BEGIN { print o / 1e6 }')" \
+			"$(awk -v a="$ops_topaz" -v b="$ops_glibc" 'BEGIN { print a / b }')" \
+			"$(awk -v a="$ops_topaz" -v b="$ops_mimalloc" 'BEGIN { print a / b }')" \
+			"$(awk -v a="$ops_topaz" -v b="$ops_jemalloc" 'BEGIN { print a / b }')" \
+			"$api" "$ins_topaz" "$ins_glibc" "$ins_mimalloc" "$ins_jemalloc"
+		worst_ratio=$(awk -v w="$worst_ratio" -v a="$ops_topaz" -v b="$ops_mimalloc" \
+			'BEGIN { r = a / b; print (r < w ? r : w) }')
+	done
+done
+echo
+echo "Ratios are topaz's ops/s over the peer's (above 1: topaz faster). \"api ins\": instructions"
+echo "in kmem_cache_alloc + kmem_cache_free per pair; \"loop ins\": the whole measured loop per pair."
+echo
+
+# Probe point costs, on the hottest configuration (batch 1: pure fast path).
+none=$(api_instr bench-topaz-noprobe 64 1)
+idle=$(api_instr bench-topaz 64 1)
+count=$(api_instr bench-topaz 64 1 --probe count)
+fast=$none
+per_idle=$(awk -v a="$idle" -v b="$none" 'BEGIN { printf "%.1f", (a - b) / 2 }')
+per_count=$(awk -v a="$count" -v b="$none" 'BEGIN { printf "%.1f", (a - b) / 2 }')
+echo "probe points (64 B, batch 1, instructions per alloc+free pair inside the API):"
+echo "  compiled out: $none   present, no handler: $idle   count handler on vm.kmem_cache_*: $count"
+echo "  cost per call: no handler $per_idle, count handler $per_count"
+echo
+
+status=0
+check() {	# description value op limit
+	if awk -v v="$2" -v l="$4" "BEGIN { exit !(v $3 l) }"; then
+		echo "  met:     $1 ($2 $3 $4)"
+	else
+		echo "  NOT MET: $1 ($2, target $3 $4)"
+		status=1
+	fi
+}
+echo "targets:"
+check "fast path instructions per alloc+free pair, debugging off (probes compiled out)" "$fast" "<=" 20
+check "disabled probe point, instructions per call over none" "$per_idle" "<=" 2
+check "count handler, instructions per call over none" "$per_count" "<=" 80
+if awk -v r="$worst_ratio" 'BEGIN { exit !(r >= 1) }'; then
+	echo "  met:     throughput at least mimalloc's on every size and batch (worst ratio $worst_ratio)"
+else
+	echo "  NOT MET: throughput at least mimalloc's on every size and batch (worst ratio $worst_ratio; timing is noisy)"
+fi
+exit $status
