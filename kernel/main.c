@@ -15,6 +15,7 @@
 #include <topaz/workload.h>
 #include <topaz/slab.h>
 #include <topaz/probe.h>
+#include <topaz/pt_model.h>
 
 #ifndef TOPAZ_VERSION
 #define TOPAZ_VERSION "unknown"
@@ -159,6 +160,10 @@ void kernel_main(struct boot_info *bi)
 	printk("TMP after kmem_cache_init\n");
 	probes_init();
 	printk("TMP after probes_init\n");
+	/* Before the CPU report, so it shows what the driver will see. */
+	if (pt_model_boot() > 0)
+		printk("pt: no Intel PT in this CPU: the software trace unit answers (profile %s: %s)\n",
+		       pt_model_profile()->name, pt_model_profile()->cpu);
 	cpu_identify();
 	cpu_report();
 	apic_init();

@@ -32,6 +32,7 @@ struct pt_model {
 	/* Trace generation */
 	bool trigger_en;	/* TraceEn && !Stopped && !Error */
 	bool packet_en;		/* PacketEn at @ip */
+	bool filter_en;		/* FilterEn: re-evaluated where branches land */
 	bool enable_pending;	/* TraceEn set; TIP.PGE at the next IP */
 	bool overflow;		/* internal buffer overflowed: generation ceased */
 	u64 ip;			/* the next instruction to execute */
@@ -90,7 +91,7 @@ bool ptm_output_single_entry(void);
 void ptm_trace_enable(void);
 void ptm_trace_disable(void);
 void ptm_trace_reset(void);
-bool ptm_filter_en(u64 ip);
+bool ptm_filter_match(u64 ip);
 bool ptm_context_en(u8 cpl);
 void ptm_emit(const struct ptpk *p);
 

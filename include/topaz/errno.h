@@ -15,6 +15,7 @@
 #define EINVAL		22
 #define ENOSPC		28
 #define ERANGE		34
+#define ENODATA		61
 #define EOPNOTSUPP	95
 #endif
 #endif

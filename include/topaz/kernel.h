@@ -16,8 +16,11 @@ void warn_slowpath(const char *file, int line, uintptr_t caller, const char *con
 #define BUG_ON(cond) do { if (unlikely(cond)) \
 	panic("BUG_ON(%s) at %s:%d", #cond, __FILE__, __LINE__); } while (0)
 #define BUG() panic("BUG at %s:%d", __FILE__, __LINE__)
-#define WARN_ON(cond) ({ bool __c = !!(cond); if (unlikely(__c)) \
-	warn_slowpath(__FILE__, __LINE__, _THIS_IP_, #cond); unlikely(__c); })
+#define WARN_ON(cond) ({ bool __c = !!(cond);				\
+	if (unlikely(__c)) {						\
+		warn_slowpath(__FILE__, __LINE__, _THIS_IP_, #cond);	\
+	}								\
+	__c; })
 
 /* Kernel string helpers (kernel/string.c; libc's in the hosted build). */
 #ifdef TOPAZ_HOSTED

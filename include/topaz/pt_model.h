@@ -74,6 +74,13 @@ bool pt_cpu_has_pt(void);
 int pt_model_init(const char *profile_name, bool force);
 
 /**
+ * pt_model_init_profile() - pt_model_init() with a profile of the caller's
+ * (tests use synthetic ones for capabilities no real part lacks); @prof must
+ * outlive the installation
+ */
+int pt_model_init_profile(const struct pt_profile *prof, bool force);
+
+/**
  * pt_model_boot() - pt_model_init() as the command line asks: pt.model=
  * on|off|auto (default auto: install when the CPU lacks PT) and pt.profile=.
  * Return: as pt_model_init(); 0 for pt.model=off.
@@ -282,8 +289,9 @@ void pt_model_ev_context(u64 ip, u8 cpl, enum ptm_mode mode);
 /**
  * pt_model_ev_at() - execution reached @ip by straight-line flow. This is the
  * enable point after a WRMSR that sets TraceEn (TIP.PGE carries @ip) and the
- * disable point before one that clears it (the FUP carries @ip); it also
- * reports filter-range edges crossed without a branch.
+ * disable point before one that clears it (the FUP carries @ip). Without it,
+ * the first event after the enable is the enable point. (Straight-line flow
+ * never changes FilterEn: only branch and event targets are checked.)
  */
 void pt_model_ev_at(u64 ip);
 
@@ -306,7 +314,7 @@ void pt_model_ev_pad(unsigned int n);
 
 /**
  * pt_model_ev_overflow_begin() - the internal packet buffer overflows: from
- * now on packet generation ceases (pending TNT results are lost).
+ * now on packet generation ceases (results already generated go out first).
  * pt_model_ev_overflow_end() - the buffer drained: OVF, then FUP at the
  * current IP when PacketEn (or a PSB+ when the mode changed meanwhile).
  */

@@ -10,3 +10,6 @@ crash-stack|crash=stack|35|PANIC: exception #DF (double fault, vector 8);crash_s
 bad-cmdline|bogus=1 loglevel=99 crash=nope apic.mode=weird test=mm t="open|33|unknown key 'bogus';bad value '99' for 'loglevel': expected a number from 0 to 8;bad value 'nope' for 'crash';apic.mode=weird: expected auto, xapic or x2apic;unterminated quote;ktest: 4 passed, 0 failed
 no-such-test|test=nosuch|35|test=nosuch selects no test; suites are:
 load-options|test=traps loglevel=7 bogus.key|33|command line (from load options): "test=traps loglevel=7 bogus.key";unknown key 'bogus.key';ktest: 6 passed, 0 failed|shell
+ptmodel-broadwell|test=ptmodel pt.profile=broadwell|33|profile broadwell;cpu: leaf 0x14.0: eax=0000000000 ebx=0x00000001 ecx=0x00000001
+ptmodel-tigerlake|test=ptmodel pt.profile=tigerlake|33|profile tigerlake;cpu: Intel PT (CPUID.7.0:EBX[25]): yes
+ptmodel-arrowlake|test=ptmodel pt.profile=arrowlake pt.profile=nehalem|33|profile arrowlake;bad value 'nehalem' for 'pt.profile'

@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The PT trace unit model: its registers behind the MSR interface, its CPUID
+ * answers, installation and the pt.* command-line keys. Packet generation is
+ * in pt_model_events.c, output in pt_model_topa.c, the #GP and operational
+ * error tables in pt_model_rules.c, CPU profiles in pt_model_profiles.c.
+ */
+#define pr_fmt(fmt) "pt-model: " fmt
+#include "pt_model_internal.h"
+#include <topaz/arch.h>
+#include <topaz/apic.h>
+#include <topaz/cmdline.h>
+#include <topaz/errno.h>
+#include <topaz/kernel.h>
+
+struct pt_model ptm = {
+	.cfg = {
+		.pmi_skid = PT_MODEL_DEFAULT_SKID,
+		.single_pmi_early = PT_MODEL_DEFAULT_EARLY,
+		.long_tnt = true,
+		.cycles_per_event = 1,
+	},
+	.last_gp = -1,
+	.last_operr = -1,
+	.mode = PTM_MODE_64,
+	.mode_sent = -1,
+};
+
+static u32 real_max_leaf;
+
+/* ------------------------------------------------------------ entry/exit */
+
+void ptm_enter(void)
+{
+	ptm.depth++;
+}
+
+/* An interrupt is taken at an instruction boundary: deliver a pending PMI
+ * once the outermost model call is done, so the handler finds the model in
+ * a consistent state (and may itself use the MSRs). */
+void ptm_exit(void)
+{
+	if (--ptm.depth)
+		return;
+	for (int i = 0; ptm.pmi_pending && i < 4; i++) {
+		ptm.pmi_pending = false;
+		if (apic_pmi_deliver())
+			ptm.st.pmis_delivered++;
+	}
+}
+
+/* ------------------------------------------------------------ MSRs */
+
+static bool is_pt_msr(u32 msr)
+{
+	return msr == MSR_IA32_RTIT_OUTPUT_BASE || msr == MSR_IA32_RTIT_OUTPUT_MASK ||
+	       (msr >= MSR_IA32_RTIT_CTL && msr <= MSR_IA32_RTIT_CR3_MATCH) ||
+	       (msr >= MSR_IA32_RTIT_ADDR0_A && msr <= MSR_IA32_RTIT_ADDR3_B);
+}
+
+static bool model_claims(u32 msr)
+{
+	return ptm.installed && (is_pt_msr(msr) || msr == MSR_CORE_PERF_GLOBAL_STATUS ||
+				 msr == MSR_CORE_PERF_GLOBAL_OVF_CTRL);
+}
+
+static u64 status_read(void)
+{
+	u64 v = ptm.status;
+
+	if (ptm_trace_en()) {
+		bool ctx = ptm_context_en(ptm.cpl);
+
+		if (ptm.trigger_en)
+			v |= RTIT_STATUS_TRIGGEREN;
+		if (ctx)
+			v |= RTIT_STATUS_CONTEXTEN;
+		if (ctx && ptm.filter_en)
+			v |= RTIT_STATUS_FILTEREN;
+	}
+	if (ptm_ebx(PT_CAP_PSB_CYC))
+		v |= min(ptm.byte_cnt, 0x1ffffULL) << RTIT_STATUS_BYTECNT_OFFSET;
+	return v;
+}
+
+static void status_write(u64 val)
+{
+	u64 cnt = (val & RTIT_STATUS_BYTECNT) >> RTIT_STATUS_BYTECNT_OFFSET;
+
+	/* FilterEn, ContextEn, TriggerEn: writes ignored */
+	ptm.status = val & (RTIT_STATUS_ERROR | RTIT_STATUS_STOPPED |
+			    RTIT_STATUS_PENDPSB | RTIT_STATUS_PENDTOPAPMI);
+	/* The field is 17 bits; writing back what was read keeps the count. */
+	if (cnt != min(ptm.byte_cnt, 0x1ffffULL))
+		ptm.byte_cnt = cnt;
+}
+
+static void ctl_write(u64 val)
+{
+	bool was = ptm_trace_en(), now = val & RTIT_CTL_TRACEEN;
+
+	if (val == ptm.ctl)
+		return;
+	if (was && !now) {
+		/* packets of the disable follow the old configuration */
+		ptm_trace_disable();
+		ptm.ctl = val;
+	} else if (!was && now) {
+		ptm.ctl = val;
+		ptm_trace_enable();
+	} else {
+		ptm.ctl = val;
+	}
+}
+
+static int model_read(u32 msr, u64 *val)
+{
+	int rule, ret = 0;
+
+	ptm_enter();
+	rule = ptm_check_access(msr, false, 0);
+	if (rule >= 0) {
+		ptm.last_gp = rule;
+		ret = -EIO;
+		goto out;
+	}
+	switch (msr) {
+	case MSR_IA32_RTIT_CTL:
+		*val = ptm.ctl;
+		break;
+	case MSR_IA32_RTIT_STATUS:
+		*val = status_read();
+		break;
+	case MSR_IA32_RTIT_OUTPUT_BASE:
+		*val = ptm.output_base;
+		break;
+	case MSR_IA32_RTIT_OUTPUT_MASK:
+		*val = ptm.output_mask;
+		break;
+	case MSR_IA32_RTIT_CR3_MATCH:
+		*val = ptm.cr3_match;
+		break;
+	case MSR_CORE_PERF_GLOBAL_STATUS: {
+		u64 v = 0;
+
+		/* the CPU's other status bits, with the model's TraceToPAPMI */
+		if (arch_rdmsr_safe(msr, &v))
+			v = 0;
+		v &= ~GLOBAL_STATUS_TRACE_TOPAPMI;
+		if (ptm.topa_pmi)
+			v |= GLOBAL_STATUS_TRACE_TOPAPMI;
+		*val = v;
+		break;
+	}
+	case MSR_CORE_PERF_GLOBAL_OVF_CTRL:
+		if (arch_rdmsr_safe(msr, val))
+			*val = 0;
+		break;
+	default: {
+		unsigned int n = (msr - MSR_IA32_RTIT_ADDR0_A) / 2;
+
+		*val = (msr & 1) ? ptm.addr_b[n] : ptm.addr_a[n];
+		break;
+	}
+	}
+out:
+	ptm_exit();
+	return ret;
+}
+
+static int model_write(u32 msr, u64 val)
+{
+	int rule, ret = 0;
+
+	ptm_enter();
+	rule = ptm_check_access(msr, true, val);
+	if (rule >= 0) {
+		ptm.last_gp = rule;
+		ret = -EIO;
+		goto out;
+	}
+	switch (msr) {
+	case MSR_IA32_RTIT_CTL:
+		ctl_write(val);
+		break;
+	case MSR_IA32_RTIT_STATUS:
+		status_write(val);
+		break;
+	case MSR_IA32_RTIT_OUTPUT_BASE:
+		ptm.output_base = val;
+		break;
+	case MSR_IA32_RTIT_OUTPUT_MASK:
+		ptm.output_mask = val | RTIT_OUTPUT_LOWER_MASK;
+		break;
+	case MSR_IA32_RTIT_CR3_MATCH:
+		ptm.cr3_match = val;
+		break;
+	case MSR_CORE_PERF_GLOBAL_STATUS:
+		/* read-only: the CPU decides (a #GP on real parts) */
+		ret = arch_wrmsr_safe(msr, val);
+		break;
+	case MSR_CORE_PERF_GLOBAL_OVF_CTRL:
+		if (val & MSR_CORE_PERF_GLOBAL_OVF_CTRL_TRACE_TOPA_PMI)
+			ptm.topa_pmi = false;
+		val &= ~MSR_CORE_PERF_GLOBAL_OVF_CTRL_TRACE_TOPA_PMI;
+		if (val)
+			ret = arch_wrmsr_safe(msr, val);
+		break;
+	default: {
+		unsigned int n = (msr - MSR_IA32_RTIT_ADDR0_A) / 2;
+
+		if (msr & 1)
+			ptm.addr_b[n] = val;
+		else
+			ptm.addr_a[n] = val;
+		break;
+	}
+	}
+out:
+	ptm_exit();
+	return ret;
+}
+
+/* ------------------------------------------------------------ CPUID */
+
+static bool model_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
+{
+	if (!ptm.installed)
+		return false;
+	if (leaf == 0) {
+		arch_cpuid(0, 0, r);
+		if (r->eax < CPUID_LEAF_PT)
+			r->eax = CPUID_LEAF_PT;
+		if (ptm.prof->ctc_den && r->eax < 0x15)
+			r->eax = 0x15;
+		return true;
+	}
+	if (leaf == 1) {
+		/*
+		 * The processor signature is the profile's: drivers and decoders
+		 * key errata on family/model (Linux's BDM106 check, libipt's
+		 * pt_config.cpu), and the model mimics the profile's errata.
+		 * The other leaf-1 registers are the CPU's.
+		 */
+		const struct pt_profile *p = ptm.prof;
+
+		arch_cpuid(1, 0, r);
+		r->eax = (u32)p->stepping | ((u32)(p->model & 0xf) << 4) | ((u32)(p->family & 0xf) << 8) |
+			 ((u32)(p->model >> 4) << 16);
+		return true;
+	}
+	if (leaf == 0x15 && ptm.prof->ctc_den) {
+		/* TSC/crystal ratio, for the decoder's timing (MTC/CTC) */
+		*r = (struct cpuid_regs){ ptm.prof->ctc_den, ptm.prof->ctc_num, 0, 0 };
+		return true;
+	}
+	if (leaf == 7 && subleaf == 0) {
+		if (real_max_leaf >= 7)
+			arch_cpuid(7, 0, r);
+		else
+			*r = (struct cpuid_regs){ 0, 0, 0, 0 };
+		r->ebx |= CPUID_7_0_EBX_INTEL_PT;
+		return true;
+	}
+	if (leaf == CPUID_LEAF_PT) {
+		if (subleaf <= ptm_cap(0, 0) && subleaf < 2)
+			*r = (struct cpuid_regs){ ptm_cap((int)subleaf, 0), ptm_cap((int)subleaf, 1),
+						  ptm_cap((int)subleaf, 2), ptm_cap((int)subleaf, 3) };
+		else
+			*r = (struct cpuid_regs){ 0, 0, 0, 0 };
+		return true;
+	}
+	/* leaves the raised maximum newly exposes are "not supported": 0 */
+	if (leaf > real_max_leaf && leaf <= 0x15) {
+		*r = (struct cpuid_regs){ 0, 0, 0, 0 };
+		return true;
+	}
+	return false;
+}
+
+static const struct msr_interceptor pt_model_ic = {
+	.name = "pt-model",
+	.claims_msr = model_claims,
+	.read = model_read,
+	.write = model_write,
+	.cpuid = model_cpuid,
+};
+
+/* ------------------------------------------------------------ control */
+
+bool pt_cpu_has_pt(void)
+{
+	struct cpuid_regs r;
+
+	arch_cpuid(0, 0, &r);
+	if (r.eax < CPUID_LEAF_PT)
+		return false;
+	arch_cpuid(7, 0, &r);
+	return r.ebx & CPUID_7_0_EBX_INTEL_PT;
+}
+
+void pt_model_reset(void)
+{
+	ptm.depth = 0;		/* a reset is always an outermost call */
+	ptm_enter();
+	ptm.ctl = ptm.status = ptm.output_base = ptm.output_mask = ptm.cr3_match = 0;
+	for (int i = 0; i < 4; i++)
+		ptm.addr_a[i] = ptm.addr_b[i] = 0;
+	ptm.byte_cnt = 0;
+	ptm.topa_pmi = false;
+	ptm.out_ready = false;
+	ptm.region_base = ptm.region_size = ptm.entry = 0;
+	ptm.skid_left = 0;
+	ptm.pmi_armed = ptm.pmi_pending = ptm.early_done = false;
+	ptm_trace_reset();
+	ptm.last_gp = ptm.last_operr = -1;
+	ptm.st = (struct pt_model_stats){ 0 };
+	ptm_exit();
+}
+
+int pt_model_init(const char *profile_name, bool force)
+{
+	const struct pt_profile *prof = pt_profile_find(profile_name);
+
+	if (!prof) {
+		char names[128];
+
+		pt_profile_list(names, sizeof(names));
+		pr_err("unknown CPU profile '%s'; valid profiles: %s\n", profile_name, names);
+		return -EINVAL;
+	}
+	return pt_model_init_profile(prof, force);
+}
+
+int pt_model_init_profile(const struct pt_profile *prof, bool force)
+{
+	const struct msr_interceptor *cur = arch_get_interceptor();
+	struct cpuid_regs r;
+
+	if (!force && pt_cpu_has_pt()) {
+		pr_info("the CPU has Intel PT: model not installed (pt.model=on forces it)\n");
+		return 0;
+	}
+	if (cur && cur != &pt_model_ic) {
+		pr_err("MSR interceptor '%s' already installed: model not installed\n", cur->name);
+		return -EBUSY;
+	}
+	arch_cpuid(0, 0, &r);
+	real_max_leaf = r.eax;
+	ptm.prof = prof;
+	pt_model_reset();
+	ptm.installed = true;
+	arch_set_interceptor(&pt_model_ic);
+	pr_info("installed: profile %s, %s\n", prof->name, prof->cpu);
+	return 1;
+}
+
+void pt_model_uninstall(void)
+{
+	if (arch_get_interceptor() == &pt_model_ic)
+		arch_set_interceptor(NULL);
+	ptm.installed = false;
+}
+
+bool pt_model_active(void)
+{
+	return ptm.installed;
+}
+
+const struct pt_profile *pt_model_profile(void)
+{
+	return ptm.installed ? ptm.prof : NULL;
+}
+
+void pt_model_get_config(struct pt_model_config *cfg)
+{
+	*cfg = ptm.cfg;
+}
+
+void pt_model_set_config(const struct pt_model_config *cfg)
+{
+	ptm.cfg = *cfg;
+}
+
+int pt_model_last_gp(void)
+{
+	return ptm.last_gp;
+}
+
+int pt_model_last_operr(void)
+{
+	return ptm.last_operr;
+}
+
+void pt_model_clear_faults(void)
+{
+	ptm.last_gp = ptm.last_operr = -1;
+}
+
+void pt_model_set_packet_hook(pt_model_packet_hook_t fn, void *ctx)
+{
+	ptm.hook = fn;
+	ptm.hook_ctx = ctx;
+}
+
+void pt_model_get_stats(struct pt_model_stats *st)
+{
+	*st = ptm.st;
+}
+
+/* ------------------------------------------------------------ command line */
+
+enum { MODEL_AUTO, MODEL_ON, MODEL_OFF };
+static int model_param = MODEL_AUTO;
+static const char *profile_param;
+static u64 skid_param = PT_MODEL_DEFAULT_SKID;
+
+static int set_model(const char *val, char *why, size_t whylen)
+{
+	if (val && !strcmp(val, "on"))
+		model_param = MODEL_ON;
+	else if (val && !strcmp(val, "off"))
+		model_param = MODEL_OFF;
+	else if (val && !strcmp(val, "auto"))
+		model_param = MODEL_AUTO;
+	else {
+		ksnprintf(why, whylen, "expected on, off or auto");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_profile(const char *val, char *why, size_t whylen)
+{
+	char names[96];
+
+	if (!val || !pt_profile_find(val) || !*val) {
+		pt_profile_list(names, sizeof(names));
+		ksnprintf(why, whylen, "expected one of: %s", names);
+		return -EINVAL;
+	}
+	profile_param = val;
+	return 0;
+}
+
+KPARAM_CUSTOM("pt.model", pt_model, set_model,
+	      "Intel PT trace unit model: auto (when the CPU lacks PT), on, off");
+KPARAM_CUSTOM("pt.profile", pt_profile, set_profile,
+	      "CPU profile the PT model presents: broadwell, skylake (default), tigerlake, arrowlake");
+KPARAM_UINT("pt.skid", pt_skid, &skid_param, 0, 1u << 20,
+	    "PT model: bytes written after a ToPA INT region fills before the PMI is taken");
+
+int pt_model_boot(void)
+{
+	if (model_param == MODEL_OFF) {
+		pr_info("disabled by pt.model=off\n");
+		return 0;
+	}
+	ptm.cfg.pmi_skid = (u32)skid_param;
+	return pt_model_init(profile_param, model_param == MODEL_ON);
+}

@@ -1,0 +1,746 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Packet generation of the PT model, driven by the event API: "the CPU just
+ * executed an instruction of class X at IP a, and the next one is at b".
+ *
+ * The enables follow SDM 36.2.5: PacketEn = TriggerEn && ContextEn && FilterEn
+ * && BranchEn, with TriggerEn = TraceEn && !Stopped && !Error. What each
+ * operation emits follows Table 36-50 "Packet Generation under Different
+ * Enable Conditions"; stream rules the decoder depends on (TNT flushed before
+ * any other packet, RET compression mirroring the decoder's 64-deep stack,
+ * Last IP reset at PSB and OVF) are listed in docs/pt-model.md.
+ */
+#include "pt_model_internal.h"
+#include <topaz/errno.h>
+#include <topaz/kernel.h>
+
+/* ------------------------------------------------------------ emission */
+
+static u64 psb_period(void)
+{
+	unsigned int f = 0;
+
+	if (ptm_ebx(PT_CAP_PSB_CYC))
+		f = (unsigned int)((ptm.ctl & RTIT_CTL_PSB_FREQ) >> RTIT_CTL_PSB_FREQ_OFFSET);
+	return 2048ULL << f;
+}
+
+/* Encode, report, count and store one packet. */
+void ptm_emit(const struct ptpk *p)
+{
+	u8 buf[PTPK_MAX_SIZE];
+	int n = ptpk_encode(p, buf);
+
+	if (n < 0) {
+		pr_err("pt-model: cannot encode a %s packet\n", ptpk_type_name(p->type));
+		return;
+	}
+	if (ptm.hook)
+		ptm.hook(p, buf, n, ptm.st.bytes, ptm.hook_ctx);
+	ptm.st.packets++;
+	ptm.st.bytes += (u64)n;
+	if (p->type == PTPK_PSB)
+		ptm.st.psbs++;
+	/* PacketByteCnt counts output bytes; crossing the PSBFreq period asks
+	 * for a PSB at the next instruction boundary (36.4.2.17). */
+	ptm.byte_cnt += (u64)n;
+	if (ptm.byte_cnt >= psb_period())
+		ptm.psb_pending = true;
+	ptm_output_write(buf, n);
+}
+
+static u64 ctc_of(u64 tsc)
+{
+	return ptm.prof->ctc_num ? tsc * ptm.prof->ctc_den / ptm.prof->ctc_num : tsc;
+}
+
+/* CYC: cycles since the last CYC, sent before the first packet after time
+ * passed (36.4.2.14), when at least the CycThresh threshold elapsed. */
+static void cyc_point(void)
+{
+	unsigned int thr = (unsigned int)((ptm.ctl & RTIT_CTL_CYC_THRESH) >> RTIT_CTL_CYC_THRESH_OFFSET);
+	u64 d = ptm.tsc - ptm.cyc_tsc;
+	struct ptpk p = { .type = PTPK_CYC };
+
+	if (!(ptm.ctl & RTIT_CTL_CYCLEACC) || !d || d < (thr ? 1ULL << (thr - 1) : 1))
+		return;
+	p.cyc = d;
+	ptm.cyc_tsc = ptm.tsc;
+	ptm_emit(&p);
+}
+
+static void flush_tnt(void)
+{
+	struct ptpk p;
+
+	if (!ptm.tnt_n)
+		return;
+	cyc_point();
+	p.type = ptm.tnt_n <= PTPK_TNT8_MAX ? PTPK_TNT8 : PTPK_TNT64;
+	p.tnt.nbits = ptm.tnt_n;
+	p.tnt.bits = ptm.tnt_bits;
+	ptm.tnt_n = 0;
+	ptm.tnt_bits = 0;
+	ptm_emit(&p);
+}
+
+/* Any packet but TNT: pending TNT results go out first, so no branch result
+ * is ever reordered with another packet. */
+static void pkt(struct ptpk *p)
+{
+	cyc_point();
+	flush_tnt();
+	ptm_emit(p);
+}
+
+static void ip_pkt(enum ptpk_type t, u64 ip, bool suppressed)
+{
+	struct ptpk p = { .type = t };
+
+	if (suppressed) {
+		p.ip.ipc = PTPK_IPC_SUPPRESSED;
+	} else {
+		p.ip.ipc = ptpk_ip_compress(ip, ptm.last_ip);
+		p.ip.ip = ip;
+		ptm.last_ip = ip;
+	}
+	pkt(&p);
+}
+
+static void tnt_add(bool taken)
+{
+	ptm.tnt_bits = (ptm.tnt_bits << 1) | (taken ? 1 : 0);
+	if (++ptm.tnt_n == (ptm.cfg.long_tnt ? PTPK_TNT64_MAX : PTPK_TNT8_MAX))
+		flush_tnt();
+}
+
+static void mode_exec(void)
+{
+	struct ptpk p = { .type = PTPK_MODE_EXEC };
+
+	p.exec.csl = ptm.mode == PTM_MODE_64;
+	p.exec.csd = ptm.mode == PTM_MODE_32;
+	pkt(&p);
+	ptm.mode_sent = (int)ptm.mode;
+}
+
+static void psb_plus(void)
+{
+	struct ptpk p;
+
+	flush_tnt();
+	ptm.byte_cnt = 0;
+	ptm.psb_pending = false;
+	p.type = PTPK_PSB;
+	ptm_emit(&p);
+	/* the decoder resets Last IP and its return stack at every PSB, and
+	 * learns the mode again from PSB+ */
+	ptm.last_ip = 0;
+	ptm.rs_len = 0;
+	ptm.mode_sent = -1;
+	if (ptm.ctl & RTIT_CTL_TSC_EN) {
+		p.type = PTPK_TSC;
+		p.tsc = ptm.tsc & GENMASK_ULL(55, 0);
+		ptm_emit(&p);
+		if (ptm.ctl & RTIT_CTL_MTC_EN) {
+			u64 ctc = ctc_of(ptm.tsc);
+			u64 per = ptm.prof->ctc_den ? ptm.prof->ctc_num / ptm.prof->ctc_den : 1;
+
+			p.type = PTPK_TMA;
+			p.tma.ctc = (u16)ctc;
+			p.tma.fc = (u16)(per ? (ptm.tsc % per) & 0x1ff : 0);
+			ptm_emit(&p);
+		}
+	}
+	if (ptm.cr3_valid && (ptm.ctl & RTIT_CTL_OS) && ptm_context_en(ptm.cpl)) {
+		p.type = PTPK_PIP;
+		p.pip.cr3 = ptm.cr3;
+		p.pip.nr = false;
+		ptm_emit(&p);
+	}
+	p.type = PTPK_CBR;
+	p.cbr = ptm.prof->cbr;
+	ptm_emit(&p);
+	if (ptm.packet_en) {
+		mode_exec();
+		ip_pkt(PTPK_FUP, ptm.ip, false);
+	}
+	p.type = PTPK_PSBEND;
+	ptm_emit(&p);
+}
+
+/* MTC each time CTC bit MTCFreq toggles (36.4.2.16). */
+static void tick(u64 cycles)
+{
+	unsigned int n = (unsigned int)((ptm.ctl & RTIT_CTL_MTC_RANGE) >> RTIT_CTL_MTC_RANGE_OFFSET);
+	u64 c0, c1;
+
+	if (!cycles)
+		return;
+	c0 = ctc_of(ptm.tsc) >> n;
+	ptm.tsc += cycles;
+	c1 = ctc_of(ptm.tsc) >> n;
+	if (!ptm.trigger_en || ptm.overflow || !(ptm.ctl & RTIT_CTL_MTC_EN) || c1 == c0)
+		return;
+	/* a long gap sends the last few; decoders count the rest as lost */
+	for (u64 c = c1 - min(c1 - c0, 8ULL) + 1; c <= c1; c++) {
+		struct ptpk p = { .type = PTPK_MTC, .mtc = (u8)c };
+
+		pkt(&p);
+	}
+}
+
+/* ------------------------------------------------------------ enables */
+
+bool ptm_context_en(u8 cpl)
+{
+	bool c = cpl == 0 ? (ptm.ctl & RTIT_CTL_OS) : (ptm.ctl & RTIT_CTL_USR);
+
+	if (ptm.ctl & RTIT_CTL_CR3EN)
+		c = c && (ptm.cr3 & ~0x1fULL) == (ptm.cr3_match & ~0x1fULL);
+	return c;
+}
+
+/* Whether @ip passes the IP filter: always, unless some ADDRn_CFG is 1
+ * (36.2.5.5). FilterEn itself only changes where a taken branch or an event
+ * lands, like TraceStop (36.2.4.3): straight-line flow out of a range keeps
+ * tracing until the next branch. */
+bool ptm_filter_match(u64 ip)
+{
+	bool any = false;
+
+	for (unsigned int n = 0; n < ptm_nr_ranges(); n++) {
+		if (ptm_addr_cfg(n) != RTIT_ADDR_CFG_FILTER)
+			continue;
+		any = true;
+		if (ip >= ptm.addr_a[n] && ip <= ptm.addr_b[n])
+			return true;
+	}
+	return !any;
+}
+
+static bool in_stop_range(u64 ip)
+{
+	for (unsigned int n = 0; n < ptm_nr_ranges(); n++)
+		if (ptm_addr_cfg(n) == RTIT_ADDR_CFG_STOP && ip >= ptm.addr_a[n] && ip <= ptm.addr_b[n])
+			return true;
+	return false;
+}
+
+static bool pe_with(bool filter, u8 cpl)
+{
+	return ptm.trigger_en && (ptm.ctl & RTIT_CTL_BRANCH_EN) && ptm_context_en(cpl) && filter;
+}
+
+/* FilterEn after a transfer landing at @ip: it toggles only while
+ * ContextEn=1 (36.2.5.5). */
+static bool filter_after(u64 ip, u8 cpl)
+{
+	return ptm_context_en(cpl) ? ptm_filter_match(ip) : ptm.filter_en;
+}
+
+bool pt_model_packet_en(void)
+{
+	return ptm.packet_en;
+}
+
+static bool generating(void)
+{
+	return ptm.trigger_en && !ptm.overflow;
+}
+
+/* PacketEn 0->1: MODE.Exec when the mode changed or none was sent since the
+ * PSB (Table 36-50), then TIP.PGE. The return stack starts empty, so a RET is
+ * only compressed against CALLs the decoder has seen since. */
+static void pge(u64 ip)
+{
+	if ((int)ptm.mode != ptm.mode_sent)
+		mode_exec();
+	ip_pkt(PTPK_TIP_PGE, ip, false);
+	ptm.rs_len = 0;
+}
+
+/* Straight-line arrival at @ip. After TraceEn was set this is the enable
+ * point: FilterEn and PacketEn are evaluated here, and TIP.PGE carries @ip
+ * (the next IP of the WRMSR, 36.4.2.4). */
+static void point(u64 ip)
+{
+	ptm.ip = ip;
+	if (!generating() || !ptm.enable_pending)
+		return;
+	ptm.enable_pending = false;
+	ptm.filter_en = filter_after(ip, ptm.cpl);
+	ptm.packet_en = pe_with(ptm.filter_en, ptm.cpl);
+	if (ptm.packet_en)
+		pge(ip);
+}
+
+static void ev_end(void)
+{
+	if (ptm.psb_pending && generating())
+		psb_plus();
+}
+
+void ptm_trace_enable(void)
+{
+	bool psb;
+
+	ptm.packet_en = false;
+	ptm.enable_pending = false;
+	ptm.overflow = false;
+	ptm.mode_sent = -1;
+	ptm.tnt_n = 0;
+	ptm.tnt_bits = 0;
+	ptm.trigger_en = !(ptm.status & (RTIT_STATUS_STOPPED | RTIT_STATUS_ERROR));
+	if (!ptm.trigger_en || !ptm_output_start())
+		return;
+	ptm.enable_pending = true;
+	ptm.cyc_tsc = ptm.tsc;
+	/* A full PSB+ when PacketByteCnt is 0; always without configurable
+	 * PSB (Table 36-11 EBX[1]). */
+	psb = !ptm_ebx(PT_CAP_PSB_CYC) || ptm.byte_cnt == 0;
+	if (ptm.ctl & RTIT_CTL_INJECT_PSB_PMI) {
+		if (ptm.status & RTIT_STATUS_PENDPSB)
+			psb = true;
+		if (ptm.status & RTIT_STATUS_PENDTOPAPMI) {
+			ptm.topa_pmi = true;
+			ptm.pmi_pending = true;
+			ptm.st.pmis++;
+		}
+		ptm.status &= ~(RTIT_STATUS_PENDPSB | RTIT_STATUS_PENDTOPAPMI);
+	}
+	if (psb)
+		psb_plus();
+}
+
+/* TraceEn 1->0 by WRMSR: FUP(CLIP), TIP.PGD() when PacketEn, then the
+ * internal buffers drain so OUTPUT_* are final. */
+void ptm_trace_disable(void)
+{
+	struct ptpk p;
+
+	if (ptm.overflow && ptm.trigger_en) {
+		p.type = PTPK_OVF;
+		ptm.overflow = false;
+		ptm_emit(&p);
+	} else if (ptm.trigger_en) {
+		if (ptm.packet_en) {
+			ip_pkt(PTPK_FUP, ptm.ip, false);
+			ip_pkt(PTPK_TIP_PGD, 0, true);
+		} else {
+			flush_tnt();
+		}
+	}
+	if ((ptm.ctl & RTIT_CTL_INJECT_PSB_PMI) && ptm_ebx(PT_CAP_PSB_PMI_PRESERVE)) {
+		/* the pending PSB/PMI is preserved for the next enable */
+		if (ptm.psb_pending)
+			ptm.status |= RTIT_STATUS_PENDPSB;
+		if (ptm.pmi_armed) {
+			ptm.pmi_armed = false;
+			ptm.status |= RTIT_STATUS_PENDTOPAPMI;
+		}
+	}
+	ptm_output_flush_pmi();
+	ptm.trigger_en = false;
+	ptm.packet_en = false;
+	ptm.enable_pending = false;
+	ptm.overflow = false;
+	ptm.out_ready = false;
+}
+
+void ptm_trace_reset(void)
+{
+	ptm.trigger_en = ptm.packet_en = ptm.enable_pending = ptm.overflow = false;
+	ptm.filter_en = true;
+	ptm.ip = 0;
+	ptm.cpl = 0;
+	ptm.mode = PTM_MODE_64;
+	ptm.mode_sent = -1;
+	ptm.cr3 = 0;
+	ptm.cr3_valid = false;
+	ptm.last_ip = 0;
+	ptm.tnt_bits = 0;
+	ptm.tnt_n = 0;
+	ptm.rs_top = ptm.rs_len = 0;
+	ptm.psb_pending = false;
+	ptm.tsc = ptm.cyc_tsc = 0;
+}
+
+/* ------------------------------------------------------------ the RET stack */
+
+static void rs_push(u64 ret)
+{
+	ptm.rs_top = (ptm.rs_top + 1) % PTM_RETSTACK;
+	ptm.retstack[ptm.rs_top] = ret;
+	if (ptm.rs_len < PTM_RETSTACK)
+		ptm.rs_len++;	/* when full, the oldest entry is overwritten */
+}
+
+static bool rs_pop_if(u64 target)
+{
+	if (!ptm.rs_len || ptm.retstack[ptm.rs_top] != target)
+		return false;
+	ptm.rs_top = (ptm.rs_top + PTM_RETSTACK - 1) % PTM_RETSTACK;
+	ptm.rs_len--;
+	return true;
+}
+
+/* ------------------------------------------------------------ events */
+
+static bool is_branch(enum ptm_class c)
+{
+	return c != PTM_OTHER && c != PTM_PTWRITE && c != PTM_MOV_CR3;
+}
+
+/* PacketEn stays 1 across the instruction. */
+static void cofi(const struct ptm_insn *in, u64 to)
+{
+	bool notnt = ptm.ctl & RTIT_CTL_NOTNT;
+
+	switch (in->cls) {
+	case PTM_COND:
+		if (!notnt)
+			tnt_add(in->taken);
+		break;
+	case PTM_CALL:
+		if (in->target != in->next)	/* CALL +0 is not a call */
+			rs_push(in->next);
+		break;
+	case PTM_CALL_IND:
+		rs_push(in->next);
+		ip_pkt(PTPK_TIP, to, false);
+		break;
+	case PTM_JUMP_IND:
+		ip_pkt(PTPK_TIP, to, false);
+		break;
+	case PTM_RET:
+		if (!(ptm.ctl & RTIT_CTL_DISRETC) && !notnt && rs_pop_if(to))
+			tnt_add(true);
+		else
+			ip_pkt(PTPK_TIP, to, false);
+		break;
+	case PTM_FAR:
+		if ((int)ptm.mode != ptm.mode_sent)
+			mode_exec();
+		ip_pkt(PTPK_TIP, to, false);
+		break;
+	case PTM_JUMP:
+	case PTM_OTHER:
+	case PTM_PTWRITE:
+	case PTM_MOV_CR3:
+		break;
+	}
+}
+
+/*
+ * PacketEn 1->0 across the instruction (Table 36-50 rows 7e/7f, 9c, 10c/d):
+ * pending TNT results go out, then TIP.PGD. A taken Jcc or compressible RET
+ * that leaves adds no TNT bit of its own: the TIP.PGD stands for it. Leaving
+ * by IP filter gives the target (36.2.5.5; for a Jcc the SDM suppresses it,
+ * which libipt 2.0.5 cannot decode, so the target is given there too);
+ * losing ContextEn suppresses it.
+ */
+static void leave(const struct ptm_insn *in, u64 to, bool ctx_lost)
+{
+	ip_pkt(PTPK_TIP_PGD, to, ctx_lost);
+}
+
+void pt_model_ev_insn(const struct ptm_insn *in)
+{
+	u64 to = in->next;
+	u8 cpl = ptm.cpl;
+	enum ptm_mode mode = ptm.mode;
+	bool pe, pe2, lands, filt, stop = false;
+
+	ptm_enter();
+	tick(ptm.cfg.cycles_per_event);
+	point(in->ip);
+	pe = ptm.packet_en;
+
+	switch (in->cls) {
+	case PTM_COND:
+		to = in->taken ? in->target : in->next;
+		break;
+	case PTM_FAR:
+		cpl = in->cpl;
+		mode = in->mode;
+		to = in->target;
+		break;
+	case PTM_OTHER:
+	case PTM_PTWRITE:
+	case PTM_MOV_CR3:
+		break;
+	default:
+		to = in->target;
+		break;
+	}
+	/* a taken branch lands: FilterEn and TraceStop are evaluated there */
+	lands = is_branch(in->cls) && !(in->cls == PTM_COND && !in->taken);
+
+	if (in->cls == PTM_PTWRITE && generating() && (ptm.ctl & RTIT_CTL_PTW_EN) &&
+	    ptm_context_en(ptm.cpl) && ptm.filter_en) {
+		struct ptpk p = { .type = PTPK_PTW };
+		bool fup = ptm.ctl & RTIT_CTL_FUP_ON_PTW;
+
+		p.ptw.plc = in->size == 8 ? 1 : 0;
+		p.ptw.ip = fup;
+		p.ptw.payload = in->size == 8 ? in->payload : (in->payload & 0xffffffffULL);
+		pkt(&p);
+		if (fup)
+			ip_pkt(PTPK_FUP, in->ip, false);
+	}
+	if (in->cls == PTM_MOV_CR3) {
+		if (generating() && (ptm.ctl & RTIT_CTL_OS) && ptm_context_en(ptm.cpl)) {
+			struct ptpk p = { .type = PTPK_PIP, .pip = { in->cr3, false } };
+
+			pkt(&p);
+		}
+		ptm.cr3 = in->cr3;
+		ptm.cr3_valid = true;
+	}
+
+	filt = lands ? filter_after(to, cpl) : ptm.filter_en;
+	if (!generating()) {
+		ptm.cpl = cpl;
+		ptm.mode = mode;
+		ptm.ip = to;
+		ptm.filter_en = filt;
+		ptm.packet_en = ptm.overflow && pe_with(filt, cpl);
+		goto out;
+	}
+
+	pe2 = pe_with(filt, cpl);
+	if (lands && ptm_context_en(cpl) && in_stop_range(to)) {
+		stop = true;
+		pe2 = false;
+	}
+	if (pe && pe2) {
+		ptm.mode = mode;
+		cofi(in, to);
+	} else if (pe) {
+		leave(in, to, !ptm_context_en(cpl));
+	} else if (pe2) {
+		ptm.mode = mode;
+		pge(to);
+	}
+	ptm.cpl = cpl;
+	ptm.mode = mode;
+	ptm.ip = to;
+	ptm.filter_en = filt;
+	ptm.packet_en = pe2;
+	if (stop) {
+		/* TraceStop (36.2.4.3): TIP.PGD above, TraceStop, Stopped=1 */
+		struct ptpk p = { .type = PTPK_STOP };
+
+		pkt(&p);
+		ptm.status |= RTIT_STATUS_STOPPED;
+		ptm.trigger_en = false;
+		ptm.packet_en = false;
+		ptm_output_flush_pmi();
+	}
+out:
+	ev_end();
+	ptm_exit();
+}
+
+void pt_model_ev_interrupt(enum ptm_intr kind, u64 from, u64 target, u8 vector,
+			   u8 cpl, enum ptm_mode mode)
+{
+	bool pe, pe2, filt, stop = false;
+
+	ptm_enter();
+	tick(ptm.cfg.cycles_per_event);
+	/* All kinds report the IP execution had reached: the next instruction
+	 * (external interrupt), the faulting one (exception), or INT n. */
+	point(from);
+	pe = ptm.packet_en;
+	filt = filter_after(target, cpl);
+	if (!generating()) {
+		ptm.cpl = cpl;
+		ptm.mode = mode;
+		ptm.ip = target;
+		ptm.filter_en = filt;
+		ptm.packet_en = ptm.overflow && pe_with(filt, cpl);
+		goto out;
+	}
+	pe2 = pe_with(filt, cpl);
+	if (ptm_context_en(cpl) && in_stop_range(target)) {
+		stop = true;
+		pe2 = false;
+	}
+	if (pe) {
+		ip_pkt(PTPK_FUP, from, false);
+		if (pe2) {
+			ptm.mode = mode;
+			if ((int)mode != ptm.mode_sent)
+				mode_exec();
+			ip_pkt(PTPK_TIP, target, false);
+		} else {
+			ip_pkt(PTPK_TIP_PGD, target, !ptm_context_en(cpl));
+		}
+	} else if (pe2) {
+		ptm.mode = mode;
+		pge(target);
+	}
+	ptm.cpl = cpl;
+	ptm.mode = mode;
+	ptm.ip = target;
+	ptm.filter_en = filt;
+	ptm.packet_en = pe2;
+	if (stop) {
+		struct ptpk p = { .type = PTPK_STOP };
+
+		pkt(&p);
+		ptm.status |= RTIT_STATUS_STOPPED;
+		ptm.trigger_en = false;
+		ptm.packet_en = false;
+		ptm_output_flush_pmi();
+	}
+out:
+	(void)kind;
+	(void)vector;
+	ev_end();
+	ptm_exit();
+}
+
+void pt_model_ev_context(u64 ip, u8 cpl, enum ptm_mode mode)
+{
+	ptm_enter();
+	ptm.ip = ip;
+	ptm.cpl = cpl;
+	ptm.mode = mode;
+	ptm.filter_en = filter_after(ip, cpl);
+	if (generating() && !ptm.enable_pending)
+		ptm.packet_en = pe_with(ptm.filter_en, cpl);
+	ptm_exit();
+}
+
+void pt_model_ev_at(u64 ip)
+{
+	ptm_enter();
+	point(ip);
+	ev_end();
+	ptm_exit();
+}
+
+void pt_model_ev_cycles(u64 cycles)
+{
+	ptm_enter();
+	tick(cycles);
+	ptm_exit();
+}
+
+void pt_model_set_tsc(u64 tsc)
+{
+	ptm.tsc = ptm.cyc_tsc = tsc;
+}
+
+void pt_model_ev_pad(unsigned int n)
+{
+	ptm_enter();
+	for (unsigned int i = 0; i < n && generating(); i++) {
+		struct ptpk p = { .type = PTPK_PAD };
+
+		pkt(&p);
+	}
+	ptm_exit();
+}
+
+void pt_model_ev_overflow_begin(void)
+{
+	ptm_enter();
+	if (generating()) {
+		/* what was generated before the overflow point goes out;
+		 * packets from here on are lost */
+		flush_tnt();
+		ptm.overflow = true;
+	}
+	ptm_exit();
+}
+
+void pt_model_ev_overflow_end(void)
+{
+	struct ptpk p = { .type = PTPK_OVF };
+
+	ptm_enter();
+	if (ptm.overflow && ptm.trigger_en) {
+		ptm.overflow = false;
+		pkt(&p);
+		/* the decoder resets Last IP and its return stack at OVF */
+		ptm.last_ip = 0;
+		ptm.rs_len = 0;
+		ptm.packet_en = pe_with(ptm.filter_en, ptm.cpl);
+		if (ptm.packet_en) {
+			/* OVF, FUP: tracing resumes at the FUP's IP. If the
+			 * mode changed while packets were lost, re-enable with
+			 * MODE.Exec, TIP.PGE instead (the decoder only learns
+			 * a mode from MODE.Exec). */
+			if ((int)ptm.mode == ptm.mode_sent)
+				ip_pkt(PTPK_FUP, ptm.ip, false);
+			else
+				pge(ptm.ip);
+		}
+		ev_end();
+	}
+	ptm.overflow = false;
+	ptm_exit();
+}
+
+/* ------------------------------------------------------------ convenience */
+
+void pt_model_ev_cond(u64 ip, u64 next, u64 target, bool taken)
+{
+	struct ptm_insn in = { .cls = PTM_COND, .ip = ip, .next = next, .target = target, .taken = taken };
+
+	pt_model_ev_insn(&in);
+}
+
+void pt_model_ev_jump(u64 ip, u64 target)
+{
+	struct ptm_insn in = { .cls = PTM_JUMP, .ip = ip, .target = target };
+
+	pt_model_ev_insn(&in);
+}
+
+void pt_model_ev_call(u64 ip, u64 next, u64 target)
+{
+	struct ptm_insn in = { .cls = PTM_CALL, .ip = ip, .next = next, .target = target };
+
+	pt_model_ev_insn(&in);
+}
+
+void pt_model_ev_jump_indirect(u64 ip, u64 target)
+{
+	struct ptm_insn in = { .cls = PTM_JUMP_IND, .ip = ip, .target = target };
+
+	pt_model_ev_insn(&in);
+}
+
+void pt_model_ev_call_indirect(u64 ip, u64 next, u64 target)
+{
+	struct ptm_insn in = { .cls = PTM_CALL_IND, .ip = ip, .next = next, .target = target };
+
+	pt_model_ev_insn(&in);
+}
+
+void pt_model_ev_ret(u64 ip, u64 target)
+{
+	struct ptm_insn in = { .cls = PTM_RET, .ip = ip, .target = target };
+
+	pt_model_ev_insn(&in);
+}
+
+void pt_model_ev_far(u64 ip, u64 target, u8 cpl, enum ptm_mode mode)
+{
+	struct ptm_insn in = { .cls = PTM_FAR, .ip = ip, .target = target, .cpl = cpl, .mode = mode };
+
+	pt_model_ev_insn(&in);
+}
+
+void pt_model_ev_ptwrite(u64 ip, u64 next, u64 payload, unsigned int size)
+{
+	struct ptm_insn in = { .cls = PTM_PTWRITE, .ip = ip, .next = next, .payload = payload,
+			       .size = (u8)size };
+
+	pt_model_ev_insn(&in);
+}
