@@ -22,7 +22,7 @@ PORTABLE_SRCS := \
 	drivers/pt/pt_packet_enc.c drivers/pt/pt_model.c drivers/pt/pt_model_rules.c \
 	drivers/pt/pt_model_topa.c drivers/pt/pt_model_events.c drivers/pt/pt_model_profiles.c \
 	drivers/pt/pt.c drivers/pt/pt_topa.c drivers/pt/pt_aux.c drivers/pt/pt_options.c drivers/pt/pt_session.c \
-	drivers/pt/trace_writer.c
+	drivers/pt/trace_writer.c drivers/pt/x86_insn.c
 
 # Freestanding only: boot, CPU, traps, devices, and the in-kernel tests.
 KERNEL_SRCS := \
@@ -31,7 +31,7 @@ KERNEL_SRCS := \
 	kernel/gdt.c kernel/traps.c kernel/extable.c kernel/apic.c kernel/time.c \
 	kernel/workload.c $(wildcard kernel/workloads/*.c) \
 	kernel/ksyms.c kernel/paging.c kernel/cpu.c kernel/power.c kernel/console.c kernel/panic.c \
-	drivers/serial/uart16550.c drivers/debugcon/debugcon.c drivers/pt/pt_irq.c \
+	drivers/serial/uart16550.c drivers/debugcon/debugcon.c drivers/pt/pt_irq.c drivers/pt/trace_engine.c drivers/pt/pt_boot.c \
 	$(wildcard tests/kernel/*.c)
 
 HOST_SUPPORT_SRCS := tests/host/hosted_machine.c
@@ -144,9 +144,14 @@ $(BUILD)/host/test_trace_%: tests/host/test_trace_%.c $(BUILD)/host/libtopaz.a $
 setup:
 	$(Q)scripts/setup.sh
 
+# The trace container arrives on debugcon (or framed in the serial log) and
+# is decoded at the end; make run's status is topaz's.
 run: setup
-	$(Q)$(MAKE) --no-print-directory kernel
-	$(Q)tests/qemu/boot.sh --cmdline "$(CMDLINE)" --show
+	$(Q)$(MAKE) --no-print-directory kernel tools
+	$(Q)rm -f $(BUILD)/trace.tpz; status=0; \
+	tests/qemu/boot.sh --cmdline "$(CMDLINE)" --show --debugcon $(BUILD)/trace.tpz \
+		--log $(BUILD)/serial.log || status=$$?; \
+	scripts/trace-summary.sh $(BUILD); exit $$status
 
 test: setup
 	$(Q)$(MAKE) --no-print-directory all

@@ -16,6 +16,7 @@
 #include <topaz/slab.h>
 #include <topaz/probe.h>
 #include <topaz/pt_model.h>
+#include <topaz/pt_boot.h>
 
 #ifndef TOPAZ_VERSION
 #define TOPAZ_VERSION "unknown"
@@ -120,7 +121,7 @@ static int run_workloads(const char *spec)
 			workload_list();
 			bad++;
 		} else {
-			u64 t0 = rdtsc(), r = w->fn();
+			u64 t0 = rdtsc(), r = pt_boot_active() ? pt_run_traced(w) : w->fn();
 
 			printk("run: %s returned %#llx in %llu us\n", w->name, (unsigned long long)r,
 			       (unsigned long long)(tsc_to_ns(rdtsc() - t0) / 1000));
@@ -175,6 +176,7 @@ void kernel_main(struct boot_info *bi)
 	       (unsigned long long)(tsc_to_ns(ready - bi->tsc_at_entry) / 1000000),
 	       (unsigned long long)(ready - bi->tsc_at_entry), (unsigned long long)tsc_khz);
 
+	pt_boot_init(bi);
 	crash_if_requested();
 	if (run_spec) {
 		failed = run_workloads(run_spec);
@@ -184,6 +186,7 @@ void kernel_main(struct boot_info *bi)
 		/* The default job, until the traced demo: the self-tests. */
 		failed = ktest_run(test_spec ? test_spec : "all");
 	}
+	pt_boot_finish();
 	if (mm_stats)
 		page_alloc_show_stats();
 	power_off(failed == 0);

@@ -223,7 +223,36 @@ static void report_exception(const struct pt_regs *r, const char *what)
 	show_regs(r);
 }
 
+static const struct trap_trace_hooks *trace_hooks;
+static unsigned int depth;
+
+void trap_set_trace_hooks(const struct trap_trace_hooks *h)
+{
+	trace_hooks = h;
+}
+
+unsigned int trap_depth(void)
+{
+	return depth;
+}
+
+static void dispatch(struct pt_regs *regs);
+
 void trap_dispatch(struct pt_regs *regs)
+{
+	const struct trap_trace_hooks *h = READ_ONCE(trace_hooks);
+	bool traced = h && depth == 0 && regs->vector != X86_TRAP_DB;
+
+	if (traced)
+		h->enter(regs);
+	depth++;
+	dispatch(regs);
+	depth--;
+	if (traced)
+		h->exit(regs);
+}
+
+static void dispatch(struct pt_regs *regs)
 {
 	unsigned int v = (unsigned int)regs->vector;
 	trap_handler_t h = handlers[v];

@@ -175,6 +175,19 @@ void pt_session_snapshot(u64 len)
 	}
 }
 
+void pt_session_add_image(const char *name, u64 vaddr, const void *data, u64 size)
+{
+	struct pt_session *s = &pt_session;
+
+	if (!s->open)
+		return;
+	if (!s->header.rtit_ctl) {
+		s->header.rtit_ctl = s->event.hw_config | RTIT_CTL_TRACEEN;
+		trace_write_header(&s->writer, &s->header);
+	}
+	trace_write_image(&s->writer, name, vaddr, data, (size_t)size);
+}
+
 void pt_session_close(void)
 {
 	struct pt_session *s = &pt_session;

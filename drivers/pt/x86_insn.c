@@ -195,7 +195,8 @@ static const u16 op0f38[256][4] = {
 	[0xcf] = P66(M),				/* GF2P8MULB */
 	[0xd8] = PF3(M | MEM | G),			/* AES*WIDE*KL */
 	[0xdb] = P66(M),
-	[0xdc ... 0xdf] = SLT(0, M | SP, M | MEM | SP, 0),	/* AES*, AES*KL */
+	[0xdc] = SLT(0, M | SP, M | SP, 0),		/* AESENC, AESENC128KL, LOADIWKEY */
+	[0xdd ... 0xdf] = SLT(0, M | SP, M | MEM | SP, 0),	/* AES*, AES*KL */
 	[0xf0] = SLT(M | MEM, M | MEM, 0, M | SP),	/* MOVBE, CRC32 */
 	[0xf1] = SLT(M | MEM, M | MEM, 0, M | SP),
 	[0xf5] = P66(M | MEM),				/* WRUSS */
@@ -596,6 +597,8 @@ static bool group_check(const struct dec *d, unsigned int map, u8 op, u8 modrm,
 			return reg == 2 || reg == 6 || (slot == SLOT_66 && (reg == 3 || reg == 7));
 		case 0xae:
 			*mand = slot != SLOT_NP;	/* every prefixed form is its own */
+			if (slot == SLOT_F3 && reg == 4 && d->p66)
+				return false;		/* PTWRITE: #UD with 66 */
 			return (mem ? grp15_mem : grp15_reg)[slot] & BIT(reg);
 		case 0xba:
 			*lockable = reg >= 5;

@@ -42,6 +42,8 @@ void pt_session_stop(void);
 void pt_session_drain(void);
 /** pt_session_snapshot() - write the last @len bytes of a snapshot ring */
 void pt_session_snapshot(u64 len);
+/** pt_session_add_image() - a sideband memory image of traced code outside the kernel */
+void pt_session_add_image(const char *name, u64 vaddr, const void *data, u64 size);
 /** pt_session_close() - stop, drain (or snapshot), write the trailer */
 void pt_session_close(void);
 

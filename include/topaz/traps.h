@@ -49,4 +49,18 @@ void dump_backtrace(uintptr_t rip, uintptr_t rbp);
 
 extern u64 irq_counts[256];
 
+/*
+ * The trace engine's view of asynchronous events: @enter runs first for any
+ * interrupt or exception that interrupts code outside a trap handler (depth
+ * 0), @exit last, with the frame the handler leaves (where execution goes on).
+ * The #DB vector is the engine's own and is not reported.
+ */
+struct trap_trace_hooks {
+	void (*enter)(struct pt_regs *regs);
+	void (*exit)(struct pt_regs *regs);
+};
+void trap_set_trace_hooks(const struct trap_trace_hooks *h);
+/** trap_depth() - how many trap handlers are running (0 in normal code) */
+unsigned int trap_depth(void);
+
 #endif

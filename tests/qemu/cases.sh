@@ -13,3 +13,4 @@ load-options|test=traps loglevel=7 bogus.key|33|command line (from load options)
 ptmodel-broadwell|test=ptmodel pt.profile=broadwell|33|profile broadwell;cpu: leaf 0x14.0: eax=0000000000 ebx=0x00000001 ecx=0x00000001
 ptmodel-tigerlake|test=ptmodel pt.profile=tigerlake|33|profile tigerlake;cpu: Intel PT (CPUID.7.0:EBX[25]): yes
 ptmodel-arrowlake|test=ptmodel pt.profile=arrowlake pt.profile=nehalem|33|profile arrowlake;bad value 'nehalem' for 'pt.profile'
+probes|test=slab probe=vm.kmem_cache_alloc:print,vm.kmalloc:count|33|vm.kmem_cache_alloc: name=kmem_cache_alloc call_site=0x;caller_function=ktest_slab_probe_values+0x;gfp_flag_name=GFP_KERNEL|__GFP_ZERO;cache_name=kt-probe;count vm.kmalloc:

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+/* pt=on: the trace session's sink, the PMI, the engine, and the summary. */
+#define pr_fmt(fmt) "pt: " fmt
+#include <topaz/pt_boot.h>
+#include <topaz/pt_session.h>
+#include <topaz/pt_model.h>
+#include <topaz/trace_engine.h>
+#include <topaz/workload.h>
+#include <topaz/bootinfo.h>
+#include <topaz/serial.h>
+#include <topaz/shutdown.h>
+#include <topaz/mm.h>
+#include <topaz/kernel.h>
+#include <topaz/errno.h>
+
+void pt_irq_init(bool nmi);
+extern const u8 __build_id_note[] __hidden;
+
+static bool active;
+static struct trace_framer framer;
+static u8 *mem_buf;
+static u64 mem_len, mem_cap;
+
+static void debugcon_sink(void *ctx, const void *buf, size_t n)
+{
+	debugcon_write(buf, n);
+}
+
+static void serial_out(void *ctx, const char *s, size_t n)
+{
+	uart_write(s, n);
+}
+
+/* pt.sink=memory: the container stays in RAM (a debugger or a dump reads it). */
+static void memory_sink(void *ctx, const void *buf, size_t n)
+{
+	if (mem_len + n > mem_cap) {
+		u64 cap = mem_cap ? mem_cap * 2 : 256 * 1024;
+		u8 *nb;
+
+		while (cap < mem_len + n)
+			cap *= 2;
+		nb = (u8 *)__get_free_pages(GFP_ATOMIC | __GFP_NOWARN, get_order((size_t)cap));
+		if (!nb)
+			return;	/* counted as lost by the reader: the trailer totals differ */
+		if (mem_buf) {
+			memcpy(nb, mem_buf, (size_t)mem_len);
+			free_pages((uintptr_t)mem_buf, get_order((size_t)mem_cap));
+		}
+		mem_buf = nb;
+		mem_cap = cap;
+	}
+	memcpy(mem_buf + mem_len, buf, n);
+	mem_len += n;
+}
+
+int pt_boot_init(const struct boot_info *bi)
+{
+	struct trace_sink sink;
+	int err;
+
+	if (!pt_opts.enabled)
+		return 0;
+	switch (pt_opts.sink) {
+	case PT_SINK_SERIAL:
+		trace_framer_begin(&framer, serial_out, NULL);
+		sink = trace_framer_sink(&framer);
+		break;
+	case PT_SINK_MEMORY:
+		sink = (struct trace_sink){ memory_sink, NULL };
+		break;
+	default:
+		sink = (struct trace_sink){ debugcon_sink, NULL };
+		break;
+	}
+	err = pt_session_open(&pt_opts, &sink, bi->image_base, bi->image_size, __build_id_note);
+	if (err) {
+		pr_err("pt=on: tracing is off (error %d)\n", err);
+		return err;
+	}
+	trace_engine_init();
+	pt_irq_init(pt_opts.pmi_nmi);
+	active = true;
+	pr_info("tracing with %s, %lluK buffer (%s), %s mode, sink %s\n",
+		pt_model_active() ? "the software trace unit" : "Intel PT",
+		(unsigned long long)(pt_opts.buf_size >> 10),
+		pt_session.event.buf->single ? "single-range" : "ToPA",
+		pt_opts.snapshot ? "snapshot" : "normal",
+		pt_opts.sink == PT_SINK_SERIAL ? "serial" : pt_opts.sink == PT_SINK_MEMORY ? "memory" :
+		"debugcon");
+	return 0;
+}
+
+bool pt_boot_active(void)
+{
+	return active;
+}
+
+u64 pt_run_traced(const struct workload *w)
+{
+	u64 r;
+
+	pt_trace_begin();
+	r = w->fn();
+	pt_trace_end();
+	return r;
+}
+
+void pt_boot_finish(void)
+{
+	struct trace_engine_stats st;
+	struct pt *pt = &pt_ctx[0];
+	u64 bytes = pt_session.stream_off;
+
+	if (!active)
+		return;
+	active = false;
+	trace_engine_get_stats(&st);
+	trace_engine_write_sideband();
+	pt_session_close();
+	if (pt_opts.sink == PT_SINK_SERIAL)
+		trace_framer_end(&framer);
+	pr_info("trace: %llu instructions, %llu branches, %llu #DB stops (%s-step, %llu fallbacks), "
+		"%llu interrupts/exceptions, %llu firmware pages\n",
+		(unsigned long long)st.insns, (unsigned long long)st.branches,
+		(unsigned long long)st.db_traps, trace_engine_mode() == TRACE_STEP_BRANCH ? "branch" :
+		"single", (unsigned long long)st.fallbacks, (unsigned long long)st.async,
+		(unsigned long long)st.foreign_pages);
+	pr_info("trace: %llu bytes, %llu PMIs (%llu stale), %llu truncations, %llu errors\n",
+		(unsigned long long)bytes, (unsigned long long)pt->pmis,
+		(unsigned long long)pt->stale_pmis, (unsigned long long)pt->truncations,
+		(unsigned long long)pt->errors);
+	if (pt_opts.sink == PT_SINK_MEMORY)
+		pr_info("trace: container in memory at %#lx, %llu bytes\n", (unsigned long)mem_buf,
+			(unsigned long long)mem_len);
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The end of `make run`: decode the trace container the kernel sent (QEMU's
+# debugcon file, else the framed copy in the serial log) with the kernel ELF,
+# print a short summary and say where the full outputs are.
+#   trace-summary.sh BUILD_DIR
+set -uo pipefail
+build=${1:-build}
+tool=$build/tools/ptdecode
+trace=$build/trace.tpz
+log=$build/serial.log
+out=$build/trace
+[ -x "$tool" ] || { echo "trace: $tool is missing (make tools)" >&2; exit 1; }
+if [ ! -s "$trace" ] && grep -qa '@TPZ-BEGIN' "$log" 2>/dev/null; then
+	echo "trace: extracting the framed trace from $log"
+	"$tool" --extract-serial "$log" -o "$trace"
+fi
+if [ ! -s "$trace" ]; then
+	echo "trace: none captured (no container on debugcon or in $log)"
+	exit 0
+fi
+echo "trace: decoding $trace ($(stat -c %s "$trace") bytes) with $build/topaz.so"
+"$tool" --elf "$build/topaz.so" --out-dir "$out" --max-problems 10 "$trace"
+case $? in
+0|1) ;;
+*) echo "trace: $trace could not be decoded" >&2; exit 1 ;;
+esac

@@ -1,0 +1,663 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ptdecode end to end: a small x86-64 program (three functions with calls,
+ * returns and a loop with a conditional branch), the PT packets its run
+ * produces written with libipt's encoder, wrapped by the kernel's writer with
+ * the code as a sideband image and its symbols, then decoded by the library
+ * ptdecode runs: the exact instruction sequence, the call tree, the folded
+ * stacks, the stats and the packet dump. Then the same with data lost in the
+ * middle, with a damaged record, and the ELF loader on this test binary.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <cmocka.h>
+#include <dlfcn.h>
+#include <link.h>
+#include "hosted.h"
+#include "trace_helpers.h"
+#include "ptdecode.h"
+
+#define BASE 0x401000ull
+
+/*
+ * main:  mov ecx, 3            foo:  call bar          bar:  test ecx, 1
+ *  .l:   call foo                    ret                     jz .s
+ *        dec ecx                                             nop
+ *        jnz .l                                        .s:   ret
+ *        call bar
+ *        jmp rax                (rax: outside the traced code: TIP.PGD)
+ */
+static const u8 code[0x40] = {
+	[0x00] = 0xb9, 0x03, 0x00, 0x00, 0x00,	/* main: mov ecx, 3 */
+	[0x05] = 0xe8, 0x16, 0x00, 0x00, 0x00,	/* call foo */
+	[0x0a] = 0xff, 0xc9,			/* dec ecx */
+	[0x0c] = 0x75, 0xf7,			/* jnz 0x401005 */
+	[0x0e] = 0xe8, 0x1d, 0x00, 0x00, 0x00,	/* call bar */
+	[0x13] = 0xff, 0xe0,			/* jmp rax */
+	[0x15 ... 0x1f] = 0xcc,
+	[0x20] = 0xe8, 0x0b, 0x00, 0x00, 0x00,	/* foo: call bar */
+	[0x25] = 0xc3,				/* ret */
+	[0x26 ... 0x2f] = 0xcc,
+	[0x30] = 0xf7, 0xc1, 0x01, 0x00, 0x00, 0x00,	/* bar: test ecx, 1 */
+	[0x36] = 0x74, 0x01,			/* jz 0x401039 */
+	[0x38] = 0x90,				/* nop */
+	[0x39] = 0xc3,				/* ret */
+	[0x3a ... 0x3f] = 0xcc,
+};
+
+/* What the CPU executed (offsets from BASE). */
+static const u8 expect_all[] = {
+	0x00,
+	0x05, 0x20, 0x30, 0x36, 0x38, 0x39, 0x25, 0x0a, 0x0c,	/* ecx 3: jz not taken */
+	0x05, 0x20, 0x30, 0x36, 0x39, 0x25, 0x0a, 0x0c,		/* ecx 2: jz taken */
+	0x05, 0x20, 0x30, 0x36, 0x38, 0x39, 0x25, 0x0a, 0x0c,	/* ecx 1: jnz not taken */
+	0x0e, 0x30, 0x36, 0x39, 0x13,				/* ecx 0 */
+};
+
+/* ------------------------------------------------------------ encoding */
+
+struct enc {
+	u8 buf[512];
+	struct pt_encoder *e;
+	struct pt_config cfg;
+};
+
+static void enc_init(struct enc *x)
+{
+	memset(x, 0, sizeof(*x));
+	pt_config_init(&x->cfg);
+	x->cfg.begin = x->buf;
+	x->cfg.end = x->buf + sizeof(x->buf);
+	x->e = pt_alloc_encoder(&x->cfg);
+	assert_non_null(x->e);
+}
+
+static void put(struct enc *x, struct pt_packet p)
+{
+	assert_true(pt_enc_next(x->e, &p) > 0);
+}
+
+static void put_psb(struct enc *x) { put(x, (struct pt_packet){ .type = ppt_psb }); }
+static void put_psbend(struct enc *x) { put(x, (struct pt_packet){ .type = ppt_psbend }); }
+
+static void put_mode64(struct enc *x)
+{
+	struct pt_packet p = { .type = ppt_mode };
+
+	p.payload.mode.leaf = pt_mol_exec;
+	p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
+	put(x, p);
+}
+
+static void put_ip(struct enc *x, enum pt_packet_type t, enum pt_ip_compression ipc, u64 ip)
+{
+	struct pt_packet p = { .type = t };
+
+	p.payload.ip.ipc = ipc;
+	p.payload.ip.ip = ip;
+	put(x, p);
+}
+
+/* @bits: results oldest first, as '!' (taken) and '.' (not taken). */
+static void put_tnt(struct enc *x, const char *bits)
+{
+	struct pt_packet p = { .type = ppt_tnt_8 };
+
+	for (const char *b = bits; *b; b++)
+		p.payload.tnt.payload = p.payload.tnt.payload << 1 | (*b == '!');
+	p.payload.tnt.bit_size = (u8)strlen(bits);
+	put(x, p);
+}
+
+static size_t enc_done(struct enc *x)
+{
+	u64 off;
+
+	pt_enc_get_offset(x->e, &off);
+	pt_free_encoder(x->e);
+	return (size_t)off;
+}
+
+/* The whole run: tracing enabled at main, disabled by the jmp rax. */
+static size_t trace_all(u8 *out)
+{
+	struct enc x;
+	size_t n;
+
+	enc_init(&x);
+	put_psb(&x);
+	put_psbend(&x);
+	put_mode64(&x);
+	put_ip(&x, ppt_tip_pge, pt_ipc_sext_48, BASE);
+	put_tnt(&x, ".!!!!!");		/* jz, ret, ret, jnz | jz, ret */
+	put_tnt(&x, "!!.!!.");		/* ret, jnz | jz, ret, ret, jnz */
+	put_tnt(&x, "!!");		/* jz, ret */
+	put_ip(&x, ppt_tip_pgd, pt_ipc_update_16, 0x402000);
+	n = enc_done(&x);
+	memcpy(out, x.buf, n);
+	return n;
+}
+
+/* ------------------------------------------------------------ container */
+
+static void write_symbols(struct trace_writer *w)
+{
+	static const char names[] = "main\0foo\0bar";
+	struct tpz_sym syms[] = { { 0x00, 0x15, 0 }, { 0x20, 0x06, 5 }, { 0x30, 0x0a, 9 } };
+
+	assert_int_equal(trace_write_symbols(w, "demo", BASE, syms, 3, names, sizeof(names)), 0);
+}
+
+struct piece {
+	const u8 *data;
+	size_t size;
+	u64 offset, lost;
+	u32 flags;
+};
+
+static void make_container(struct membuf *m, const struct piece *pieces, size_t n, u64 pmis)
+{
+	struct trace_sink sink = { membuf_write, m };
+	struct trace_writer w;
+	struct tpz_header h;
+	struct trace_totals t = { .pmis = pmis };
+
+	sample_header(&h);
+	h.load_address = 0;
+	trace_writer_init(&w, &sink);
+	assert_int_equal(trace_write_header(&w, &h), 0);
+	assert_int_equal(trace_write_image(&w, "demo", BASE, code, sizeof(code)), 0);
+	write_symbols(&w);
+	for (size_t i = 0; i < n; i++) {
+		struct trace_chunk c = { .flags = pieces[i].flags, .offset = pieces[i].offset,
+					 .lost = pieces[i].lost };
+
+		assert_int_equal(trace_write_trace(&w, &c, pieces[i].data, pieces[i].size), 0);
+	}
+	assert_int_equal(trace_write_trailer(&w, &t), 0);
+}
+
+/* ------------------------------------------------------------ decoding */
+
+struct run {
+	struct ptd_container c;
+	struct ptd_image img;
+	struct ptd_ctx x;
+	struct ptd_stats st;
+	struct ptd_calls calls;
+	char *tree, *folded, *insn;
+	size_t tree_len, folded_len, insn_len;
+	u64 ips[128];
+	u32 seg_of[128];
+	size_t nips;
+	unsigned int segments, ends, errors, disabled, enabled;
+};
+
+static void record_event(void *ctx, const struct ptd_event *ev)
+{
+	struct run *r = ctx;
+
+	switch (ev->type) {
+	case PTD_EV_INSN:
+		assert_true(r->nips < ARRAY_SIZE(r->ips));
+		r->seg_of[r->nips] = ev->seg->index;
+		r->ips[r->nips++] = ev->ip;
+		break;
+	case PTD_EV_SEGMENT: r->segments++; break;
+	case PTD_EV_END: r->ends++; break;
+	case PTD_EV_ERROR: r->errors++; break;
+	case PTD_EV_DISABLED: r->disabled++; break;
+	case PTD_EV_ENABLED: r->enabled++; break;
+	default: break;
+	}
+}
+
+static int decode(struct run *r, const struct membuf *m)
+{
+	FILE *tree, *folded, *insn;
+	struct ptd_insn_printer ip;
+	struct ptd_consumer cons[4];
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	ret = ptd_container_parse(&r->c, "demo.tpz", m->p, m->len);
+	ptd_image_init(&r->img);
+	ptd_image_add_sideband(&r->img, &r->c);
+	ptd_image_finish(&r->img);
+	ptd_ctx_init(&r->x, &r->c, &r->img);
+	tree = open_memstream(&r->tree, &r->tree_len);
+	folded = open_memstream(&r->folded, &r->folded_len);
+	insn = open_memstream(&r->insn, &r->insn_len);
+	ptd_stats_init(&r->st, &r->img);
+	ptd_calls_init(&r->calls, &r->img, tree);
+	ptd_insn_printer_init(&ip, insn, &r->img, false);
+	cons[0] = (struct ptd_consumer){ record_event, r };
+	cons[1] = (struct ptd_consumer){ ptd_stats_event, &r->st };
+	cons[2] = (struct ptd_consumer){ ptd_calls_event, &r->calls };
+	cons[3] = (struct ptd_consumer){ ptd_insn_event, &ip };
+	ptd_scan_packets(&r->x, ptd_stats_packet, &r->st, false);
+	ptd_decode_flow(&r->x, cons, 4);
+	ptd_calls_finish(&r->calls);
+	ptd_stats_finish(&r->st, &r->x.segs);
+	ptd_write_folded(&r->calls, folded);
+	ptd_insn_printer_free(&ip);
+	fclose(tree);
+	fclose(folded);
+	fclose(insn);
+	return ret;
+}
+
+static void run_free(struct run *r)
+{
+	ptd_calls_free(&r->calls);
+	ptd_stats_free(&r->st);
+	ptd_ctx_free(&r->x);
+	ptd_image_free(&r->img);
+	ptd_container_free(&r->c);
+	free(r->tree);
+	free(r->folded);
+	free(r->insn);
+}
+
+static void check_ips(const struct run *r, size_t from, const u8 *want, size_t n, u32 seg)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (r->ips[from + i] != BASE + want[i])
+			fprintf(stderr, "instruction %zu: %#llx, expected %#llx\n", from + i,
+				(unsigned long long)r->ips[from + i], (unsigned long long)(BASE + want[i]));
+		assert_int_equal(r->ips[from + i], BASE + want[i]);
+		assert_int_equal(r->seg_of[from + i], seg);
+	}
+}
+
+static const char tree_all[] =
+	"# cpu 0, segment 0 at stream offset 0x0\n"
+	"main() {  /* trace starts in main+0x0 */\n"
+	"  foo() {\n"
+	"    bar();  /* 4 instructions */\n"
+	"  }  /* foo: 6 instructions */\n"
+	"  foo() {\n"
+	"    bar();  /* 3 instructions */\n"
+	"  }  /* foo: 5 instructions */\n"
+	"  foo() {\n"
+	"    bar();  /* 4 instructions */\n"
+	"  }  /* foo: 6 instructions */\n"
+	"  bar();  /* 3 instructions */\n"
+	"  /* tracing disabled */\n"
+	"}  /* main: 32 instructions, trace ends */\n";
+
+static void test_decode_demo(void **state)
+{
+	u8 pt[128];
+	size_t n = trace_all(pt);
+	struct membuf m = { 0 };
+	struct piece p = { pt, n, 0, 0, 0 };
+	struct run r;
+
+	make_container(&m, &p, 1, 2);
+	assert_int_equal(decode(&r, &m), 0);
+	if (r.c.diags.n)
+		ptd_diags_print(&r.c.diags, 0, "demo", stderr);
+	assert_int_equal(r.c.diags.n, 0);
+	assert_int_equal(r.errors, 0);
+	assert_int_equal(r.segments, 1);
+	assert_int_equal(r.ends, 1);
+	assert_int_equal(r.enabled, 1);
+	assert_int_equal(r.disabled, 1);
+
+	/* The exact instruction sequence. */
+	assert_int_equal(r.nips, sizeof(expect_all));
+	check_ips(&r, 0, expect_all, sizeof(expect_all), 0);
+
+	/* The call tree. */
+	if (strcmp(r.tree, tree_all))
+		fprintf(stderr, "%s", r.tree);
+	assert_string_equal(r.tree, tree_all);
+	assert_int_equal(r.calls.calls, 7);
+	assert_int_equal(r.calls.returns, 7);
+	assert_int_equal(r.calls.unmatched_returns, 0);
+	assert_int_equal(r.calls.max_depth, 3);
+
+	/* The folded stacks: instructions executed with each stack. */
+	assert_string_equal(r.folded, "main 12\nmain;bar 3\nmain;foo 6\nmain;foo;bar 11\n");
+	assert_int_equal(r.calls.root.total, 32);
+
+	/* The stats. */
+	assert_int_equal(r.st.insns, 32);
+	assert_int_equal(r.st.cond, 7);
+	assert_int_equal(r.st.cond_taken, 4);
+	assert_int_equal(r.st.cond_not_taken, 3);
+	assert_int_equal(r.st.call_direct, 7);
+	assert_int_equal(r.st.call_indirect, 0);
+	assert_int_equal(r.st.ret, 7);
+	assert_int_equal(r.st.jump_indirect, 1);
+	assert_int_equal(r.st.jump_direct, 0);
+	assert_int_equal(r.st.branches, 22);
+	assert_int_equal(r.st.packets, 8);
+	assert_int_equal(r.st.pkt[ppt_psb], 1);
+	assert_int_equal(r.st.pkt[ppt_tnt_8], 3);
+	assert_int_equal(r.st.pkt[ppt_tip_pge], 1);
+	assert_int_equal(r.st.pkt[ppt_tip_pgd], 1);
+	assert_int_equal(r.st.gaps, 0);
+	assert_int_equal(r.st.nfns, 3);
+	assert_string_equal(r.st.fns[0].name, "bar");
+	assert_int_equal(r.st.fns[0].count, 14);
+	assert_string_equal(r.st.fns[1].name, "main");
+	assert_int_equal(r.st.fns[1].count, 12);
+	assert_string_equal(r.st.fns[2].name, "foo");
+	assert_int_equal(r.st.fns[2].count, 6);
+	assert_int_equal(r.c.trailer.pmis, 2);
+
+	/* --insn lines: address, symbol, raw bytes, class. */
+	assert_non_null(strstr(r.insn, "[enabled at main+0x0]\n"));
+	assert_non_null(strstr(r.insn, "0000000000401000  main+0x0"));
+	assert_non_null(strstr(r.insn, "0000000000401005  main+0x5                     e8 16 00 00 00           call\n"));
+	assert_non_null(strstr(r.insn, "0000000000401039  bar+0x9                      c3                       ret\n"));
+	assert_non_null(strstr(r.insn, "[disabled, next ip 0x402000]\n[end of trace]\n"));
+	run_free(&r);
+	membuf_free(&m);
+}
+
+static void test_packet_dump(void **state)
+{
+	u8 pt[128];
+	size_t n = trace_all(pt);
+	struct membuf m = { 0 };
+	struct piece p = { pt, n, 0x1000, 0x1000, TPZ_TRACE_LOST };
+	struct ptd_container c;
+	struct ptd_image img;
+	struct ptd_ctx x;
+	char *out;
+	size_t len;
+	FILE *f;
+
+	make_container(&m, &p, 1, 0);
+	assert_int_equal(ptd_container_parse(&c, "demo", m.p, m.len), 0);
+	ptd_image_init(&img);
+	ptd_image_add_sideband(&img, &c);
+	ptd_ctx_init(&x, &c, &img);
+	f = open_memstream(&out, &len);
+	assert_int_equal(ptd_dump_packets(&x, f, true), 0);
+	fclose(f);
+	assert_string_equal(out,
+		"# cpu 0, segment 0: stream offset 0x1000, 33 bytes\n"
+		"# gap: 4096 bytes missing before this segment (lost)\n"
+		"# record 3 at file offset 0x245\n"
+		"0000000000001000  psb\n"
+		"0000000000001010  psbend\n"
+		"0000000000001012  mode.exec  64-bit\n"
+		"0000000000001014  tip.pge    3: 000000401000  -> 0000000000401000 main+0x0\n"
+		"000000000000101b  tnt.8      .!!!!!\n"
+		"000000000000101c  tnt.8      !!.!!.\n"
+		"000000000000101d  tnt.8      !!\n"
+		"000000000000101e  tip.pgd    1: 2000  -> 0000000000402000 0x402000\n");
+	free(out);
+	ptd_ctx_free(&x);
+	ptd_image_free(&img);
+	ptd_container_free(&c);
+	membuf_free(&m);
+}
+
+/*
+ * Data lost in the middle: the first chunk ends after "jz, ret" of the
+ * second iteration; the trace unit lost what followed and resumes with a
+ * PSB+ (FUP: the call foo of the third iteration).
+ */
+static size_t trace_split(u8 *a, size_t *na, u8 *b)
+{
+	struct enc x;
+
+	enc_init(&x);
+	put_psb(&x);
+	put_psbend(&x);
+	put_mode64(&x);
+	put_ip(&x, ppt_tip_pge, pt_ipc_sext_48, BASE);
+	put_tnt(&x, ".!!!!!");
+	*na = enc_done(&x);
+	memcpy(a, x.buf, *na);
+
+	enc_init(&x);
+	put_psb(&x);
+	put_mode64(&x);
+	put_ip(&x, ppt_fup, pt_ipc_sext_48, BASE + 0x05);
+	put_psbend(&x);
+	put_tnt(&x, ".!!.!!");		/* jz, ret, ret, jnz | jz, ret */
+	put_ip(&x, ppt_tip_pgd, pt_ipc_update_16, 0x402000);
+	{
+		size_t nb = enc_done(&x);
+
+		memcpy(b, x.buf, nb);
+		return nb;
+	}
+}
+
+static const u8 expect_seg0[] = {
+	0x00,
+	0x05, 0x20, 0x30, 0x36, 0x38, 0x39, 0x25, 0x0a, 0x0c,
+	0x05, 0x20, 0x30, 0x36, 0x39,		/* the ret at 0x25 needs a bit that was lost */
+};
+static const u8 expect_seg1[] = {
+	0x05, 0x20, 0x30, 0x36, 0x38, 0x39, 0x25, 0x0a, 0x0c,
+	0x0e, 0x30, 0x36, 0x39, 0x13,
+};
+
+static void test_decode_with_gap(void **state)
+{
+	u8 a[64], b[64];
+	size_t na, nb = trace_split(a, &na, b);
+	struct piece p[2] = {
+		{ a, na, 0, 0, 0 },
+		{ b, nb, na + 300, 300, TPZ_TRACE_LOST },
+	};
+	struct membuf m = { 0 };
+	struct run r;
+
+	make_container(&m, p, 2, 1);
+	assert_int_equal(decode(&r, &m), 0);
+	assert_int_equal(r.c.diags.n, 0);
+	assert_int_equal(r.errors, 0);
+	assert_int_equal(r.segments, 2);
+	assert_int_equal(r.ends, 2);
+
+	/* Both segments decode, each from its PSB. */
+	assert_int_equal(r.nips, sizeof(expect_seg0) + sizeof(expect_seg1));
+	check_ips(&r, 0, expect_seg0, sizeof(expect_seg0), 0);
+	check_ips(&r, sizeof(expect_seg0), expect_seg1, sizeof(expect_seg1), 1);
+
+	/* The gap is reported where it is. */
+	assert_int_equal(r.x.segs.n, 2);
+	assert_int_equal(r.x.segs.v[1].gap, 300);
+	assert_string_equal(r.x.segs.v[1].gap_why, "lost");
+	assert_int_equal(r.x.segs.v[1].stream_off, na + 300);
+	assert_int_equal(r.st.gaps, 1);
+	assert_int_equal(r.st.gap_bytes, 300);
+	assert_int_equal(r.c.lost_bytes, 300);
+	assert_int_equal(r.c.trailer.lost_bytes, 300);
+	assert_non_null(strstr(r.insn, "[end of trace]\n[cpu 0, segment 1 at stream offset 0x"));
+	assert_non_null(strstr(r.insn, "[gap: 300 bytes missing before this segment (lost)]\n"));
+	assert_string_equal(r.tree,
+		"# cpu 0, segment 0 at stream offset 0x0\n"
+		"main() {  /* trace starts in main+0x0 */\n"
+		"  foo() {\n"
+		"    bar();  /* 4 instructions */\n"
+		"  }  /* foo: 6 instructions */\n"
+		"  foo() {\n"
+		"    bar();  /* 3 instructions, trace ends */\n"
+		"  }  /* foo: 4 instructions, trace ends */\n"
+		"}  /* main: 15 instructions, trace ends */\n"
+		"# cpu 0, segment 1 at stream offset 0x148\n"
+		"# gap: 300 bytes missing before this segment (lost)\n"
+		"main() {  /* trace starts in main+0x5 */\n"
+		"  foo() {\n"
+		"    bar();  /* 4 instructions */\n"
+		"  }  /* foo: 6 instructions */\n"
+		"  bar();  /* 3 instructions */\n"
+		"  /* tracing disabled */\n"
+		"}  /* main: 14 instructions, trace ends */\n");
+	assert_string_equal(r.folded, "main 10\nmain;bar 3\nmain;foo 5\nmain;foo;bar 11\n");
+	assert_int_equal(r.st.insns, 29);
+	run_free(&r);
+	membuf_free(&m);
+}
+
+/* A damaged record between two intact ones: it is named and skipped, both
+ * sides decode, and the hole is a gap. */
+static void test_decode_with_damaged_record(void **state)
+{
+	u8 a[64], b[64], pad[32] = { 0 };
+	size_t na, nb = trace_split(a, &na, b);
+	struct piece p[3] = {
+		{ a, na, 0, 0, 0 },
+		{ pad, sizeof(pad), na, 0, 0 },
+		{ b, nb, na + sizeof(pad), 0, 0 },
+	};
+	struct membuf m = { 0 };
+	size_t start[8];
+	struct run r;
+
+	make_container(&m, p, 3, 0);
+	assert_int_equal(record_starts(m.p, m.len, start, 7), 7);
+	m.p[start[4] + TPZ_REC_SIZE + sizeof(struct tpz_trace) + 5] ^= 1;	/* record 4: the PADs */
+	assert_int_equal(decode(&r, &m), 1);
+	assert_int_equal(r.c.diags.v[0].record, 4);
+	assert_int_equal(r.c.diags.v[0].offset, start[4]);
+	assert_non_null(strstr(r.c.diags.v[0].msg, "payload CRC mismatch"));
+	assert_int_equal(r.errors, 0);
+	assert_int_equal(r.nips, sizeof(expect_seg0) + sizeof(expect_seg1));
+	check_ips(&r, 0, expect_seg0, sizeof(expect_seg0), 0);
+	check_ips(&r, sizeof(expect_seg0), expect_seg1, sizeof(expect_seg1), 1);
+	assert_int_equal(r.x.segs.v[1].gap, sizeof(pad));
+	assert_string_equal(r.x.segs.v[1].gap_why, "records damaged or missing");
+	run_free(&r);
+	membuf_free(&m);
+}
+
+/* A decode error names the record and offset, and decoding resumes at the
+ * next PSB. */
+static void test_decode_error_resyncs(void **state)
+{
+	u8 a[64], b[64], buf[160];
+	size_t na, nb = trace_split(a, &na, b);
+	struct piece p = { buf, 0, 0, 0, 0 };
+	struct membuf m = { 0 };
+	struct run r;
+	u8 *tip;
+
+	/* Segment A with its TIP.PGE pointing outside the image, then B. */
+	memcpy(buf, a, na);
+	memcpy(buf + na, b, nb);
+	p.size = na + nb;
+	tip = memchr(buf, 0x71, na);	/* TIP.PGE, sext48 */
+	assert_non_null(tip);
+	tip[2] = 0x50;			/* 0x405000: no code there */
+	make_container(&m, &p, 1, 0);
+	assert_int_equal(decode(&r, &m), 0);	/* the container is intact */
+	assert_int_equal(r.errors, 1);
+	assert_int_equal(r.c.diags.n, 1);
+	assert_int_equal(r.c.diags.v[0].record, 3);
+	assert_non_null(strstr(r.c.diags.v[0].msg, "decode error at stream offset"));
+	assert_non_null(strstr(r.c.diags.v[0].msg, "no memory mapped at this address"));
+	assert_non_null(strstr(r.c.diags.v[0].msg, "resynchronising at the next PSB"));
+	/* Everything after the second PSB decodes. */
+	assert_int_equal(r.nips, sizeof(expect_seg1));
+	check_ips(&r, 0, expect_seg1, sizeof(expect_seg1), 0);
+	run_free(&r);
+	membuf_free(&m);
+}
+
+/* The flame graph: a well-formed document with one box per stack. */
+static void test_svg(void **state)
+{
+	u8 pt[128];
+	size_t n = trace_all(pt);
+	struct membuf m = { 0 };
+	struct piece p = { pt, n, 0, 0, 0 };
+	struct run r;
+	char *svg;
+	size_t len, boxes = 0;
+	FILE *f;
+
+	make_container(&m, &p, 1, 0);
+	decode(&r, &m);
+	f = open_memstream(&svg, &len);
+	ptd_write_svg(&r.calls, f, "demo <trace> & co");
+	fclose(f);
+	assert_non_null(strstr(svg, "<svg version=\"1.1\" width=\"1200\""));
+	assert_non_null(strstr(svg, "demo &lt;trace&gt; &amp; co"));
+	for (char *s = svg; (s = strstr(s, "<rect x=\"")); s++)
+		boxes++;
+	assert_int_equal(boxes, 1 + 5);	/* the background, all, main, main;bar, main;foo, main;foo;bar */
+	assert_non_null(strstr(svg, "<title>all (32 instructions, 100.00%)</title>"));
+	assert_non_null(strstr(svg, "<title>bar (11 instructions, 34.38%)</title>"));
+	/* widths are proportional: main is the whole width, foo 17/32 of it */
+	assert_non_null(strstr(svg, "width=\"1180.0\""));
+	assert_non_null(strstr(svg, "width=\"626.9\""));
+	assert_non_null(strstr(svg, ">main</text>"));
+	assert_non_null(strstr(svg, "</svg>\n"));
+	free(svg);
+	run_free(&r);
+	membuf_free(&m);
+}
+
+/* The ELF loader on this very binary: segments at the load bias, .symtab
+ * functions, the GNU build id. */
+static int first_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	*(uintptr_t *)data = info->dlpi_addr;
+	return 1;
+}
+
+__attribute__((noinline)) int decode_test_probe(int v);
+__attribute__((noinline)) int decode_test_probe(int v)
+{
+	return v * 3 + 1;
+}
+
+static void test_elf_image(void **state)
+{
+	struct ptd_image img;
+	struct ptd_diags d = { 0 };
+	uintptr_t bias = 0;
+	const struct ptd_symbol *s;
+	u64 addr = (u64)(uintptr_t)decode_test_probe;
+	u8 bytes[8];
+	char buf[200];
+
+	dl_iterate_phdr(first_object, &bias);
+	ptd_image_init(&img);
+	assert_int_equal(ptd_image_add_elf(&img, "/proc/self/exe", bias, &d), 0);
+	assert_int_equal(d.n, 0);
+	ptd_image_finish(&img);
+	s = ptd_image_lookup(&img, addr + 2);
+	assert_non_null(s);
+	assert_string_equal(s->name, "decode_test_probe");
+	assert_string_equal(ptd_format_addr(&img, addr + 2, buf, sizeof(buf)), "decode_test_probe+0x2");
+	/* the mapped bytes are the code that runs */
+	assert_int_equal(ptd_image_read(bytes, sizeof(bytes), NULL, addr, &img), 8);
+	assert_memory_equal(bytes, (const void *)(uintptr_t)addr, 8);
+	assert_int_equal(img.elf_build_id_len, 20);
+	ptd_image_free(&img);
+	assert_int_equal(ptd_image_add_elf(&img, "/nonexistent", 0, &d), -1);
+	assert_non_null(strstr(d.v[0].msg, "cannot open"));
+	ptd_diags_free(&d);
+	ptd_image_free(&img);
+	assert_int_equal(decode_test_probe(1), 4);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_decode_demo),
+		cmocka_unit_test(test_packet_dump),
+		cmocka_unit_test(test_decode_with_gap),
+		cmocka_unit_test(test_decode_with_damaged_record),
+		cmocka_unit_test(test_decode_error_resyncs),
+		cmocka_unit_test(test_svg),
+		cmocka_unit_test(test_elf_image),
+	};
+	return cmocka_run_group_tests_name("trace_decode", tests, NULL, NULL);
+}

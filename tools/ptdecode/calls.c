@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The shadow call stack: calls push a frame when the callee's first
+ * instruction shows up, interrupts push one for the handler, returns pop to
+ * the frame whose return address they land on, and a jump into another
+ * function replaces the top frame. From it: the --calls tree (in the style of
+ * ftrace's function_graph) and the stack profile behind --folded and --svg.
+ *
+ * Decoding starts inside some function: the first instruction's function is
+ * the root; returning from the root makes the caller the new root.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "ptdecode.h"
+
+enum { PEND_NONE, PEND_CALL, PEND_RET, PEND_IRQ };
+
+void ptd_calls_init(struct ptd_calls *k, const struct ptd_image *img, FILE *tree)
+{
+	memset(k, 0, sizeof(*k));
+	k->img = img;
+	k->tree = tree;
+	k->root.name = "all";
+}
+
+static void free_nodes(struct ptd_fnode *n)
+{
+	while (n) {
+		struct ptd_fnode *next = n->next;
+
+		free_nodes(n->child);
+		free(n);
+		n = next;
+	}
+}
+
+void ptd_calls_free(struct ptd_calls *k)
+{
+	free_nodes(k->root.child);
+	free(k->frames);
+	memset(k, 0, sizeof(*k));
+}
+
+static struct ptd_fnode *child_node(struct ptd_fnode *parent, const char *name)
+{
+	struct ptd_fnode *n;
+
+	for (n = parent->child; n; n = n->next)
+		if (n->name == name)
+			return n;
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		abort();
+	n->name = name;
+	n->parent = parent;
+	n->next = parent->child;
+	parent->child = n;
+	return n;
+}
+
+static void indent(struct ptd_calls *k, size_t depth)
+{
+	for (size_t i = 0; i < depth; i++)
+		fputs("  ", k->tree);
+}
+
+static void frame_comment(struct ptd_calls *k, const struct ptd_frame *f, char *buf, size_t size)
+{
+	char a[200];
+
+	switch (f->kind) {
+	case PTD_FRAME_ROOT:
+		snprintf(buf, size, "trace starts in %s", ptd_format_addr(k->img, f->entry_ip, a, sizeof(a)));
+		break;
+	case PTD_FRAME_IRQ:
+		snprintf(buf, size, "interrupt at %s", ptd_format_addr(k->img, f->from, a, sizeof(a)));
+		break;
+	case PTD_FRAME_JUMP:
+		snprintf(buf, size, "jump from %s", ptd_format_addr(k->img, f->from, a, sizeof(a)));
+		break;
+	case PTD_FRAME_RETURNED:
+		snprintf(buf, size, "returned to %s", ptd_format_addr(k->img, f->entry_ip, a, sizeof(a)));
+		break;
+	default:
+		buf[0] = 0;
+		break;
+	}
+}
+
+/* Print the "name() {" lines of frames that have not been printed yet. */
+static void open_frames(struct ptd_calls *k)
+{
+	char c[240];
+
+	if (!k->tree)
+		return;
+	for (size_t i = 0; i < k->depth; i++) {
+		struct ptd_frame *f = &k->frames[i];
+
+		if (f->printed)
+			continue;
+		frame_comment(k, f, c, sizeof(c));
+		indent(k, i);
+		if (c[0])
+			fprintf(k->tree, "%s() {  /* %s */\n", f->name, c);
+		else
+			fprintf(k->tree, "%s() {\n", f->name);
+		f->printed = true;
+	}
+}
+
+static void pop_frame(struct ptd_calls *k, const char *note)
+{
+	struct ptd_frame *f = &k->frames[k->depth - 1];
+	u64 n = k->count - f->start_count;
+	char c[240];
+
+	if (k->tree) {
+		indent(k, k->depth - 1);
+		if (f->printed) {
+			fprintf(k->tree, "}  /* %s: %llu instruction%s%s%s */\n", f->name, (unsigned long long)n,
+				n == 1 ? "" : "s", note ? ", " : "", note ? note : "");
+		} else {
+			frame_comment(k, f, c, sizeof(c));
+			fprintf(k->tree, "%s();  /* %s%s%llu instruction%s%s%s */\n", f->name, c,
+				c[0] ? "; " : "", (unsigned long long)n, n == 1 ? "" : "s",
+				note ? ", " : "", note ? note : "");
+		}
+	}
+	k->depth--;
+}
+
+static void close_all(struct ptd_calls *k, const char *note)
+{
+	while (k->depth)
+		pop_frame(k, note);
+	k->pending = PEND_NONE;
+	k->last_sym = NULL;
+}
+
+static void push_frame(struct ptd_calls *k, enum ptd_frame_kind kind, u64 ip, u64 ret, u64 from)
+{
+	const struct ptd_symbol *sym = ptd_image_lookup(k->img, ip);
+	struct ptd_fnode *parent = k->depth ? k->frames[k->depth - 1].node : &k->root;
+	struct ptd_frame *f;
+
+	if (kind != PTD_FRAME_JUMP)
+		open_frames(k);
+	if (k->depth == k->cap) {
+		k->cap = k->cap ? k->cap * 2 : 64;
+		k->frames = realloc(k->frames, k->cap * sizeof(*k->frames));
+		if (!k->frames)
+			abort();
+	}
+	f = &k->frames[k->depth++];
+	memset(f, 0, sizeof(*f));
+	f->sym = sym;
+	f->name = sym ? sym->name : "[unknown]";
+	f->node = child_node(parent, f->name);
+	f->ret = ret;
+	f->entry_ip = ip;
+	f->from = from;
+	f->start_count = k->count;
+	f->kind = kind;
+	k->max_depth = max(k->max_depth, k->depth);
+}
+
+/* The previous instruction's effect, now that the next IP is known. */
+static void resolve_pending(struct ptd_calls *k, u64 ip)
+{
+	switch (k->pending) {
+	case PEND_CALL:
+		/* "call next" (a PC fetch) is not a function call. */
+		if (ip != k->pending_ret) {
+			push_frame(k, PTD_FRAME_CALL, ip, k->pending_ret, k->pending_from);
+			k->calls++;
+		}
+		break;
+	case PEND_IRQ:
+		push_frame(k, PTD_FRAME_IRQ, ip, k->pending_ret, k->pending_from);
+		k->interrupts++;
+		break;
+	case PEND_RET: {
+		size_t j = k->depth;
+
+		k->returns++;
+		while (j > 0 && k->frames[j - 1].ret != ip)
+			j--;
+		if (j > 0) {
+			while (k->depth > j)
+				pop_frame(k, "unwound");
+			pop_frame(k, NULL);
+		} else {
+			k->unmatched_returns++;
+			if (k->depth)
+				pop_frame(k, NULL);
+		}
+		if (!k->depth)
+			push_frame(k, PTD_FRAME_RETURNED, ip, 0, k->pending_from);
+		break;
+	}
+	default:
+		break;
+	}
+	k->pending = PEND_NONE;
+}
+
+static void comment(struct ptd_calls *k, const char *fmt, const char *arg)
+{
+	if (!k->tree)
+		return;
+	open_frames(k);
+	indent(k, k->depth);
+	fputs("/* ", k->tree);
+	fprintf(k->tree, fmt, arg);
+	fputs(" */\n", k->tree);
+}
+
+static void on_insn(struct ptd_calls *k, const struct pt_insn *in)
+{
+	const struct ptd_symbol *sym;
+	struct ptd_frame *top;
+
+	resolve_pending(k, in->ip);
+	if (!k->depth)
+		push_frame(k, PTD_FRAME_ROOT, in->ip, 0, 0);
+	top = &k->frames[k->depth - 1];
+	/* Most instructions stay in the function of the one before. */
+	sym = k->last_sym && in->ip >= k->last_sym->start && in->ip < k->last_sym->end ?
+	      k->last_sym : ptd_image_lookup(k->img, in->ip);
+	if (sym != top->sym) {
+		u64 ret = top->ret;
+		char note[240], a[200];
+
+		snprintf(note, sizeof(note), "jumps to %s",
+			 ptd_format_addr(k->img, in->ip, a, sizeof(a)));
+		pop_frame(k, note);
+		push_frame(k, PTD_FRAME_JUMP, in->ip, ret, k->last_ip);
+		top = &k->frames[k->depth - 1];
+	}
+	k->last_sym = sym;
+	k->last_ip = in->ip;
+	k->count++;
+	top->node->self++;
+
+	switch (in->iclass) {
+	case ptic_call:
+	case ptic_far_call:
+		k->pending = PEND_CALL;
+		k->pending_ret = in->ip + in->size;
+		k->pending_from = in->ip;
+		break;
+	case ptic_return:
+	case ptic_far_return:
+		k->pending = PEND_RET;
+		k->pending_from = in->ip;
+		break;
+	default:
+		break;
+	}
+}
+
+void ptd_calls_event(void *calls, const struct ptd_event *ev)
+{
+	struct ptd_calls *k = calls;
+	const struct ptd_segment *s = ev->seg;
+	char a[200];
+
+	switch (ev->type) {
+	case PTD_EV_SEGMENT:
+		close_all(k, "gap");
+		if (k->tree) {
+			fprintf(k->tree, "# cpu %u, segment %u at stream offset 0x%llx\n", s->cpu, s->index,
+				(unsigned long long)s->stream_off);
+			if (s->gap || s->gap_why)
+				fprintf(k->tree, "# gap: %llu bytes missing before this segment (%s)\n",
+					(unsigned long long)s->gap, s->gap_why ? s->gap_why : "lost");
+		}
+		break;
+	case PTD_EV_INSN:
+		on_insn(k, ev->insn);
+		break;
+	case PTD_EV_INTERRUPT:
+		/* The interrupted instruction did not run: @ip is where execution
+		 * resumes, so it settles a pending call or return first. */
+		if (k->depth || k->pending != PEND_NONE)
+			resolve_pending(k, ev->ip);
+		if (!k->depth)
+			push_frame(k, PTD_FRAME_ROOT, ev->ip, 0, 0);
+		k->pending = PEND_IRQ;
+		k->pending_ret = ev->ip;
+		k->pending_from = ev->ip;
+		break;
+	case PTD_EV_DISABLED:
+	case PTD_EV_ASYNC_DISABLED:
+		if (k->depth)
+			comment(k, "%s", "tracing disabled");
+		break;
+	case PTD_EV_ENABLED:
+		if (k->depth)
+			comment(k, "tracing enabled at %s", ptd_format_addr(k->img, ev->ip, a, sizeof(a)));
+		break;
+	case PTD_EV_OVERFLOW:
+		close_all(k, "overflow");
+		if (k->tree)
+			fprintf(k->tree, "# overflow: packets lost in the trace unit\n");
+		break;
+	case PTD_EV_ERROR:
+		close_all(k, "decode error");
+		if (k->tree)
+			fprintf(k->tree, "# decode error: %s; resynchronising at the next PSB\n",
+				pt_errstr(pt_errcode(ev->err)));
+		break;
+	case PTD_EV_END:
+		close_all(k, "trace ends");
+		break;
+	default:
+		break;
+	}
+}
+
+static u64 sum_totals(struct ptd_fnode *n)
+{
+	u64 t = n->self;
+
+	for (struct ptd_fnode *c = n->child; c; c = c->next)
+		t += sum_totals(c);
+	n->total = t;
+	return t;
+}
+
+void ptd_calls_finish(struct ptd_calls *k)
+{
+	close_all(k, "trace ends");
+	sum_totals(&k->root);
+}

@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The container reader: walks the records of a trace file, checks both CRCs
+ * of each, the body of each type and the trailer's totals, and keeps every
+ * intact record. A damaged record is named with the reason and skipped: the
+ * reader looks for the next valid record header (magic and header CRC), so a
+ * damaged size or missing bytes cost only the damaged record.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include "ptdecode.h"
+
+u32 ptd_crc32(u32 crc, const void *buf, size_t n)
+{
+	const u8 *p = buf;
+
+	while (n) {
+		uInt k = (uInt)min(n, (size_t)1 << 30);
+
+		crc = (u32)crc32(crc, p, k);
+		p += k;
+		n -= k;
+	}
+	return crc;
+}
+
+const char *ptd_record_type_name(u16 type, char *buf, size_t size)
+{
+	switch (type) {
+	case TPZ_REC_HEADER: return "header";
+	case TPZ_REC_TRACE: return "trace";
+	case TPZ_REC_SIDEBAND: return "sideband";
+	case TPZ_REC_TRAILER: return "trailer";
+	}
+	snprintf(buf, size, "type %u", type);
+	return buf;
+}
+
+static bool valid_header_at(const struct ptd_container *c, size_t off, struct tpz_rec *r)
+{
+	if (c->size - off < TPZ_REC_SIZE)
+		return false;
+	memcpy(r, c->data + off, sizeof(*r));
+	return r->magic == TPZ_REC_MAGIC &&
+	       r->hdr_crc == ptd_crc32(0, c->data + off, offsetof(struct tpz_rec, hdr_crc));
+}
+
+/* The next offset >= @from holding a valid record header, or the file size. */
+static size_t resync(const struct ptd_container *c, size_t from)
+{
+	static const u8 magic[4] = { 'T', 'P', 'Z', 'R' };
+	struct tpz_rec r;
+
+	while (from + TPZ_REC_SIZE <= c->size) {
+		const u8 *p = memchr(c->data + from, magic[0], c->size - TPZ_REC_SIZE + 1 - from);
+
+		if (!p)
+			break;
+		from = (size_t)(p - c->data);
+		if (!memcmp(p, magic, sizeof(magic)) && valid_header_at(c, from, &r))
+			return from;
+		from++;
+	}
+	return c->size;
+}
+
+static const char *skip_note(const struct ptd_container *c, size_t next, char *buf, size_t size)
+{
+	if (next < c->size)
+		snprintf(buf, size, "skipped to the next record at offset 0x%zx", next);
+	else
+		snprintf(buf, size, "no further record");
+	return buf;
+}
+
+static void add_record(struct ptd_container *c, const struct ptd_record *r)
+{
+	c->recs = realloc(c->recs, (c->nrecs + 1) * sizeof(*c->recs));
+	if (!c->recs)
+		abort();
+	c->recs[c->nrecs++] = *r;
+}
+
+static void check_trailer(struct ptd_container *c, const struct tpz_rec *h, size_t off)
+{
+	const struct tpz_trailer *t = &c->trailer;
+	u64 lost = c->lost_bytes + t->lost_at_end;
+
+	if (t->records != h->seq)
+		ptd_diag_add(&c->diags, h->seq, off,
+			     "trailer total mismatch: it counts %u records before it, but it is record %u",
+			     t->records, h->seq);
+	if (t->trace_records != c->trace_records)
+		ptd_diag_add(&c->diags, h->seq, off,
+			     "trailer total mismatch: %u trace records announced, %u intact",
+			     t->trace_records, c->trace_records);
+	if (t->sideband_records != c->sideband_records)
+		ptd_diag_add(&c->diags, h->seq, off,
+			     "trailer total mismatch: %u sideband records announced, %u intact",
+			     t->sideband_records, c->sideband_records);
+	if (t->trace_bytes != c->trace_bytes)
+		ptd_diag_add(&c->diags, h->seq, off,
+			     "trailer total mismatch: %llu bytes of trace data announced, %llu intact",
+			     (unsigned long long)t->trace_bytes, (unsigned long long)c->trace_bytes);
+	if (t->lost_bytes != lost)
+		ptd_diag_add(&c->diags, h->seq, off,
+			     "trailer total mismatch: %llu lost bytes announced, the records account for %llu",
+			     (unsigned long long)t->lost_bytes, (unsigned long long)lost);
+	if (t->file_bytes != off)
+		ptd_diag_add(&c->diags, h->seq, off,
+			     "trailer total mismatch: %llu container bytes announced before the trailer, found %zu",
+			     (unsigned long long)t->file_bytes, off);
+}
+
+/* Checks one intact record's body by type; keeps it when it is well formed. */
+static void take_record(struct ptd_container *c, const struct tpz_rec *h, size_t off,
+			bool after_trailer)
+{
+	const u8 *body = c->data + off + TPZ_REC_SIZE;
+	const u8 *payload = body + h->body_size;
+	u32 payload_size = h->size - TPZ_REC_SIZE - h->body_size;
+	struct ptd_record r = { .seq = h->seq, .offset = off, .type = h->type, .size = h->size,
+				.payload = payload, .payload_size = payload_size };
+	struct ptd_diags *d = &c->diags;
+	char tb[16];
+
+	if (after_trailer && h->type != TPZ_REC_HEADER)
+		ptd_diag_add(d, h->seq, off, "%s record after the trailer",
+			     ptd_record_type_name(h->type, tb, sizeof(tb)));
+	switch (h->type) {
+	case TPZ_REC_HEADER:
+		if (h->body_size < sizeof(struct tpz_header)) {
+			ptd_diag_add(d, h->seq, off, "header body is %u bytes, at least %zu expected",
+				     h->body_size, sizeof(struct tpz_header));
+			return;
+		}
+		if (c->have_header) {
+			ptd_diag_add(d, h->seq, off, "a second header record (only the first is used)");
+			return;
+		}
+		memcpy(&c->header, body, sizeof(c->header));
+		c->have_header = true;
+		if (c->header.version_major != TPZ_FORMAT_MAJOR) {
+			ptd_diag_add(d, h->seq, off,
+				     "unsupported format version %u.%u (this ptdecode reads %u.x)",
+				     c->header.version_major, c->header.version_minor, TPZ_FORMAT_MAJOR);
+			c->unusable = true;
+		}
+		if (h->seq != 0)
+			ptd_diag_add(d, h->seq, off, "the header record should be record 0");
+		return;
+	case TPZ_REC_TRACE:
+		if (h->body_size < sizeof(struct tpz_trace)) {
+			ptd_diag_add(d, h->seq, off, "trace body is %u bytes, at least %zu expected",
+				     h->body_size, sizeof(struct tpz_trace));
+			return;
+		}
+		memcpy(&r.body.trace, body, sizeof(r.body.trace));
+		if (r.body.trace.data_size != payload_size) {
+			ptd_diag_add(d, h->seq, off,
+				     "trace data size %u disagrees with the record's %u payload bytes",
+				     r.body.trace.data_size, payload_size);
+			return;
+		}
+		if (r.body.trace.flags & ~TPZ_TRACE_KNOWN_FLAGS)
+			ptd_diag_add(d, h->seq, off, "unknown trace flags %#x (ignored)",
+				     (unsigned int)(r.body.trace.flags & ~TPZ_TRACE_KNOWN_FLAGS));
+		if (r.body.trace.lost && !(r.body.trace.flags & TPZ_TRACE_LOST))
+			ptd_diag_add(d, h->seq, off, "%llu lost bytes without the LOST flag",
+				     (unsigned long long)r.body.trace.lost);
+		c->trace_records++;
+		c->trace_bytes += payload_size;
+		c->lost_bytes += r.body.trace.lost;
+		add_record(c, &r);
+		return;
+	case TPZ_REC_SIDEBAND: {
+		struct tpz_sideband *sb = &r.body.sideband;
+
+		if (h->body_size < sizeof(*sb)) {
+			ptd_diag_add(d, h->seq, off, "sideband body is %u bytes, at least %zu expected",
+				     h->body_size, sizeof(*sb));
+			return;
+		}
+		memcpy(sb, body, sizeof(*sb));
+		sb->name[sizeof(sb->name) - 1] = 0;
+		if (sb->size != payload_size) {
+			ptd_diag_add(d, h->seq, off,
+				     "sideband size %u disagrees with the record's %u payload bytes",
+				     sb->size, payload_size);
+			return;
+		}
+		if (sb->kind == TPZ_SB_SYMBOLS) {
+			u64 table = (u64)sb->count * sizeof(struct tpz_sym);
+			u32 blob;
+
+			if (table > payload_size) {
+				ptd_diag_add(d, h->seq, off, "%u symbols do not fit in %u payload bytes",
+					     sb->count, payload_size);
+				return;
+			}
+			blob = payload_size - (u32)table;
+			if (sb->count && (!blob || payload[payload_size - 1])) {
+				ptd_diag_add(d, h->seq, off, "symbol names are not NUL-terminated");
+				return;
+			}
+			for (u32 i = 0; i < sb->count; i++) {
+				struct tpz_sym s;
+
+				memcpy(&s, payload + i * sizeof(s), sizeof(s));
+				if (s.name >= blob) {
+					ptd_diag_add(d, h->seq, off,
+						     "symbol %u: name offset %u outside the %u-byte string table",
+						     i, s.name, blob);
+					return;
+				}
+			}
+		} else if (sb->kind != TPZ_SB_IMAGE) {
+			ptd_diag_add(d, h->seq, off, "unknown sideband kind %u (skipped)", sb->kind);
+			return;
+		}
+		c->sideband_records++;
+		add_record(c, &r);
+		return;
+	}
+	case TPZ_REC_TRAILER:
+		if (h->body_size < sizeof(struct tpz_trailer)) {
+			ptd_diag_add(d, h->seq, off, "trailer body is %u bytes, at least %zu expected",
+				     h->body_size, sizeof(struct tpz_trailer));
+			return;
+		}
+		if (c->have_trailer) {
+			ptd_diag_add(d, h->seq, off, "a second trailer record");
+			return;
+		}
+		memcpy(&c->trailer, body, sizeof(c->trailer));
+		c->have_trailer = true;
+		check_trailer(c, h, off);
+		return;
+	default:
+		ptd_diag_add(d, h->seq, off, "unknown record type %u (%u bytes skipped)", h->type,
+			     h->size);
+		return;
+	}
+}
+
+int ptd_container_parse(struct ptd_container *c, const char *name, const void *data, size_t size)
+{
+	size_t off = 0;
+	u32 expect = 0;
+	bool any = false, damaged = false;
+	char note[80];
+
+	memset(c, 0, sizeof(*c));
+	c->name = name;
+	c->data = malloc(size ? size : 1);
+	if (!c->data)
+		abort();
+	if (size)
+		memcpy(c->data, data, size);
+	c->size = size;
+	if (!size) {
+		ptd_diag_add(&c->diags, -1, 0, "empty file");
+		c->unusable = true;
+		return 2;
+	}
+
+	while (off < size) {
+		size_t avail = size - off, next;
+		struct tpz_rec h;
+		u32 crc;
+
+		if (avail < TPZ_REC_SIZE) {
+			ptd_diag_add(&c->diags, expect, off,
+				     "truncated record header: %zu of %u bytes", avail, TPZ_REC_SIZE);
+			break;
+		}
+		memcpy(&h, c->data + off, sizeof(h));
+		if (h.magic != TPZ_REC_MAGIC) {
+			next = resync(c, off + 1);
+			ptd_diag_add(&c->diags, expect, off,
+				     "bad magic 0x%08x (expected 0x%08x, \"TPZR\"); %s", h.magic,
+				     TPZ_REC_MAGIC, skip_note(c, next, note, sizeof(note)));
+			off = next;
+			expect++;
+			damaged = true;
+			continue;
+		}
+		crc = ptd_crc32(0, c->data + off, offsetof(struct tpz_rec, hdr_crc));
+		if (crc != h.hdr_crc) {
+			next = resync(c, off + 1);
+			ptd_diag_add(&c->diags, expect, off,
+				     "record header CRC mismatch (stored 0x%08x, computed 0x%08x); %s",
+				     h.hdr_crc, crc, skip_note(c, next, note, sizeof(note)));
+			off = next;
+			expect++;
+			damaged = true;
+			continue;
+		}
+		/*
+		 * A record header that checks out: its fields are what the writer
+		 * wrote. Damaged bytes counted as one record above; when they were
+		 * not a record at all (noise before record 0), the number is taken
+		 * back silently.
+		 */
+		if (h.seq > expect)
+			ptd_diag_add(&c->diags, expect, off, h.seq == expect + 1 ?
+				     "record %u is missing" : "records %u to %u are missing",
+				     expect, h.seq - 1);
+		else if (h.seq < expect && !(damaged && h.seq == expect - 1))
+			ptd_diag_add(&c->diags, h.seq, off, "record number %u after record %u",
+				     h.seq, expect - 1);
+		expect = h.seq + 1;
+		damaged = false;
+		if (h.size < TPZ_REC_SIZE + h.body_size || h.size > TPZ_MAX_RECORD) {
+			next = resync(c, off + TPZ_REC_SIZE);
+			ptd_diag_add(&c->diags, h.seq, off, "bad record size %u (body %u); %s", h.size,
+				     h.body_size, skip_note(c, next, note, sizeof(note)));
+			off = next;
+			continue;
+		}
+		if (h.size > avail) {
+			next = resync(c, off + TPZ_REC_SIZE);
+			ptd_diag_add(&c->diags, h.seq, off,
+				     "truncated: the record has %u bytes, %zu are in the file%s%s",
+				     h.size, min(avail, next - off),
+				     next < size ? "; " : "",
+				     next < size ? skip_note(c, next, note, sizeof(note)) : "");
+			off = next;
+			continue;
+		}
+		crc = ptd_crc32(0, c->data + off + TPZ_REC_SIZE, h.size - TPZ_REC_SIZE);
+		if (crc != h.body_crc) {
+			/* Bytes missing inside (a lost serial frame) put the next record
+			 * header inside this one's extent: look there first. */
+			next = min(resync(c, off + TPZ_REC_SIZE), off + h.size);
+			ptd_diag_add(&c->diags, h.seq, off,
+				     "payload CRC mismatch (stored 0x%08x, computed 0x%08x)%s",
+				     h.body_crc, crc, next < off + h.size ?
+				     "; bytes are missing: the next record starts inside this one" : "");
+			off = next;
+			continue;
+		}
+		any = true;
+		take_record(c, &h, off, c->have_trailer);
+		off += h.size;
+	}
+
+	if (!any) {
+		ptd_diag_add(&c->diags, -1, 0, "no intact record: not a topaz trace container");
+		c->unusable = true;
+		return 2;
+	}
+	if (!c->have_header)
+		ptd_diag_add(&c->diags, -1, 0,
+			     "no intact header record: CPU, configuration and load address unknown");
+	if (!c->have_trailer)
+		ptd_diag_add(&c->diags, expect, size,
+			     "no trailer record: the container is incomplete (the file ends here)");
+	if (c->unusable)
+		return 2;
+	return c->diags.n ? 1 : 0;
+}
+
+int ptd_container_load(struct ptd_container *c, const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	u8 *buf = NULL;
+	size_t len = 0, cap = 0, n;
+	int ret;
+
+	if (!f) {
+		memset(c, 0, sizeof(*c));
+		c->name = path;
+		ptd_diag_add(&c->diags, -1, 0, "cannot open: %s", strerror(errno));
+		c->unusable = true;
+		return 2;
+	}
+	do {
+		if (len == cap) {
+			cap = cap ? cap * 2 : 1 << 16;
+			buf = realloc(buf, cap);
+			if (!buf)
+				abort();
+		}
+		n = fread(buf + len, 1, cap - len, f);
+		len += n;
+	} while (n);
+	if (ferror(f)) {
+		fclose(f);
+		free(buf);
+		memset(c, 0, sizeof(*c));
+		c->name = path;
+		ptd_diag_add(&c->diags, -1, 0, "read error: %s", strerror(errno));
+		c->unusable = true;
+		return 2;
+	}
+	fclose(f);
+	ret = ptd_container_parse(c, path, buf, len);
+	free(buf);
+	return ret;
+}
+
+void ptd_container_free(struct ptd_container *c)
+{
+	free(c->data);
+	free(c->recs);
+	ptd_diags_free(&c->diags);
+	memset(c, 0, sizeof(*c));
+}

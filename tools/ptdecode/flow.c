@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Instruction-flow decoding with libipt's instruction decoder, segment by
+ * segment, as ptxed does it: sync at the first PSB, drain events, step
+ * instructions; after an error, report it and resynchronise at the next PSB.
+ * The result goes to consumers as struct ptd_event.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "ptdecode.h"
+
+void ptd_ctx_init(struct ptd_ctx *x, struct ptd_container *c, struct ptd_image *img)
+{
+	const struct tpz_header *h = &c->header;
+
+	memset(x, 0, sizeof(*x));
+	x->c = c;
+	x->img = img;
+	if (!img->finished)
+		ptd_image_finish(img);
+	ptd_segments_build(c, &x->segs);
+
+	pt_config_init(&x->cfg);
+	if (c->have_header) {
+		/* Errata work-arounds only for a real CPU: a model's trace follows the
+		 * SDM to the letter, and errata handling would misread it. */
+		if (!(h->flags & TPZ_HDR_PT_MODEL) && !memcmp(h->vendor, "GenuineIntel", 12)) {
+			x->cfg.cpu.vendor = pcv_intel;
+			x->cfg.cpu.family = h->family;
+			x->cfg.cpu.model = h->model;
+			x->cfg.cpu.stepping = h->stepping;
+			if (pt_cpu_errata(&x->cfg.errata, &x->cfg.cpu) < 0)
+				memset(&x->cfg.errata, 0, sizeof(x->cfg.errata));
+		}
+		x->cfg.mtc_freq = (u8)((h->rtit_ctl >> 14) & 0xf);
+		x->cfg.cpuid_0x15_eax = h->leaf15[0];
+		x->cfg.cpuid_0x15_ebx = h->leaf15[1];
+		x->cfg.nom_freq = (u8)min(h->nom_freq, 0xffu);
+	}
+}
+
+void ptd_ctx_free(struct ptd_ctx *x)
+{
+	ptd_segments_free(&x->segs);
+	memset(x, 0, sizeof(*x));
+}
+
+static void emit(const struct ptd_consumer *cons, size_t ncons, const struct ptd_event *ev)
+{
+	for (size_t i = 0; i < ncons; i++)
+		cons[i].event(cons[i].ctx, ev);
+}
+
+static const char *event_name(enum pt_event_type t)
+{
+	switch (t) {
+	case ptev_tsx: return "tsx";
+	case ptev_vmcs: return "vmcs";
+	case ptev_async_vmcs: return "vmcs";
+	case ptev_exstop: return "exstop";
+	case ptev_mwait: return "mwait";
+	case ptev_pwre: return "pwre";
+	case ptev_pwrx: return "pwrx";
+	case ptev_tick: return "tick";
+	case ptev_cbr: return "cbr";
+	case ptev_mnt: return "mnt";
+	default: return "event";
+	}
+}
+
+static void translate(const struct pt_event *pev, struct ptd_event *ev)
+{
+	ev->ip_valid = !pev->ip_suppressed;
+	ev->status_update = pev->status_update;
+	switch (pev->type) {
+	case ptev_enabled:
+		ev->type = PTD_EV_ENABLED;
+		ev->ip = pev->variant.enabled.ip;
+		ev->value = pev->variant.enabled.resumed;
+		break;
+	case ptev_disabled:
+		ev->type = PTD_EV_DISABLED;
+		ev->ip = pev->variant.disabled.ip;
+		break;
+	case ptev_async_disabled:
+		ev->type = PTD_EV_ASYNC_DISABLED;
+		ev->ip = pev->variant.async_disabled.at;
+		ev->to = pev->variant.async_disabled.ip;
+		ev->ip_valid = true;
+		break;
+	case ptev_async_branch:
+		ev->type = PTD_EV_INTERRUPT;
+		ev->ip = pev->variant.async_branch.from;
+		ev->to = pev->variant.async_branch.to;
+		break;
+	case ptev_paging:
+		ev->type = PTD_EV_PAGING;
+		ev->value = pev->variant.paging.cr3;
+		ev->ip_valid = false;
+		break;
+	case ptev_async_paging:
+		ev->type = PTD_EV_PAGING;
+		ev->value = pev->variant.async_paging.cr3;
+		ev->ip = pev->variant.async_paging.ip;
+		break;
+	case ptev_overflow:
+		ev->type = PTD_EV_OVERFLOW;
+		ev->ip = pev->variant.overflow.ip;
+		break;
+	case ptev_exec_mode:
+		ev->type = PTD_EV_EXEC_MODE;
+		ev->value = pev->variant.exec_mode.mode;
+		ev->ip = pev->variant.exec_mode.ip;
+		break;
+	case ptev_ptwrite:
+		ev->type = PTD_EV_PTWRITE;
+		ev->ip = pev->variant.ptwrite.ip;
+		ev->value = pev->variant.ptwrite.payload;
+		break;
+	case ptev_stop:
+		ev->type = PTD_EV_STOP;
+		ev->ip_valid = false;
+		break;
+	default:
+		/* TSX, VMCS, power and timing events, and event types of newer
+		 * libipt versions: named, not interpreted. */
+		ev->type = PTD_EV_OTHER;
+		ev->what = event_name(pev->type);
+		ev->ip_valid = false;
+		break;
+	}
+}
+
+static void report_error(struct ptd_ctx *x, const struct ptd_segment *seg, u64 off, u64 ip, bool have_ip,
+			 int err, const char *when)
+{
+	u32 seq;
+	u64 rec_off, file_off;
+	char sym[160];
+
+	ptd_segment_where(seg, off, &seq, &rec_off, &file_off);
+	ptd_diag_add(&x->c->diags, seq, rec_off,
+		     "cpu %u: %s at stream offset 0x%llx (file offset 0x%llx)%s%s: %s; resynchronising at the next PSB",
+		     seg->cpu, when, (unsigned long long)(seg->stream_off + off),
+		     (unsigned long long)file_off, have_ip ? ", ip " : "",
+		     have_ip ? ptd_format_addr(x->img, ip, sym, sizeof(sym)) : "", pt_errstr(pt_errcode(err)));
+}
+
+static unsigned long decode_segment(struct ptd_ctx *x, const struct ptd_segment *seg,
+				    const struct ptd_consumer *cons, size_t ncons)
+{
+	struct ptd_event ev = { .type = PTD_EV_SEGMENT, .seg = seg };
+	struct pt_insn_decoder *dec;
+	unsigned long errors = 0;
+	u64 last_sync = ~0ull, last_ip = 0;
+	bool synced = false, have_ip = false;
+	int status;
+
+	emit(cons, ncons, &ev);
+	x->cfg.begin = seg->data;
+	x->cfg.end = seg->data + seg->size;
+	dec = pt_insn_alloc_decoder(&x->cfg);
+	if (!dec) {
+		report_error(x, seg, 0, 0, false, -pte_nomem, "cannot allocate a decoder");
+		return 1;
+	}
+	pt_image_set_callback(pt_insn_get_image(dec), ptd_image_read, x->img);
+
+	for (;;) {
+		struct pt_insn insn;
+		u64 off = 0;
+
+		memset(&insn, 0, sizeof(insn));
+		status = pt_insn_sync_forward(dec);
+		if (status < 0) {
+			if (status != -pte_eos) {
+				pt_insn_get_offset(dec, &off);
+				report_error(x, seg, off, 0, false, status, "cannot synchronise");
+				errors++;
+			} else if (!synced) {
+				u32 seq;
+				u64 rec_off, file_off;
+
+				ptd_segment_where(seg, 0, &seq, &rec_off, &file_off);
+				ptd_diag_add(&x->c->diags, seq, rec_off,
+					     "cpu %u: no PSB in %zu bytes of trace from stream offset 0x%llx: they cannot be decoded",
+					     seg->cpu, seg->size, (unsigned long long)seg->stream_off);
+				errors++;
+			}
+			break;
+		}
+		pt_insn_get_sync_offset(dec, &off);
+		if (off == last_sync)
+			break;
+		if (!synced && off) {
+			ev = (struct ptd_event){ .type = PTD_EV_OTHER, .seg = seg, .what = "skipped",
+						 .value = off, .seg_off = 0 };
+			emit(cons, ncons, &ev);
+		}
+		last_sync = off;
+		synced = true;
+
+		for (;;) {
+			while (status & pts_event_pending) {
+				struct pt_event pev;
+
+				status = pt_insn_event(dec, &pev, sizeof(pev));
+				if (status < 0)
+					break;
+				ev = (struct ptd_event){ .seg = seg };
+				translate(&pev, &ev);
+				pt_insn_get_offset(dec, &ev.seg_off);
+				emit(cons, ncons, &ev);
+			}
+			if (status < 0)
+				break;
+			if (status & pts_eos) {
+				status = -pte_eos;
+				break;
+			}
+			memset(&insn, 0, sizeof(insn));
+			status = pt_insn_next(dec, &insn, sizeof(insn));
+			if (insn.iclass != ptic_error) {
+				ev = (struct ptd_event){ .type = PTD_EV_INSN, .seg = seg, .ip = insn.ip,
+							 .ip_valid = true, .insn = &insn };
+				pt_insn_get_offset(dec, &ev.seg_off);
+				emit(cons, ncons, &ev);
+				last_ip = insn.ip;
+				have_ip = true;
+			}
+			if (status < 0)
+				break;
+		}
+		if (status == -pte_eos) {
+			ev = (struct ptd_event){ .type = PTD_EV_END, .seg = seg };
+			pt_insn_get_offset(dec, &ev.seg_off);
+			emit(cons, ncons, &ev);
+			break;
+		}
+		/* A decode error: the IP is the instruction libipt could not go
+		 * past, else the last one it delivered. */
+		ev = (struct ptd_event){ .type = PTD_EV_ERROR, .seg = seg, .err = status };
+		pt_insn_get_offset(dec, &ev.seg_off);
+		if (insn.iclass == ptic_error && insn.ip) {
+			last_ip = insn.ip;
+			have_ip = true;
+		}
+		ev.ip = last_ip;
+		ev.ip_valid = have_ip;
+		emit(cons, ncons, &ev);
+		report_error(x, seg, ev.seg_off, last_ip, have_ip, status, "decode error");
+		errors++;
+		have_ip = false;
+	}
+	pt_insn_free_decoder(dec);
+	return errors;
+}
+
+unsigned long ptd_decode_flow(struct ptd_ctx *x, const struct ptd_consumer *cons, size_t ncons)
+{
+	unsigned long errors = 0;
+
+	for (size_t i = 0; i < x->segs.n; i++)
+		errors += decode_segment(x, &x->segs.v[i], cons, ncons);
+	return errors;
+}

@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The traced memory: the kernel ELF's PT_LOAD segments mapped at the load
+ * address the trace header reports (the ELF is linked at 0 and relocated at
+ * run time; its code is position-independent, so the file's bytes are what
+ * ran), sideband images, and the symbols of both.
+ */
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "ptdecode.h"
+
+void ptd_image_init(struct ptd_image *img)
+{
+	memset(img, 0, sizeof(*img));
+}
+
+void ptd_image_free(struct ptd_image *img)
+{
+	for (size_t i = 0; i < img->nregions; i++) {
+		free(img->regions[i].bytes);
+		free(img->regions[i].name);
+	}
+	for (size_t i = 0; i < img->nstrings; i++)
+		free(img->strings[i]);
+	free(img->regions);
+	free(img->syms);
+	free(img->strings);
+	memset(img, 0, sizeof(*img));
+}
+
+/* Names are interned so frames and counters compare them by pointer. A linear
+ * search at load time only: lookups at decode time return stored pointers. */
+const char *ptd_intern(struct ptd_image *img, const char *s)
+{
+	for (size_t i = img->nstrings; i-- > 0;)
+		if (!strcmp(img->strings[i], s))
+			return img->strings[i];
+	img->strings = realloc(img->strings, (img->nstrings + 1) * sizeof(*img->strings));
+	if (!img->strings || !(img->strings[img->nstrings] = strdup(s)))
+		abort();
+	return img->strings[img->nstrings++];
+}
+
+int ptd_image_add_region(struct ptd_image *img, const char *name, u64 vaddr, const void *bytes,
+			 u64 size)
+{
+	struct ptd_region *r;
+	char whole[160];
+
+	if (!size)
+		return -1;
+	img->regions = realloc(img->regions, (img->nregions + 1) * sizeof(*img->regions));
+	if (!img->regions)
+		abort();
+	r = &img->regions[img->nregions++];
+	r->vaddr = vaddr;
+	r->size = size;
+	r->bytes = calloc(1, size);
+	r->name = strdup(name);
+	if (!r->bytes || !r->name)
+		abort();
+	if (bytes)
+		memcpy(r->bytes, bytes, size);
+	snprintf(whole, sizeof(whole), "[%s]", name);
+	r->whole = (struct ptd_symbol){ vaddr, vaddr + size, ptd_intern(img, whole) };
+	img->finished = false;
+	return 0;
+}
+
+void ptd_image_add_symbol(struct ptd_image *img, const char *name, u64 start, u64 size)
+{
+	if (img->nsyms == img->cap_syms) {
+		img->cap_syms = img->cap_syms ? img->cap_syms * 2 : 256;
+		img->syms = realloc(img->syms, img->cap_syms * sizeof(*img->syms));
+		if (!img->syms)
+			abort();
+	}
+	/* end == start marks "size unknown" until ptd_image_finish(). */
+	img->syms[img->nsyms++] = (struct ptd_symbol){ start, start + size, ptd_intern(img, name) };
+	img->finished = false;
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct ptd_symbol *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	/* At one address, a sized symbol (a function) before a label. */
+	if ((x->end > x->start) != (y->end > y->start))
+		return x->end > x->start ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static const struct ptd_region *region_of(const struct ptd_image *img, u64 addr)
+{
+	for (size_t i = 0; i < img->nregions; i++)
+		if (addr - img->regions[i].vaddr < img->regions[i].size)
+			return &img->regions[i];
+	return NULL;
+}
+
+void ptd_image_finish(struct ptd_image *img)
+{
+	size_t n = 0;
+
+	if (img->nsyms)
+		qsort(img->syms, img->nsyms, sizeof(*img->syms), cmp_sym);
+	for (size_t i = 0; i < img->nsyms; i++)
+		if (!n || img->syms[i].start != img->syms[n - 1].start)
+			img->syms[n++] = img->syms[i];
+	img->nsyms = n;
+	for (size_t i = 0; i < n; i++) {
+		struct ptd_symbol *s = &img->syms[i];
+		const struct ptd_region *r;
+
+		if (s->end > s->start)
+			continue;
+		if (i + 1 < n)
+			s->end = img->syms[i + 1].start;
+		r = region_of(img, s->start);
+		if (r && (s->end <= s->start || s->end > r->vaddr + r->size))
+			s->end = r->vaddr + r->size;
+		if (s->end <= s->start)
+			s->end = s->start + 1;
+	}
+	img->finished = true;
+}
+
+const struct ptd_symbol *ptd_image_lookup(const struct ptd_image *img, u64 addr)
+{
+	size_t lo = 0, hi = img->nsyms;
+	const struct ptd_region *r;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (img->syms[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && addr < img->syms[lo - 1].end)
+		return &img->syms[lo - 1];
+	r = region_of(img, addr);
+	return r ? &r->whole : NULL;
+}
+
+int ptd_image_read(uint8_t *buf, size_t size, const struct pt_asid *asid, uint64_t ip, void *ctx)
+{
+	const struct ptd_region *r = region_of(ctx, ip);
+	u64 n;
+
+	if (!r)
+		return -pte_nomap;
+	n = min((u64)size, r->vaddr + r->size - ip);
+	memcpy(buf, r->bytes + (ip - r->vaddr), n);
+	return (int)n;
+}
+
+const char *ptd_format_addr(const struct ptd_image *img, u64 addr, char *buf, size_t size)
+{
+	const struct ptd_symbol *s = ptd_image_lookup(img, addr);
+
+	if (s)
+		snprintf(buf, size, "%s+0x%llx", s->name, (unsigned long long)(addr - s->start));
+	else
+		snprintf(buf, size, "0x%llx", (unsigned long long)addr);
+	return buf;
+}
+
+void ptd_image_add_sideband(struct ptd_image *img, const struct ptd_container *c)
+{
+	for (size_t i = 0; i < c->nrecs; i++) {
+		const struct ptd_record *r = &c->recs[i];
+		const struct tpz_sideband *sb = &r->body.sideband;
+
+		if (r->type != TPZ_REC_SIDEBAND)
+			continue;
+		if (sb->kind == TPZ_SB_IMAGE) {
+			ptd_image_add_region(img, sb->name[0] ? sb->name : "sideband", sb->vaddr,
+					     r->payload, r->payload_size);
+		} else if (sb->kind == TPZ_SB_SYMBOLS) {
+			const char *names = (const char *)r->payload + (size_t)sb->count * sizeof(struct tpz_sym);
+
+			for (u32 k = 0; k < sb->count; k++) {
+				struct tpz_sym s;
+
+				memcpy(&s, r->payload + k * sizeof(s), sizeof(s));
+				ptd_image_add_symbol(img, names + s.name, sb->vaddr + s.addr, s.size);
+			}
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- ELF */
+
+static bool read_build_id_note(const u8 *note, size_t avail, struct ptd_image *img)
+{
+	u32 namesz, descsz, type;
+	size_t desc_off;
+
+	if (avail < 12)
+		return false;
+	memcpy(&namesz, note, 4);
+	memcpy(&descsz, note + 4, 4);
+	memcpy(&type, note + 8, 4);
+	desc_off = 12 + ALIGN_UP((size_t)namesz, 4);
+	if (type != NT_GNU_BUILD_ID || namesz != 4 || memcmp(note + 12, "GNU", 4) ||
+	    desc_off + descsz > avail || descsz > sizeof(img->elf_build_id))
+		return false;
+	memcpy(img->elf_build_id, note + desc_off, descsz);
+	img->elf_build_id_len = descsz;
+	return true;
+}
+
+static void elf_build_id(Elf *e, const u8 *file, size_t file_size, struct ptd_image *img,
+			 u64 note_sym)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || sh.sh_offset > file_size)
+			continue;
+		if (read_build_id_note(file + sh.sh_offset, min(sh.sh_size, file_size - sh.sh_offset), img))
+			return;
+	}
+	/* topaz's linker script folds the note into .rodata and marks it with
+	 * __build_id_note: read it through the section that holds the symbol. */
+	if (!note_sym)
+		return;
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    note_sym - sh.sh_addr >= sh.sh_size)
+			continue;
+		u64 off = sh.sh_offset + (note_sym - sh.sh_addr);
+
+		if (off < file_size)
+			read_build_id_note(file + off, file_size - off, img);
+		return;
+	}
+}
+
+static bool wanted_symbol(Elf *e, const GElf_Sym *sym, const char *name)
+{
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+
+	if (!name || !*name || sym->st_shndx == SHN_UNDEF || sym->st_shndx >= SHN_LORESERVE)
+		return false;
+	if (GELF_ST_TYPE(sym->st_info) == STT_FUNC)
+		return true;
+	/* Assembly entry points are NOTYPE labels in code; linker markers
+	 * (__text_start) and local labels are not functions. */
+	if (GELF_ST_TYPE(sym->st_info) != STT_NOTYPE || name[0] == '.' || name[0] == '$' ||
+	    !strncmp(name, "__", 2))
+		return false;
+	scn = elf_getscn(e, sym->st_shndx);
+	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
+}
+
+int ptd_image_add_elf(struct ptd_image *img, const char *path, u64 load, struct ptd_diags *diags)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	size_t phnum = 0, file_size = 0, mapped = 0;
+	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
+	u64 note_sym = 0;
+	const u8 *file;
+	Elf *e;
+	int fd;
+
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		ptd_diag_add(diags, -1, 0, "%s: libelf: %s", path, elf_errmsg(-1));
+		return -1;
+	}
+	fd = open(path, O_RDONLY);
+	if (fd < 0) {
+		ptd_diag_add(diags, -1, 0, "%s: cannot open the ELF file", path);
+		return -1;
+	}
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	file = e ? (const u8 *)elf_rawfile(e, &file_size) : NULL;
+	if (!e || elf_kind(e) != ELF_K_ELF || !file) {
+		ptd_diag_add(diags, -1, 0, "%s: not an ELF file", path);
+		if (e)
+			elf_end(e);
+		close(fd);
+		return -1;
+	}
+
+	/* The loaded image: PT_LOAD segments, or allocated sections of an object
+	 * without program headers. */
+	elf_getphdrnum(e, &phnum);
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD || !ph.p_memsz)
+			continue;
+		if (ph.p_offset > file_size || ph.p_filesz > file_size - ph.p_offset) {
+			ptd_diag_add(diags, -1, 0, "%s: segment %zu lies outside the file", path, i);
+			continue;
+		}
+		ptd_image_add_region(img, base, load + ph.p_vaddr, NULL, ph.p_memsz);
+		memcpy(img->regions[img->nregions - 1].bytes, file + ph.p_offset, ph.p_filesz);
+		mapped++;
+	}
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB)
+			symtab = scn;
+		else if (sh.sh_type == SHT_DYNSYM)
+			dynsym = scn;
+		if (!phnum && (sh.sh_flags & SHF_ALLOC) && sh.sh_type == SHT_PROGBITS && sh.sh_size &&
+		    sh.sh_offset <= file_size && sh.sh_size <= file_size - sh.sh_offset) {
+			ptd_image_add_region(img, base, load + sh.sh_addr, file + sh.sh_offset, sh.sh_size);
+			mapped++;
+		}
+	}
+	if (!mapped)
+		ptd_diag_add(diags, -1, 0, "%s: no loadable code", path);
+
+	if (!symtab)
+		symtab = dynsym;
+	if (!symtab) {
+		ptd_diag_add(diags, -1, 0, "%s: no symbol table: functions will show as [%s]", path, base);
+	} else {
+		GElf_Shdr sh;
+		Elf_Data *d = elf_getdata(symtab, NULL);
+
+		gelf_getshdr(symtab, &sh);
+		for (size_t i = 0; d && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(d, (int)i, &sym))
+				continue;
+			name = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (name && !strcmp(name, "__build_id_note"))
+				note_sym = sym.st_value;
+			if (wanted_symbol(e, &sym, name))
+				ptd_image_add_symbol(img, name, load + sym.st_value, sym.st_size);
+		}
+	}
+	elf_build_id(e, file, file_size, img, note_sym);
+	elf_end(e);
+	close(fd);
+	return 0;
+}

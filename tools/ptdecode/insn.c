@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+/*
+ * --insn: one line per executed instruction, as ptxed prints them, with the
+ * symbol and offset, the raw bytes and (with capstone) the disassembly;
+ * events in brackets.
+ */
+#include <capstone/capstone.h>
+#include <inttypes.h>
+#include <string.h>
+#include "ptdecode.h"
+
+void ptd_insn_printer_init(struct ptd_insn_printer *p, FILE *out, const struct ptd_image *img,
+			   bool disasm)
+{
+	memset(p, 0, sizeof(*p));
+	p->out = out;
+	p->img = img;
+	p->disasm = disasm;
+}
+
+void ptd_insn_printer_free(struct ptd_insn_printer *p)
+{
+	for (int i = 0; i < 4; i++)
+		if (p->cs[i]) {
+			csh h = p->cs[i];
+
+			cs_close(&h);
+		}
+}
+
+static const char *class_name(enum pt_insn_class c)
+{
+	switch (c) {
+	case ptic_call: return "call";
+	case ptic_return: return "ret";
+	case ptic_jump: return "jmp";
+	case ptic_cond_jump: return "jcc";
+	case ptic_far_call: return "far call";
+	case ptic_far_return: return "far ret";
+	case ptic_far_jump: return "far jmp";
+	case ptic_ptwrite: return "ptwrite";
+	default: return "";
+	}
+}
+
+static csh capstone(struct ptd_insn_printer *p, enum pt_exec_mode mode)
+{
+	int m = mode == ptem_16bit ? CS_MODE_16 : mode == ptem_32bit ? CS_MODE_32 : CS_MODE_64;
+	int i = mode >= 0 && mode < 4 ? mode : ptem_64bit;
+	csh h;
+
+	if (!p->cs[i]) {
+		if (cs_open(CS_ARCH_X86, m, &h) != CS_ERR_OK) {
+			p->disasm = false;
+			return 0;
+		}
+		p->cs[i] = h;
+	}
+	return p->cs[i];
+}
+
+static void print_insn(struct ptd_insn_printer *p, const struct pt_insn *in)
+{
+	char sym[200], raw[64] = "", text[256] = "";
+	size_t n = 0;
+
+	for (u8 i = 0; i < in->size && n + 4 < sizeof(raw); i++)
+		n += (size_t)snprintf(raw + n, sizeof(raw) - n, "%s%02x", i ? " " : "", in->raw[i]);
+	if (p->disasm) {
+		csh h = capstone(p, in->mode);
+		cs_insn *ci;
+
+		if (h && cs_disasm(h, in->raw, in->size, in->ip, 1, &ci) == 1) {
+			snprintf(text, sizeof(text), "%s%s%s", ci->mnemonic, ci->op_str[0] ? " " : "",
+				 ci->op_str);
+			cs_free(ci, 1);
+		}
+	}
+	if (!text[0])
+		snprintf(text, sizeof(text), "%s", class_name(in->iclass));
+	fprintf(p->out, "%s%016" PRIx64 "  %-28s %-24s %s\n", in->speculative ? "? " : "", in->ip,
+		ptd_format_addr(p->img, in->ip, sym, sizeof(sym)), raw, text);
+}
+
+void ptd_insn_event(void *printer, const struct ptd_event *ev)
+{
+	struct ptd_insn_printer *p = printer;
+	const struct ptd_segment *s = ev->seg;
+	char a[200], b[200];
+	u32 seq;
+	u64 rec_off, file_off;
+
+	switch (ev->type) {
+	case PTD_EV_SEGMENT:
+		fprintf(p->out, "[cpu %u, segment %u at stream offset 0x%llx]\n", s->cpu, s->index,
+			(unsigned long long)s->stream_off);
+		if (s->gap || s->gap_why)
+			fprintf(p->out, "[gap: %llu bytes missing before this segment (%s)]\n",
+				(unsigned long long)s->gap, s->gap_why ? s->gap_why : "lost");
+		break;
+	case PTD_EV_INSN:
+		print_insn(p, ev->insn);
+		break;
+	case PTD_EV_ENABLED:
+		fprintf(p->out, "[%s at %s]\n", ev->value ? "resumed" : "enabled",
+			ptd_format_addr(p->img, ev->ip, a, sizeof(a)));
+		break;
+	case PTD_EV_DISABLED:
+		if (ev->ip_valid)
+			fprintf(p->out, "[disabled, next ip %s]\n", ptd_format_addr(p->img, ev->ip, a, sizeof(a)));
+		else
+			fprintf(p->out, "[disabled]\n");
+		break;
+	case PTD_EV_ASYNC_DISABLED:
+		fprintf(p->out, "[disabled at %s]\n", ptd_format_addr(p->img, ev->ip, a, sizeof(a)));
+		break;
+	case PTD_EV_INTERRUPT:
+		fprintf(p->out, "[interrupt: from %s to %s]\n", ptd_format_addr(p->img, ev->ip, a, sizeof(a)),
+			ev->ip_valid ? ptd_format_addr(p->img, ev->to, b, sizeof(b)) : "(suppressed)");
+		break;
+	case PTD_EV_OVERFLOW:
+		if (ev->ip_valid)
+			fprintf(p->out, "[overflow, resume at %s]\n", ptd_format_addr(p->img, ev->ip, a, sizeof(a)));
+		else
+			fprintf(p->out, "[overflow]\n");
+		break;
+	case PTD_EV_PAGING:
+		if (!ev->status_update)
+			fprintf(p->out, "[paging, cr3: %016llx]\n", (unsigned long long)ev->value);
+		break;
+	case PTD_EV_EXEC_MODE:
+		if (!ev->status_update)
+			fprintf(p->out, "[exec mode: %s]\n", ev->value == ptem_64bit ? "64-bit" :
+				ev->value == ptem_32bit ? "32-bit" : ev->value == ptem_16bit ? "16-bit" : "unknown");
+		break;
+	case PTD_EV_PTWRITE:
+		fprintf(p->out, "[ptwrite: %llx]\n", (unsigned long long)ev->value);
+		break;
+	case PTD_EV_STOP:
+		fprintf(p->out, "[stopped]\n");
+		break;
+	case PTD_EV_OTHER:
+		if (!strcmp(ev->what, "skipped"))
+			fprintf(p->out, "[%llu bytes before the first PSB skipped]\n", (unsigned long long)ev->value);
+		else if (!ev->status_update && strcmp(ev->what, "tick") && strcmp(ev->what, "cbr"))
+			fprintf(p->out, "[%s]\n", ev->what);
+		break;
+	case PTD_EV_ERROR:
+		ptd_segment_where(s, ev->seg_off, &seq, &rec_off, &file_off);
+		fprintf(p->out, "[%llx (record %u, file offset 0x%llx), %s: error: %s]\n",
+			(unsigned long long)(s->stream_off + ev->seg_off), seq, (unsigned long long)file_off,
+			ev->ip_valid ? ptd_format_addr(p->img, ev->ip, a, sizeof(a)) : "no ip",
+			pt_errstr(pt_errcode(ev->err)));
+		break;
+	case PTD_EV_END:
+		fprintf(p->out, "[end of trace]\n");
+		break;
+	}
+}

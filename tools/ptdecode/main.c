@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ptdecode: check and decode a topaz trace container (docs/trace-format.md).
+ * The command line only; the work is in the library (ptdecode.h).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "ptdecode.h"
+
+static const char usage[] =
+"usage: ptdecode [options] TRACE\n"
+"       ptdecode --extract-serial LOG -o FILE\n"
+"\n"
+"Input:\n"
+"  --elf FILE            the kernel ELF (build/topaz.so): its segments are mapped at\n"
+"                        the load address the trace header reports, its .symtab names\n"
+"                        functions; sideband images and symbols come from the trace\n"
+"  --load-address ADDR   map the ELF here instead\n"
+"  --serial              TRACE is a serial log: extract the framed container first\n"
+"Outputs (in this order; --stats when none is given):\n"
+"  --check               check the container and the decode, print only problems\n"
+"  --packets             every packet with its stream offset (like ptdump)\n"
+"  --insn                every instruction with its symbol (like ptxed)\n"
+"  --no-disasm           --insn with raw bytes only (no capstone disassembly)\n"
+"  --calls               the call/return tree with function names\n"
+"  --stats               instructions, branches, packets, bytes, losses, top functions\n"
+"  --folded              stack counts in the folded format (\"a;b;c count\")\n"
+"  --svg FILE            a flame graph of the same stacks\n"
+"  --summary             a few lines: instructions, branches, PMIs, bytes, top functions\n"
+"  --out-dir DIR         all of the above into DIR (packets.txt insn.txt calls.txt\n"
+"                        stats.txt folded.txt flame.svg problems.txt), summary on stdout\n"
+"  --extract-serial LOG  write the container framed in a serial log to -o FILE\n"
+"  -o FILE               where --extract-serial writes\n"
+"  -q                    do not print problems (the exit status still counts them)\n"
+"  --max-problems N      print at most N problems (--out-dir keeps all in problems.txt)\n"
+"Problems go to stderr as \"ptdecode: FILE: record N at offset 0xOFF: reason\".\n"
+"Exit status: 0 intact, 1 decoded but something was wrong, 2 unusable input or usage.\n";
+
+enum {
+	OPT_ELF = 256, OPT_LOAD, OPT_SERIAL, OPT_CHECK, OPT_PACKETS, OPT_INSN, OPT_NO_DISASM,
+	OPT_CALLS, OPT_STATS, OPT_FOLDED, OPT_SVG, OPT_SUMMARY, OPT_OUT_DIR, OPT_EXTRACT, OPT_HELP,
+	OPT_MAX_PROBLEMS,
+};
+
+static const struct option longopts[] = {
+	{ "elf", required_argument, NULL, OPT_ELF },
+	{ "load-address", required_argument, NULL, OPT_LOAD },
+	{ "serial", no_argument, NULL, OPT_SERIAL },
+	{ "check", no_argument, NULL, OPT_CHECK },
+	{ "packets", no_argument, NULL, OPT_PACKETS },
+	{ "insn", no_argument, NULL, OPT_INSN },
+	{ "no-disasm", no_argument, NULL, OPT_NO_DISASM },
+	{ "calls", no_argument, NULL, OPT_CALLS },
+	{ "stats", no_argument, NULL, OPT_STATS },
+	{ "folded", no_argument, NULL, OPT_FOLDED },
+	{ "svg", required_argument, NULL, OPT_SVG },
+	{ "summary", no_argument, NULL, OPT_SUMMARY },
+	{ "out-dir", required_argument, NULL, OPT_OUT_DIR },
+	{ "extract-serial", required_argument, NULL, OPT_EXTRACT },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ "max-problems", required_argument, NULL, OPT_MAX_PROBLEMS },
+	{ NULL, 0, NULL, 0 },
+};
+
+enum { O_PACKETS, O_INSN, O_CALLS, O_STATS, O_FOLDED, O_NR };
+static const char *const out_names[O_NR] = { "packets.txt", "insn.txt", "calls.txt", "stats.txt",
+					     "folded.txt" };
+
+/* Problems to stderr, at most @max of them. */
+static void print_problems(const struct ptd_diags *d, const char *file, size_t max)
+{
+	struct ptd_diags head = *d;
+
+	if (head.n > max)
+		head.n = max;
+	ptd_diags_print(&head, 0, file, stderr);
+	if (d->n > max)
+		fprintf(stderr, "ptdecode: %s: ... and %zu more problems\n", file, d->n - max);
+}
+
+static bool read_file(const char *path, char **buf, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	size_t cap = 0, n;
+
+	*buf = NULL;
+	*len = 0;
+	if (!f)
+		return false;
+	do {
+		if (*len == cap) {
+			cap = cap ? cap * 2 : 1 << 16;
+			*buf = realloc(*buf, cap);
+			if (!*buf)
+				abort();
+		}
+		n = fread(*buf + *len, 1, cap - *len, f);
+		*len += n;
+	} while (n);
+	n = ferror(f);
+	fclose(f);
+	return !n;
+}
+
+static int extract(const char *log, const char *out, bool quiet)
+{
+	struct ptd_diags d = { 0 };
+	size_t len, size;
+	char *buf;
+	u8 *bytes;
+	FILE *f;
+	int ret;
+
+	if (!read_file(log, &buf, &len)) {
+		fprintf(stderr, "ptdecode: %s: cannot read: %s\n", log, strerror(errno));
+		return 2;
+	}
+	ret = ptd_extract_serial(buf, len, &bytes, &size, &d);
+	free(buf);
+	if (!quiet)
+		ptd_diags_print(&d, 0, log, stderr);
+	ptd_diags_free(&d);
+	if (ret == 2)
+		return 2;
+	f = fopen(out, "wb");
+	if (!f || fwrite(bytes, 1, size, f) != size || fclose(f)) {
+		fprintf(stderr, "ptdecode: %s: cannot write: %s\n", out, strerror(errno));
+		free(bytes);
+		return 2;
+	}
+	free(bytes);
+	return ret;
+}
+
+static void count_packet(void *ctx, const struct ptd_packet *p, int err)
+{
+	ptd_stats_packet(ctx, p, err);
+}
+
+static FILE *open_out(const char *dir, const char *name, bool direct)
+{
+	char path[4096];
+	FILE *f;
+
+	if (!dir)
+		return direct ? stdout : tmpfile();
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "ptdecode: %s: cannot write: %s\n", path, strerror(errno));
+		exit(2);
+	}
+	return f;
+}
+
+static void copy_out(FILE *f)
+{
+	char buf[65536];
+	size_t n;
+
+	rewind(f);
+	while ((n = fread(buf, 1, sizeof(buf), f)))
+		fwrite(buf, 1, n, stdout);
+}
+
+int main(int argc, char **argv)
+{
+	const char *elf = NULL, *svg = NULL, *out_dir = NULL, *extract_log = NULL, *out = NULL;
+	bool serial = false, check = false, summary = false, quiet = false, disasm = true;
+	bool want[O_NR] = { false }, have_load = false, any, flow;
+	u64 load = 0;
+	FILE *files[O_NR] = { NULL };
+	struct ptd_container c;
+	struct ptd_image img;
+	struct ptd_ctx x;
+	struct ptd_stats st;
+	struct ptd_calls calls;
+	struct ptd_insn_printer ip;
+	struct ptd_consumer cons[3];
+	size_t ncons = 0, nwant = 0, max_problems = SIZE_MAX;
+	int opt, ret;
+
+	while ((opt = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_ELF: elf = optarg; break;
+		case OPT_LOAD: {
+			char *end;
+
+			errno = 0;
+			load = strtoull(optarg, &end, 0);
+			if (errno || *end || !*optarg) {
+				fprintf(stderr, "ptdecode: --load-address: '%s' is not a number\n", optarg);
+				return 2;
+			}
+			have_load = true;
+			break;
+		}
+		case OPT_SERIAL: serial = true; break;
+		case OPT_CHECK: check = true; break;
+		case OPT_PACKETS: want[O_PACKETS] = true; break;
+		case OPT_INSN: want[O_INSN] = true; break;
+		case OPT_NO_DISASM: disasm = false; break;
+		case OPT_CALLS: want[O_CALLS] = true; break;
+		case OPT_STATS: want[O_STATS] = true; break;
+		case OPT_FOLDED: want[O_FOLDED] = true; break;
+		case OPT_SVG: svg = optarg; break;
+		case OPT_SUMMARY: summary = true; break;
+		case OPT_OUT_DIR: out_dir = optarg; break;
+		case OPT_EXTRACT: extract_log = optarg; break;
+		case OPT_MAX_PROBLEMS: {
+			char *end;
+
+			max_problems = strtoul(optarg, &end, 0);
+			if (*end || !*optarg) {
+				fprintf(stderr, "ptdecode: --max-problems: '%s' is not a number\n", optarg);
+				return 2;
+			}
+			break;
+		}
+		case 'o': out = optarg; break;
+		case 'q': quiet = true; break;
+		case 'h':
+		case OPT_HELP: fputs(usage, stdout); return 0;
+		default: fputs(usage, stderr); return 2;
+		}
+	}
+	if (extract_log) {
+		if (!out || optind != argc) {
+			fprintf(stderr, "ptdecode: --extract-serial needs -o FILE and no TRACE\n");
+			return 2;
+		}
+		return extract(extract_log, out, quiet);
+	}
+	if (optind + 1 != argc) {
+		fputs(usage, stderr);
+		return 2;
+	}
+
+	if (out_dir) {
+		if (mkdir(out_dir, 0777) && errno != EEXIST) {
+			fprintf(stderr, "ptdecode: %s: cannot create: %s\n", out_dir, strerror(errno));
+			return 2;
+		}
+		for (int i = 0; i < O_NR; i++)
+			want[i] = true;
+		summary = true;
+	}
+	any = summary || svg || check;
+	for (int i = 0; i < O_NR; i++) {
+		nwant += want[i];
+		any |= want[i];
+	}
+	if (!any) {
+		want[O_STATS] = true;
+		nwant = 1;
+	}
+
+	/* The container. */
+	if (serial) {
+		struct ptd_diags d = { 0 };
+		size_t len, size;
+		char *buf;
+		u8 *bytes;
+
+		if (!read_file(argv[optind], &buf, &len)) {
+			fprintf(stderr, "ptdecode: %s: cannot read: %s\n", argv[optind], strerror(errno));
+			return 2;
+		}
+		ret = ptd_extract_serial(buf, len, &bytes, &size, &d);
+		free(buf);
+		if (!quiet)
+			ptd_diags_print(&d, 0, argv[optind], stderr);
+		if (ret == 2) {
+			ptd_diags_free(&d);
+			return 2;
+		}
+		ptd_container_parse(&c, argv[optind], bytes, size);
+		free(bytes);
+		if (ret == 1)
+			ptd_diag_add(&c.diags, -1, 0, "the serial framing was damaged (see above)");
+		ptd_diags_free(&d);
+	} else {
+		ptd_container_load(&c, argv[optind]);
+	}
+	if (c.unusable) {
+		if (!quiet)
+			print_problems(&c.diags, c.name, max_problems);
+		ptd_container_free(&c);
+		return 2;
+	}
+
+	/* The traced memory. */
+	ptd_image_init(&img);
+	if (elf) {
+		if (!have_load) {
+			if (c.have_header && (c.header.flags & TPZ_HDR_LOAD_ADDRESS))
+				load = c.header.load_address;
+			else
+				ptd_diag_add(&c.diags, -1, 0,
+					     "the load address is unknown (no header): %s is mapped at 0; use --load-address",
+					     elf);
+		}
+		if (!ptd_image_add_elf(&img, elf, load, &c.diags) && c.have_header &&
+		    (c.header.flags & TPZ_HDR_BUILD_ID)) {
+			if (img.elf_build_id_len != c.header.build_id_len ||
+			    memcmp(img.elf_build_id, c.header.build_id, c.header.build_id_len)) {
+				char want_id[80] = "", got_id[80] = "";
+
+				for (size_t i = 0; i < c.header.build_id_len && i < 32; i++)
+					sprintf(want_id + 2 * i, "%02x", c.header.build_id[i]);
+				for (size_t i = 0; i < img.elf_build_id_len; i++)
+					sprintf(got_id + 2 * i, "%02x", img.elf_build_id[i]);
+				ptd_diag_add(&c.diags, -1, 0,
+					     "%s has build id %s, the traced kernel %s: the decode may be wrong",
+					     elf, got_id[0] ? got_id : "(none)", want_id);
+			}
+		}
+	}
+	ptd_image_add_sideband(&img, &c);
+	ptd_image_finish(&img);
+	flow = want[O_INSN] || want[O_CALLS] || want[O_STATS] || want[O_FOLDED] || svg || summary ||
+	       check;
+	if (!img.nregions && flow)
+		ptd_diag_add(&c.diags, -1, 0,
+			     "no code to decode with: give --elf (and the trace has no sideband image)");
+	ptd_ctx_init(&x, &c, &img);
+
+	for (int i = 0; i < O_NR; i++)
+		if (want[i])
+			files[i] = open_out(out_dir, out_names[i], nwant == 1);
+
+	/* Pass 1: packets (the dump, and the counts for --stats). Packet errors
+	 * become problems here only when no flow pass reports them. */
+	ptd_stats_init(&st, &img);
+	if (want[O_PACKETS])
+		ptd_dump_packets(&x, files[O_PACKETS], !flow);
+	if (want[O_STATS] || summary)
+		ptd_scan_packets(&x, count_packet, &st, false);
+
+	/* Pass 2: the instruction flow. */
+	ptd_calls_init(&calls, &img, files[O_CALLS]);
+	cons[ncons++] = (struct ptd_consumer){ ptd_stats_event, &st };
+	cons[ncons++] = (struct ptd_consumer){ ptd_calls_event, &calls };
+	if (want[O_INSN]) {
+		ptd_insn_printer_init(&ip, files[O_INSN], &img, disasm);
+		cons[ncons++] = (struct ptd_consumer){ ptd_insn_event, &ip };
+	}
+	if (flow)
+		ptd_decode_flow(&x, cons, ncons);
+	ptd_calls_finish(&calls);
+	ptd_stats_finish(&st, &x.segs);
+	if (want[O_INSN])
+		ptd_insn_printer_free(&ip);
+
+	if (want[O_STATS])
+		ptd_stats_print(&st, &c, files[O_STATS]);
+	if (want[O_FOLDED])
+		ptd_write_folded(&calls, files[O_FOLDED]);
+	if (svg || out_dir) {
+		char path[4096], title[512];
+		FILE *f;
+
+		if (svg)
+			snprintf(path, sizeof(path), "%s", svg);
+		else
+			snprintf(path, sizeof(path), "%s/flame.svg", out_dir);
+		snprintf(title, sizeof(title), "%s: %llu instructions", c.name,
+			 (unsigned long long)st.insns);
+		f = fopen(path, "w");
+		if (!f) {
+			fprintf(stderr, "ptdecode: %s: cannot write: %s\n", path, strerror(errno));
+			return 2;
+		}
+		ptd_write_svg(&calls, f, title);
+		fclose(f);
+	}
+	for (int i = 0; i < O_NR; i++) {
+		if (!files[i] || files[i] == stdout)
+			continue;
+		if (!out_dir)
+			copy_out(files[i]);
+		fclose(files[i]);
+	}
+	if (out_dir) {
+		char path[4096];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/problems.txt", out_dir);
+		f = fopen(path, "w");
+		if (f) {
+			ptd_diags_print(&c.diags, 0, c.name, f);
+			fclose(f);
+		}
+	}
+	if (summary) {
+		ptd_summary_print(&st, &c, stdout, 5);
+		if (out_dir)
+			printf("full outputs: %s/{insn,calls,packets,stats,folded}.txt, %s/flame.svg%s\n",
+			       out_dir, out_dir, c.diags.n ? ", problems.txt" : "");
+	}
+	fflush(stdout);
+	if (!quiet)
+		print_problems(&c.diags, c.name, max_problems);
+	ret = c.diags.n ? 1 : 0;
+
+	ptd_calls_free(&calls);
+	ptd_stats_free(&st);
+	ptd_ctx_free(&x);
+	ptd_image_free(&img);
+	ptd_container_free(&c);
+	return ret;
+}

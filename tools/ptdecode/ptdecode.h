@@ -1,0 +1,445 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ptdecode's library: everything but the command line, so the host tests
+ * (tests/host/test_trace_*.c) link the same code the tool runs.
+ *
+ *   container.c  read and check a trace container (records, CRCs, totals)
+ *   serial.c     pull a framed container out of a serial log
+ *   image.c      the traced memory: kernel ELF segments, sideband images, symbols
+ *   segment.c    trace records joined into contiguous per-CPU streams
+ *   flow.c       libipt instruction-flow decoding into ptd_event callbacks
+ *   packets.c    the packet pass (--packets, packet counts)
+ *   insn.c       --insn printer
+ *   calls.c      the shadow call stack, --calls tree, and the stack profile
+ *   folded.c     --folded and the --svg flame graph
+ *   stats.c      --stats and the short summary
+ *   diag.c       error messages that name the record and the offset
+ */
+#ifndef TOPAZ_PTDECODE_H
+#define TOPAZ_PTDECODE_H
+
+#include <stdio.h>
+#include <intel-pt.h>
+#include <topaz/types.h>
+#include <topaz/trace_format.h>
+
+/** ptd_crc32() - the container's CRC-32 (zlib's crc32(), which the kernel's
+ * trace_crc32() matches; tests/host/test_trace_writer.c checks both agree) */
+u32 ptd_crc32(u32 crc, const void *buf, size_t n);
+
+/* ------------------------------------------------------------ diagnostics */
+
+/**
+ * struct ptd_diag - one problem found in the input
+ * @record: the record it concerns, or -1 when it concerns the whole file
+ * @offset: file offset of that record (or of the damaged bytes)
+ * @msg: the reason
+ */
+struct ptd_diag {
+	long record;
+	u64 offset;
+	char msg[320];
+};
+
+struct ptd_diags {
+	struct ptd_diag *v;
+	size_t n, cap;
+};
+
+__printf(4, 5) void ptd_diag_add(struct ptd_diags *d, long record, u64 offset, const char *fmt, ...);
+/** ptd_diag_format() - "ptdecode: FILE: record N at offset 0xOFF: reason" */
+void ptd_diag_format(const struct ptd_diag *g, const char *file, char *buf, size_t size);
+void ptd_diags_print(const struct ptd_diags *d, size_t from, const char *file, FILE *out);
+void ptd_diags_free(struct ptd_diags *d);
+
+/* -------------------------------------------------------------- container */
+
+/**
+ * struct ptd_record - an intact record (both CRCs good, body well formed)
+ * @seq: its record number
+ * @offset: file offset of its record header
+ * @type: enum tpz_rec_type
+ * @body: the fixed body, zero-extended to the reader's struct size
+ * @payload: @payload_size: the payload inside the container's buffer
+ */
+struct ptd_record {
+	u32 seq;
+	u64 offset;
+	u16 type;
+	u32 size;
+	union {
+		struct tpz_trace trace;
+		struct tpz_sideband sideband;
+	} body;
+	const u8 *payload;
+	u32 payload_size;
+};
+
+/**
+ * struct ptd_container - a parsed trace file
+ * @name: the file name used in messages
+ * @data: @size: the file's bytes
+ * @recs: @nrecs: intact trace and sideband records, in file order
+ * @have_header: @header: the header record, zero-extended
+ * @have_trailer: @trailer: the trailer record
+ * @diags: every problem found (container, then decoding)
+ * @unusable: nothing can be decoded (empty, no record, unsupported version)
+ * @trace_records: @sideband_records: @trace_bytes: @lost_bytes: what was read
+ */
+struct ptd_container {
+	const char *name;
+	u8 *data;
+	size_t size;
+	struct ptd_record *recs;
+	size_t nrecs;
+	bool have_header, have_trailer;
+	struct tpz_header header;
+	struct tpz_trailer trailer;
+	struct ptd_diags diags;
+	bool unusable;
+	u32 trace_records, sideband_records;
+	u64 trace_bytes, lost_bytes;
+};
+
+/**
+ * ptd_container_parse() - check and index a container held in memory
+ * @c: the result (free with ptd_container_free())
+ * @name: file name for messages
+ * @data: @size: the bytes (copied)
+ *
+ * Every bad record is named in @c->diags with the reason and skipped; the
+ * reader resynchronises at the next valid record header.
+ * Return: 0 when everything was intact, 1 when there were problems, 2 when
+ * the input is unusable.
+ */
+int ptd_container_parse(struct ptd_container *c, const char *name, const void *data, size_t size);
+/** ptd_container_load() - ptd_container_parse() on a file's contents */
+int ptd_container_load(struct ptd_container *c, const char *path);
+void ptd_container_free(struct ptd_container *c);
+/** ptd_record_type_name() - "header", "trace", ... or "type N" */
+const char *ptd_record_type_name(u16 type, char *buf, size_t size);
+
+/* ----------------------------------------------------------------- serial */
+
+/**
+ * ptd_extract_serial() - the container bytes of the first framed stream in a
+ * serial log (console text around and between the frame lines is ignored)
+ * @log: @log_size: the log
+ * @name: the log's name for messages
+ * @out: @out_size: the container bytes (malloc'd); frames that are missing
+ *	or damaged are left out, so the reader sees damaged records there
+ * @diags: problems, with the log line numbers
+ * Return: 0 clean, 1 with problems, 2 when there is no framed stream.
+ */
+int ptd_extract_serial(const char *log, size_t log_size, u8 **out, size_t *out_size,
+		       struct ptd_diags *diags);
+
+/* ------------------------------------------------------------------ image */
+
+/**
+ * struct ptd_symbol - a function (or a region's stand-in when no symbol covers it)
+ * @start: @end: run-time addresses, [start, end)
+ * @name: interned; compare pointers
+ */
+struct ptd_symbol {
+	u64 start, end;
+	const char *name;
+};
+
+struct ptd_region {
+	u64 vaddr, size;
+	u8 *bytes;
+	char *name;
+	struct ptd_symbol whole;	/* "[name]" for addresses without a symbol */
+};
+
+/**
+ * struct ptd_image - the traced memory and its symbols
+ * @regions: loaded bytes (ELF segments, sideband images)
+ * @syms: sorted by start once ptd_image_finish() ran
+ * @elf_build_id: @elf_build_id_len: the ELF's GNU build id, if any
+ */
+struct ptd_image {
+	struct ptd_region *regions;
+	size_t nregions;
+	struct ptd_symbol *syms;
+	size_t nsyms, cap_syms;
+	char **strings;
+	size_t nstrings;
+	u8 elf_build_id[32];
+	size_t elf_build_id_len;
+	bool finished;
+};
+
+void ptd_image_init(struct ptd_image *img);
+void ptd_image_free(struct ptd_image *img);
+/** ptd_image_add_region() - map @size bytes (copied) at @vaddr */
+int ptd_image_add_region(struct ptd_image *img, const char *name, u64 vaddr, const void *bytes,
+			 u64 size);
+/** ptd_image_add_symbol() - @size 0: up to the next symbol (or the region's end) */
+void ptd_image_add_symbol(struct ptd_image *img, const char *name, u64 start, u64 size);
+/**
+ * ptd_image_add_elf() - map @path's PT_LOAD segments at @load + p_vaddr and
+ * add its .symtab functions; problems go to @diags
+ * Return: 0, or -1 when the file cannot be used
+ */
+int ptd_image_add_elf(struct ptd_image *img, const char *path, u64 load, struct ptd_diags *diags);
+/** ptd_image_add_sideband() - the container's sideband images and symbols */
+void ptd_image_add_sideband(struct ptd_image *img, const struct ptd_container *c);
+/** ptd_image_finish() - sort symbols and close zero-size ones; call before lookups */
+void ptd_image_finish(struct ptd_image *img);
+/** ptd_image_lookup() - the function containing @addr, else its region's stand-in, else NULL */
+const struct ptd_symbol *ptd_image_lookup(const struct ptd_image *img, u64 addr);
+/** ptd_image_read() - libipt's read_memory_callback_t over the regions */
+int ptd_image_read(uint8_t *buf, size_t size, const struct pt_asid *asid, uint64_t ip, void *img);
+/** ptd_format_addr() - "name+0xoff", or "0x<hex>" outside every region */
+const char *ptd_format_addr(const struct ptd_image *img, u64 addr, char *buf, size_t size);
+const char *ptd_intern(struct ptd_image *img, const char *s);
+
+/* ---------------------------------------------------------------- segments */
+
+/* Where a segment's bytes came from, for messages. */
+struct ptd_piece {
+	u32 seq;
+	u64 file_off;		/* file offset of the record header */
+	u64 payload_off;	/* file offset of the first data byte */
+	u64 seg_off;		/* offset inside the segment */
+	u32 size;
+};
+
+/**
+ * struct ptd_segment - contiguous trace bytes of one CPU
+ * @cpu: the CPU
+ * @index: 0, 1, ... per CPU
+ * @stream_off: stream offset of @data[0]
+ * @gap: bytes missing between the previous segment (or stream start) and this one
+ * @gap_why: why this segment starts a new stream ("lost", "records damaged or
+ *	missing", "truncated", "overlap"), NULL for the first segment without gap
+ */
+struct ptd_segment {
+	u32 cpu, index;
+	u64 stream_off;
+	u8 *data;
+	size_t size;
+	u64 gap;
+	const char *gap_why;
+	struct ptd_piece *pieces;
+	size_t npieces;
+};
+
+struct ptd_segments {
+	struct ptd_segment *v;
+	size_t n;
+};
+
+/** ptd_segments_build() - join @c's trace records; discontinuities go to @c->diags */
+void ptd_segments_build(struct ptd_container *c, struct ptd_segments *s);
+void ptd_segments_free(struct ptd_segments *s);
+/** ptd_segment_where() - the record and file offset of segment byte @off */
+void ptd_segment_where(const struct ptd_segment *s, u64 off, u32 *seq, u64 *rec_off, u64 *file_off);
+
+/* ------------------------------------------------------------------- decoding */
+
+struct ptd_ctx {
+	struct ptd_container *c;
+	struct ptd_image *img;
+	struct ptd_segments segs;
+	struct pt_config cfg;	/* cpu, timing; begin/end per segment */
+};
+
+/** ptd_ctx_init() - segments and the libipt configuration from @c's header */
+void ptd_ctx_init(struct ptd_ctx *x, struct ptd_container *c, struct ptd_image *img);
+void ptd_ctx_free(struct ptd_ctx *x);
+
+enum ptd_ev_type {
+	PTD_EV_SEGMENT,		/* a segment starts; @seg->gap tells what is missing before it */
+	PTD_EV_INSN,		/* @insn executed */
+	PTD_EV_ENABLED,		/* tracing on at @ip */
+	PTD_EV_DISABLED,	/* tracing off (@ip valid: where it would continue) */
+	PTD_EV_ASYNC_DISABLED,	/* tracing off asynchronously at @ip */
+	PTD_EV_INTERRUPT,	/* asynchronous branch @ip -> @to (interrupt, exception) */
+	PTD_EV_OVERFLOW,	/* packets lost inside the trace unit; resumes at @ip */
+	PTD_EV_PAGING,		/* CR3 = @value */
+	PTD_EV_EXEC_MODE,	/* execution mode @value (enum pt_exec_mode) at @ip */
+	PTD_EV_PTWRITE,		/* PTWRITE @value */
+	PTD_EV_STOP,		/* TraceStop */
+	PTD_EV_OTHER,		/* TSX, VMCS, power, timing: @what names it */
+	PTD_EV_ERROR,		/* decoding failed at @stream_off/@ip with @err; resync follows */
+	PTD_EV_END,		/* the segment's trace ends */
+};
+
+/**
+ * struct ptd_event - what the instruction-flow decoder reports
+ * @ip_valid: false when the packet suppressed the IP
+ * @status_update: libipt's status_update (PSB+ restatement, not an event in the code)
+ * @seg_off: position in @seg->data when the event was produced
+ */
+struct ptd_event {
+	enum ptd_ev_type type;
+	const struct ptd_segment *seg;
+	u64 ip, to, value;
+	bool ip_valid, status_update;
+	const struct pt_insn *insn;
+	u64 seg_off;
+	int err;
+	const char *what;
+};
+
+struct ptd_consumer {
+	void (*event)(void *ctx, const struct ptd_event *ev);
+	void *ctx;
+};
+
+/**
+ * ptd_decode_flow() - decode every segment's instruction flow with libipt
+ * and send the events to each consumer in turn; decode errors are also
+ * added to the container's diags
+ * Return: the number of decode errors.
+ */
+unsigned long ptd_decode_flow(struct ptd_ctx *x, const struct ptd_consumer *cons, size_t ncons);
+
+/* ---------------------------------------------------------------- packets */
+
+/**
+ * struct ptd_packet - one packet of the packet pass
+ * @pkt: libipt's packet
+ * @seg_off: its offset in the segment
+ * @ip: the reconstructed IP (IP packets with a payload)
+ */
+struct ptd_packet {
+	const struct ptd_segment *seg;
+	const struct pt_packet *pkt;
+	u64 seg_off;
+	u64 ip;
+	bool has_ip;
+};
+
+typedef void (*ptd_packet_fn)(void *ctx, const struct ptd_packet *p, int err);
+
+/**
+ * ptd_scan_packets() - every packet of every segment (from its first PSB);
+ * @fn gets err < 0 with @p->seg_off for a packet that could not be decoded,
+ * after which the scan resumes at the next PSB
+ * @report: also add such errors to the container's diags
+ * Return: the number of packet errors.
+ */
+unsigned long ptd_scan_packets(struct ptd_ctx *x, ptd_packet_fn fn, void *ctx, bool report);
+/** ptd_dump_packets() - --packets: ptdump-like lines */
+unsigned long ptd_dump_packets(struct ptd_ctx *x, FILE *out, bool report);
+/** ptd_format_packet() - "tnt.8      !!." for one packet */
+void ptd_format_packet(const struct ptd_packet *p, const struct ptd_image *img, char *buf, size_t size);
+
+/* ------------------------------------------------------------------- insn */
+
+struct ptd_insn_printer {
+	FILE *out;
+	const struct ptd_image *img;
+	bool disasm;
+	size_t cs[4];		/* capstone handles per pt_exec_mode, 0 = not open */
+};
+
+void ptd_insn_printer_init(struct ptd_insn_printer *p, FILE *out, const struct ptd_image *img,
+			   bool disasm);
+void ptd_insn_printer_free(struct ptd_insn_printer *p);
+void ptd_insn_event(void *printer, const struct ptd_event *ev);
+
+/* ------------------------------------------------------------------- calls */
+
+/* A node of the stack profile: one distinct call stack. */
+struct ptd_fnode {
+	const char *name;
+	struct ptd_fnode *parent, *child, *next;
+	u64 self;	/* instructions executed with this stack */
+	u64 total;	/* self plus the children's totals (ptd_calls_finish) */
+};
+
+enum ptd_frame_kind { PTD_FRAME_ROOT, PTD_FRAME_CALL, PTD_FRAME_IRQ, PTD_FRAME_JUMP, PTD_FRAME_RETURNED };
+
+struct ptd_frame {
+	const struct ptd_symbol *sym;
+	const char *name;
+	struct ptd_fnode *node;
+	u64 ret;		/* where a return to the caller lands */
+	u64 entry_ip;		/* first instruction seen in the frame */
+	u64 from;		/* the call, interrupt or jump that entered it */
+	u64 start_count;	/* instruction count at entry */
+	enum ptd_frame_kind kind;
+	bool printed;		/* its "name() {" line is out */
+};
+
+/**
+ * struct ptd_calls - the shadow call stack built from the instruction flow
+ * @tree: where the --calls tree goes, or NULL
+ * @root: the stack profile (its children are the bottom frames)
+ */
+struct ptd_calls {
+	FILE *tree;
+	const struct ptd_image *img;
+	struct ptd_frame *frames;
+	size_t depth, cap;
+	struct ptd_fnode root;
+	u64 count;
+	int pending;		/* what the previous instruction does to the stack */
+	u64 pending_ret, pending_from;
+	const struct ptd_symbol *last_sym;
+	u64 last_ip;
+	u64 calls, returns, interrupts, unmatched_returns;
+	size_t max_depth;
+};
+
+void ptd_calls_init(struct ptd_calls *k, const struct ptd_image *img, FILE *tree);
+void ptd_calls_event(void *calls, const struct ptd_event *ev);
+/** ptd_calls_finish() - close open frames, compute totals */
+void ptd_calls_finish(struct ptd_calls *k);
+void ptd_calls_free(struct ptd_calls *k);
+
+/* ------------------------------------------------------------------ folded */
+
+/** ptd_write_folded() - "a;b;c count" lines (depth first, siblings by name) */
+void ptd_write_folded(const struct ptd_calls *k, FILE *out);
+/** ptd_write_svg() - a flame graph of the stack profile */
+void ptd_write_svg(const struct ptd_calls *k, FILE *out, const char *title);
+
+/* ------------------------------------------------------------------- stats */
+
+struct ptd_fn_count {
+	const char *name;
+	u64 count;
+};
+
+/**
+ * struct ptd_stats - --stats numbers
+ * @branches: conditional + jumps + calls + returns + far transfers
+ */
+struct ptd_stats {
+	const struct ptd_image *img;
+	u64 insns, branches;
+	u64 cond, cond_taken, cond_not_taken;
+	u64 jump_direct, jump_indirect, call_direct, call_indirect, ret, far;
+	u64 interrupts, enables, disables, overflows_flow, decode_errors;
+	u64 packets, packet_errors, pkt[ppt_ptw + 1];
+	u64 segments, gaps, gap_bytes;
+	/* per function (self instructions); sorted by ptd_stats_finish */
+	struct ptd_fn_count *fns;
+	size_t nfns, cap_fns;
+	size_t *hash;
+	size_t hash_cap;
+	/* a conditional branch waits for the next instruction to know its outcome */
+	bool cond_pending;
+	u64 cond_next;
+	const struct ptd_symbol *last_sym;
+	size_t last_fn;
+};
+
+void ptd_stats_init(struct ptd_stats *s, const struct ptd_image *img);
+void ptd_stats_event(void *stats, const struct ptd_event *ev);
+void ptd_stats_packet(void *stats, const struct ptd_packet *p, int err);
+void ptd_stats_finish(struct ptd_stats *s, const struct ptd_segments *segs);
+void ptd_stats_free(struct ptd_stats *s);
+/** ptd_stats_print() - the full --stats report */
+void ptd_stats_print(const struct ptd_stats *s, const struct ptd_container *c, FILE *out);
+/** ptd_summary_print() - the few lines `make run` shows; @top functions */
+void ptd_summary_print(const struct ptd_stats *s, const struct ptd_container *c, FILE *out,
+		       size_t top);
+
+#endif

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: MIT
+/*
+ * --stats: instructions, branches by kind, packets by type, bytes, records,
+ * losses, and the functions that executed the most instructions themselves.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "ptdecode.h"
+
+void ptd_stats_init(struct ptd_stats *s, const struct ptd_image *img)
+{
+	memset(s, 0, sizeof(*s));
+	s->img = img;
+	s->last_fn = SIZE_MAX;
+}
+
+void ptd_stats_free(struct ptd_stats *s)
+{
+	free(s->fns);
+	free(s->hash);
+	memset(s, 0, sizeof(*s));
+}
+
+static size_t hash_ptr(const void *p, size_t cap)
+{
+	u64 v = (u64)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(v >> 32) & (cap - 1);
+}
+
+/* The counter of function @name (an interned pointer). */
+static size_t fn_index(struct ptd_stats *s, const char *name)
+{
+	size_t h;
+
+	if (2 * (s->nfns + 1) > s->hash_cap) {
+		size_t cap = s->hash_cap ? s->hash_cap * 2 : 256;
+
+		free(s->hash);
+		s->hash = malloc(cap * sizeof(*s->hash));
+		if (!s->hash)
+			abort();
+		for (size_t i = 0; i < cap; i++)
+			s->hash[i] = SIZE_MAX;
+		s->hash_cap = cap;
+		for (size_t i = 0; i < s->nfns; i++) {
+			for (h = hash_ptr(s->fns[i].name, cap); s->hash[h] != SIZE_MAX; h = (h + 1) & (cap - 1))
+				;
+			s->hash[h] = i;
+		}
+	}
+	for (h = hash_ptr(name, s->hash_cap); s->hash[h] != SIZE_MAX; h = (h + 1) & (s->hash_cap - 1))
+		if (s->fns[s->hash[h]].name == name)
+			return s->hash[h];
+	if (s->nfns == s->cap_fns) {
+		s->cap_fns = s->cap_fns ? s->cap_fns * 2 : 256;
+		s->fns = realloc(s->fns, s->cap_fns * sizeof(*s->fns));
+		if (!s->fns)
+			abort();
+	}
+	s->fns[s->nfns] = (struct ptd_fn_count){ name, 0 };
+	s->hash[h] = s->nfns;
+	return s->nfns++;
+}
+
+/* Direct or indirect, from the opcode after the prefixes. */
+static bool is_indirect(const struct pt_insn *in)
+{
+	u8 i = 0;
+
+	while (i < in->size) {
+		u8 b = in->raw[i];
+
+		if (b == 0x66 || b == 0x67 || b == 0xf2 || b == 0xf3 || b == 0x2e || b == 0x36 ||
+		    b == 0x3e || b == 0x26 || b == 0x64 || b == 0x65 || b == 0xf0 || (b & 0xf0) == 0x40)
+			i++;
+		else
+			break;
+	}
+	return i < in->size && in->raw[i] == 0xff;
+}
+
+static void resolve_cond(struct ptd_stats *s, u64 next)
+{
+	if (!s->cond_pending)
+		return;
+	if (next == s->cond_next)
+		s->cond_not_taken++;
+	else
+		s->cond_taken++;
+	s->cond_pending = false;
+}
+
+void ptd_stats_event(void *stats, const struct ptd_event *ev)
+{
+	struct ptd_stats *s = stats;
+	const struct pt_insn *in = ev->insn;
+	const struct ptd_symbol *sym;
+
+	switch (ev->type) {
+	case PTD_EV_SEGMENT:
+		s->segments++;
+		if (ev->seg->gap || ev->seg->gap_why) {
+			s->gaps++;
+			s->gap_bytes += ev->seg->gap;
+		}
+		s->cond_pending = false;
+		break;
+	case PTD_EV_INSN:
+		resolve_cond(s, in->ip);
+		s->insns++;
+		sym = s->last_sym && in->ip >= s->last_sym->start && in->ip < s->last_sym->end ?
+		      s->last_sym : ptd_image_lookup(s->img, in->ip);
+		if (sym != s->last_sym || s->last_fn == SIZE_MAX) {
+			s->last_fn = fn_index(s, sym ? sym->name : "[unknown]");
+			s->last_sym = sym;
+		}
+		s->fns[s->last_fn].count++;
+		switch (in->iclass) {
+		case ptic_cond_jump:
+			s->cond++;
+			s->cond_pending = true;
+			s->cond_next = in->ip + in->size;
+			break;
+		case ptic_jump:
+			if (is_indirect(in))
+				s->jump_indirect++;
+			else
+				s->jump_direct++;
+			break;
+		case ptic_call:
+			if (is_indirect(in))
+				s->call_indirect++;
+			else
+				s->call_direct++;
+			break;
+		case ptic_return:
+			s->ret++;
+			break;
+		case ptic_far_call:
+		case ptic_far_return:
+		case ptic_far_jump:
+			s->far++;
+			break;
+		default:
+			return;
+		}
+		s->branches++;
+		break;
+	case PTD_EV_INTERRUPT:
+		resolve_cond(s, ev->ip);
+		s->interrupts++;
+		break;
+	case PTD_EV_ENABLED:
+		s->enables++;
+		break;
+	case PTD_EV_DISABLED:
+	case PTD_EV_ASYNC_DISABLED:
+		s->disables++;
+		break;
+	case PTD_EV_OVERFLOW:
+		s->overflows_flow++;
+		s->cond_pending = false;
+		break;
+	case PTD_EV_ERROR:
+		s->decode_errors++;
+		s->cond_pending = false;
+		break;
+	case PTD_EV_END:
+		s->cond_pending = false;
+		break;
+	default:
+		break;
+	}
+}
+
+void ptd_stats_packet(void *stats, const struct ptd_packet *p, int err)
+{
+	struct ptd_stats *s = stats;
+
+	if (err) {
+		s->packet_errors++;
+	} else if (p->pkt) {
+		s->packets++;
+		if ((unsigned int)p->pkt->type <= ppt_ptw)
+			s->pkt[p->pkt->type]++;
+	}
+}
+
+static int cmp_fn(const void *a, const void *b)
+{
+	const struct ptd_fn_count *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+void ptd_stats_finish(struct ptd_stats *s, const struct ptd_segments *segs)
+{
+	if (s->nfns)
+		qsort(s->fns, s->nfns, sizeof(*s->fns), cmp_fn);
+	/* The index no longer matches the sorted array. */
+	free(s->hash);
+	s->hash = NULL;
+	s->hash_cap = 0;
+	s->last_sym = NULL;
+	s->last_fn = SIZE_MAX;
+}
+
+static double pct(u64 a, u64 b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+void ptd_stats_print(const struct ptd_stats *s, const struct ptd_container *c, FILE *out)
+{
+	const struct tpz_header *h = &c->header;
+	u64 lost = c->lost_bytes + (c->have_trailer ? c->trailer.lost_at_end : 0);
+	u64 timing = s->pkt[ppt_tsc] + s->pkt[ppt_tma] + s->pkt[ppt_mtc] + s->pkt[ppt_cyc] + s->pkt[ppt_cbr];
+	u64 known = timing + s->pkt[ppt_psb] + s->pkt[ppt_psbend] + s->pkt[ppt_ovf] + s->pkt[ppt_tnt_8] +
+		    s->pkt[ppt_tnt_64] + s->pkt[ppt_tip] + s->pkt[ppt_tip_pge] + s->pkt[ppt_tip_pgd] +
+		    s->pkt[ppt_fup] + s->pkt[ppt_mode] + s->pkt[ppt_pad] + s->pkt[ppt_pip];
+
+	if (c->have_header)
+		fprintf(out, "machine: %.12s family %u model %u stepping %u%s, topaz %.32s\n", h->vendor,
+			h->family, h->model, h->stepping, h->flags & TPZ_HDR_PT_MODEL ? " (PT model)" : "",
+			h->topaz_version);
+	fprintf(out, "container: %u trace and %u sideband records intact, %zu problem%s\n",
+		c->trace_records, c->sideband_records, c->diags.n, c->diags.n == 1 ? "" : "s");
+	fprintf(out, "trace: %llu bytes in %llu segment%s, %llu gap%s (%llu bytes missing); %llu bytes lost as recorded\n",
+		(unsigned long long)c->trace_bytes, (unsigned long long)s->segments,
+		s->segments == 1 ? "" : "s", (unsigned long long)s->gaps, s->gaps == 1 ? "" : "s",
+		(unsigned long long)s->gap_bytes, (unsigned long long)lost);
+	if (c->have_trailer)
+		fprintf(out, "PMIs: %llu\n", (unsigned long long)c->trailer.pmis);
+	else
+		fprintf(out, "PMIs: unknown (no trailer)\n");
+	fprintf(out, "packets: %llu (psb %llu, psbend %llu, ovf %llu, tnt %llu, tip %llu, tip.pge %llu, "
+		"tip.pgd %llu, fup %llu, mode %llu, pip %llu, pad %llu, timing %llu, other %llu), %llu bad\n",
+		(unsigned long long)s->packets, (unsigned long long)s->pkt[ppt_psb],
+		(unsigned long long)s->pkt[ppt_psbend], (unsigned long long)s->pkt[ppt_ovf],
+		(unsigned long long)(s->pkt[ppt_tnt_8] + s->pkt[ppt_tnt_64]),
+		(unsigned long long)s->pkt[ppt_tip], (unsigned long long)s->pkt[ppt_tip_pge],
+		(unsigned long long)s->pkt[ppt_tip_pgd], (unsigned long long)s->pkt[ppt_fup],
+		(unsigned long long)s->pkt[ppt_mode], (unsigned long long)s->pkt[ppt_pip],
+		(unsigned long long)s->pkt[ppt_pad], (unsigned long long)timing,
+		(unsigned long long)(s->packets - known), (unsigned long long)s->packet_errors);
+	fprintf(out, "instructions: %llu\n", (unsigned long long)s->insns);
+	fprintf(out, "branches: %llu\n", (unsigned long long)s->branches);
+	fprintf(out, "  conditional     %10llu  (%llu taken, %llu not taken)\n", (unsigned long long)s->cond,
+		(unsigned long long)s->cond_taken, (unsigned long long)s->cond_not_taken);
+	fprintf(out, "  direct jump     %10llu\n", (unsigned long long)s->jump_direct);
+	fprintf(out, "  indirect jump   %10llu\n", (unsigned long long)s->jump_indirect);
+	fprintf(out, "  direct call     %10llu\n", (unsigned long long)s->call_direct);
+	fprintf(out, "  indirect call   %10llu\n", (unsigned long long)s->call_indirect);
+	fprintf(out, "  return          %10llu\n", (unsigned long long)s->ret);
+	fprintf(out, "  far transfer    %10llu\n", (unsigned long long)s->far);
+	fprintf(out, "interrupts: %llu\n", (unsigned long long)s->interrupts);
+	fprintf(out, "tracing: %llu enabled, %llu disabled, %llu overflow%s, %llu decode error%s\n",
+		(unsigned long long)s->enables, (unsigned long long)s->disables,
+		(unsigned long long)s->overflows_flow, s->overflows_flow == 1 ? "" : "s",
+		(unsigned long long)s->decode_errors, s->decode_errors == 1 ? "" : "s");
+	fprintf(out, "top functions (instructions executed in the function itself):\n");
+	for (size_t i = 0; i < s->nfns && i < 20; i++)
+		fprintf(out, "  %12llu  %5.1f%%  %s\n", (unsigned long long)s->fns[i].count,
+			pct(s->fns[i].count, s->insns), s->fns[i].name);
+}
+
+void ptd_summary_print(const struct ptd_stats *s, const struct ptd_container *c, FILE *out,
+		       size_t top)
+{
+	u64 lost = c->lost_bytes + (c->have_trailer ? c->trailer.lost_at_end : 0);
+	char pmis[32];
+
+	if (c->have_trailer)
+		snprintf(pmis, sizeof(pmis), "%llu", (unsigned long long)c->trailer.pmis);
+	else
+		snprintf(pmis, sizeof(pmis), "unknown");
+	fprintf(out, "trace: %llu instructions, %llu branches, %s PMIs, %llu bytes, %llu lost bytes",
+		(unsigned long long)s->insns, (unsigned long long)s->branches, pmis,
+		(unsigned long long)c->trace_bytes, (unsigned long long)lost);
+	if (s->gaps)
+		fprintf(out, ", %llu gap%s", (unsigned long long)s->gaps, s->gaps == 1 ? "" : "s");
+	if (c->diags.n)
+		fprintf(out, ", %zu problem%s", c->diags.n, c->diags.n == 1 ? "" : "s");
+	fprintf(out, "\n");
+	if (s->nfns) {
+		fprintf(out, "top functions:");
+		for (size_t i = 0; i < s->nfns && i < top; i++)
+			fprintf(out, "%s %s %.1f%%", i ? "," : "", s->fns[i].name, pct(s->fns[i].count, s->insns));
+		fprintf(out, "\n");
+	}
+}
