@@ -8,7 +8,7 @@ OBJCOPY    := objcopy
 NM         := nm
 EFI_INC    := /usr/include/efi
 EFI_LIB    := /usr/lib
-CMDLINE    ?= loglevel=6 test=all
+CMDLINE    ?= pt=on pt.buf=32K pt.region=4K run=demo
 V          ?= 0
 Q          := $(if $(filter 1,$(V)),,@)
 
@@ -191,6 +191,13 @@ $(BUILD)/bench/bench-mimalloc: tests/bench/bench.c
 $(BUILD)/bench/bench-jemalloc: tests/bench/bench.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(BCFLAGS) -DALLOC_JEMALLOC $< -ljemalloc -o $@
+
+# The PT driver benchmark (PMI and buffer setup costs): the same objects plus
+# the driver, on plain fake MSRs (no trace unit model).
+PT_BENCH_OBJS := $(patsubst %,$(BUILD)/bench/%.o,drivers/pt/pt.c drivers/pt/pt_topa.c drivers/pt/pt_aux.c)
+$(BUILD)/bench/pt-bench: tests/bench/pt_bench.c $(BENCH_OBJS) $(PT_BENCH_OBJS)
+	$(Q)$(CC) $(BCFLAGS) $^ -lelf -ldl -o $@
+BENCH_BINS += $(BUILD)/bench/pt-bench
 
 bench: $(BENCH_BINS)
 	$(Q)tests/bench/run.sh $(BUILD)/bench

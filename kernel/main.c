@@ -106,6 +106,8 @@ static int run_workloads(const char *spec)
 		workload_list();
 		return 0;
 	}
+	if (!strcmp(spec, "demo"))
+		spec = "sort,recursion,dispatch,slab,timer,firmware";
 	for (const char *s = spec; *s;) {
 		const char *e = strchr(s, ',');
 		size_t n = e ? (size_t)(e - s) : strlen(s);

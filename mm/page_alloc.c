@@ -114,11 +114,23 @@ struct page *pfn_to_page(u64 pfn)
 	return s ? &s->map[pfn - s->base_pfn] : NULL;
 }
 
+/* Each span's mem_map sits at the start of the span, so the maps are in the
+ * same (ascending) order as the spans: a binary search by address. */
 static struct span *span_of_page(const struct page *page)
 {
-	for (unsigned int i = 0; i < nr_spans; i++)
-		if (page >= spans[i].map && page < spans[i].map + spans[i].npages)
-			return &spans[i];
+	unsigned int lo = 0, hi = nr_spans;
+
+	while (lo < hi) {
+		unsigned int mid = (lo + hi) / 2;
+		struct span *s = &spans[mid];
+
+		if (page < s->map)
+			hi = mid;
+		else if (page >= s->map + s->npages)
+			lo = mid + 1;
+		else
+			return s;
+	}
 	return NULL;
 }
 

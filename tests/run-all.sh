@@ -39,11 +39,37 @@ run_host() {
 	done
 }
 
+# A traced case: the container decodes with no error, and every byte the
+# trace unit produced was delivered or reported lost. Prints what is wrong.
+check_trace() {
+	local clean=$1 tpz=$2 base=$3 stats produced stored lost delivered recorded pmis pad
+	stats=$("$build/tools/ptdecode" --elf "$build/topaz.so" --stats "$tpz" 2>&1)
+	echo "$stats" >"$base.stats"
+	read -r produced stored lost < <(sed -nE 's/.*trace unit: ([0-9]+) bytes produced, ([0-9]+) stored, ([0-9]+) lost.*/\1 \2 \3/p' "$clean")
+	pad=$(sed -nE 's/.*trace: [0-9]+ bytes \(([0-9]+) of them padding\).*/\1/p' "$clean")
+	delivered=$(sed -nE 's/^trace: ([0-9]+) bytes in .*/\1/p' <<<"$stats")
+	recorded=$(sed -nE 's/.*; ([0-9]+) bytes lost as recorded.*/\1/p' <<<"$stats")
+	pmis=$(sed -nE 's/^PMIs: ([0-9]+).*/\1/p' <<<"$stats")
+	[ -n "$produced" ] || { echo "no trace unit totals in the log; "; return; }
+	[ -n "$delivered" ] || { echo "ptdecode could not read the container; "; return; }
+	grep -q ' 0 problems' <<<"$stats" || echo "container problems; "
+	grep -q ', 0 bad' <<<"$stats" || echo "bad packets; "
+	grep -q ' 0 decode errors' <<<"$stats" || echo "libipt decode errors; "
+	# the driver's own padding (PAD packets) is delivered but not produced
+	[ $((delivered - ${pad:-0} + recorded)) = "$produced" ] ||
+		echo "produced $produced != delivered $delivered - padding ${pad:-0} + reported lost $recorded; "
+	grep -q ' 0 truncations' "$clean" || echo "the trace unit was stopped (truncations); "
+	[ "${pmis:-0}" -ge "${TRACE_MIN_PMIS:-2}" ] || echo "only ${pmis:-0} PMIs; "
+}
+
 # One QEMU case: writes its verdict lines to $dir/NAME.result
 qemu_case() {
 	local name=$1 cmdline=$2 want=$3 patterns=$4 dir=$5 via=$6
 	local log=$dir/$name.log res=$dir/$name.result status plan seen p clean
-	"$here/tests/qemu/boot.sh" ${via:+--via-shell} --cmdline "$cmdline" --log "$log" --timeout 180 >"$dir/$name.out" 2>&1
+	local tpz=/dev/null
+	case "$name" in trace-*) tpz=$dir/$name.tpz ;; esac
+	"$here/tests/qemu/boot.sh" ${via:+--via-shell} --cmdline "$cmdline" --log "$log" \
+		--debugcon "$tpz" --timeout 180 >"$dir/$name.out" 2>&1
 	status=$?
 	clean=$dir/$name.clean
 	sed 's/\x1b\[[0-9;?=]*[a-zA-Z]//g; s/\r//g' "$log" >"$clean" 2>/dev/null
@@ -67,6 +93,8 @@ qemu_case() {
 		for p in "${pats[@]}"; do
 			[ -z "$p" ] || grep -qF -- "$p" "$clean" || why="${why:+$why; }missing '$p'"
 		done
+		[ "$tpz" != /dev/null ] && why="${why:+$why; }$(check_trace "$clean" "$tpz" "$dir/$name")"
+		why=${why%; }
 		if [ -z "$why" ]; then echo "PASS qemu.$name"; else echo "FAIL qemu.$name: $why"; fi
 	} >"$res"
 }

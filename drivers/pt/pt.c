@@ -234,8 +234,8 @@ void pt_buffer_free_aux(void *data)
  */
 int pt_buffer_reset_markers(struct pt_buffer *buf, struct pt_aux_handle *handle)
 {
-	unsigned long head = (unsigned long)(buf->head >> PAGE_SHIFT);
-	unsigned long npages, idx, wakeup;
+	unsigned long mask = buf->nr_pages - 1, stop_pg, intr_pg;
+	u64 end;
 
 	if (buf->single)
 		return 0;
@@ -249,22 +249,27 @@ int pt_buffer_reset_markers(struct pt_buffer *buf, struct pt_aux_handle *handle)
 		*buf->stop_te &= ~(TOPA_STOP | TOPA_INT);
 	if (buf->intr_te)
 		*buf->intr_te &= ~TOPA_INT;
-	npages = (unsigned long)(handle->size >> PAGE_SHIFT);
-	if (!((buf->head + handle->size + 1) & (PAGE_SIZE - 1)))
-		npages++;
-	idx = (head + npages) & (buf->nr_pages - 1);
-	if ((long)idx != buf->stop_pos) {
-		buf->stop_pos = (long)idx;
-		buf->stop_te = pt_topa_prev_entry(buf, pt_topa_entry_for_page(buf, idx));
+	/*
+	 * @end is the first byte the trace unit must not write: the consumer's
+	 * tail, one ring later. STOP goes on the region before the one holding
+	 * it. (Linux computes the page as head/4096 + size/4096, one region
+	 * early when head is not page aligned: in a two-region ring that put
+	 * STOP on the region being written and lost the PMI skid.)
+	 */
+	end = buf->head + handle->size + 1;
+	stop_pg = (unsigned long)(end >> PAGE_SHIFT) & mask;
+	if ((long)stop_pg != buf->stop_pos) {
+		buf->stop_pos = (long)stop_pg;
+		buf->stop_te = pt_topa_prev_entry(buf, pt_topa_entry_for_page(buf, stop_pg));
 	}
-	wakeup = (unsigned long)(handle->wakeup >> PAGE_SHIFT);
-	idx = head + npages - 1;
-	if (idx > wakeup)
-		idx = wakeup;
-	idx &= buf->nr_pages - 1;
-	if ((long)idx != buf->intr_pos) {
-		buf->intr_pos = (long)idx;
-		buf->intr_te = pt_topa_prev_entry(buf, pt_topa_entry_for_page(buf, idx));
+	/* INT one page before that, or where the consumer wants waking */
+	intr_pg = (unsigned long)(end >> PAGE_SHIFT) - 1;
+	if ((unsigned long)(handle->wakeup >> PAGE_SHIFT) < intr_pg)
+		intr_pg = (unsigned long)(handle->wakeup >> PAGE_SHIFT);
+	intr_pg &= mask;
+	if ((long)intr_pg != buf->intr_pos) {
+		buf->intr_pos = (long)intr_pg;
+		buf->intr_te = pt_topa_prev_entry(buf, pt_topa_entry_for_page(buf, intr_pg));
 	}
 	*buf->stop_te |= TOPA_STOP | TOPA_INT;
 	*buf->intr_te |= TOPA_INT;
@@ -345,6 +350,7 @@ void pt_handle_status(struct pt *pt)
 		/* An early PMI on single-entry ToPA: pad the rest, move on. */
 		memset((u8 *)pt_buffer_region(buf) + buf->output_off, 0,
 		       pt_buffer_region_size(buf) - buf->output_off);
+		pt->pad_bytes += pt_buffer_region_size(buf) - buf->output_off;
 		advance = true;
 	}
 	if (advance)

@@ -126,10 +126,19 @@ void pt_boot_finish(void)
 		(unsigned long long)st.db_traps, trace_engine_mode() == TRACE_STEP_BRANCH ? "branch" :
 		"single", (unsigned long long)st.fallbacks, (unsigned long long)st.async,
 		(unsigned long long)st.foreign_pages);
-	pr_info("trace: %llu bytes, %llu PMIs (%llu stale), %llu truncations, %llu errors\n",
-		(unsigned long long)bytes, (unsigned long long)pt->pmis,
-		(unsigned long long)pt->stale_pmis, (unsigned long long)pt->truncations,
-		(unsigned long long)pt->errors);
+	pr_info("trace: %llu bytes (%llu of them padding), %llu PMIs (%llu stale), %llu truncations, %llu errors\n",
+		(unsigned long long)bytes, (unsigned long long)pt->pad_bytes,
+		(unsigned long long)pt->pmis, (unsigned long long)pt->stale_pmis,
+		(unsigned long long)pt->truncations, (unsigned long long)pt->errors);
+	if (pt_model_active()) {
+		struct pt_model_stats ms;
+
+		/* what the driver cannot know: the trace unit's own count */
+		pt_model_get_stats(&ms);
+		pr_info("trace unit: %llu bytes produced, %llu stored, %llu lost; %llu PMIs signalled\n",
+			(unsigned long long)ms.bytes, (unsigned long long)ms.bytes_written,
+			(unsigned long long)ms.bytes_lost, (unsigned long long)ms.pmis);
+	}
 	if (pt_opts.sink == PT_SINK_MEMORY)
 		pr_info("trace: container in memory at %#lx, %llu bytes\n", (unsigned long)mem_buf,
 			(unsigned long long)mem_len);

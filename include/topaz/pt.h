@@ -202,6 +202,7 @@ struct pt {
 	u64 output_base, output_mask;			/* what the MSRs hold */
 	bool output_valid, filters_valid;
 	u64 pmis, stale_pmis, bytes, lost_bytes, truncations, errors;
+	u64 pad_bytes;		/* zeroes (PAD packets) written past an early single-entry PMI */
 	/* called at the end of a PMI with new data published (the consumer) */
 	void (*wakeup)(struct perf_event *event);
 };
