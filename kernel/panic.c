@@ -4,15 +4,27 @@
 #include <topaz/traps.h>
 #include <topaz/power.h>
 #include <topaz/arch.h>
+#include <topaz/shutdown.h>
 
 static int panicking;
+static LIST_HEAD(notifiers);
+
+void panic_notifier_register(struct shutdown_hook *h)
+{
+	list_add_tail(&h->link, &notifiers);
+}
 
 void panic_finish(const char *why)
 {
+	struct shutdown_hook *h;
+
 	local_irq_disable();
 	if (panicking++ > 1)	/* a panic inside the panic path: just stop */
 		power_off(false);
 	printk(KERN_EMERG "---[ end Kernel panic: %s ]---\n", why);
+	if (panicking == 1)
+		list_for_each_entry(h, &notifiers, link)
+			h->fn();
 	power_off(false);
 }
 

@@ -51,6 +51,19 @@ check_trace() {
 	recorded=$(sed -nE 's/.*; ([0-9]+) bytes lost as recorded.*/\1/p' <<<"$stats")
 	pmis=$(sed -nE 's/^PMIs: ([0-9]+).*/\1/p' <<<"$stats")
 	[ -n "$produced" ] || { echo "no trace unit totals in the log; "; return; }
+	case "$base" in
+	*snapshot*)
+		# the flight recorder: the decoded trace ends where the crash was
+		local rip last
+		rip=$(sed -nE 's/.*RIP: [0-9a-f]+:0x[0-9a-f]+ ([^ ]+)$/\1/p' "$clean" | head -1)
+		last=$("$build/tools/ptdecode" --elf "$build/topaz.so" --insn "$tpz" 2>/dev/null |
+			sed -nE 's/^\[disabled at ([^]]+)\]$/\1/p' | tail -1)
+		[ -n "$rip" ] && [ "$rip" = "$last" ] ||
+			echo "the trace ends at '${last:-nothing}', the fault was at '${rip:-?}'; "
+		grep -q ' 0 problems' <<<"$stats" || echo "container problems; "
+		grep -q ' 0 decode errors' <<<"$stats" || echo "libipt decode errors; "
+		return ;;
+	esac
 	[ -n "$delivered" ] || { echo "ptdecode could not read the container; "; return; }
 	grep -q ' 0 problems' <<<"$stats" || echo "container problems; "
 	grep -q ', 0 bad' <<<"$stats" || echo "bad packets; "

@@ -12,6 +12,7 @@
 #include <topaz/mm.h>
 #include <topaz/kernel.h>
 #include <topaz/errno.h>
+#include <topaz/power.h>
 
 void pt_irq_init(bool nmi);
 extern const u8 __build_id_note[] __hidden;
@@ -54,6 +55,18 @@ static void memory_sink(void *ctx, const void *buf, size_t n)
 	mem_len += n;
 }
 
+/* A crash comes with the control flow that led to it. */
+static void pt_panic_dump(void)
+{
+	if (!active)
+		return;
+	trace_engine_abort();
+	printk(KERN_EMERG "pt: panic: writing the trace (%s)\n",
+	       pt_opts.snapshot ? "the flight recorder's last bytes" : "what was not drained yet");
+	pt_boot_finish();
+}
+static struct shutdown_hook panic_dump = { .name = "pt", .fn = pt_panic_dump };
+
 int pt_boot_init(const struct boot_info *bi)
 {
 	struct trace_sink sink;
@@ -80,6 +93,7 @@ int pt_boot_init(const struct boot_info *bi)
 	}
 	trace_engine_init();
 	pt_irq_init(pt_opts.pmi_nmi);
+	panic_notifier_register(&panic_dump);
 	active = true;
 	pr_info("tracing with %s, %lluK buffer (%s), %s mode, sink %s\n",
 		pt_model_active() ? "the software trace unit" : "Intel PT",
@@ -110,7 +124,7 @@ void pt_boot_finish(void)
 {
 	struct trace_engine_stats st;
 	struct pt *pt = &pt_ctx[0];
-	u64 bytes = pt_session.stream_off;
+	u64 bytes;
 
 	if (!active)
 		return;
@@ -120,6 +134,7 @@ void pt_boot_finish(void)
 	pt_session_close();
 	if (pt_opts.sink == PT_SINK_SERIAL)
 		trace_framer_end(&framer);
+	bytes = pt_session.stream_off;
 	pr_info("trace: %llu instructions, %llu branches, %llu #DB stops (%s-step, %llu fallbacks), "
 		"%llu interrupts/exceptions, %llu firmware pages\n",
 		(unsigned long long)st.insns, (unsigned long long)st.branches,

@@ -323,6 +323,14 @@ __noinline void pt_trace_end(void)
 	trap_set_trace_hooks(NULL);
 }
 
+void trace_engine_abort(void)
+{
+	eng.active = false;
+	eng.resume_pending = false;
+	write_dr7(0);
+	trap_set_trace_hooks(NULL);
+}
+
 void trace_engine_write_sideband(void)
 {
 	/* consecutive pages become one image */

@@ -15,4 +15,11 @@ __noreturn void power_off(bool success);
 __noreturn void panic_finish(const char *why);
 bool running_on_qemu(void);
 
+struct shutdown_hook;
+/**
+ * panic_notifier_register() - run @h->fn on the panic path, after the report
+ * and before power-off (the PT flight recorder dumps its trace there)
+ */
+void panic_notifier_register(struct shutdown_hook *h);
+
 #endif

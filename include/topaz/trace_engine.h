@@ -33,6 +33,8 @@ void pt_trace_begin(void);
 /** pt_trace_end() - stop tracing here: the call to it is the last traced branch */
 void pt_trace_end(void);
 void trace_engine_get_stats(struct trace_engine_stats *st);
+/** trace_engine_abort() - stop following (the panic path): no more stops */
+void trace_engine_abort(void);
 enum trace_step_mode trace_engine_mode(void);
 /** trace_engine_write_sideband() - code pages outside the kernel into the container */
 void trace_engine_write_sideband(void);

@@ -107,3 +107,23 @@ static u64 work_firmware(void)
 	return tm.Year;
 }
 WORKLOAD(firmware, work_firmware, "call UEFI GetTime (firmware code, traced through the sideband)");
+
+static __noinline u64 fault_walk(const u64 *p, int n)
+{
+	u64 sum = 0;
+
+	for (int i = 0; i < n; i++)
+		sum += p[i];
+	return sum;
+}
+
+/* Some work, then a NULL dereference: the trace ends at the faulting load. */
+static u64 work_fault(void)
+{
+	static u64 table[16] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	const u64 *volatile nowhere = NULL;
+	u64 sum = fault_walk(table, 16);
+
+	return sum + fault_walk(nowhere, 1);
+}
+WORKLOAD(fault, work_fault, "some work, then a page fault (for the snapshot flight recorder)");
