@@ -31,7 +31,7 @@ KERNEL_SRCS := \
 	kernel/gdt.c kernel/traps.c kernel/extable.c kernel/apic.c kernel/time.c \
 	kernel/workload.c $(wildcard kernel/workloads/*.c) \
 	kernel/ksyms.c kernel/paging.c kernel/cpu.c kernel/power.c kernel/console.c kernel/panic.c \
-	drivers/serial/uart16550.c drivers/debugcon/debugcon.c drivers/pt/pt_irq.c drivers/pt/trace_engine.c drivers/pt/pt_boot.c \
+	drivers/serial/uart16550.c drivers/debugcon/debugcon.c drivers/pt/pt_irq.c drivers/pt/trace_engine.c drivers/pt/pt_boot.c drivers/pt/pt_ptwrite.c \
 	$(wildcard tests/kernel/*.c)
 
 HOST_SUPPORT_SRCS := tests/host/hosted_machine.c

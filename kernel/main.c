@@ -24,6 +24,7 @@
 
 void apic_init(void);
 void crash_if_requested(void);
+void pt_ptwrite_register(void);
 u32 ksym_count(void);
 extern const u8 __build_id_note[] __hidden;
 
@@ -160,9 +161,8 @@ void kernel_main(struct boot_info *bi)
 	paging_init(bi);
 	memory_init(bi);
 	kmem_cache_init();
-	printk("TMP after kmem_cache_init\n");
+	pt_ptwrite_register();
 	probes_init();
-	printk("TMP after probes_init\n");
 	/* Before the CPU report, so it shows what the driver will see. */
 	if (pt_model_boot() > 0)
 		printk("pt: no Intel PT in this CPU: the software trace unit answers (profile %s: %s)\n",

@@ -73,6 +73,11 @@ check_trace() {
 		echo "produced $produced != delivered $delivered - padding ${pad:-0} + reported lost $recorded; "
 	grep -q ' 0 truncations' "$clean" || echo "the trace unit was stopped (truncations); "
 	[ "${pmis:-0}" -ge "${TRACE_MIN_PMIS:-2}" ] || echo "only ${pmis:-0} PMIs; "
+	case "$base" in
+	*ptwrite*)
+		"$build/tools/ptdecode" --elf "$build/topaz.so" --insn "$tpz" 2>/dev/null |
+			grep -q '^\[ptwrite: ' || echo "no PTWRITE in the decoded flow; " ;;
+	esac
 }
 
 # One QEMU case: writes its verdict lines to $dir/NAME.result

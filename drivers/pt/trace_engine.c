@@ -29,7 +29,7 @@
 extern const char ImageBase[] __hidden, __image_end[] __hidden;
 
 static struct {
-	bool active, starting, resume_pending;
+	bool active, starting, resume_pending, emulating;
 	enum trace_step_mode mode;
 	u64 prev;		/* the instruction the next stop reports on */
 	u64 resume_ip;
@@ -89,7 +89,15 @@ static int decode_at(u64 ip, struct x86_insn *in)
 }
 
 /* The instruction at @ip retired and execution went to @to: tell the model. */
-static void retire(u64 ip, u64 to)
+static u64 reg_value(const struct pt_regs *r, unsigned int n)
+{
+	const u64 v[16] = { r->rax, r->rcx, r->rdx, r->rbx, r->rsp, r->rbp, r->rsi, r->rdi,
+			    r->r8, r->r9, r->r10, r->r11, r->r12, r->r13, r->r14, r->r15 };
+
+	return v[n & 15];
+}
+
+static void retire(u64 ip, u64 to, const struct pt_regs *regs)
 {
 	struct x86_insn in;
 	struct ptm_insn m = { .ip = ip, .target = to, .cpl = 0, .mode = PTM_MODE_64 };
@@ -104,6 +112,16 @@ static void retire(u64 ip, u64 to)
 		return;
 	}
 	m.next = ip + in.length;
+	if (in.cls == X86_INSN_PTWRITE) {
+		/* the payload is still in the register operand (register form) */
+		if ((in.modrm >> 6) == 3) {
+			m.cls = PTM_PTWRITE;
+			m.payload = reg_value(regs, (in.modrm & 7) | ((in.rex & 1) << 3));
+			m.size = (in.rex & 8) ? 8 : 4;
+			pt_model_ev_insn(&m);
+		}
+		return;
+	}
 	switch (in.cofi) {
 	case X86_COFI_NONE:
 		if (to == m.next)
@@ -141,8 +159,8 @@ static u64 next_branch(u64 ip)
 	for (int i = 0; i < MAX_BLOCK; i++) {
 		if (decode_at(ip, &in))
 			return 0;
-		if (in.cofi != X86_COFI_NONE)
-			return ip;
+		if (in.cofi != X86_COFI_NONE || in.cls == X86_INSN_PTWRITE)
+			return ip;	/* PTWRITE: its operand is read as it retires */
 		/* string instructions repeat in place; let single-step count them */
 		if (in.prefixes & (X86_PFX_REP | X86_PFX_REPNE))
 			return 0;
@@ -246,7 +264,7 @@ static bool on_debug(struct pt_regs *regs)
 		regs->rflags |= X86_EFLAGS_TF;
 		return true;
 	}
-	retire(eng.prev, rip);
+	retire(eng.prev, rip, regs);
 	if (rip == (uintptr_t)pt_trace_end) {
 		pt_model_ev_at(rip);
 		stop_tracing(regs);
@@ -256,11 +274,47 @@ static bool on_debug(struct pt_regs *regs)
 	return true;
 }
 
+/* A register-form PTWRITE at @regs->rip (a CPU without PTWRITE raises #UD). */
+static bool ptwrite_at(const struct pt_regs *regs, struct x86_insn *in)
+{
+	return !decode_at(regs->rip, in) && in->cls == X86_INSN_PTWRITE && (in->modrm >> 6) == 3;
+}
+
+/*
+ * Emulated PTWRITE (as perf's "emulated ptwrite" idea): the #UD of a PTWRITE
+ * in traced code becomes the PTW packet it would have made, and execution
+ * goes on after it. Not an interruption of the trace.
+ */
+static bool on_invalid_opcode(struct pt_regs *regs)
+{
+	struct x86_insn in;
+	struct ptm_insn m = { .cls = PTM_PTWRITE, .cpl = 0, .mode = PTM_MODE_64 };
+
+	if (!eng.active || eng.starting || !ptwrite_at(regs, &in))
+		return false;
+	m.ip = regs->rip;
+	m.next = m.target = regs->rip + in.length;
+	m.payload = reg_value(regs, (in.modrm & 7) | ((in.rex & 1) << 3));
+	m.size = (in.rex & 8) ? 8 : 4;
+	pt_model_ev_insn(&m);
+	eng.st.insns++;
+	regs->rip = m.next;
+	if (!eng.bp)
+		eng.prev = m.next;	/* single-stepping: the next stop reports on it */
+	return true;
+}
+
 /* An interrupt or exception in traced code: the handler is not traced. */
 static void async_enter(struct pt_regs *regs)
 {
+	struct x86_insn in;
+
 	if (!eng.active || eng.starting)
 		return;
+	if (regs->vector == X86_TRAP_UD && ptwrite_at(regs, &in)) {
+		eng.emulating = true;
+		return;
+	}
 	eng.st.async++;
 	if (eng.resume_pending) {
 		/* a second event before the traced code ran again */
@@ -272,6 +326,10 @@ static void async_enter(struct pt_regs *regs)
 
 static void async_exit(struct pt_regs *regs)
 {
+	if (eng.emulating) {
+		eng.emulating = false;
+		return;
+	}
 	if (!eng.active || eng.starting)
 		return;
 	eng.resume_pending = true;
@@ -283,6 +341,7 @@ static const struct trap_trace_hooks hooks = { async_enter, async_exit };
 void trace_engine_init(void)
 {
 	trap_set_handler(X86_TRAP_DB, on_debug);
+	trap_set_handler(X86_TRAP_UD, on_invalid_opcode);
 }
 
 enum trace_step_mode trace_engine_mode(void)

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # The allocator benchmark (make bench): fixed-size churn against glibc,
 # mimalloc and jemalloc, medians of several runs, and instruction counts
-# from callgrind.
+# from callgrind. Then the PT driver's benchmark (tests/bench/pt_run.sh).
 #
 #   tests/bench/run.sh BENCH_DIR [RUNS] [PAIRS]
 #
@@ -126,4 +126,8 @@ if awk -v r="$worst_ratio" 'BEGIN { exit !(r >= 1) }'; then
 else
 	echo "  NOT MET: throughput at least mimalloc's on every size and batch (worst ratio $worst_ratio; timing is noisy)"
 fi
+
+# The PT driver's benchmark (PMI and buffer setup costs): its own table and targets.
+echo
+"$(dirname "$0")/pt_run.sh" "$B" || status=1
 exit $status

@@ -1,0 +1,524 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The fidelity oracle's analysis half (tests/qemu/oracle.sh runs the boots).
+
+QEMU logs every translation block it executes in the compared code
+(-d exec,in_asm with -dfilter); this rebuilds the executed instruction
+sequence from that log and compares it with what ptdecode (libipt) decodes
+from topaz's trace container: they must be identical.
+
+  oracle.py plan --elf topaz.so --container DISCOVERY.tpz --out PLAN.json
+      prints the -dfilter argument and writes the plan (load address, ranges)
+  oracle.py compare --plan PLAN.json --elf topaz.so --ptdecode TOOL
+                    --qemu-log QEMU.log --container TRACE.tpz --name NAME --step single|branch
+      prints "PASS NAME: N instructions compared" or "FAIL NAME: why" and,
+      on a divergence, the index, both addresses, the instructions and the
+      packets around it; exit status 0 for PASS, 1 for FAIL.
+
+What is compared (see tests/qemu/oracle.sh for the why):
+  * the compared range R: every function of kernel/workloads/*.c, pt_run_traced,
+    and the firmware code pages the discovery boot's trace carried as sideband;
+    with pt.filter, R is cut down to the filter ranges the trace header records
+    (IA32_RTIT_ADDRn_A/B with ADDRn_CFG=1) on the QEMU side only, so a decoded
+    instruction outside the filter is a divergence;
+  * on the QEMU side, only instructions the workload itself executed: those of
+    interrupt and exception handlers (from an isr_stubs entry to the return
+    path in isr_common, nesting counted) are left out, and only the window from
+    the instruction after "call pt_trace_begin" to "call pt_trace_end" counts;
+  * on the ptdecode side, every decoded instruction inside R (the count outside
+    R is reported: those are not checked).
+"""
+import argparse
+import bisect
+import json
+import re
+import struct
+import subprocess
+import sys
+
+TF = 0x100		# QEMU's HF_TF_MASK in the TB flags: the TB ran with RFLAGS.TF
+DB_VECTOR = 1
+
+
+# ------------------------------------------------------------------ inputs
+def read_container(path):
+    """The header fields and sideband images of a trace container."""
+    data = open(path, 'rb').read()
+    off, hdr, images = 0, None, []
+    while off + 24 <= len(data):
+        magic, typ, body, size, _seq, _bcrc, _hcrc = struct.unpack_from('<IHHIIII', data, off)
+        if magic != 0x525a5054 or size < 24 or off + size > len(data):
+            break
+        b = off + 24
+        if typ == 1 and body >= 216:
+            flags, = struct.unpack_from('<I', data, b + 4)
+            rtit_ctl, = struct.unpack_from('<Q', data, b + 120)
+            addr = struct.unpack_from('<8Q', data, b + 128)
+            load, = struct.unpack_from('<Q', data, b + 208)
+            hdr = {'flags': flags, 'rtit_ctl': rtit_ctl, 'load': load,
+                   'addr': [(addr[2 * i], addr[2 * i + 1]) for i in range(4)]}
+        elif typ == 3 and body >= 56:
+            kind, _count, vaddr, psize = struct.unpack_from('<IIQI', data, b)
+            name = data[b + 24:b + 56].split(b'\0')[0].decode(errors='replace')
+            if kind == 1:
+                images.append((vaddr, psize, name))
+        off += size
+    if hdr is None:
+        raise SystemExit(f'oracle: {path}: no intact header record')
+    return hdr, images
+
+
+def filter_ranges(hdr):
+    """[(lo, hi_exclusive)] of the IP filters the trace ran with, [] if none."""
+    out, stop = [], False
+    for i, (a, b) in enumerate(hdr['addr']):
+        cfg = (hdr['rtit_ctl'] >> (32 + 4 * i)) & 0xf
+        if cfg == 1:
+            out.append((a, b + 1))
+        elif cfg == 2:
+            stop = True
+    return out, stop
+
+
+def nm_symbols(elf):
+    """(functions [(addr, size, name, file)], all text symbols sorted by addr)."""
+    res = subprocess.run(['nm', '-l', '-S', '--defined-only', elf], capture_output=True,
+                         text=True, check=True)
+    funcs, text = [], []
+    for line in res.stdout.splitlines():
+        f = line.split()
+        if len(f) >= 4 and f[2] in 'tT' and len(f[0]) == 16:
+            addr, size, name = int(f[0], 16), int(f[1], 16), f[3]
+            src = f[4] if len(f) > 4 else ''
+            funcs.append((addr, size, name, src))
+            text.append((addr, size, name))
+        elif len(f) >= 3 and f[1] in 'tT' and len(f[0]) == 16:
+            text.append((int(f[0], 16), 0, f[2]))
+    text.sort()
+    return funcs, text
+
+
+def objdump(elf, start, stop):
+    res = subprocess.run(['objdump', '-d', '--no-show-raw-insn', f'--start-address={start:#x}',
+                          f'--stop-address={stop:#x}', elf], capture_output=True, text=True,
+                         check=True)
+    insns = []
+    for line in res.stdout.splitlines():
+        m = re.match(r'\s+([0-9a-f]+):\s+(.*)$', line)
+        if m:
+            insns.append((int(m.group(1), 16), m.group(2)))
+    return insns
+
+
+class Symbolizer:
+    def __init__(self, text, load, images):
+        self.addrs = [a + load for a, _s, _n in text]
+        self.text = text
+        self.load = load
+        self.images = images
+
+    def __call__(self, ip):
+        for v, s, n in self.images:
+            if v <= ip < v + s:
+                return f'[{n}]+{ip - v:#x}'
+        i = bisect.bisect_right(self.addrs, ip) - 1
+        if i < 0:
+            return '?'
+        return f'{self.text[i][2]}+{ip - self.addrs[i]:#x}'
+
+
+class Ranges:
+    def __init__(self, ranges):
+        self.r = sorted(ranges)
+        self.lo = [a for a, _b in self.r]
+
+    def __contains__(self, ip):
+        i = bisect.bisect_right(self.lo, ip) - 1
+        return i >= 0 and ip < self.r[i][1]
+
+    def intersect(self, other):
+        out = []
+        for a, b in self.r:
+            for c, d in other:
+                lo, hi = max(a, c), min(b, d)
+                if lo < hi:
+                    out.append((lo, hi))
+        return Ranges(out)
+
+
+# ------------------------------------------------------------------ plan
+def cmd_plan(a):
+    hdr, images = read_container(a.container)
+    if not hdr['flags'] & 2:
+        raise SystemExit(f'oracle: {a.container}: the header has no load address')
+    load = hdr['load']
+    funcs, text = nm_symbols(a.elf)
+    by_name = {n: (addr, size) for addr, size, n in text}
+    compared = []
+    for addr, size, name, src in funcs:
+        if size and ('/kernel/workloads/' in src or name == 'pt_run_traced'):
+            compared.append((load + addr, load + addr + size, name))
+    for v, s, n in images:
+        compared.append((v, v + s, f'[{n}]'))
+    for need in ('pt_run_traced', 'isr_stubs', 'isr_common', 'pt_trace_begin', 'pt_trace_end'):
+        if need not in by_name:
+            raise SystemExit(f'oracle: {a.elf}: no symbol {need}')
+    # The window: after "call pt_trace_begin", up to "call pt_trace_end".
+    prt, prt_size = by_name['pt_run_traced']
+    ins = objdump(a.elf, prt, prt + prt_size)
+    begin = end = None
+    for i, (ip, txt) in enumerate(ins):
+        if re.search(r'call\s+[0-9a-f]+ <pt_trace_begin>', txt) and i + 1 < len(ins):
+            begin = ins[i + 1][0]
+        if re.search(r'call\s+[0-9a-f]+ <pt_trace_end>', txt):
+            end = ip
+    # The handler exit: the instruction after "call trap_dispatch" in isr_common.
+    ic = by_name['isr_common'][0]
+    ins = objdump(a.elf, ic, ic + 0x100)
+    exit_ip = None
+    for i, (ip, txt) in enumerate(ins):
+        if re.search(r'call\s+[0-9a-f]+ <trap_dispatch>', txt) and i + 1 < len(ins):
+            exit_ip = ins[i + 1][0]
+            break
+    if begin is None or end is None or exit_ip is None:
+        raise SystemExit('oracle: cannot find the calls to pt_trace_begin/pt_trace_end in '
+                         'pt_run_traced or to trap_dispatch in isr_common')
+    stubs = load + by_name['isr_stubs'][0]
+    plan = {
+        'load': load, 'compared': compared, 'images': images,
+        'begin': load + begin, 'end': load + end,
+        'isr_stubs': stubs, 'isr_exit': load + exit_ip,
+    }
+    with open(a.out, 'w') as f:
+        json.dump(plan, f, indent=1)
+    parts = [f'{lo:#x}+{hi - lo:#x}' for lo, hi, _n in compared]
+    parts.append(f'{stubs:#x}+0x1000')
+    parts.append(f'{load + exit_ip:#x}+0x1')
+    print(','.join(parts))
+
+
+# ------------------------------------------------------------------ QEMU side
+TRACE_RE = re.compile(r'Trace \d+: 0x[0-9a-f]+ \[([0-9a-f]+)/([0-9a-f]+)/([0-9a-f]+)/([0-9a-f]+)\]')
+# "0x1f65f817:  48 bd 02 00 00 00 00 00  movabsq ..." and, for the bytes past
+# eight, a continuation line "0x1f65f81f:  00 80" with no mnemonic.
+INSN_RE = re.compile(r'0x([0-9a-f]+):\s+((?:[0-9a-f]{2}(?: |$))+)\s*(.*)$')
+
+
+def parse_qemu_log(path):
+    """[(pc, flags, insns)] in execution order; insns = [(ip, asm)] of the TB."""
+    tbs, execs, problems = {}, [], []
+    block, pending = None, None
+    with open(path, errors='replace') as f:
+        for line in f:
+            if line.startswith('Trace '):
+                m = TRACE_RE.match(line)
+                if not m:
+                    problems.append(f'unparsed QEMU log line: {line.strip()}')
+                    continue
+                pc, flags, cflags = int(m.group(2), 16), int(m.group(3), 16), int(m.group(4), 16)
+                key = (pc, flags, cflags)
+                if pending is not None:
+                    if pending[0][0] == pc:
+                        tbs[key] = pending
+                    else:
+                        problems.append(f'translation of {pending[0][0]:#x} not followed by its '
+                                        f'execution (next TB {pc:#x})')
+                    pending = None
+                insns = tbs.get(key)
+                if insns is None:
+                    problems.append(f'TB {pc:#x} flags {flags:#x} executed without its translation '
+                                    'in the log')
+                    insns = [(pc, '?')]
+                    tbs[key] = insns
+                execs.append((pc, flags, insns))
+            elif line.startswith('IN:'):
+                block = []
+            elif block is not None:
+                m = INSN_RE.match(line.rstrip('\n'))
+                if m and m.group(3).strip():
+                    block.append((int(m.group(1), 16), m.group(3).strip()))
+                elif m and block:
+                    pass	# the rest of the previous instruction's bytes
+                elif not line.strip():
+                    if block:
+                        pending = block
+                    block = None
+    return execs, problems
+
+
+def qemu_sequence(plan, execs, step):
+    """The instructions the traced code retired, in the windows, handlers removed.
+
+    A TB that QEMU logged but did not run (an interrupt request seen at its
+    start: TB_EXIT_REQUESTED) shows up as the same TB logged again right after,
+    or, with the interrupt delivered, as a handler whose return lands back at
+    the TB's own first instruction with no #DB in between. A TB with TF set that
+    retired its instruction is always followed by the #DB it traps to.
+    """
+    stubs, isr_exit = plan['isr_stubs'], plan['isr_exit']
+    notes = {'not_started': 0, 'not_started_handler': 0, 'handler_insns_in_range': 0, 'no_tf': 0,
+             'partial': 0}
+    # 1. collapse "X X": the first did not start (nothing ran in between).
+    # Only a TB that branches to its own start could run twice in a row, and
+    # only without TF (with TF its #DB comes between): such a TB is kept.
+    ev = []
+    for i, e in enumerate(execs):
+        if i + 1 < len(execs) and execs[i + 1][0] == e[0] and execs[i + 1][1] == e[1]:
+            m = re.match(r'(j\w*|call\w*|loop\w*)\s+0x([0-9a-f]+)$', e[2][-1][1])
+            if e[1] & TF or not (m and int(m.group(2), 16) == e[0]):
+                handler = stubs <= e[0] < stubs + 0x1000 or e[0] == isr_exit
+                notes['not_started_handler' if handler else 'not_started'] += 1
+                continue
+        ev.append(e)
+    # 2. handler nesting: [kind, pc, flags, insns, vector]
+    seq, depth = [], 0
+    for pc, flags, insns in ev:
+        if stubs <= pc < stubs + 0x1000:
+            if depth == 0:
+                seq.append(('h', (pc - stubs) // 16))
+            depth += 1
+        elif pc == isr_exit:
+            depth = max(0, depth - 1)
+        elif depth:
+            notes['handler_insns_in_range'] += len(insns)
+        else:
+            seq.append(('t', pc, flags, insns))
+    # 3. what each depth-0 TB retired.
+    out, db_since = [], True
+    for i, s in enumerate(seq):
+        if s[0] == 'h':
+            continue
+        _k, pc, flags, insns = s
+        n = len(insns)
+        # the next depth-0 TB, and whether a #DB came in between
+        j, db = i + 1, False
+        while j < len(seq) and seq[j][0] == 'h':
+            db |= seq[j][1] == DB_VECTOR
+            j += 1
+        if j < len(seq) and not db and j > i + 1:
+            nxt = seq[j][1]
+            for k, (ip, _t) in enumerate(insns):
+                if ip == nxt:
+                    n = k
+                    break
+            if n == 0:
+                notes['not_started'] += 1
+            elif n < len(insns):
+                notes['partial'] += 1
+        for ip, txt in insns[:n]:
+            out.append((ip, flags, txt))
+    # 4. the windows
+    win, inside, windows = [], False, 0
+    for ip, flags, txt in out:
+        if not inside and ip == plan['begin']:
+            inside = True
+            windows += 1
+        if inside:
+            win.append((ip, txt))
+            if step == 'single' and not flags & TF:
+                notes['no_tf'] += 1
+            if ip == plan['end']:
+                inside = False
+    return win, windows, notes
+
+
+# ------------------------------------------------------------------ ptdecode side
+PT_INSN_RE = re.compile(r'(\? )?([0-9a-f]{16})  (\S+)\s+((?:[0-9a-f]{2} ?)+)\s*(.*)$')
+
+
+def parse_insn(path):
+    """[(ip, line_index)] of the decoded instructions, and all lines."""
+    lines = open(path, errors='replace').read().splitlines()
+    insns = []
+    for n, line in enumerate(lines):
+        m = PT_INSN_RE.match(line)
+        if m:
+            insns.append((int(m.group(2), 16), n))
+    return insns, lines
+
+
+PKT_RE = re.compile(r'([0-9a-f]{16})  (\S+)\s*(.*)$')
+FLOW = ('tnt.8', 'tnt.64', 'tip', 'tip.pge', 'tip.pgd', 'fup')
+
+
+def locate_packet(insn_lines, upto_line, packets):
+    """Index into packets of the packet the decoder was at for insn_lines[upto_line].
+
+    Replays the decode's demands on the packet stream: a TNT bit per conditional
+    branch (and per compressed return), a TIP per indirect branch and return
+    that was not compressed, TIP.PGE/PGD and FUP for the events.
+    """
+    pk = [p for p in packets if p[1] in FLOW]
+    pi, bits = 0, 0
+
+    def take(kinds):
+        nonlocal pi, bits
+        while pi < len(pk) and pk[pi][1] not in kinds:
+            pi += 1
+        if pi < len(pk):
+            pi += 1
+        bits = 0
+
+    def take_bit():
+        nonlocal pi, bits
+        if bits == 0:
+            while pi < len(pk) and not pk[pi][1].startswith('tnt'):
+                pi += 1
+            if pi >= len(pk):
+                return
+            bits = len(pk[pi][2].split()[0]) if pk[pi][2] else 0
+            pi += 1
+        bits -= 1
+
+    for line in insn_lines[:upto_line]:
+        m = PT_INSN_RE.match(line)
+        if m:
+            txt = m.group(5)
+            mn = txt.split(' ', 1)[0] if txt else ''
+            op = txt.split(' ', 1)[1] if ' ' in txt else ''
+            if mn in ('jmp', 'call'):
+                if not op.startswith('0x'):
+                    take(('tip',))
+            elif mn.startswith('j') or mn.startswith('loop') or mn == 'jrcxz':
+                take_bit()
+            elif mn.startswith('ret'):
+                if bits or (pi < len(pk) and pk[pi][1].startswith('tnt')):
+                    take_bit()
+                else:
+                    take(('tip',))
+            elif mn in ('iretq', 'syscall', 'sysret', 'int', 'int3'):
+                take(('tip',))
+        elif line.startswith('[enabled') or line.startswith('[resumed'):
+            take(('tip.pge',))
+        elif line.startswith('[disabled'):
+            take(('tip.pgd',))
+        elif line.startswith('[interrupt'):
+            take(('fup',))
+            take(('tip', 'tip.pgd'))
+    if pi >= len(pk):
+        return None
+    return packets.index(pk[pi])
+
+
+# ------------------------------------------------------------------ compare
+def cmd_compare(a):
+    plan = json.load(open(a.plan))
+    hdr, images = read_container(a.container)
+    _funcs, text = nm_symbols(a.elf)
+    sym = Symbolizer(text, plan['load'], [tuple(i) for i in plan['images']])
+    name = a.name
+
+    def fail(why, extra=()):
+        print(f'FAIL {name}: {why}')
+        for line in extra:
+            print(f'  {line}')
+        return 1
+
+    if hdr['load'] != plan['load']:
+        return fail(f'loaded at {hdr["load"]:#x}, not at {plan["load"]:#x} as in the discovery '
+                    'boot: QEMU logged the wrong range')
+    R = Ranges([(lo, hi) for lo, hi, _n in plan['compared']])
+    filt, stop = filter_ranges(hdr)
+    if stop:
+        return fail('the trace has TraceStop ranges: the oracle compares filters only')
+    RQ = R.intersect(filt) if filt else R
+
+    # ptdecode: the decoded instructions
+    insn_path = a.qemu_log + '.insn'
+    with open(insn_path, 'w') as out:
+        res = subprocess.run([a.ptdecode, '--elf', a.elf, '--insn', a.container], stdout=out,
+                             stderr=subprocess.PIPE, text=True)
+    if res.returncode not in (0, 1):
+        return fail(f'ptdecode exit status {res.returncode}', res.stderr.splitlines()[:10])
+    problems = [p for p in res.stderr.splitlines() if p.strip()]
+    pt_all, insn_lines = parse_insn(insn_path)
+    pt = [(ip, n) for ip, n in pt_all if ip in R]
+    outside = len(pt_all) - len(pt)
+
+    # QEMU: the executed instructions
+    execs, qproblems = parse_qemu_log(a.qemu_log)
+    win, windows, notes = qemu_sequence(plan, execs, a.step)
+    q = [(ip, t) for ip, t in win if ip in RQ]
+    # REP string instructions repeat per iteration under single-step in QEMU's
+    # log, and once in the decode: compare them once per execution.
+    reps = {ip for ip, t in q if re.match(r'rep', t)}
+    if reps:
+        q = [e for i, e in enumerate(q) if not (e[0] in reps and i and q[i - 1][0] == e[0])]
+        pt = [e for i, e in enumerate(pt) if not (e[0] in reps and i and pt[i - 1][0] == e[0])]
+
+    info = (f'{len(q)} QEMU / {len(pt)} decoded instructions in {windows} traced windows; '
+            f'{notes["not_started"]}+{notes["not_started_handler"]} logged-but-not-run TBs of '
+            f'traced code+handler entries dropped, {notes["partial"]} partly run, {outside} '
+            'decoded outside the compared range')
+    bad = []
+    if qproblems:
+        bad.append(f'QEMU log: {qproblems[0]} ({len(qproblems)} problems)')
+    if notes['no_tf']:
+        bad.append(f'{notes["no_tf"]} instructions in the window ran without TF under '
+                   'single-step: the log may miss chained TBs')
+    if notes['handler_insns_in_range']:
+        bad.append(f'{notes["handler_insns_in_range"]} instructions of the compared range ran in '
+                   'handlers')
+    if windows == 0 or not q:
+        bad.append('no traced window found in the QEMU log')
+    if problems:
+        bad.append(f'ptdecode reported {len(problems)} problems: {problems[0]}')
+
+    n = min(len(q), len(pt))
+    div = next((i for i in range(n) if q[i][0] != pt[i][0]), None)
+    if div is None and len(q) != len(pt):
+        div = n
+    if div is None and not bad:
+        print(f'PASS {name}: {len(q)} instructions compared ({info})')
+        return 0
+    extra = [info] + bad
+    if div is not None:
+        qa = f'{q[div][0]:#x} {sym(q[div][0])}' if div < len(q) else '(QEMU log ends)'
+        pa = f'{pt[div][0]:#x} {sym(pt[div][0])}' if div < len(pt) else '(decode ends)'
+        why = f'first divergence at instruction {div}: QEMU {qa}, decoded {pa}'
+        extra.append('around it (index: QEMU | decoded):')
+        for i in range(max(0, div - 6), min(max(len(q), len(pt)), div + 4)):
+            qs = f'{q[i][0]:#x} {sym(q[i][0]):<28} {q[i][1]}' if i < len(q) else '-'
+            ps = f'{pt[i][0]:#x} {sym(pt[i][0])}' if i < len(pt) else '-'
+            extra.append(f'{"=>" if i == div else "  "} {i:7d}: {qs:<70} | {ps}')
+        # the decode's lines and the packets at that point
+        line = pt[div][1] if div < len(pt) else (pt[-1][1] + 1 if pt else 0)
+        extra.append(f'ptdecode --insn lines {max(0, line - 8) + 1}..{line + 3}:')
+        extra += ['  ' + ln for ln in insn_lines[max(0, line - 8):line + 3]]
+        res = subprocess.run([a.ptdecode, '--elf', a.elf, '--packets', a.container],
+                             capture_output=True, text=True)
+        packets = []
+        for ln in res.stdout.splitlines():
+            m = PKT_RE.match(ln)
+            if m:
+                packets.append((int(m.group(1), 16), m.group(2), m.group(3), ln))
+        k = locate_packet(insn_lines, line, packets)
+        if k is not None:
+            extra.append(f'ptdecode --packets around stream offset {packets[k][0]:#x} (the packet '
+                         'the decoder was at, found by replaying its demands):')
+            for p in packets[max(0, k - 8):k + 6]:
+                extra.append(f'{"=>" if p is packets[k] else "  "} {p[3]}')
+        else:
+            extra.append('(the packet position could not be located: past the last flow packet)')
+    else:
+        why = bad[0]
+    return fail(why, extra)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    sub = ap.add_subparsers(dest='cmd', required=True)
+    p = sub.add_parser('plan')
+    p.add_argument('--elf', required=True)
+    p.add_argument('--container', required=True)
+    p.add_argument('--out', required=True)
+    c = sub.add_parser('compare')
+    for k in ('plan', 'elf', 'ptdecode', 'qemu-log', 'container', 'name'):
+        c.add_argument('--' + k, required=True)
+    c.add_argument('--step', choices=('single', 'branch'), default='single')
+    a = ap.parse_args()
+    sys.exit(cmd_plan(a) if a.cmd == 'plan' else cmd_compare(a))
+
+
+if __name__ == '__main__':
+    main()
