@@ -57,7 +57,7 @@ check_trace() {
 		local rip last
 		rip=$(sed -nE 's/.*RIP: [0-9a-f]+:0x[0-9a-f]+ ([^ ]+)$/\1/p' "$clean" | head -1)
 		last=$("$build/tools/ptdecode" --elf "$build/topaz.so" --insn "$tpz" 2>/dev/null |
-			sed -nE 's/^\[disabled at ([^]]+)\]$/\1/p' | tail -1)
+			sed -nE 's/^\[disabled at ([^]]+)\]$/\1/p' | tail -n 1)
 		[ -n "$rip" ] && [ "$rip" = "$last" ] ||
 			echo "the trace ends at '${last:-nothing}', the fault was at '${rip:-?}'; "
 		grep -q ' 0 problems' <<<"$stats" || echo "container problems; "
@@ -75,8 +75,8 @@ check_trace() {
 	[ "${pmis:-0}" -ge "${TRACE_MIN_PMIS:-2}" ] || echo "only ${pmis:-0} PMIs; "
 	case "$base" in
 	*ptwrite*)
-		"$build/tools/ptdecode" --elf "$build/topaz.so" --insn "$tpz" 2>/dev/null |
-			grep -q '^\[ptwrite: ' || echo "no PTWRITE in the decoded flow; " ;;
+		[ "$("$build/tools/ptdecode" --elf "$build/topaz.so" --insn "$tpz" 2>/dev/null |
+			grep -c '^\[ptwrite: ')" -gt 0 ] || echo "no PTWRITE in the decoded flow; " ;;
 	esac
 }
 

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# The fidelity oracle: run the traced workloads in QEMU with QEMU's own log of
+# executed code, decode topaz's trace with libipt (ptdecode), and compare the
+# two instruction sequences over the compared range; they must be identical.
+#   oracle.sh [-j N] [--only GLOB] [--keep] [--list]
+# One "PASS|FAIL oracle.NAME: ..." line per configuration (profile x RET
+# compression x filter x step mode); a failure shows the first divergence
+# (index, both addresses with symbols, the instructions and the packets
+# around it). The last line: "oracle: N passed, N failed, M instructions
+# compared in S s". Exit status 0 when all passed.
+#
+# How (tests/qemu/oracle.py does the analysis):
+# - A discovery boot (pt=on run=firmware) gives the load address (the trace
+#   header) and the firmware code pages the workloads run (its sideband): both
+#   are fixed for one image and firmware. Every later boot checks its header's
+#   load address against it.
+# - QEMU logs each translation block it runs whose start is in the -dfilter
+#   ranges (-d exec), and each block's instructions when it translates it
+#   (-d in_asm), so every executed instruction is known, whatever the block
+#   size. The ranges: the functions of kernel/workloads/*.c, pt_run_traced,
+#   the firmware pages; plus isr_stubs and the return path of isr_common, to
+#   see where interrupt and exception handlers (not traced) start and end.
+# - In single-step mode every traced instruction runs with TF set, a block of
+#   its own ended by the #DB, so no block is reached by chaining and -d exec
+#   sees them all (checked: an instruction run without TF in the window fails
+#   the run). Branch-step runs straight-line code without TF, so -d nochain.
+# - QEMU logs a block before it runs it; one that then sees an interrupt
+#   request at its start does not run, and is logged again when it does. Such
+#   a block is recognised from the log alone: it is logged twice in a row, or a
+#   handler other than #DB follows it and returns to its start (a block that
+#   ran with TF is always followed by its #DB).
+# - Only the window from the instruction after "call pt_trace_begin" to "call
+#   pt_trace_end" counts (every run=NAME is one window). With pt.filter the
+#   QEMU side keeps only the filter ranges of the trace header.
+set -uo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+build=${BUILD:-$here/build}
+jobs=2 only='*' keep=0 list=0
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-j) jobs=$2; shift 2 ;;
+	--only) only=$2; shift 2 ;;
+	--keep) keep=1; shift ;;
+	--list) list=1; shift ;;
+	*) echo "oracle.sh: unknown option '$1'" >&2; exit 2 ;;
+	esac
+done
+elf=$build/topaz.so tool=$build/tools/ptdecode py=$here/tests/qemu/oracle.py
+dir=$build/oracle
+t0=$(date +%s)
+
+# Each boot runs every workload, some twice (every run is traced on its own):
+# about 80K instructions in single-step mode.
+work="sort,recursion,dispatch,timer,firmware,sort,recursion,dispatch,sort"
+
+# The configurations: NAME|STEP|COMMAND-LINE EXTRAS. Filters use two ranges
+# (what the profiles that filter have); broadwell has no IP filtering.
+sym() {	# the address of the first function named $1 or $1.something
+	nm --defined-only "$elf" | awk -v n="$1" '$2 ~ /^[tT]$/ && ($3 == n || index($3, n ".") == 1) { print $3; exit }'
+}
+configs() {
+	local prof rc filt step name x f
+	for prof in broadwell skylake tigerlake arrowlake; do
+		for filt in nofilter filter; do
+			[ $prof = broadwell ] && [ $filt = filter ] && continue
+			for rc in retcomp noretcomp; do
+				for step in single branch; do
+					name=$prof-$rc-$filt-$step
+					x="pt.profile=$prof pt.step=$step"
+					[ $rc = noretcomp ] && x+=" pt.noretcomp pt.buf=16K pt.region=4K"
+					[ $step = branch ] && x+=" pt.tsc"
+					if [ $filt = filter ]; then
+						case $prof in
+						skylake) f="filter $(sym insertion_sort), filter op_rot" ;;
+						tigerlake) f="filter fib, filter work_timer" ;;
+						arrowlake) f="filter work_sort, filter $op_span" ;;
+						esac
+						x+=" pt.filter=\"$f\""
+					fi
+					echo "$name|$step|$x"
+				done
+			done
+		done
+	done
+}
+
+fail_setup() { echo "FAIL oracle.setup: $1"; echo "oracle: 0 passed, 1 failed, 0 instructions compared in $(( $(date +%s) - t0 )) s"; exit 1; }
+for f in "$elf" "$tool" "$build/topaz.efi"; do
+	[ -e "$f" ] || fail_setup "missing $f (make kernel tools)"
+done
+command -v python3 >/dev/null || fail_setup "python3 is needed (apt-get install python3)"
+
+rm -rf "$dir"; mkdir -p "$dir"
+# op_add..op_rot as one START/SIZE range (four functions and the padding between)
+op_span=placeholder
+if [ $list = 1 ]; then configs | cut -d'|' -f1,3; exit 0; fi
+
+# Discovery: the load address and the firmware pages.
+"$here/tests/qemu/boot.sh" --cmdline "pt=on run=firmware" --log "$dir/discovery.log" \
+	--debugcon "$dir/discovery.tpz" --timeout 180 >"$dir/discovery.out" 2>&1
+status=$?
+[ $status = 33 ] || fail_setup "the discovery boot (pt=on run=firmware) ended with status $status (log: $dir/discovery.log)"
+dfilter=$(python3 "$py" plan --elf "$elf" --container "$dir/discovery.tpz" --out "$dir/plan.json") ||
+	fail_setup "no plan from the discovery boot"
+op_span=$(python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))
+r = {n: (lo, hi) for lo, hi, n in p["compared"]}
+lo, hi = r["op_add"][0], r["op_rot"][1]
+print(f"{lo:#x}/{hi - lo:#x}")' "$dir/plan.json") || fail_setup "no op_add..op_rot in the plan"
+
+one() {
+	local name=$1 step=$2 extra=$3 res=$dir/$1.result d status
+	d="exec,in_asm"
+	[ "$step" = branch ] && d="exec,nochain,in_asm"
+	"$here/tests/qemu/boot.sh" --cmdline "pt=on run=$work loglevel=7 $extra" --log "$dir/$name.log" \
+		--debugcon "$dir/$name.tpz" --timeout 240 -- -d "$d" -dfilter "$dfilter" -D "$dir/$name.qlog" \
+		>"$dir/$name.out" 2>&1
+	status=$?
+	if [ $status != 33 ]; then
+		{ echo "FAIL oracle.$name: exit status $status, expected 33 (log: $dir/$name.log)"
+		  sed 's/\x1b\[[0-9;?=]*[a-zA-Z]//g; s/\r//g' "$dir/$name.log" | tail -8 | sed 's/^/  /'; } >"$res"
+		return
+	fi
+	python3 "$py" compare --plan "$dir/plan.json" --elf "$elf" --ptdecode "$tool" --step "$step" \
+		--qemu-log "$dir/$name.qlog" --container "$dir/$name.tpz" --name "oracle.$name" >"$res" 2>&1
+	if [ $? = 0 ] && [ $keep = 0 ]; then
+		rm -f "$dir/$name.qlog" "$dir/$name.qlog.insn"
+	elif ! grep -q '^\(PASS\|FAIL\) ' "$res"; then
+		sed -i '1i FAIL oracle.'"$name"': the comparison did not finish:' "$res"
+	fi
+}
+
+names=()
+running=0
+while IFS='|' read -r name step extra; do
+	# shellcheck disable=SC2053
+	[[ $name == $only ]] || continue
+	names+=("$name")
+	one "$name" "$step" "$extra" &
+	running=$((running + 1))
+	if [ $running -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
+done < <(configs)
+wait
+
+passed=0 failed=0 insns=0
+for name in "${names[@]}"; do
+	res=$dir/$name.result
+	[ -s "$res" ] || echo "FAIL oracle.$name: no result" >"$res"
+	cat "$res"
+	if grep -q '^PASS ' "$res"; then
+		passed=$((passed + 1))
+		n=$(sed -nE 's/^PASS [^:]*: ([0-9]+) instructions compared.*/\1/p' "$res")
+		insns=$((insns + ${n:-0}))
+	else
+		failed=$((failed + 1))
+	fi
+done
+echo "oracle: $passed passed, $failed failed, $insns instructions compared in $(( $(date +%s) - t0 )) s"
+[ $failed = 0 ] && [ $passed -gt 0 ]
