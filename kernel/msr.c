@@ -5,7 +5,8 @@
 #include <topaz/errno.h>
 #include <topaz/kernel.h>
 
-static const struct msr_interceptor *interceptor;
+const struct msr_interceptor *msr_interceptor;
+#define interceptor msr_interceptor
 
 void arch_set_interceptor(const struct msr_interceptor *ic)
 {
@@ -35,19 +36,19 @@ int wrmsr_safe(u32 msr, u64 val)
 	return arch_wrmsr_safe(msr, val);
 }
 
-u64 rdmsr(u32 msr)
+u64 __rdmsr_slow(u32 msr, uintptr_t caller)
 {
 	u64 v = 0;
 
 	if (rdmsr_safe(msr, &v))
-		arch_msr_fault(msr, false, 0, _RET_IP_);
+		arch_msr_fault(msr, false, 0, caller);
 	return v;
 }
 
-void wrmsr(u32 msr, u64 val)
+void __wrmsr_slow(u32 msr, u64 val, uintptr_t caller)
 {
 	if (wrmsr_safe(msr, val))
-		arch_msr_fault(msr, true, val, _RET_IP_);
+		arch_msr_fault(msr, true, val, caller);
 }
 
 void cpuid_count(u32 leaf, u32 subleaf, u32 *eax, u32 *ebx, u32 *ecx, u32 *edx)

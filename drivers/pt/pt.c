@@ -325,7 +325,7 @@ void pt_handle_status(struct pt *pt)
 {
 	struct perf_event *event = pt->event;
 	struct pt_buffer *buf = event->buf;
-	u64 status = rdmsr(MSR_IA32_RTIT_STATUS);
+	u64 status = rdmsr(MSR_IA32_RTIT_STATUS), orig = status;
 	bool advance = false;
 
 	if (status & RTIT_STATUS_ERROR) {
@@ -355,7 +355,8 @@ void pt_handle_status(struct pt *pt)
 	}
 	if (advance)
 		pt_buffer_advance(buf);
-	wrmsr(MSR_IA32_RTIT_STATUS, status);
+	if (status != orig)	/* only Error/Stopped need clearing */
+		wrmsr(MSR_IA32_RTIT_STATUS, status);
 }
 
 void pt_update_head(struct pt *pt)
@@ -580,7 +581,13 @@ void intel_pt_interrupt(void)
 		event->stopped = true;	/* no room: tracing stays off until drained */
 		return;
 	}
-	pt_buffer_reset_offsets(buf, event->handle.head);
+	/*
+	 * The trace unit's read-back position is where the new transaction
+	 * starts (the published head is exactly it), so Linux's
+	 * pt_buffer_reset_offsets() lookup is not needed here.
+	 */
+	buf->head = event->handle.head;
+	buf->data_size = 0;
 	if (pt_buffer_reset_markers(buf, &event->handle)) {
 		pt_aux_output_end(&event->handle, 0);
 		event->stopped = true;

@@ -211,10 +211,12 @@ u64 *pt_topa_entry_for_page(struct pt_buffer *buf, unsigned long pg)
 
 		if (off >= t->offset + t->size)
 			continue;
-		/* entries 0..z_count are uniform: an index by division */
-		span0 = te_bytes(*topa_entry(t, 0));
-		if (off - t->offset < (u64)(t->z_count + 1) * span0)
-			return topa_entry(t, (int)((off - t->offset) / span0));
+		/* entries 0..z_count are uniform: an index by a shift */
+		unsigned int shift = TOPA_SHIFT + te_size(*topa_entry(t, 0));
+
+		span0 = 1ull << shift;
+		if (((off - t->offset) >> shift) <= t->z_count)
+			return topa_entry(t, (int)((off - t->offset) >> shift));
 		pos = t->offset + (u64)(t->z_count + 1) * span0;
 		for (i = t->z_count + 1; (int)i < t->last; i++) {
 			pos += te_bytes(*topa_entry(t, (int)i));

@@ -9,10 +9,31 @@
 
 /* MSR access. The _safe forms return 0, or -EIO when the access faults
  * (#GP), as Linux's do. The plain forms take the #GP panic path on a fault. */
-u64 rdmsr(u32 msr);
-void wrmsr(u32 msr, u64 val);
 int rdmsr_safe(u32 msr, u64 *val);
 int wrmsr_safe(u32 msr, u64 val);
+u64 __rdmsr_slow(u32 msr, uintptr_t caller);
+void __wrmsr_slow(u32 msr, u64 val, uintptr_t caller);
+int arch_rdmsr_safe(u32 msr, u64 *val);
+int arch_wrmsr_safe(u32 msr, u64 val);
+struct msr_interceptor;
+extern const struct msr_interceptor *msr_interceptor;
+
+/* The plain forms inline the common case: no interceptor, no fault. */
+static inline u64 rdmsr(u32 msr)
+{
+	u64 v;
+
+	if (likely(!msr_interceptor) && likely(!arch_rdmsr_safe(msr, &v)))
+		return v;
+	return __rdmsr_slow(msr, _THIS_IP_);
+}
+
+static inline void wrmsr(u32 msr, u64 val)
+{
+	if (likely(!msr_interceptor) && likely(!arch_wrmsr_safe(msr, val)))
+		return;
+	__wrmsr_slow(msr, val, _THIS_IP_);
+}
 
 struct cpuid_regs {
 	u32 eax, ebx, ecx, edx;
@@ -39,9 +60,7 @@ struct msr_interceptor {
 void arch_set_interceptor(const struct msr_interceptor *ic);
 const struct msr_interceptor *arch_get_interceptor(void);
 
-/* The raw accessors under the interception layer. */
-int arch_rdmsr_safe(u32 msr, u64 *val);
-int arch_wrmsr_safe(u32 msr, u64 val);
+/* The raw accessors under the interception layer (declared above). */
 void arch_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r);
 /* Deliver a #GP for a refused plain MSR access (the kernel faults for real). */
 __noreturn void arch_msr_fault(u32 msr, bool write, u64 val, uintptr_t caller);
