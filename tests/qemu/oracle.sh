@@ -2,9 +2,12 @@
 # The fidelity oracle: run the traced workloads in QEMU with QEMU's own log of
 # executed code, decode topaz's trace with libipt (ptdecode), and compare the
 # two instruction sequences over the compared range; they must be identical.
-#   oracle.sh [-j N] [--only GLOB] [--keep] [--list]
-# One "PASS|FAIL oracle.NAME: ..." line per configuration (profile x RET
-# compression x filter x step mode); a failure shows the first divergence
+#   oracle.sh [-j N] [--only GLOB] [--full] [--keep] [--list]
+# One "PASS|FAIL oracle.NAME: ..." line per configuration: every profile x RET
+# compression on/off x filter on/off (broadwell has no IP filtering) in
+# single-step mode, and in branch-step mode the broadwell ones and, for the
+# other profiles, retcomp-nofilter and noretcomp-filter (--full: all of them);
+# --keep keeps the QEMU logs of passing runs. A failure shows the first divergence
 # (index, both addresses with symbols, the instructions and the packets
 # around it). The last line: "oracle: N passed, N failed, M instructions
 # compared in S s". Exit status 0 when all passed.
@@ -35,9 +38,10 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$here/build}
-jobs=2 only='*' keep=0 list=0
+jobs=2 only='*' keep=0 list=0 full=0
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--full) full=1; shift ;;
 	-j) jobs=$2; shift 2 ;;
 	--only) only=$2; shift 2 ;;
 	--keep) keep=1; shift ;;
@@ -59,28 +63,34 @@ sym() {	# the address of the first function named $1 or $1.something
 	nm --defined-only "$elf" | awk -v n="$1" '$2 ~ /^[tT]$/ && ($3 == n || index($3, n ".") == 1) { print $3; exit }'
 }
 configs() {
-	local prof rc filt step name x f
+	local step prof filt rc name x f
+	for step in single branch; do
 	for prof in broadwell skylake tigerlake arrowlake; do
-		for filt in nofilter filter; do
-			[ $prof = broadwell ] && [ $filt = filter ] && continue
-			for rc in retcomp noretcomp; do
-				for step in single branch; do
-					name=$prof-$rc-$filt-$step
-					x="pt.profile=$prof pt.step=$step"
-					[ $rc = noretcomp ] && x+=" pt.noretcomp pt.buf=16K pt.region=4K"
-					[ $step = branch ] && x+=" pt.tsc"
-					if [ $filt = filter ]; then
-						case $prof in
-						skylake) f="filter $(sym insertion_sort), filter op_rot" ;;
-						tigerlake) f="filter fib, filter work_timer" ;;
-						arrowlake) f="filter work_sort, filter $op_span" ;;
-						esac
-						x+=" pt.filter=\"$f\""
-					fi
-					echo "$name|$step|$x"
-				done
-			done
-		done
+	for filt in nofilter filter; do
+	for rc in retcomp noretcomp; do
+		[ $prof = broadwell ] && [ $filt = filter ] && continue
+		# branch-step (slower: it needs -d nochain) on a diagonal, unless --full
+		if [ $step = branch ] && [ $full = 0 ] && [ $prof != broadwell ] &&
+		   [ $rc-$filt != retcomp-nofilter ] && [ $rc-$filt != noretcomp-filter ]; then
+			continue
+		fi
+		name=$prof-$rc-$filt-$step
+		x="pt.profile=$prof pt.step=$step"
+		# without RET compression: a small ToPA buffer, so PMIs come in traced code
+		[ $rc = noretcomp ] && x+=" pt.noretcomp pt.buf=16K pt.region=4K"
+		[ $step = branch ] && x+=" pt.tsc"
+		if [ $filt = filter ]; then
+			case $prof in
+			skylake) f="filter $(sym insertion_sort), filter op_rot" ;;
+			tigerlake) f="filter fib, filter $(sym insertion_sort)" ;;
+			arrowlake) f="filter work_sort, filter $op_span" ;;
+			esac
+			x+=" pt.filter=\"$f\""
+		fi
+		echo "$name|$step|$x"
+	done
+	done
+	done
 	done
 }
 
