@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Run the host tests and the QEMU smoke tests; end with "N passed, N failed".
-#   run-all.sh [--host-only | --qemu-only] [-j N]
+#   run-all.sh [--host-only | --qemu-only] [--no-oracle] [-j N]
+# The QEMU part ends with the fidelity oracle (tests/qemu/oracle.sh): each of
+# its configurations counts as one test.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$here/build}
-mode=all jobs=2
+mode=all jobs=2 oracle=1
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--no-oracle) oracle=0; shift ;;
 	--host-only) mode=host; shift ;;
 	--qemu-only) mode=qemu; shift ;;
 	-j) jobs=$2; shift 2 ;;
@@ -144,7 +147,20 @@ run_qemu() {
 	done
 }
 
+# The fidelity oracle: QEMU's log of executed instructions against the decoded trace.
+run_oracle() {
+	local line
+	while IFS= read -r line; do
+		case "$line" in
+		PASS\ *) pass "${line#PASS }" ;;
+		FAIL\ *) fail "${line#FAIL }" ;;
+		*) echo "  $line" ;;
+		esac
+	done < <("$here/tests/qemu/oracle.sh" -j "$jobs")
+}
+
 [ $mode != qemu ] && run_host
 [ $mode != host ] && run_qemu
+[ $mode != host ] && [ $oracle = 1 ] && run_oracle
 echo "$passed passed, $failed failed"
 [ $failed = 0 ]

@@ -161,8 +161,10 @@ static u64 next_branch(u64 ip)
 			return 0;
 		if (in.cofi != X86_COFI_NONE || in.cls == X86_INSN_PTWRITE)
 			return ip;	/* PTWRITE: its operand is read as it retires */
-		/* string instructions repeat in place; let single-step count them */
-		if (in.prefixes & (X86_PFX_REP | X86_PFX_REPNE))
+		/* REP string instructions repeat in place; let single-step count them */
+		if ((in.prefixes & (X86_PFX_REP | X86_PFX_REPNE)) && in.map == X86_MAP_LEGACY &&
+		    ((in.opcode >= 0xa4 && in.opcode <= 0xa7) || (in.opcode >= 0xaa && in.opcode <= 0xaf) ||
+		     (in.opcode >= 0x6c && in.opcode <= 0x6f)))
 			return 0;
 		ip += in.length;
 	}

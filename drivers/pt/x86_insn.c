@@ -1046,6 +1046,8 @@ static int decode(struct dec *d, struct x86_insn *out)
 		case 0x64: out->prefixes |= X86_PFX_FS; out->seg = b; break;
 		case 0x65: out->prefixes |= X86_PFX_GS; out->seg = b; break;
 		case 0x40 ... 0x4f:
+			if (d->rex)	/* only the REX next to the opcode counts */
+				out->flags |= X86_INSN_F_REX_IGNORED;
 			d->rex = b;
 			continue;
 		default:

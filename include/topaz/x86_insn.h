@@ -99,7 +99,7 @@ enum x86_insn_map {
 #define X86_INSN_F_MEM		BIT(2)	/* ModRM addresses memory (mod != 3) */
 #define X86_INSN_F_RIPREL	BIT(3)	/* RIP-relative (EIP-relative with 67) */
 #define X86_INSN_F_REL		BIT(4)	/* direct relative branch: rel, rel_size */
-#define X86_INSN_F_REX_IGNORED	BIT(5)	/* a REX byte was followed by a legacy prefix */
+#define X86_INSN_F_REX_IGNORED	BIT(5)	/* a REX byte not next to the opcode (ignored) */
 
 /*
  * Decode flags. The default follows Intel processors, the ones with PT: in

@@ -14,6 +14,8 @@ from topaz's trace container: they must be identical.
       prints "PASS NAME: N instructions compared" or "FAIL NAME: why" and,
       on a divergence, the index, both addresses, the instructions and the
       packets around it; exit status 0 for PASS, 1 for FAIL.
+  oracle.py corrupt --ptdecode TOOL --container TRACE.tpz --out BAD.tpz
+      flips one TNT bit (CRCs fixed): the self-test shows compare catches it
 
 What is compared (see tests/qemu/oracle.sh for the why):
   * the compared range R: every function of kernel/workloads/*.c, pt_run_traced,
@@ -35,6 +37,7 @@ import re
 import struct
 import subprocess
 import sys
+import zlib
 
 TF = 0x100		# QEMU's HF_TF_MASK in the TB flags: the TB ran with RFLAGS.TF
 DB_VECTOR = 1
@@ -342,7 +345,7 @@ FLOW = ('tnt.8', 'tnt.64', 'tip', 'tip.pge', 'tip.pgd', 'fup')
 
 
 def locate_packet(insn_lines, upto_line, packets):
-    """Index into packets of the packet the decoder was at for insn_lines[upto_line].
+    """Index into packets of the last flow packet the decode used before insn_lines[upto_line].
 
     Replays the decode's demands on the packet stream: a TNT bit per conditional
     branch (and per compressed return), a TIP per indirect branch and return
@@ -395,9 +398,36 @@ def locate_packet(insn_lines, upto_line, packets):
         elif line.startswith('[interrupt'):
             take(('fup',))
             take(('tip', 'tip.pgd'))
-    if pi >= len(pk):
+    if pi == 0 or pi > len(pk):
         return None
-    return packets.index(pk[pi])
+    return packets.index(pk[pi - 1])
+
+
+# ------------------------------------------------------------------ self-test
+def cmd_corrupt(a):
+    """Flip one TNT bit halfway through the trace (CRCs fixed): a wrong trace."""
+    data = bytearray(open(a.container, 'rb').read())
+    res = subprocess.run([a.ptdecode, '--packets', a.container], capture_output=True, text=True)
+    tnts = [int(m.group(1), 16) for m in map(PKT_RE.match, res.stdout.splitlines())
+            if m and m.group(2) == 'tnt.8' and len(m.group(3).split()[0]) >= 2]
+    if not tnts:
+        raise SystemExit('oracle: no TNT packet with two bits to flip')
+    target = tnts[len(tnts) // 2]
+    off = 0
+    while off + 24 <= len(data):
+        _m, typ, body, size, _seq, _b, _h = struct.unpack_from('<IHHIIII', data, off)
+        if typ == 2:
+            _cpu, _fl, soff, _lost, _tsc, n = struct.unpack_from('<IIQQQI', data, off + 24)
+            if soff <= target < soff + n:
+                pos = off + 24 + body + target - soff
+                data[pos] ^= 0x02	# bit 1: the last branch of the packet
+                struct.pack_into('<I', data, off + 16, zlib.crc32(data[off + 24:off + size]))
+                struct.pack_into('<I', data, off + 20, zlib.crc32(data[off:off + 20]))
+                open(a.out, 'wb').write(data)
+                print(f'flipped the last TNT bit of the tnt.8 packet at stream offset {target:#x}')
+                return 0
+        off += size
+    raise SystemExit(f'oracle: stream offset {target:#x} is in no trace record')
 
 
 # ------------------------------------------------------------------ compare
@@ -461,6 +491,8 @@ def cmd_compare(a):
                    'handlers')
     if windows == 0 or not q:
         bad.append('no traced window found in the QEMU log')
+    elif a.windows is not None and windows != a.windows:
+        bad.append(f'{windows} traced windows in the QEMU log, {a.windows} runs asked')
     if problems:
         bad.append(f'ptdecode reported {len(problems)} problems: {problems[0]}')
 
@@ -469,7 +501,8 @@ def cmd_compare(a):
     if div is None and len(q) != len(pt):
         div = n
     if div is None and not bad:
-        print(f'PASS {name}: {len(q)} instructions compared ({info})')
+        print(f'PASS {name}: {len(q)} instructions compared ({windows} windows, '
+              f'{notes["not_started"]} logged-but-not-run TBs left out)')
         return 0
     extra = [info] + bad
     if div is not None:
@@ -494,8 +527,9 @@ def cmd_compare(a):
                 packets.append((int(m.group(1), 16), m.group(2), m.group(3), ln))
         k = locate_packet(insn_lines, line, packets)
         if k is not None:
-            extra.append(f'ptdecode --packets around stream offset {packets[k][0]:#x} (the packet '
-                         'the decoder was at, found by replaying its demands):')
+            extra.append(f'ptdecode --packets around stream offset {packets[k][0]:#x}, the last '
+                         'flow packet the decode used before the divergence (found by replaying '
+                         'its TNT/TIP demands):')
             for p in packets[max(0, k - 8):k + 6]:
                 extra.append(f'{"=>" if p is packets[k] else "  "} {p[3]}')
         else:
@@ -516,8 +550,12 @@ def main():
     for k in ('plan', 'elf', 'ptdecode', 'qemu-log', 'container', 'name'):
         c.add_argument('--' + k, required=True)
     c.add_argument('--step', choices=('single', 'branch'), default='single')
+    c.add_argument('--windows', type=int, help='the traced windows (run=) expected')
+    k = sub.add_parser('corrupt')
+    for x in ('ptdecode', 'container', 'out'):
+        k.add_argument('--' + x, required=True)
     a = ap.parse_args()
-    sys.exit(cmd_plan(a) if a.cmd == 'plan' else cmd_compare(a))
+    sys.exit({'plan': cmd_plan, 'compare': cmd_compare, 'corrupt': cmd_corrupt}[a.cmd](a))
 
 
 if __name__ == '__main__':

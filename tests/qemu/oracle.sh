@@ -56,6 +56,10 @@ t0=$(date +%s)
 # Each boot runs every workload, some twice (every run is traced on its own):
 # about 80K instructions in single-step mode.
 work="sort,recursion,dispatch,timer,firmware,sort,recursion,dispatch,sort"
+nwork=$(tr ',' '\n' <<<"$work" | wc -l)
+# The self-test decodes this configuration's trace with one TNT bit flipped:
+# the comparison must fail.
+selftest=skylake-retcomp-nofilter-single
 
 # The configurations: NAME|STEP|COMMAND-LINE EXTRAS. Filters use two ranges
 # (what the profiles that filter have); broadwell has no IP filtering.
@@ -133,8 +137,9 @@ one() {
 		return
 	fi
 	python3 "$py" compare --plan "$dir/plan.json" --elf "$elf" --ptdecode "$tool" --step "$step" \
-		--qemu-log "$dir/$name.qlog" --container "$dir/$name.tpz" --name "oracle.$name" >"$res" 2>&1
-	if [ $? = 0 ] && [ $keep = 0 ]; then
+		--qemu-log "$dir/$name.qlog" --container "$dir/$name.tpz" --name "oracle.$name" \
+		--windows "$nwork" >"$res" 2>&1
+	if [ $? = 0 ] && [ $keep = 0 ] && [ "$name" != "$selftest" ]; then
 		rm -f "$dir/$name.qlog" "$dir/$name.qlog.insn"
 	elif ! grep -q '^\(PASS\|FAIL\) ' "$res"; then
 		sed -i '1i FAIL oracle.'"$name"': the comparison did not finish:' "$res"
@@ -152,6 +157,26 @@ while IFS='|' read -r name step extra; do
 	if [ $running -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
 done < <(configs)
 wait
+
+# The self-test: a trace with one branch outcome wrong must not pass.
+if [ -n "$(printf '%s\n' "${names[@]}" | grep -x "$selftest")" ] && grep -q '^PASS ' "$dir/$selftest.result"; then
+	names+=(selftest)
+	{
+		why=$(python3 "$py" corrupt --ptdecode "$tool" --container "$dir/$selftest.tpz" --out "$dir/selftest.tpz" 2>&1)
+		python3 "$py" compare --plan "$dir/plan.json" --elf "$elf" --ptdecode "$tool" --step single \
+			--qemu-log "$dir/$selftest.qlog" --container "$dir/selftest.tpz" --name x \
+			--windows "$nwork" >"$dir/selftest.compare" 2>&1
+		status=$?
+		div=$(sed -n 's/^FAIL x: \(first divergence at instruction [0-9]*\):.*/\1/p' "$dir/selftest.compare")
+		if [ $status = 1 ] && [ -n "$div" ]; then
+			echo "PASS oracle.selftest: $selftest with a TNT bit flipped ($why) fails: $div"
+		else
+			echo "FAIL oracle.selftest: $selftest with a TNT bit flipped ($why) was not caught (status $status)"
+			sed 's/^/  /' "$dir/selftest.compare" | head -20
+		fi
+	} >"$dir/selftest.result"
+	[ $keep = 1 ] || rm -f "$dir/$selftest.qlog" "$dir/$selftest.qlog.insn"
+fi
 
 passed=0 failed=0 insns=0
 for name in "${names[@]}"; do
