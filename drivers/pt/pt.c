@@ -206,6 +206,7 @@ void *pt_buffer_setup_aux(struct perf_event *event, void **pages, unsigned long 
 	buf->data_pages = pages;
 	buf->chunk_order = event->aux->chunk_order;
 	buf->stop_pos = buf->intr_pos = -1;
+	buf->multi = intel_pt_validate_hw_cap(PT_CAP_topa_multiple_entries) != 0;
 	/* single-range output: snapshot buffers that are one block (pt_buffer_try_single) */
 	if (snapshot && intel_pt_validate_hw_cap(PT_CAP_single_range_output) &&
 	    (1ul << buf->chunk_order[0]) == nr_pages) {
@@ -243,7 +244,7 @@ int pt_buffer_reset_markers(struct pt_buffer *buf, struct pt_aux_handle *handle)
 		pt_aux_output_flag(handle, PERF_AUX_FLAG_TRUNCATED);
 		return -EINVAL;
 	}
-	if (!intel_pt_validate_hw_cap(PT_CAP_topa_multiple_entries))
+	if (!buf->multi)
 		return 0;
 	if (buf->stop_te)
 		*buf->stop_te &= ~(TOPA_STOP | TOPA_INT);
@@ -338,15 +339,14 @@ void pt_handle_status(struct pt *pt)
 		status &= ~RTIT_STATUS_STOPPED;
 		/* A full STOP region: the trace unit dropped data. A TraceStop
 		 * range with room left is not a loss. */
-		if (!buf->single && (!intel_pt_validate_hw_cap(PT_CAP_topa_multiple_entries) ||
-				     buf->output_off == pt_buffer_region_size(buf))) {
+		if (!buf->single && (!buf->multi || buf->output_off == pt_buffer_region_size(buf))) {
 			pt_aux_output_flag(&event->handle, PERF_AUX_FLAG_TRUNCATED);
 			pt->truncations++;
 			advance = true;
 		}
 	}
-	if (!intel_pt_validate_hw_cap(PT_CAP_topa_multiple_entries) && !buf->snapshot &&
-	    !buf->single && pt_buffer_region_size(buf) - buf->output_off <= TOPA_PMI_MARGIN) {
+	if (!buf->multi && !buf->snapshot && !buf->single &&
+	    pt_buffer_region_size(buf) - buf->output_off <= TOPA_PMI_MARGIN) {
 		/* An early PMI on single-entry ToPA: pad the rest, move on. */
 		memset((u8 *)pt_buffer_region(buf) + buf->output_off, 0,
 		       pt_buffer_region_size(buf) - buf->output_off);

@@ -167,6 +167,8 @@ static u64 topa_region_offset(struct topa *t, unsigned int idx)
 /** pt_topa_region_offset_of() - buffer offset of the current region */
 u64 pt_topa_region_offset_of(struct pt_buffer *buf)
 {
+	if (buf->region_shift)
+		return buf->cur->offset + ((u64)buf->cur_idx << buf->region_shift);
 	return topa_region_offset(buf->cur, buf->cur_idx);
 }
 
@@ -205,6 +207,8 @@ u64 *pt_topa_entry_for_page(struct pt_buffer *buf, unsigned long pg)
 		pr_warn("page %lu outside the %lu-page buffer\n", pg, buf->nr_pages);
 		return NULL;
 	}
+	if (buf->region_shift)
+		return buf->region_te[off >> buf->region_shift];
 	list_for_each_entry(t, &buf->tables, list) {
 		u64 pos, span0;
 		unsigned int i;
@@ -232,6 +236,14 @@ u64 *pt_topa_entry_for_page(struct pt_buffer *buf, unsigned long pg)
 u64 *pt_topa_prev_entry(struct pt_buffer *buf, u64 *te)
 {
 	struct topa *t = topa_of_entry(te);
+
+	if (buf->region_shift) {
+		/* region index from the table's offset and the entry's slot */
+		unsigned long i = (unsigned long)(t->offset >> buf->region_shift) +
+				  (unsigned long)(te - topa_entry(t, 0));
+
+		return buf->region_te[(i - 1) & (buf->nr_regions - 1)];
+	}
 
 	if (te != topa_entry(t, 0))
 		return te - 1;
@@ -262,12 +274,41 @@ void pt_buffer_reset_offsets(struct pt_buffer *buf, u64 head)
 	buf->data_size = 0;
 }
 
+/* Build buf->region_te when all regions have one size and there are 2^n. */
+static void index_regions(struct pt_buffer *buf)
+{
+	unsigned long n = 0, i = 0;
+	unsigned int size = te_size(*topa_entry(buf->first, 0));
+	struct topa *t;
+
+	list_for_each_entry(t, &buf->tables, list) {
+		for (int k = 0; k < t->last; k++)
+			if (te_size(*topa_entry(t, k)) != size)
+				return;
+		n += (unsigned long)t->last;
+	}
+	if (n & (n - 1))
+		return;
+	buf->region_te = (u64 **)__get_free_pages(GFP_KERNEL | __GFP_NOWARN, get_order(n * sizeof(u64 *)));
+	if (!buf->region_te)
+		return;	/* the table walk still works */
+	list_for_each_entry(t, &buf->tables, list)
+		for (int k = 0; k < t->last; k++)
+			buf->region_te[i++] = topa_entry(t, k);
+	buf->nr_regions = n;
+	buf->region_shift = TOPA_SHIFT + size;
+}
+
 void pt_buffer_fini_topa(struct pt_buffer *buf)
 {
 	struct topa *t, *n;
 
 	if (buf->single)
 		return;
+	if (buf->region_te)
+		free_pages((uintptr_t)buf->region_te, get_order(buf->nr_regions * sizeof(u64 *)));
+	buf->region_te = NULL;
+	buf->region_shift = 0;
 	list_for_each_entry_safe(t, n, &buf->tables, list)
 		topa_free(t);
 	INIT_LIST_HEAD(&buf->tables);
@@ -292,5 +333,6 @@ int pt_buffer_init_topa(struct pt_buffer *buf, int cpu, unsigned long nr_pages, 
 	}
 	if (multi())
 		*topa_entry(buf->last, -1) = TOPA_ENTRY(pt_topa_phys(buf->first), 0, TOPA_END);
+	index_regions(buf);
 	return 0;
 }

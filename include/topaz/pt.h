@@ -90,12 +90,22 @@ struct pt_buffer {
 	u64 data_size;
 	u64 head;
 	bool snapshot, single, wrapped;
+	bool multi;		/* CPUID.14H.0:ECX[1], cached for the PMI path */
 	long stop_pos, intr_pos;
 	u64 *stop_te, *intr_te;
 	void **data_pages;
 	s8 *chunk_order;
 	int cpu;
 	bool truncated;		/* the current transaction lost data */
+	/*
+	 * O(1) page -> entry when every region has one size (the usual case:
+	 * one buddy order throughout): @region_te[i] is the entry of region i
+	 * in ring order, @region_shift log2 of the region size (0: not uniform,
+	 * the table walk is used).
+	 */
+	u64 **region_te;
+	unsigned long nr_regions;
+	unsigned int region_shift;
 };
 
 struct topa *topa_alloc(int cpu, gfp_t gfp);

@@ -7,7 +7,7 @@ QEMU logs every translation block it executes in the compared code
 sequence from that log and compares it with what ptdecode (libipt) decodes
 from topaz's trace container: they must be identical.
 
-  oracle.py plan --elf topaz.so --container DISCOVERY.tpz --out PLAN.json
+  oracle.py plan --elf topaz.so --container DISCOVERY.tpz --out PLAN.json [--ptdecode TOOL]
       prints the -dfilter argument and writes the plan (load address, ranges)
   oracle.py compare --plan PLAN.json --elf topaz.so --ptdecode TOOL
                     --qemu-log QEMU.log --container TRACE.tpz --name NAME --step single|branch
@@ -19,7 +19,8 @@ from topaz's trace container: they must be identical.
 
 What is compared (see tests/qemu/oracle.sh for the why):
   * the compared range R: every function of kernel/workloads/*.c, pt_run_traced,
-    and the firmware code pages the discovery boot's trace carried as sideband;
+    every other function the discovery boot's trace went through, and the
+    firmware code pages that trace carried as sideband;
     with pt.filter, R is cut down to the filter ranges the trace header records
     (IA32_RTIT_ADDRn_A/B with ADDRn_CFG=1) on the QEMU side only, so a decoded
     instruction outside the filter is a divergence;
@@ -163,6 +164,26 @@ def cmd_plan(a):
             compared.append((load + addr, load + addr + size, name))
     for v, s, n in images:
         compared.append((v, v + s, f'[{n}]'))
+    # and every other function the discovery trace went through (kernel code
+    # the workloads call: handlers may run it too, their part is left out)
+    if a.ptdecode:
+        res = subprocess.run([a.ptdecode, '--elf', a.elf, '--insn', '--no-disasm', a.container],
+                             capture_output=True, text=True)
+        seen = {lo for lo, _hi, _n in compared}
+        starts = [load + addr for addr, _s, _n, _f in funcs]
+        order = sorted(range(len(funcs)), key=lambda i: starts[i])
+        starts = [starts[i] for i in order]
+        for m in map(PT_INSN_RE.match, res.stdout.splitlines()):
+            if not m:
+                continue
+            ip = int(m.group(2), 16)
+            i = bisect.bisect_right(starts, ip) - 1
+            if i < 0:
+                continue
+            addr, size, name, _src = funcs[order[i]]
+            if load + addr <= ip < load + addr + size and load + addr not in seen:
+                seen.add(load + addr)
+                compared.append((load + addr, load + addr + size, name))
     for need in ('pt_run_traced', 'isr_stubs', 'isr_common', 'pt_trace_begin', 'pt_trace_end'):
         if need not in by_name:
             raise SystemExit(f'oracle: {a.elf}: no symbol {need}')
@@ -486,15 +507,16 @@ def cmd_compare(a):
     if notes['no_tf']:
         bad.append(f'{notes["no_tf"]} instructions in the window ran without TF under '
                    'single-step: the log may miss chained TBs')
-    if notes['handler_insns_in_range']:
-        bad.append(f'{notes["handler_insns_in_range"]} instructions of the compared range ran in '
-                   'handlers')
     if windows == 0 or not q:
         bad.append('no traced window found in the QEMU log')
     elif a.windows is not None and windows != a.windows:
         bad.append(f'{windows} traced windows in the QEMU log, {a.windows} runs asked')
     if problems:
         bad.append(f'ptdecode reported {len(problems)} problems: {problems[0]}')
+    if outside:
+        first = next(ip for ip, _n in pt_all if ip not in R)
+        bad.append(f'{outside} decoded instructions outside the compared range, not checked '
+                   f'(the first: {first:#x} {sym(first)}; the discovery boot did not run it)')
 
     n = min(len(q), len(pt))
     div = next((i for i in range(n) if q[i][0] != pt[i][0]), None)
@@ -546,6 +568,7 @@ def main():
     p.add_argument('--elf', required=True)
     p.add_argument('--container', required=True)
     p.add_argument('--out', required=True)
+    p.add_argument('--ptdecode', help='add the functions the container\'s trace went through')
     c = sub.add_parser('compare')
     for k in ('plan', 'elf', 'ptdecode', 'qemu-log', 'container', 'name'):
         c.add_argument('--' + k, required=True)

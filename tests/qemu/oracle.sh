@@ -13,16 +13,18 @@
 # compared in S s". Exit status 0 when all passed.
 #
 # How (tests/qemu/oracle.py does the analysis):
-# - A discovery boot (pt=on run=firmware) gives the load address (the trace
-#   header) and the firmware code pages the workloads run (its sideband): both
-#   are fixed for one image and firmware. Every later boot checks its header's
-#   load address against it.
+# - A discovery boot (pt=on, the same workloads, no QEMU log) gives the load
+#   address (the trace header), the kernel functions the workloads go through
+#   and the firmware code pages they run (its sideband): all fixed for one
+#   image and firmware. Every later boot checks its load address against it,
+#   and a decoded instruction outside these ranges fails the run.
 # - QEMU logs each translation block it runs whose start is in the -dfilter
 #   ranges (-d exec), and each block's instructions when it translates it
 #   (-d in_asm), so every executed instruction is known, whatever the block
 #   size. The ranges: the functions of kernel/workloads/*.c, pt_run_traced,
-#   the firmware pages; plus isr_stubs and the return path of isr_common, to
-#   see where interrupt and exception handlers (not traced) start and end.
+#   the other functions and firmware pages found above; plus isr_stubs and the
+#   return path of isr_common, to see where interrupt and exception handlers
+#   (not traced) start and end: what runs inside them is left out.
 # - In single-step mode every traced instruction runs with TF set, a block of
 #   its own ended by the #DB, so no block is reached by chaining and -d exec
 #   sees them all (checked: an instruction run without TF in the window fails
@@ -55,7 +57,7 @@ t0=$(date +%s)
 
 # Each boot runs every workload, some twice (every run is traced on its own):
 # about 80K instructions in single-step mode.
-work="sort,recursion,dispatch,timer,firmware,sort,recursion,dispatch,sort"
+work="sort,recursion,dispatch,timer,firmware,slab,sort,recursion,dispatch,sort"
 nwork=$(tr ',' '\n' <<<"$work" | wc -l)
 # The self-test decodes this configuration's trace with one TNT bit flipped:
 # the comparison must fail.
@@ -63,7 +65,7 @@ selftest=skylake-retcomp-nofilter-single
 
 # The configurations: NAME|STEP|COMMAND-LINE EXTRAS. Filters use two ranges
 # (what the profiles that filter have); broadwell has no IP filtering.
-sym() {	# the address of the first function named $1 or $1.something
+sym() {	# the first function named $1 or $1.something (a compiler suffix)
 	nm --defined-only "$elf" | awk -v n="$1" '$2 ~ /^[tT]$/ && ($3 == n || index($3, n ".") == 1) { print $3; exit }'
 }
 configs() {
@@ -104,18 +106,19 @@ for f in "$elf" "$tool" "$build/topaz.efi"; do
 done
 command -v python3 >/dev/null || fail_setup "python3 is needed (apt-get install python3)"
 
-rm -rf "$dir"; mkdir -p "$dir"
 # op_add..op_rot as one START/SIZE range (four functions and the padding between)
-op_span=placeholder
+op_span='<op_add..op_rot>'
 if [ $list = 1 ]; then configs | cut -d'|' -f1,3; exit 0; fi
+rm -rf "$dir"; mkdir -p "$dir"
 
-# Discovery: the load address and the firmware pages.
-"$here/tests/qemu/boot.sh" --cmdline "pt=on run=firmware" --log "$dir/discovery.log" \
+# Discovery: the load address, the kernel functions the workloads go through
+# and the firmware pages they run, from a plain traced boot.
+"$here/tests/qemu/boot.sh" --cmdline "pt=on run=$work" --log "$dir/discovery.log" \
 	--debugcon "$dir/discovery.tpz" --timeout 180 >"$dir/discovery.out" 2>&1
 status=$?
-[ $status = 33 ] || fail_setup "the discovery boot (pt=on run=firmware) ended with status $status (log: $dir/discovery.log)"
-dfilter=$(python3 "$py" plan --elf "$elf" --container "$dir/discovery.tpz" --out "$dir/plan.json") ||
-	fail_setup "no plan from the discovery boot"
+[ $status = 33 ] || fail_setup "the discovery boot (pt=on run=$work) ended with status $status (log: $dir/discovery.log)"
+dfilter=$(python3 "$py" plan --elf "$elf" --ptdecode "$tool" --container "$dir/discovery.tpz" \
+	--out "$dir/plan.json") || fail_setup "no plan from the discovery boot"
 op_span=$(python3 -c '
 import json, sys
 p = json.load(open(sys.argv[1]))
