@@ -199,8 +199,9 @@ $(BUILD)/bench/pt-bench: tests/bench/pt_bench.c $(BENCH_OBJS) $(PT_BENCH_OBJS)
 	$(Q)$(CC) $(BCFLAGS) $^ -lelf -ldl -o $@
 BENCH_BINS += $(BUILD)/bench/pt-bench
 
-bench: $(BENCH_BINS)
-	$(Q)tests/bench/run.sh $(BUILD)/bench
+bench: setup $(BENCH_BINS) kernel
+	$(Q)status=0; tests/bench/run.sh $(BUILD)/bench || status=$$?; \
+	tests/bench/trace_speed.sh $(BUILD) sort || status=$$?; exit $$status
 
 clean:
 	rm -rf $(BUILD)

@@ -28,8 +28,8 @@ What is compared (see tests/qemu/oracle.sh for the why):
     interrupt and exception handlers (from an isr_stubs entry to the return
     path in isr_common, nesting counted) are left out, and only the window from
     the instruction after "call pt_trace_begin" to "call pt_trace_end" counts;
-  * on the ptdecode side, every decoded instruction inside R (the count outside
-    R is reported: those are not checked).
+  * on the ptdecode side, every decoded instruction: one outside R fails the
+    run (the oracle could not check it).
 """
 import argparse
 import bisect
@@ -222,16 +222,24 @@ def cmd_plan(a):
 
 
 # ------------------------------------------------------------------ QEMU side
-TRACE_RE = re.compile(r'Trace \d+: 0x[0-9a-f]+ \[([0-9a-f]+)/([0-9a-f]+)/([0-9a-f]+)/([0-9a-f]+)\]')
+TRACE_RE = re.compile(r'Trace \d+: (0x[0-9a-f]+) \[([0-9a-f]+)/([0-9a-f]+)/([0-9a-f]+)/([0-9a-f]+)\]')
+STOP_RE = re.compile(r'Stopped execution of TB chain before (0x[0-9a-f]+) \[([0-9a-f]+)\]')
 # "0x1f65f817:  48 bd 02 00 00 00 00 00  movabsq ..." and, for the bytes past
 # eight, a continuation line "0x1f65f81f:  00 80" with no mnemonic.
 INSN_RE = re.compile(r'0x([0-9a-f]+):\s+((?:[0-9a-f]{2}(?: |$))+)\s*(.*)$')
 
 
 def parse_qemu_log(path):
-    """[(pc, flags, insns)] in execution order; insns = [(ip, asm)] of the TB."""
+    """[(pc, flags, insns)] of the TBs that ran, in order; insns = [(ip, asm)].
+
+    QEMU logs "Trace" before it enters a TB. When the TB's first check sees an
+    exit request (an interrupt to take) it does not run it, and says so:
+    "Stopped execution of TB chain before <the same host address>". Such a TB
+    is left out here (it is logged again when it does run). A stop before a
+    different TB is one reached by chaining, unlogged: the logged one ran.
+    """
     tbs, execs, problems = {}, [], []
-    block, pending = None, None
+    block, pending, stopped = None, None, 0
     with open(path, errors='replace') as f:
         for line in f:
             if line.startswith('Trace '):
@@ -239,22 +247,26 @@ def parse_qemu_log(path):
                 if not m:
                     problems.append(f'unparsed QEMU log line: {line.strip()}')
                     continue
-                pc, flags, cflags = int(m.group(2), 16), int(m.group(3), 16), int(m.group(4), 16)
-                key = (pc, flags, cflags)
+                ptr, pc, flags = m.group(1), int(m.group(3), 16), int(m.group(4), 16)
                 if pending is not None:
                     if pending[0][0] == pc:
-                        tbs[key] = pending
+                        tbs[ptr] = pending
                     else:
                         problems.append(f'translation of {pending[0][0]:#x} not followed by its '
                                         f'execution (next TB {pc:#x})')
                     pending = None
-                insns = tbs.get(key)
+                insns = tbs.get(ptr)
                 if insns is None:
                     problems.append(f'TB {pc:#x} flags {flags:#x} executed without its translation '
                                     'in the log')
                     insns = [(pc, '?')]
-                    tbs[key] = insns
-                execs.append((pc, flags, insns))
+                    tbs[ptr] = insns
+                execs.append((pc, flags, insns, ptr))
+            elif line.startswith('Stopped execution'):
+                m = STOP_RE.match(line)
+                if m and execs and execs[-1][3] == m.group(1) and int(m.group(2), 16) == execs[-1][0]:
+                    execs.pop()
+                    stopped += 1
             elif line.startswith('IN:'):
                 block = []
             elif block is not None:
@@ -267,82 +279,67 @@ def parse_qemu_log(path):
                     if block:
                         pending = block
                     block = None
-    return execs, problems
+    return [e[:3] for e in execs], stopped, problems
 
 
 def qemu_sequence(plan, execs, step):
     """The instructions the traced code retired, in the windows, handlers removed.
 
-    A TB that QEMU logged but did not run (an interrupt request seen at its
-    start: TB_EXIT_REQUESTED) shows up as the same TB logged again right after,
-    or, with the interrupt delivered, as a handler whose return lands back at
-    the TB's own first instruction with no #DB in between. A TB with TF set that
-    retired its instruction is always followed by the #DB it traps to.
+    Handler context runs from an isr_stubs entry to the return path of
+    isr_common (nesting counted). A TB that ran with TF and retired its
+    instruction traps to #DB before anything else: when another handler comes
+    first, the instruction faulted (it did not retire). A TB without TF
+    (branch-step) that a handler interrupts and returns into, with no #DB in
+    between, retired only the instructions before the return point.
     """
     stubs, isr_exit = plan['isr_stubs'], plan['isr_exit']
-    notes = {'not_started': 0, 'not_started_handler': 0, 'handler_insns_in_range': 0, 'no_tf': 0,
-             'partial': 0}
-    # 1. collapse "X X": the first did not start (nothing ran in between).
-    # Only a TB that branches to its own start could run twice in a row, and
-    # only without TF (with TF its #DB comes between): such a TB is kept.
-    ev = []
-    for i, e in enumerate(execs):
-        if i + 1 < len(execs) and execs[i + 1][0] == e[0] and execs[i + 1][1] == e[1]:
-            m = re.match(r'(j\w*|call\w*|loop\w*)\s+0x([0-9a-f]+)$', e[2][-1][1])
-            if e[1] & TF or not (m and int(m.group(2), 16) == e[0]):
-                handler = stubs <= e[0] < stubs + 0x1000 or e[0] == isr_exit
-                notes['not_started_handler' if handler else 'not_started'] += 1
-                continue
-        ev.append(e)
-    # 2. handler nesting: [kind, pc, flags, insns, vector]
+    notes = {'faulted': 0, 'partial': 0, 'no_tf': 0}
+    # handler nesting: ('h', vector) for an outermost entry, ('t', pc, flags, insns)
     seq, depth = [], 0
-    for pc, flags, insns in ev:
+    for pc, flags, insns in execs:
         if stubs <= pc < stubs + 0x1000:
+            # A vector's stub is entered at its start; QEMU may split it into
+            # one-instruction TBs (a DR0 breakpoint in the same page).
+            if (pc - stubs) % 16:
+                continue
             if depth == 0:
                 seq.append(('h', (pc - stubs) // 16))
             depth += 1
         elif pc == isr_exit:
             depth = max(0, depth - 1)
-        elif depth:
-            notes['handler_insns_in_range'] += len(insns)
-        else:
+        elif depth == 0:
             seq.append(('t', pc, flags, insns))
-    # 3. what each depth-0 TB retired.
-    out, db_since = [], True
+    # what each depth-0 TB retired, and the windows
+    win, inside, windows = [], False, 0
     for i, s in enumerate(seq):
         if s[0] == 'h':
             continue
         _k, pc, flags, insns = s
-        n = len(insns)
-        # the next depth-0 TB, and whether a #DB came in between
+        n, why = len(insns), None
         j, db = i + 1, False
         while j < len(seq) and seq[j][0] == 'h':
             db |= seq[j][1] == DB_VECTOR
             j += 1
-        if j < len(seq) and not db and j > i + 1:
+        if j > i + 1 and flags & TF and seq[i + 1][1] != DB_VECTOR:
+            n, why = 0, 'faulted'	# the first handler is not its #DB
+        elif j > i + 1 and not db and j < len(seq):
             nxt = seq[j][1]
             for k, (ip, _t) in enumerate(insns):
                 if ip == nxt:
-                    n = k
+                    n, why = k, 'faulted' if k == 0 else 'partial'
                     break
-            if n == 0:
-                notes['not_started'] += 1
-            elif n < len(insns):
-                notes['partial'] += 1
+        if why and (inside or pc == plan['begin']):
+            notes[why] += 1
         for ip, txt in insns[:n]:
-            out.append((ip, flags, txt))
-    # 4. the windows
-    win, inside, windows = [], False, 0
-    for ip, flags, txt in out:
-        if not inside and ip == plan['begin']:
-            inside = True
-            windows += 1
-        if inside:
-            win.append((ip, txt))
-            if step == 'single' and not flags & TF:
-                notes['no_tf'] += 1
-            if ip == plan['end']:
-                inside = False
+            if not inside and ip == plan['begin']:
+                inside = True
+                windows += 1
+            if inside:
+                win.append((ip, txt))
+                if step == 'single' and not flags & TF:
+                    notes['no_tf'] += 1
+                if ip == plan['end']:
+                    inside = False
     return win, windows, notes
 
 
@@ -487,20 +484,19 @@ def cmd_compare(a):
     outside = len(pt_all) - len(pt)
 
     # QEMU: the executed instructions
-    execs, qproblems = parse_qemu_log(a.qemu_log)
+    execs, stopped, qproblems = parse_qemu_log(a.qemu_log)
     win, windows, notes = qemu_sequence(plan, execs, a.step)
     q = [(ip, t) for ip, t in win if ip in RQ]
-    # REP string instructions repeat per iteration under single-step in QEMU's
-    # log, and once in the decode: compare them once per execution.
+    # A REP string instruction runs once per iteration in QEMU's log (each
+    # iteration is a TB, and under TF a #DB) and is one instruction in the
+    # decode: its back-to-back repeats count once.
     reps = {ip for ip, t in q if re.match(r'rep', t)}
     if reps:
         q = [e for i, e in enumerate(q) if not (e[0] in reps and i and q[i - 1][0] == e[0])]
-        pt = [e for i, e in enumerate(pt) if not (e[0] in reps and i and pt[i - 1][0] == e[0])]
 
     info = (f'{len(q)} QEMU / {len(pt)} decoded instructions in {windows} traced windows; '
-            f'{notes["not_started"]}+{notes["not_started_handler"]} logged-but-not-run TBs of '
-            f'traced code+handler entries dropped, {notes["partial"]} partly run, {outside} '
-            'decoded outside the compared range')
+            f'{stopped} logged TBs stopped before they ran, {notes["faulted"]} faulted, '
+            f'{notes["partial"]} partly run, {outside} decoded outside the compared range')
     bad = []
     if qproblems:
         bad.append(f'QEMU log: {qproblems[0]} ({len(qproblems)} problems)')
@@ -523,8 +519,8 @@ def cmd_compare(a):
     if div is None and len(q) != len(pt):
         div = n
     if div is None and not bad:
-        print(f'PASS {name}: {len(q)} instructions compared ({windows} windows, '
-              f'{notes["not_started"]} logged-but-not-run TBs left out)')
+        print(f'PASS {name}: {len(q)} instructions compared ({windows} windows, {stopped} '
+              f'logged TBs stopped before they ran, {notes["faulted"]} faulted)')
         return 0
     extra = [info] + bad
     if div is not None:
