@@ -259,15 +259,28 @@ int pt_buffer_reset_markers(struct pt_buffer *buf, struct pt_aux_handle *handle)
 	 */
 	end = buf->head + handle->size + 1;
 	stop_pg = (unsigned long)(end >> PAGE_SHIFT) & mask;
+	intr_pg = (unsigned long)(end >> PAGE_SHIFT) - 1;
+	if ((unsigned long)(handle->wakeup >> PAGE_SHIFT) < intr_pg)
+		intr_pg = (unsigned long)(handle->wakeup >> PAGE_SHIFT);
+	intr_pg &= mask;
+	if (buf->region_shift) {
+		/* uniform regions: the entry before page p's region, by index */
+		unsigned int rs = buf->region_shift - PAGE_SHIFT;
+		unsigned long rmask = buf->nr_regions - 1;
+
+		buf->stop_pos = (long)stop_pg;
+		buf->intr_pos = (long)intr_pg;
+		buf->stop_te = buf->region_te[((stop_pg >> rs) - 1) & rmask];
+		buf->intr_te = buf->region_te[((intr_pg >> rs) - 1) & rmask];
+		*buf->stop_te |= TOPA_STOP | TOPA_INT;
+		*buf->intr_te |= TOPA_INT;
+		return 0;
+	}
 	if ((long)stop_pg != buf->stop_pos) {
 		buf->stop_pos = (long)stop_pg;
 		buf->stop_te = pt_topa_prev_entry(buf, pt_topa_entry_for_page(buf, stop_pg));
 	}
 	/* INT one page before that, or where the consumer wants waking */
-	intr_pg = (unsigned long)(end >> PAGE_SHIFT) - 1;
-	if ((unsigned long)(handle->wakeup >> PAGE_SHIFT) < intr_pg)
-		intr_pg = (unsigned long)(handle->wakeup >> PAGE_SHIFT);
-	intr_pg &= mask;
 	if ((long)intr_pg != buf->intr_pos) {
 		buf->intr_pos = (long)intr_pg;
 		buf->intr_te = pt_topa_prev_entry(buf, pt_topa_entry_for_page(buf, intr_pg));
@@ -328,6 +341,11 @@ void pt_handle_status(struct pt *pt)
 	struct pt_buffer *buf = event->buf;
 	u64 status = rdmsr(MSR_IA32_RTIT_STATUS), orig = status;
 	bool advance = false;
+
+	/* the common case: multi-entry ToPA, nothing to clear */
+	if (!(status & (RTIT_STATUS_ERROR | RTIT_STATUS_STOPPED)) && (buf->multi || buf->single ||
+								      buf->snapshot))
+		return;
 
 	if (status & RTIT_STATUS_ERROR) {
 		pr_err("ToPA ERROR encountered, trying to recover\n");
