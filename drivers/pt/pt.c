@@ -574,7 +574,8 @@ void pt_event_stop(struct perf_event *event, unsigned int mode)
 	}
 }
 
-void intel_pt_interrupt(void)
+/* flatten: the PMI path's helpers in this file inline into one function */
+__attribute__((flatten)) void intel_pt_interrupt(void)
 {
 	struct pt *pt = &pt_ctx[0];
 	struct perf_event *event = pt->event;
@@ -615,12 +616,12 @@ void intel_pt_interrupt(void)
 	pt_config_start(event);
 }
 
-bool pt_pmi_handle(void)
+__attribute__((flatten)) bool pt_pmi_handle(void)
 {
-	u64 status;
+	/* Every CPU with PT has architectural perfmon v2+, so GLOBAL_STATUS exists. */
+	u64 status = rdmsr(MSR_CORE_PERF_GLOBAL_STATUS);
 
-	if (rdmsr_safe(MSR_CORE_PERF_GLOBAL_STATUS, &status) ||
-	    !(status & GLOBAL_STATUS_TRACE_TOPAPMI))
+	if (!(status & GLOBAL_STATUS_TRACE_TOPAPMI))
 		return false;
 	/* Acknowledge first, so a PMI raised after the restart is not lost. */
 	wrmsr(MSR_CORE_PERF_GLOBAL_OVF_CTRL, MSR_CORE_PERF_GLOBAL_OVF_CTRL_TRACE_TOPA_PMI);

@@ -87,52 +87,6 @@ void pt_aux_free(struct pt_aux *aux)
 	free_array(aux, sizeof(*aux));
 }
 
-/**
- * pt_aux_output_begin() - start a transaction: the trace unit may fill the
- * free space. Returns -ENOSPC when the consumer has not made room.
- */
-int pt_aux_output_begin(struct pt_aux_handle *h, struct pt_aux *aux)
-{
-	u64 ring = (u64)aux->nr_pages << PAGE_SHIFT;
-
-	h->aux = aux;
-	h->head = aux->head;
-	h->flags = 0;
-	if (aux->snapshot) {
-		h->size = ring;
-	} else {
-		/* one byte less than the free space, as perf's CIRC_SPACE */
-		u64 used = aux->head - aux->tail;
-
-		h->size = used >= ring ? 0 : ring - used - 1;
-		if (!h->size)
-			return -ENOSPC;
-	}
-	while (aux->wakeup <= aux->head)
-		aux->wakeup += aux->watermark;
-	h->wakeup = aux->wakeup;
-	return 0;
-}
-
-void pt_aux_output_flag(struct pt_aux_handle *h, u32 flags)
-{
-	h->flags |= flags;
-}
-
-void pt_aux_output_end(struct pt_aux_handle *h, u64 size)
-{
-	struct pt_aux *aux = h->aux;
-
-	if (aux->snapshot)
-		aux->head = h->head;	/* the driver passes the current position */
-	else
-		aux->head += size;
-	aux->records++;
-	if (h->flags & PERF_AUX_FLAG_TRUNCATED)
-		aux->truncated_records++;
-	h->flags = 0;
-}
-
 void pt_aux_copy(const struct pt_aux *aux, u64 pos, void *dst, u64 len)
 {
 	u64 ring = (u64)aux->nr_pages << PAGE_SHIFT;

@@ -23,10 +23,6 @@ static struct topa_page *topa_to_page(const struct topa *t)
 	return container_of(t, struct topa_page, topa);
 }
 
-u64 pt_topa_phys(const struct topa *t)
-{
-	return virt_to_phys(topa_to_page(t));
-}
 
 /* Entry @i of @t; -1 means the first unused slot (Linux's TOPA_ENTRY(t, -1)). */
 u64 *topa_entry(struct topa *t, int i)
@@ -165,10 +161,8 @@ static u64 topa_region_offset(struct topa *t, unsigned int idx)
 }
 
 /** pt_topa_region_offset_of() - buffer offset of the current region */
-u64 pt_topa_region_offset_of(struct pt_buffer *buf)
+u64 pt_topa_region_offset_slow(struct pt_buffer *buf)
 {
-	if (buf->region_shift)
-		return buf->cur->offset + ((u64)buf->cur_idx << buf->region_shift);
 	return topa_region_offset(buf->cur, buf->cur_idx);
 }
 
@@ -192,10 +186,6 @@ void *pt_buffer_region(const struct pt_buffer *buf)
 	return phys_to_virt(*topa_entry(buf->cur, (int)buf->cur_idx) & ~0xfffull);
 }
 
-u64 pt_buffer_region_size(const struct pt_buffer *buf)
-{
-	return te_bytes(*topa_entry(buf->cur, (int)buf->cur_idx));
-}
 
 /** pt_topa_entry_for_page() - the entry whose region holds page @pg of the buffer */
 u64 *pt_topa_entry_for_page(struct pt_buffer *buf, unsigned long pg)

@@ -12,6 +12,7 @@
 #include <topaz/types.h>
 #include <topaz/list.h>
 #include <topaz/gfp.h>
+#include <topaz/errno.h>
 
 /* ------------------------------------------------------------ capabilities */
 
@@ -116,12 +117,32 @@ int topa_insert_pages(struct pt_buffer *buf, int cpu, gfp_t gfp);
 void pt_topa_dump(const struct pt_buffer *buf);
 u64 *topa_entry(struct topa *t, int i);
 struct topa *topa_of_entry(const u64 *te);
-u64 pt_topa_phys(const struct topa *t);
 
 void pt_buffer_advance(struct pt_buffer *buf);
-u64 pt_topa_region_offset_of(struct pt_buffer *buf);
+u64 pt_topa_region_offset_slow(struct pt_buffer *buf);
 void *pt_buffer_region(const struct pt_buffer *buf);
-u64 pt_buffer_region_size(const struct pt_buffer *buf);
+
+/* Small and on the PMI path: inline. */
+static inline u64 pt_topa_phys(const struct topa *t)
+{
+	return (u64)(uintptr_t)container_of(t, struct topa_page, topa);	/* identity map */
+}
+
+/** pt_buffer_region_size() - bytes of the current output region */
+static inline u64 pt_buffer_region_size(const struct pt_buffer *buf)
+{
+	u64 te = container_of(buf->cur, struct topa_page, topa)->table[buf->cur_idx];
+
+	return 4096ull << ((te >> 6) & 0xf);
+}
+
+/** pt_topa_region_offset_of() - buffer offset of the current region */
+static inline u64 pt_topa_region_offset_of(struct pt_buffer *buf)
+{
+	if (buf->region_shift)
+		return buf->cur->offset + ((u64)buf->cur_idx << buf->region_shift);
+	return pt_topa_region_offset_slow(buf);
+}
 u64 *pt_topa_entry_for_page(struct pt_buffer *buf, unsigned long pg);
 u64 *pt_topa_prev_entry(struct pt_buffer *buf, u64 *te);
 void pt_buffer_reset_offsets(struct pt_buffer *buf, u64 head);
@@ -164,10 +185,54 @@ struct pt_aux_handle {
  */
 struct pt_aux *pt_aux_alloc(u64 size, unsigned int max_order, bool snapshot, gfp_t gfp);
 void pt_aux_free(struct pt_aux *aux);
-/* perf_aux_output_begin/end/flag */
-int pt_aux_output_begin(struct pt_aux_handle *h, struct pt_aux *aux);
-void pt_aux_output_end(struct pt_aux_handle *h, u64 size);
-void pt_aux_output_flag(struct pt_aux_handle *h, u32 flags);
+/* perf_aux_output_begin/end/flag: on the PMI path, so inline */
+/**
+ * pt_aux_output_begin() - start a transaction: the trace unit may fill the
+ * free space. Returns -ENOSPC when the consumer has not made room.
+ */
+static inline int pt_aux_output_begin(struct pt_aux_handle *h, struct pt_aux *aux)
+{
+	u64 ring = (u64)aux->nr_pages << 12;
+
+	h->aux = aux;
+	h->head = aux->head;
+	h->flags = 0;
+	if (aux->snapshot) {
+		h->size = ring;
+	} else {
+		/* one byte less than the free space, as perf's CIRC_SPACE */
+		u64 used = aux->head - aux->tail;
+
+		h->size = used >= ring ? 0 : ring - used - 1;
+		if (!h->size)
+			return -ENOSPC;
+	}
+	while (aux->wakeup <= aux->head)
+		aux->wakeup += aux->watermark;
+	h->wakeup = aux->wakeup;
+	return 0;
+}
+
+static inline void pt_aux_output_flag(struct pt_aux_handle *h, u32 flags)
+{
+	h->flags |= flags;
+}
+
+static inline void pt_aux_output_end(struct pt_aux_handle *h, u64 size)
+{
+	struct pt_aux *aux = h->aux;
+
+	if (aux->snapshot)
+		aux->head = h->head;	/* the driver passes the current position */
+	else
+		aux->head += size;
+	aux->records++;
+	if (h->flags & PERF_AUX_FLAG_TRUNCATED)
+		aux->truncated_records++;
+	h->flags = 0;
+}
+
+
 /** pt_aux_copy() - read @len bytes at absolute position @pos of the ring into @dst */
 void pt_aux_copy(const struct pt_aux *aux, u64 pos, void *dst, u64 len);
 

@@ -222,7 +222,6 @@ def cmd_plan(a):
 
 
 # ------------------------------------------------------------------ QEMU side
-TRACE_RE = re.compile(r'Trace \d+: (0x[0-9a-f]+) \[([0-9a-f]+)/([0-9a-f]+)/([0-9a-f]+)/([0-9a-f]+)\]')
 STOP_RE = re.compile(r'Stopped execution of TB chain before (0x[0-9a-f]+) \[([0-9a-f]+)\]')
 # "0x1f65f817:  48 bd 02 00 00 00 00 00  movabsq ..." and, for the bytes past
 # eight, a continuation line "0x1f65f81f:  00 80" with no mnemonic.
@@ -243,11 +242,15 @@ def parse_qemu_log(path):
     with open(path, errors='replace') as f:
         for line in f:
             if line.startswith('Trace '):
-                m = TRACE_RE.match(line)
-                if not m:
+                # "Trace 0: 0x7f00dcda0240 [0000000000000000/000000001ddfe220/0040c2b0/ff000000] "
+                f4 = line.split(None, 4)
+                try:
+                    ptr = f4[2]
+                    _cs, pc, flags, _cf = f4[3].strip('[]').split('/')
+                    pc, flags = int(pc, 16), int(flags, 16)
+                except (IndexError, ValueError):
                     problems.append(f'unparsed QEMU log line: {line.strip()}')
                     continue
-                ptr, pc, flags = m.group(1), int(m.group(3), 16), int(m.group(4), 16)
                 if pending is not None:
                     if pending[0][0] == pc:
                         tbs[ptr] = pending
@@ -279,7 +282,7 @@ def parse_qemu_log(path):
                     if block:
                         pending = block
                     block = None
-    return [e[:3] for e in execs], stopped, problems
+    return execs, stopped, problems
 
 
 def qemu_sequence(plan, execs, step):
@@ -296,7 +299,7 @@ def qemu_sequence(plan, execs, step):
     notes = {'faulted': 0, 'partial': 0, 'no_tf': 0}
     # handler nesting: ('h', vector) for an outermost entry, ('t', pc, flags, insns)
     seq, depth = [], 0
-    for pc, flags, insns in execs:
+    for pc, flags, insns, _ptr in execs:
         if stubs <= pc < stubs + 0x1000:
             # A vector's stub is entered at its start; QEMU may split it into
             # one-instruction TBs (a DR0 breakpoint in the same page).
