@@ -3,7 +3,7 @@
 # when they are missing; do nothing when they are all there.
 set -euo pipefail
 packages=(
-	build-essential binutils git	# toolchain
+	build-essential binutils git python3	# toolchain, test scripts
 	gnu-efi				# crt0, relocator, EFI headers
 	ovmf qemu-system-x86 mtools	# firmware, emulator, ESP images
 	libcmocka-dev			# host test framework
