@@ -273,6 +273,12 @@ static bool on_debug(struct pt_regs *regs)
 		return true;
 	}
 	arm(regs);
+	/*
+	 * A PMI delivered as an NMI runs inside this handler and turns tracing
+	 * off and on (FUP, TIP.PGD); the TIP.PGE belongs where execution goes
+	 * on, so say where that is before returning.
+	 */
+	pt_model_ev_at(regs->rip);
 	return true;
 }
 

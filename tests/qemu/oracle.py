@@ -237,11 +237,16 @@ def parse_qemu_log(path):
     is left out here (it is logged again when it does run). A stop before a
     different TB is one reached by chaining, unlogged: the logged one ran.
     """
-    tbs, execs, problems = {}, [], []
+    tbs, execs, problems, seen = {}, [], [], {}
     block, pending, stopped = None, None, 0
     with open(path, errors='replace') as f:
         for line in f:
             if line.startswith('Trace '):
+                # the same TB again (and no translation waiting for its first run)
+                e = seen.get(line)
+                if e is not None and pending is None:
+                    execs.append(e)
+                    continue
                 # "Trace 0: 0x7f00dcda0240 [0000000000000000/000000001ddfe220/0040c2b0/ff000000] "
                 f4 = line.split(None, 4)
                 try:
@@ -262,9 +267,10 @@ def parse_qemu_log(path):
                 if insns is None:
                     problems.append(f'TB {pc:#x} flags {flags:#x} executed without its translation '
                                     'in the log')
-                    insns = [(pc, '?')]
+                    insns = [(pc, '?'), (pc + 1, None)]
                     tbs[ptr] = insns
-                execs.append((pc, flags, insns, ptr))
+                e = seen[line] = (pc, flags, insns, ptr)
+                execs.append(e)
             elif line.startswith('Stopped execution'):
                 m = STOP_RE.match(line)
                 if m and execs and execs[-1][3] == m.group(1) and int(m.group(2), 16) == execs[-1][0]:
@@ -276,16 +282,19 @@ def parse_qemu_log(path):
                 m = INSN_RE.match(line.rstrip('\n'))
                 if m and m.group(3).strip():
                     block.append((int(m.group(1), 16), m.group(3).strip()))
+                    size = len(m.group(2).split())
                 elif m and block:
-                    pass	# the rest of the previous instruction's bytes
+                    size += len(m.group(2).split())	# the rest of its bytes
                 elif not line.strip():
                     if block:
+                        # the address after the TB (its last instruction)
+                        block.append((block[-1][0] + size, None))
                         pending = block
                     block = None
     return execs, stopped, problems
 
 
-def qemu_sequence(plan, execs, step):
+def qemu_sequence(plan, execs, step, boundaries=None):
     """The instructions the traced code retired, in the windows, handlers removed.
 
     Handler context runs from an isr_stubs entry to the return path of
@@ -296,35 +305,58 @@ def qemu_sequence(plan, execs, step):
     between, retired only the instructions before the return point.
     """
     stubs, isr_exit = plan['isr_stubs'], plan['isr_exit']
-    notes = {'faulted': 0, 'partial': 0, 'no_tf': 0}
+    notes = {'faulted': 0, 'emulated': 0, 'partial': 0, 'no_tf': 0}
     # handler nesting: ('h', vector) for an outermost entry, ('t', pc, flags, insns)
-    seq, depth = [], 0
-    for pc, flags, insns, _ptr in execs:
-        if stubs <= pc < stubs + 0x1000:
-            # A vector's stub is entered at its start; QEMU may split it into
-            # one-instruction TBs (a DR0 breakpoint in the same page).
-            if (pc - stubs) % 16:
-                continue
-            if depth == 0:
-                seq.append(('h', (pc - stubs) // 16))
-            depth += 1
-        elif pc == isr_exit:
+    seq, depth, kinds = [], 0, {}
+    for e in execs:
+        k = kinds.get(id(e))	# the same TB: the same tuple (parse_qemu_log)
+        if k is None:
+            pc = e[0]
+            if stubs <= pc < stubs + 0x1000:
+                # A vector's stub is entered at its start; QEMU may split it
+                # into one-instruction TBs (a DR0 breakpoint in the same page).
+                k = ('h', (pc - stubs) // 16) if (pc - stubs) % 16 == 0 else 'cont'
+            elif pc == isr_exit:
+                k = 'exit'
+            else:
+                insns, after = e[2][:-1], e[2][-1][0]
+                if e[1] & TF:
+                    # one instruction per TB under TF, whatever QEMU's
+                    # disassembler made of its bytes (it has no PTWRITE)
+                    insns = insns[:1]
+                elif any(t.startswith(('.byte', '(bad)')) for _ip, t in insns):
+                    insns = boundaries(pc, after) if boundaries else insns
+                k = ('t', pc, e[1], insns, after)
+            kinds[id(e)] = k
+        if k == 'cont':
+            continue
+        if k == 'exit':
             depth = max(0, depth - 1)
+        elif k[0] == 'h':
+            if depth == 0:
+                seq.append(k)
+            depth += 1
         elif depth == 0:
-            seq.append(('t', pc, flags, insns))
+            seq.append(k)
     # what each depth-0 TB retired, and the windows
     win, inside, windows = [], False, 0
     for i, s in enumerate(seq):
         if s[0] == 'h':
             continue
-        _k, pc, flags, insns = s
+        _k, pc, flags, insns, after = s
         n, why = len(insns), None
         j, db = i + 1, False
         while j < len(seq) and seq[j][0] == 'h':
             db |= seq[j][1] == DB_VECTOR
             j += 1
         if j > i + 1 and flags & TF and seq[i + 1][1] != DB_VECTOR:
-            n, why = 0, 'faulted'	# the first handler is not its #DB
+            # the first handler is not its #DB: the instruction faulted, or
+            # the handler emulated it (returned to the next instruction: the
+            # engine does that with PTWRITE's #UD), then it counts as run
+            if j < len(seq) and seq[j][1] == after:
+                why = 'emulated'
+            else:
+                n, why = 0, 'faulted'
         elif j > i + 1 and not db and j < len(seq):
             nxt = seq[j][1]
             for k, (ip, _t) in enumerate(insns):
@@ -488,7 +520,14 @@ def cmd_compare(a):
 
     # QEMU: the executed instructions
     execs, stopped, qproblems = parse_qemu_log(a.qemu_log)
-    win, windows, notes = qemu_sequence(plan, execs, a.step)
+    def boundaries(lo, hi):
+        # where objdump puts the instructions of [lo, hi) (kernel code only)
+        load = plan['load']
+        if not any(l2 <= lo < h2 for l2, h2, n in plan['compared'] if not n.startswith('[')):
+            return [(lo, '.byte')]
+        return [(load + ip, t) for ip, t in objdump(a.elf, lo - load, hi - load)]
+
+    win, windows, notes = qemu_sequence(plan, execs, a.step, boundaries)
     q = [(ip, t) for ip, t in win if ip in RQ]
     # A REP string instruction runs once per iteration in QEMU's log (each
     # iteration is a TB, and under TF a #DB) and is one instruction in the
@@ -499,7 +538,8 @@ def cmd_compare(a):
 
     info = (f'{len(q)} QEMU / {len(pt)} decoded instructions in {windows} traced windows; '
             f'{stopped} logged TBs stopped before they ran, {notes["faulted"]} faulted, '
-            f'{notes["partial"]} partly run, {outside} decoded outside the compared range')
+            f'{notes["emulated"]} emulated, {notes["partial"]} partly run, {outside} decoded '
+            'outside the compared range')
     bad = []
     if qproblems:
         bad.append(f'QEMU log: {qproblems[0]} ({len(qproblems)} problems)')
@@ -522,8 +562,9 @@ def cmd_compare(a):
     if div is None and len(q) != len(pt):
         div = n
     if div is None and not bad:
+        em = f', {notes["emulated"]} emulated' if notes['emulated'] else ''
         print(f'PASS {name}: {len(q)} instructions compared ({windows} windows, {stopped} '
-              f'logged TBs stopped before they ran, {notes["faulted"]} faulted)')
+              f'logged TBs stopped before they ran, {notes["faulted"]} faulted{em})')
         return 0
     extra = [info] + bad
     if div is not None:

@@ -6,10 +6,12 @@
 # One "PASS|FAIL oracle.NAME: ..." line per configuration: every profile x RET
 # compression on/off x filter on/off (broadwell has no IP filtering) in
 # single-step mode, and in branch-step mode the broadwell ones and, for the
-# other profiles, retcomp-nofilter and noretcomp-filter (--full: all of them);
-# --keep keeps the QEMU logs of passing runs. A failure shows the first divergence
-# (index, both addresses with symbols, the instructions and the packets
-# around it). The last line: "oracle: N passed, N failed, M instructions
+# other profiles, retcomp-nofilter and noretcomp-filter (--full: all of them).
+# Some add: small ToPA buffers (PMIs in traced code), timing packets, PMIs as
+# NMIs, PTWRITE from a probe (see configs()). --keep keeps the QEMU logs of
+# passing runs. A failure shows the first divergence (index, both addresses
+# with symbols, the instructions and the packets around it; the logs stay in
+# $BUILD/oracle). The last line: "oracle: N passed, N failed, M instructions
 # compared in S s". Exit status 0 when all passed.
 #
 # How (tests/qemu/oracle.py does the analysis):
@@ -29,11 +31,13 @@
 #   its own ended by the #DB, so no block is reached by chaining and -d exec
 #   sees them all (checked: an instruction run without TF in the window fails
 #   the run). Branch-step runs straight-line code without TF, so -d nochain.
-# - QEMU logs a block before it runs it; one that then sees an interrupt
-#   request at its start does not run, and is logged again when it does. Such
-#   a block is recognised from the log alone: it is logged twice in a row, or a
-#   handler other than #DB follows it and returns to its start (a block that
-#   ran with TF is always followed by its #DB).
+# - QEMU logs a block before it runs it; one that then sees an exit request
+#   (an interrupt to take) at its start does not run: QEMU says so ("Stopped
+#   execution of TB chain before" that block) and logs it again when it runs.
+#   Such blocks are left out. A block that ran with TF is always followed by
+#   its #DB: when another handler comes first, its instruction faulted (not
+#   retired), unless the handler returned past it (the engine emulates
+#   PTWRITE's #UD: retired).
 # - Only the window from the instruction after "call pt_trace_begin" to "call
 #   pt_trace_end" counts (every run=NAME is one window). With pt.filter the
 #   QEMU side keeps only the filter ranges of the trace header.
@@ -64,7 +68,7 @@ work_filter="sort,recursion,dispatch,timer,firmware,sort"
 # the comparison must fail.
 selftest=skylake-retcomp-nofilter-single
 
-# The configurations: NAME|STEP|COMMAND-LINE EXTRAS. Filters use two ranges
+# The configurations: NAME|STEP|RUN=|COMMAND-LINE EXTRAS. Filters use two ranges
 # (what the profiles that filter have); broadwell has no IP filtering.
 sym() {	# the first function named $1 or $1.something (a compiler suffix)
 	nm --defined-only "$elf" | awk -v n="$1" '$2 ~ /^[tT]$/ && ($3 == n || index($3, n ".") == 1) { print $3; exit }'
@@ -86,6 +90,14 @@ configs() {
 		# without RET compression: a small ToPA buffer, so PMIs come in traced code
 		[ $rc = noretcomp ] && x+=" pt.noretcomp pt.buf=16K pt.region=4K"
 		[ $step = branch ] && x+=" pt.tsc"
+		# timing packets and PMIs as NMIs (they come inside the #DB handler)
+		if [ $rc-$filt = retcomp-nofilter ] && { [ $step = branch ] || [ $prof = tigerlake ]; } &&
+		   [ $prof != broadwell ]; then
+			x+=" pt.cyc pt.mtc pt.pmi=nmi pt.buf=8K pt.region=4K"
+		fi
+		# PTWRITE from a probe (emulated: QEMU has no PTWRITE, the engine takes its #UD)
+		[ $prof = arrowlake ] && [ $rc-$filt = noretcomp-nofilter ] &&
+			x+=" pt.ptw=1 probe=vm.kmalloc:trace"
 		if [ $filt = filter ]; then
 			case $prof in
 			skylake) f="filter $(sym insertion_sort), filter op_rot" ;;
@@ -114,12 +126,13 @@ op_span='<op_add..op_rot>'
 if [ $list = 1 ]; then configs | awk -F'|' '{ print $1 ": pt=on run=" $3 " " $4 }'; exit 0; fi
 rm -rf "$dir"; mkdir -p "$dir"
 
-# Discovery: the load address, the kernel functions the workloads go through
-# and the firmware pages they run, from a plain traced boot.
-"$here/tests/qemu/boot.sh" --cmdline "pt=on run=$work" --log "$dir/discovery.log" \
+# Discovery: the load address, the kernel functions the workloads (and the
+# probe) go through and the firmware pages they run, from a plain traced boot.
+discover="pt=on run=$work pt.profile=arrowlake pt.ptw=1 probe=vm.kmalloc:trace"
+"$here/tests/qemu/boot.sh" --cmdline "$discover" --log "$dir/discovery.log" \
 	--debugcon "$dir/discovery.tpz" --timeout 180 >"$dir/discovery.out" 2>&1
 status=$?
-[ $status = 33 ] || fail_setup "the discovery boot (pt=on run=$work) ended with status $status (log: $dir/discovery.log)"
+[ $status = 33 ] || fail_setup "the discovery boot ($discover) ended with status $status (log: $dir/discovery.log)"
 dfilter=$(python3 "$py" plan --elf "$elf" --ptdecode "$tool" --container "$dir/discovery.tpz" \
 	--out "$dir/plan.json") || fail_setup "no plan from the discovery boot"
 op_span=$(python3 -c '
