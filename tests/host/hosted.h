@@ -27,6 +27,12 @@ extern bool hosted_console_quiet;
 /* An arena for the page allocator: @mib MiB, 4 MiB aligned. */
 void *hosted_arena(size_t mib);
 void hosted_arena_free(void *arena, size_t mib);
+/** hosted_page_alloc_setup() - a fresh page allocator over a new @mib MiB arena */
+void *hosted_page_alloc_setup(size_t mib);
+
+/* Console output into @buf (and not onto stderr) until hosted_capture_end(). */
+void hosted_capture_begin(char *buf, size_t size);
+void hosted_capture_end(void);
 
 #endif
 

@@ -17,6 +17,7 @@
 #include <topaz/errno.h>
 #include <topaz/kernel.h>
 #include <topaz/symbols.h>
+#include <topaz/mm.h>
 
 bool hosted_console_quiet;
 jmp_buf *hosted_panic_jmp;
@@ -310,4 +311,26 @@ bool apic_pmi_deliver(void)
 	if (hosted_pmi_handler)
 		hosted_pmi_handler(nmi);
 	return true;
+}
+
+void *hosted_page_alloc_setup(size_t mib)
+{
+	void *arena = hosted_arena(mib);
+
+	page_alloc_init();
+	if (page_alloc_add_range((uintptr_t)arena, (uintptr_t)arena + (mib << 20)))
+		abort();
+	return arena;
+}
+
+void hosted_capture_begin(char *buf, size_t size)
+{
+	hosted_console_quiet = true;
+	printk_capture_start(buf, size);
+}
+
+void hosted_capture_end(void)
+{
+	printk_capture_stop();
+	hosted_console_quiet = false;
 }

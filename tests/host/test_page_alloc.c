@@ -16,9 +16,7 @@ static void *arena;
 
 static int setup(void **state)
 {
-	arena = hosted_arena(ARENA_MIB);
-	page_alloc_init();
-	assert_int_equal(page_alloc_add_range((uintptr_t)arena, (uintptr_t)arena + (ARENA_MIB << 20)), 0);
+	arena = hosted_page_alloc_setup(ARENA_MIB);
 	hosted_console_quiet = true;
 	return 0;
 }

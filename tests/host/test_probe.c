@@ -23,23 +23,19 @@ static char out[32768];
 
 static int setup(void **state)
 {
-	arena = hosted_arena(ARENA_MIB);
-	page_alloc_init();
-	assert_int_equal(page_alloc_add_range((uintptr_t)arena, (uintptr_t)arena + (ARENA_MIB << 20)), 0);
+	arena = hosted_page_alloc_setup(ARENA_MIB);
 	kmem_cache_init();
 	return 0;
 }
 
 static void capture(void)
 {
-	hosted_console_quiet = true;
-	printk_capture_start(out, sizeof(out));
+	hosted_capture_begin(out, sizeof(out));
 }
 
 static void uncapture(void)
 {
-	printk_capture_stop();
-	hosted_console_quiet = false;
+	hosted_capture_end();
 }
 
 #define EXPECT(s) do { if (!strstr(out, (s))) fail_msg("missing \"%s\" in:\n%.2000s", (s), out); } while (0)

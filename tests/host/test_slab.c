@@ -20,9 +20,7 @@ static char out[16384];
 
 static int setup(void **state)
 {
-	arena = hosted_arena(ARENA_MIB);
-	page_alloc_init();
-	assert_int_equal(page_alloc_add_range((uintptr_t)arena, (uintptr_t)arena + (ARENA_MIB << 20)), 0);
+	arena = hosted_page_alloc_setup(ARENA_MIB);
 	kmem_cache_init();
 	return 0;
 }
@@ -37,14 +35,12 @@ static u64 free_pages_now(void)
 
 static void capture(void)
 {
-	hosted_console_quiet = true;
-	printk_capture_start(out, sizeof(out));
+	hosted_capture_begin(out, sizeof(out));
 }
 
 static void uncapture(void)
 {
-	printk_capture_stop();
-	hosted_console_quiet = false;
+	hosted_capture_end();
 }
 
 static int cmp_ptr(const void *a, const void *b)

@@ -24,9 +24,7 @@ static char out[32768];
 
 static int setup(void **state)
 {
-	arena = hosted_arena(ARENA_MIB);
-	page_alloc_init();
-	assert_int_equal(page_alloc_add_range((uintptr_t)arena, (uintptr_t)arena + (ARENA_MIB << 20)), 0);
+	arena = hosted_page_alloc_setup(ARENA_MIB);
 	/* as slub_debug=FZPU,kmalloc-16 on the command line, before the caches exist */
 	assert_int_equal(slab_debug_parse("FZPU,kmalloc-16"), 0);
 	kmem_cache_init();
@@ -36,14 +34,12 @@ static int setup(void **state)
 
 static void capture(void)
 {
-	hosted_console_quiet = true;
-	printk_capture_start(out, sizeof(out));
+	hosted_capture_begin(out, sizeof(out));
 }
 
 static void uncapture(void)
 {
-	printk_capture_stop();
-	hosted_console_quiet = false;
+	hosted_capture_end();
 }
 
 #define EXPECT(s) do { if (!strstr(out, (s))) fail_msg("missing \"%s\" in:\n%s", (s), out); } while (0)
