@@ -30,18 +30,8 @@ static u32 real_max_leaf;
 
 /* ------------------------------------------------------------ entry/exit */
 
-void ptm_enter(void)
+void ptm_deliver_pmis(void)
 {
-	ptm.depth++;
-}
-
-/* An interrupt is taken at an instruction boundary: deliver a pending PMI
- * once the outermost model call is done, so the handler finds the model in
- * a consistent state (and may itself use the MSRs). */
-void ptm_exit(void)
-{
-	if (--ptm.depth)
-		return;
 	for (int i = 0; ptm.pmi_pending && i < 4; i++) {
 		ptm.pmi_pending = false;
 		if (apic_pmi_deliver())

@@ -107,7 +107,7 @@ static void ip_pkt(enum ptpk_type t, u64 ip, bool suppressed)
 	pkt(&p);
 }
 
-static void tnt_add(bool taken)
+static __always_inline void tnt_add(bool taken)
 {
 	ptm.tnt_bits = (ptm.tnt_bits << 1) | (taken ? 1 : 0);
 	if (++ptm.tnt_n == (ptm.cfg.long_tnt ? PTPK_TNT64_MAX : PTPK_TNT8_MAX))
@@ -170,17 +170,19 @@ static void psb_plus(void)
 }
 
 /* MTC each time CTC bit MTCFreq toggles (36.4.2.16). */
-static void tick(u64 cycles)
+static __always_inline void tick(u64 cycles)
 {
 	unsigned int n = (unsigned int)((ptm.ctl & RTIT_CTL_MTC_RANGE) >> RTIT_CTL_MTC_RANGE_OFFSET);
 	u64 c0, c1;
 
 	if (!cycles)
 		return;
-	c0 = ctc_of(ptm.tsc) >> n;
 	ptm.tsc += cycles;
+	if (!ptm.trigger_en || ptm.overflow || !(ptm.ctl & RTIT_CTL_MTC_EN))
+		return;
+	c0 = ctc_of(ptm.tsc - cycles) >> n;
 	c1 = ctc_of(ptm.tsc) >> n;
-	if (!ptm.trigger_en || ptm.overflow || !(ptm.ctl & RTIT_CTL_MTC_EN) || c1 == c0)
+	if (c1 == c0)
 		return;
 	/* a long gap sends the last few; decoders count the rest as lost */
 	for (u64 c = c1 - min(c1 - c0, 8ULL) + 1; c <= c1; c++) {
@@ -192,49 +194,24 @@ static void tick(u64 cycles)
 
 /* ------------------------------------------------------------ enables */
 
-bool ptm_context_en(u8 cpl)
+static __always_inline bool in_stop_range(u64 ip)
 {
-	bool c = cpl == 0 ? (ptm.ctl & RTIT_CTL_OS) : (ptm.ctl & RTIT_CTL_USR);
-
-	if (ptm.ctl & RTIT_CTL_CR3EN)
-		c = c && (ptm.cr3 & ~0x1fULL) == (ptm.cr3_match & ~0x1fULL);
-	return c;
-}
-
-/* Whether @ip passes the IP filter: always, unless some ADDRn_CFG is 1
- * (36.2.5.5). FilterEn itself only changes where a taken branch or an event
- * lands, like TraceStop (36.2.4.3): straight-line flow out of a range keeps
- * tracing until the next branch. */
-bool ptm_filter_match(u64 ip)
-{
-	bool any = false;
-
-	for (unsigned int n = 0; n < ptm_nr_ranges(); n++) {
-		if (ptm_addr_cfg(n) != RTIT_ADDR_CFG_FILTER)
-			continue;
-		any = true;
-		if (ip >= ptm.addr_a[n] && ip <= ptm.addr_b[n])
-			return true;
-	}
-	return !any;
-}
-
-static bool in_stop_range(u64 ip)
-{
+	if (!(ptm.ctl & RTIT_CTL_ADDR_CFG_ALL))
+		return false;
 	for (unsigned int n = 0; n < ptm_nr_ranges(); n++)
 		if (ptm_addr_cfg(n) == RTIT_ADDR_CFG_STOP && ip >= ptm.addr_a[n] && ip <= ptm.addr_b[n])
 			return true;
 	return false;
 }
 
-static bool pe_with(bool filter, u8 cpl)
+static __always_inline bool pe_with(bool filter, u8 cpl)
 {
 	return ptm.trigger_en && (ptm.ctl & RTIT_CTL_BRANCH_EN) && ptm_context_en(cpl) && filter;
 }
 
 /* FilterEn after a transfer landing at @ip: it toggles only while
  * ContextEn=1 (36.2.5.5). */
-static bool filter_after(u64 ip, u8 cpl)
+static __always_inline bool filter_after(u64 ip, u8 cpl)
 {
 	return ptm_context_en(cpl) ? ptm_filter_match(ip) : ptm.filter_en;
 }
@@ -244,7 +221,7 @@ bool pt_model_packet_en(void)
 	return ptm.packet_en;
 }
 
-static bool generating(void)
+static __always_inline bool generating(void)
 {
 	return ptm.trigger_en && !ptm.overflow;
 }
@@ -263,7 +240,7 @@ static void pge(u64 ip)
 /* Straight-line arrival at @ip. After TraceEn was set this is the enable
  * point: FilterEn and PacketEn are evaluated here, and TIP.PGE carries @ip
  * (the next IP of the WRMSR, 36.4.2.4). */
-static void point(u64 ip)
+static __always_inline void point(u64 ip)
 {
 	ptm.ip = ip;
 	if (!generating() || !ptm.enable_pending)
@@ -275,7 +252,7 @@ static void point(u64 ip)
 		pge(ip);
 }
 
-static void ev_end(void)
+static __always_inline void ev_end(void)
 {
 	if (ptm.psb_pending && generating())
 		psb_plus();
@@ -393,7 +370,7 @@ static bool is_branch(enum ptm_class c)
 }
 
 /* PacketEn stays 1 across the instruction. */
-static void cofi(const struct ptm_insn *in, u64 to)
+static __always_inline void cofi(const struct ptm_insn *in, u64 to)
 {
 	bool notnt = ptm.ctl & RTIT_CTL_NOTNT;
 
@@ -445,6 +422,55 @@ static void leave(const struct ptm_insn *in, u64 to, bool ctx_lost)
 	ip_pkt(PTPK_TIP_PGD, to, ctx_lost);
 }
 
+/*
+ * The common case, in one place: PacketEn on and staying on (no IP filter or
+ * TraceStop range configured, nothing due: enable point, PSB, PMI, MTC), and
+ * a branch that adds at most one TNT bit short of a full packet: a Jcc, a
+ * direct JMP or CALL, or a RET the decoder's stack predicts. The state ends
+ * as the full path below leaves it (the host tests compare the two); any
+ * other case returns false and takes that path.
+ */
+static __always_inline bool ev_insn_fast(const struct ptm_insn *in)
+{
+	unsigned int max = ptm.cfg.long_tnt ? PTPK_TNT64_MAX : PTPK_TNT8_MAX;
+	u64 to = in->target;
+	int bit = -1;
+
+	if (!ptm.packet_en || !ptm.trigger_en || ptm.enable_pending || ptm.overflow ||
+	    ptm.psb_pending || ptm.pmi_pending || ptm.depth || ptm.cfg.no_fast_path ||
+	    (ptm.ctl & (RTIT_CTL_ADDR_CFG_ALL | RTIT_CTL_MTC_EN | RTIT_CTL_NOTNT)) ||
+	    ptm.tnt_n + 1u >= max)
+		return false;
+	switch (in->cls) {
+	case PTM_COND:
+		bit = in->taken;
+		if (!in->taken)
+			to = in->next;
+		break;
+	case PTM_JUMP:
+		break;
+	case PTM_CALL:
+		if (in->target != in->next)	/* CALL +0 is not a call */
+			rs_push(in->next);
+		break;
+	case PTM_RET:
+		if ((ptm.ctl & RTIT_CTL_DISRETC) || !rs_pop_if(to))
+			return false;	/* a TIP: nothing changed yet */
+		bit = 1;
+		break;
+	default:
+		return false;
+	}
+	ptm.st.fast++;
+	ptm.tsc += ptm.cfg.cycles_per_event;	/* tick() without MTC */
+	if (bit >= 0) {
+		ptm.tnt_bits = (ptm.tnt_bits << 1) | (u64)bit;
+		ptm.tnt_n++;
+	}
+	ptm.ip = to;
+	return true;
+}
+
 void pt_model_ev_insn(const struct ptm_insn *in)
 {
 	u64 to = in->next;
@@ -452,6 +478,8 @@ void pt_model_ev_insn(const struct ptm_insn *in)
 	enum ptm_mode mode = ptm.mode;
 	bool pe, pe2, lands, filt, stop = false;
 
+	if (ev_insn_fast(in))
+		return;
 	ptm_enter();
 	tick(ptm.cfg.cycles_per_event);
 	point(in->ip);

@@ -74,8 +74,21 @@ static inline bool ptm_trace_en(void) { return ptm.ctl & RTIT_CTL_TRACEEN; }
 
 /* pt_model.c: entry/exit brackets every public call; the outermost exit
  * delivers a pending PMI. */
-void ptm_enter(void);
-void ptm_exit(void);
+void ptm_deliver_pmis(void);
+
+static inline void ptm_enter(void)
+{
+	ptm.depth++;
+}
+
+/* An interrupt is taken at an instruction boundary: deliver a pending PMI
+ * once the outermost model call is done, so the handler finds the model in
+ * a consistent state (and may itself use the MSRs). */
+static inline void ptm_exit(void)
+{
+	if (!--ptm.depth && ptm.pmi_pending)
+		ptm_deliver_pmis();
+}
 
 /* pt_model_rules.c */
 int ptm_check_access(u32 msr, bool write, u64 val);	/* rule id, or -1 */
@@ -91,8 +104,35 @@ bool ptm_output_single_entry(void);
 void ptm_trace_enable(void);
 void ptm_trace_disable(void);
 void ptm_trace_reset(void);
-bool ptm_filter_match(u64 ip);
-bool ptm_context_en(u8 cpl);
 void ptm_emit(const struct ptpk *p);
+
+static inline bool ptm_context_en(u8 cpl)
+{
+	bool c = cpl == 0 ? (ptm.ctl & RTIT_CTL_OS) : (ptm.ctl & RTIT_CTL_USR);
+
+	if (ptm.ctl & RTIT_CTL_CR3EN)
+		c = c && (ptm.cr3 & ~0x1fULL) == (ptm.cr3_match & ~0x1fULL);
+	return c;
+}
+
+/* Whether @ip passes the IP filter: always, unless some ADDRn_CFG is 1
+ * (36.2.5.5). FilterEn itself only changes where a taken branch or an event
+ * lands, like TraceStop (36.2.4.3): straight-line flow out of a range keeps
+ * tracing until the next branch. */
+static inline bool ptm_filter_match(u64 ip)
+{
+	bool any = false;
+
+	if (!(ptm.ctl & RTIT_CTL_ADDR_CFG_ALL))
+		return true;	/* the common case: no ranges at all */
+	for (unsigned int n = 0; n < ptm_nr_ranges(); n++) {
+		if (ptm_addr_cfg(n) != RTIT_ADDR_CFG_FILTER)
+			continue;
+		any = true;
+		if (ip >= ptm.addr_a[n] && ip <= ptm.addr_b[n])
+			return true;
+	}
+	return !any;
+}
 
 #endif

@@ -106,12 +106,15 @@ void pt_model_reset(void);
  *	filled")
  * @long_tnt: pack up to 47 results into TNT-64 (else TNT-8 only)
  * @cycles_per_event: core cycles charged to every event (drives MTC and CYC)
+ * @no_fast_path: take the full path for every instruction (tests compare the
+ *	two: the fast path must not change a byte)
  */
 struct pt_model_config {
 	u32 pmi_skid;
 	u32 single_pmi_early;
 	bool long_tnt;
 	u32 cycles_per_event;
+	bool no_fast_path;
 };
 #define PT_MODEL_DEFAULT_SKID		96
 #define PT_MODEL_DEFAULT_EARLY		256
@@ -209,10 +212,12 @@ void pt_model_set_packet_hook(pt_model_packet_hook_t fn, void *ctx);
  * @bytes_lost: generated but not stored (STOP, operational error)
  * @pmis: PMIs signalled; @pmis_delivered: of those, taken through LVTPC
  * @psbs: PSB packets
+ * @fast: instructions the common-case path took (no packet, nothing due)
  */
 struct pt_model_stats {
 	u64 packets, bytes, bytes_written, bytes_lost;
 	u64 pmis, pmis_delivered, psbs;
+	u64 fast;
 };
 void pt_model_get_stats(struct pt_model_stats *st);
 

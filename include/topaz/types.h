@@ -33,6 +33,9 @@ typedef u64 phys_addr_t;
 #define __unused	__attribute__((unused))
 #define __noreturn	__attribute__((noreturn))
 #define __noinline	__attribute__((noinline))
+#ifndef __always_inline	/* glibc's <sys/cdefs.h> has it too */
+#define __always_inline	inline __attribute__((always_inline))
+#endif
 #define __aligned(x)	__attribute__((aligned(x)))
 #define __packed	__attribute__((packed))
 #define __printf(a, b)	__attribute__((format(printf, a, b)))
