@@ -22,7 +22,8 @@ PORTABLE_SRCS := \
 	drivers/pt/pt_packet_enc.c drivers/pt/pt_model.c drivers/pt/pt_model_rules.c \
 	drivers/pt/pt_model_topa.c drivers/pt/pt_model_events.c drivers/pt/pt_model_profiles.c \
 	drivers/pt/pt.c drivers/pt/pt_topa.c drivers/pt/pt_aux.c drivers/pt/pt_options.c drivers/pt/pt_session.c \
-	drivers/pt/trace_writer.c drivers/pt/x86_insn.c
+	drivers/pt/trace_writer.c drivers/pt/x86_insn.c drivers/pt/branch_emul.c \
+	drivers/pt/branch_sites.c
 
 # Freestanding only: boot, CPU, traps, devices, and the in-kernel tests.
 KERNEL_SRCS := \
@@ -44,7 +45,7 @@ KCFLAGS   := -std=gnu11 -O2 -g $(WARN) -Iinclude -isystem $(EFI_INC) -isystem $(
 	-fno-stack-check -maccumulate-outgoing-args -DGNU_EFI_USE_MS_ABI \
 	-mgeneral-regs-only -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 	-fvisibility=hidden -fno-strict-aliasing -fno-merge-all-constants \
-	-fno-asynchronous-unwind-tables -DTOPAZ_KERNEL \
+	-fno-asynchronous-unwind-tables -mstringop-strategy=unrolled_loop -DTOPAZ_KERNEL \
 	-DTOPAZ_VERSION=\"$(shell git describe --always --dirty 2>/dev/null || echo unknown)\"
 KLDFLAGS  := -shared -Bsymbolic -nostdlib -znocombreloc -z nopack-relative-relocs \
 	--no-undefined --build-id=sha1 -T linker.ld

@@ -94,3 +94,29 @@ bool irqs_disabled(void)
 	__asm__ volatile("pushfq; pop %0" : "=r"(f));
 	return !(f & (1ul << 9));
 }
+
+int arch_read_u64_nofault(u64 addr, u64 *val)
+{
+	int err = 0;
+	u64 v = 0;
+
+	__asm__ volatile("1: movq (%[a]), %[v]\n2:\n"
+			 _ASM_FIXUP_SET("%[err]", "%[ef]")
+			 : [v] "+r"(v), [err] "+r"(err)
+			 : [a] "r"(addr), [ef] "i"(-EFAULT)
+			 : "memory");
+	*val = v;
+	return err;
+}
+
+int arch_write_u64_nofault(u64 addr, u64 val)
+{
+	int err = 0;
+
+	__asm__ volatile("1: movq %[v], (%[a])\n2:\n"
+			 _ASM_FIXUP_SET("%[err]", "%[ef]")
+			 : [err] "+r"(err)
+			 : [a] "r"(addr), [v] "r"(val), [ef] "i"(-EFAULT)
+			 : "memory");
+	return err;
+}

@@ -2,6 +2,7 @@
  * Interrupt and exception entry: 256 stubs of 16 bytes each push the vector
  * (and a zero error code where the CPU pushes none) and join one common path
  * that saves the general registers as struct pt_regs and calls trap_dispatch.
+ * #BP (vector 3) first moves the CPU's frame down, see isr_bp.
  */
 	.text
 	.balign 16
@@ -11,14 +12,37 @@ isr_stubs:
 	vector = 0
 	.rept 256
 	.balign 16
+	.if vector == 3
+	jmp	isr_bp
+	.else
 	.if (vector == 8) || (vector >= 10 && vector <= 14) || (vector == 17) || (vector == 21) || (vector == 29) || (vector == 30)
 	.else
 	pushq	$0
 	.endif
 	pushq	$vector
 	jmp	isr_common
+	.endif
 	vector = vector + 1
 	.endr
+
+/*
+ * #BP: the branch-step engine emulates the CALL under an INT3, pushing the
+ * return address where the interrupted code's stack goes on. An exception
+ * from ring 0 stays on that stack: the CPU's frame lies just below its RSP,
+ * where the push would land. So the frame is copied five words lower (each
+ * "pushq 32(%rsp)" reads the word five slots up) and the old one becomes a
+ * gap the push may overwrite.
+ */
+	.balign 16
+isr_bp:
+	pushq	32(%rsp)	/* SS */
+	pushq	32(%rsp)	/* RSP */
+	pushq	32(%rsp)	/* RFLAGS */
+	pushq	32(%rsp)	/* CS */
+	pushq	32(%rsp)	/* RIP */
+	pushq	$0
+	pushq	$3
+	jmp	isr_common
 
 	.balign 16
 isr_common:

@@ -24,6 +24,13 @@ static u64 *pml4;
 static uintptr_t pool, pool_end;
 static unsigned int pool_used, splits;
 
+/* The text poke window: one page of address space in the last PML4 slot
+ * (nothing else lives there), mapped writable onto the code page being
+ * patched. Changing CR0.WP instead would flush the whole TLB twice a poke. */
+#define POKE_VA		0xfffffffffffff000ull
+static u64 *poke_pte;
+static u64 poke_page = ~0ull;
+
 static u64 *alloc_table(void)
 {
 	void *p;
@@ -85,6 +92,16 @@ static u64 *pte_for(uintptr_t addr)
 	return &pt[(addr >> 12) & 511];
 }
 
+/* A 4 KiB entry for @addr where nothing is mapped yet (not present). */
+static u64 *pte_for_new(uintptr_t addr)
+{
+	u64 *pdpt = next_level(pml4, (addr >> 39) & 511);
+	u64 *pd = next_level(pdpt, (addr >> 30) & 511);
+	u64 *pt = next_level(pd, (addr >> 21) & 511);
+
+	return &pt[(addr >> 12) & 511];
+}
+
 int set_memory_flags(uintptr_t start, uintptr_t end, u64 set, u64 clr)
 {
 	for (uintptr_t a = ALIGN_DOWN(start, PAGE_SIZE); a < end; a += PAGE_SIZE) {
@@ -123,6 +140,32 @@ u64 paging_lookup(uintptr_t addr, u64 *page_size)
 bool addr_is_mapped(uintptr_t addr)
 {
 	return paging_lookup(addr, NULL) != 0;
+}
+
+int arch_text_poke(u64 addr, u8 byte)
+{
+	u64 e = paging_lookup(addr, NULL), page = addr & ~(u64)(PAGE_SIZE - 1);
+	unsigned long flags;
+	int err = 0;
+
+	if (!e)
+		return -EFAULT;
+	if (!poke_pte || (e & PTE_PCD))
+		return -EPERM;	/* MMIO (a flash part would take it as a command) */
+	/* inline: this must not call code it may be patching */
+	__asm__ volatile("pushfq; pop %0; cli" : "=r"(flags) :: "memory");
+	if (page != poke_page) {
+		/* the identity map: the virtual page is the physical one */
+		*poke_pte = page | PTE_P | PTE_W | PTE_NX;
+		__asm__ volatile("invlpg (%0)" :: "r"(POKE_VA) : "memory");
+		poke_page = page;
+	}
+	*(volatile u8 *)(uintptr_t)(POKE_VA + (addr & (PAGE_SIZE - 1))) = byte;
+	if (*(volatile const u8 *)(uintptr_t)addr != byte)
+		err = -EPERM;
+	if (flags & X86_EFLAGS_IF)
+		__asm__ volatile("sti" ::: "memory");
+	return err;
 }
 
 static bool is_ram_type(u32 type)
@@ -175,6 +218,7 @@ void paging_init(const struct boot_info *bi)
 		if (d->type == EFI_RUNTIME_CODE)
 			set_memory_flags(d->phys_start, d->phys_start + (d->num_pages << PAGE_SHIFT),
 					 0, PTE_NX);
+	poke_pte = pte_for_new(POKE_VA);
 	/* A NULL dereference must fault, and so must running off a stack. */
 	set_memory_flags(0, PAGE_SIZE, 0, PTE_P);
 	for (int i = 0; i <= NR_IST_STACKS; i++)

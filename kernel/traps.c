@@ -241,15 +241,23 @@ static void dispatch(struct pt_regs *regs);
 void trap_dispatch(struct pt_regs *regs)
 {
 	const struct trap_trace_hooks *h = READ_ONCE(trace_hooks);
-	bool traced = h && depth == 0 && regs->vector != X86_TRAP_DB;
+	bool traced = h && depth == 0 && regs->vector != X86_TRAP_DB &&
+		      regs->vector != X86_TRAP_BP;
 
+	/* the hooks count as handler code too: what they call is not traced */
+	depth++;
 	if (traced)
 		h->enter(regs);
-	depth++;
+	if (depth > 8) {
+		/* a handler that faults in itself: say so before the stack runs out */
+		depth = 0;
+		report_exception(regs, "PANIC (traps nested 9 deep)");
+		panic_finish("trap recursion");
+	}
 	dispatch(regs);
-	depth--;
 	if (traced)
 		h->exit(regs);
+	depth--;
 }
 
 static void dispatch(struct pt_regs *regs)

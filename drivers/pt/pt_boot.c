@@ -13,6 +13,7 @@
 #include <topaz/kernel.h>
 #include <topaz/errno.h>
 #include <topaz/power.h>
+#include <topaz/time.h>
 
 void pt_irq_init(bool nmi);
 extern const u8 __build_id_note[] __hidden;
@@ -112,11 +113,20 @@ bool pt_boot_active(void)
 
 u64 pt_run_traced(const struct workload *w)
 {
-	u64 r;
+	u64 t0, t1, t2, t3, r;
 
+	/* inline TSC reads: a call here would be traced too */
+	t0 = __builtin_ia32_rdtsc();
 	pt_trace_begin();
+	t1 = __builtin_ia32_rdtsc();
 	r = w->fn();
+	t2 = __builtin_ia32_rdtsc();
 	pt_trace_end();
+	t3 = __builtin_ia32_rdtsc();
+	pr_info("trace: %s ran traced in %llu us (starting the trace %llu us, stopping it %llu us)\n",
+		w->name, (unsigned long long)(tsc_to_ns(t2 - t1) / 1000),
+		(unsigned long long)(tsc_to_ns(t1 - t0) / 1000),
+		(unsigned long long)(tsc_to_ns(t3 - t2) / 1000));
 	return r;
 }
 
@@ -135,11 +145,15 @@ void pt_boot_finish(void)
 	if (pt_opts.sink == PT_SINK_SERIAL)
 		trace_framer_end(&framer);
 	bytes = pt_session.stream_off;
-	pr_info("trace: %llu instructions, %llu branches, %llu #DB stops (%s-step, %llu fallbacks), "
+	pr_info("trace: %llu instructions, %llu branches, %llu stops (%s-step: %llu #DB, %llu #BP; "
+		"%llu INT3s written, %llu run by handlers, %llu fallbacks), "
 		"%llu interrupts/exceptions, %llu firmware pages\n",
 		(unsigned long long)st.insns, (unsigned long long)st.branches,
-		(unsigned long long)st.db_traps, trace_engine_mode() == TRACE_STEP_BRANCH ? "branch" :
-		"single", (unsigned long long)st.fallbacks, (unsigned long long)st.async,
+		(unsigned long long)(st.db_traps + st.bp_traps),
+		trace_engine_mode() == TRACE_STEP_BRANCH ? "branch" : "single",
+		(unsigned long long)st.db_traps, (unsigned long long)st.bp_traps,
+		(unsigned long long)st.sites, (unsigned long long)st.nested,
+		(unsigned long long)st.fallbacks, (unsigned long long)st.async,
 		(unsigned long long)st.foreign_pages);
 	pr_info("trace: %llu bytes (%llu of them padding), %llu PMIs (%llu stale), %llu truncations, %llu errors\n",
 		(unsigned long long)bytes, (unsigned long long)pt->pad_bytes,

@@ -12,6 +12,8 @@
 #include <topaz/pt_session.h>
 #include <topaz/pt_model.h>
 #include <topaz/x86_insn.h>
+#include <topaz/branch_sites.h>
+#include <topaz/branch_emul.h>
 #include <topaz/traps.h>
 #include <topaz/cpu.h>
 #include <topaz/cmdline.h>
@@ -19,21 +21,25 @@
 #include <topaz/paging.h>
 #include <topaz/kernel.h>
 #include <topaz/errno.h>
+#include <topaz/arch.h>
 
-#define DR6_B0		BIT(0)
 #define DR6_BS		BIT(14)
-#define DR7_L0		BIT(0)
-#define MAX_BLOCK	64	/* instructions decoded ahead for the next branch */
 #define MAX_FOREIGN	64	/* code pages outside the image kept for the sideband */
+#define MAX_SITES	4096	/* branch-step: INT3s on the branches of traced code */
 
 extern const char ImageBase[] __hidden, __image_end[] __hidden;
 
 static struct {
 	bool active, starting, resume_pending, emulating;
 	enum trace_step_mode mode;
-	u64 prev;		/* the instruction the next stop reports on */
+	bool stepping;		/* TF set: every instruction stops (single-step) */
+	bool checking;		/* the boot self-check runs: no model events */
+	u64 check_lo, check_hi;	/* its probe function */
+	u64 check_stops, sites_base;
+	u64 prev;		/* stepping: the instruction the next #DB reports on */
+	u64 landing;		/* not stepping: where the running block began */
+	u32 pending;		/* its instructions before the site that ends it */
 	u64 resume_ip;
-	u64 bp;			/* DR0 while branch-stepping, 0 when single-stepping */
 	struct trace_engine_stats st;
 	u64 foreign[MAX_FOREIGN];
 } eng;
@@ -51,10 +57,8 @@ static int set_step(const char *v, char *why, size_t n)
 	return 0;
 }
 KPARAM_CUSTOM("pt.step", pt_step, set_step,
-	      "trace engine: single (a #DB per instruction) or branch (stop at branches only)");
+	      "trace engine: single (a #DB per instruction) or branch (an INT3 per branch)");
 
-static inline void write_dr0(u64 v) { __asm__ volatile("mov %0, %%db0" :: "r"(v)); }
-static inline void write_dr7(u64 v) { __asm__ volatile("mov %0, %%db7" :: "r"(v)); }
 static inline u64 read_dr6(void) { u64 v; __asm__ volatile("mov %%db6, %0" : "=r"(v)); return v; }
 static inline void write_dr6(u64 v) { __asm__ volatile("mov %0, %%db6" :: "r"(v)); }
 
@@ -77,34 +81,24 @@ static void note_foreign(u64 ip)
 		eng.foreign[eng.st.foreign_pages++] = page;
 }
 
-static int decode_at(u64 ip, struct x86_insn *in)
+/* A new block runs from its start to the end of its branch. */
+static void note_block(const struct branch_block *b)
 {
-	/* Read no further than the mapped bytes: the page may end the code. */
-	size_t avail = X86_INSN_MAX_LEN;
-	u64 room = 0x1000 - (ip & 0xfff);
+	u64 end = b->site->ip + b->site->emul.len - 1;
 
-	if (room < avail && !addr_is_mapped(ip + room))
-		avail = room;
-	return x86_insn_decode((const u8 *)ip, avail, in);
+	for (u64 p = b->start & ~0xfffull; p <= end; p += 0x1000)
+		note_foreign(p < b->start ? b->start : p);
 }
 
 /* The instruction at @ip retired and execution went to @to: tell the model. */
-static u64 reg_value(const struct pt_regs *r, unsigned int n)
-{
-	const u64 v[16] = { r->rax, r->rcx, r->rdx, r->rbx, r->rsp, r->rbp, r->rsi, r->rdi,
-			    r->r8, r->r9, r->r10, r->r11, r->r12, r->r13, r->r14, r->r15 };
-
-	return v[n & 15];
-}
-
-static void retire(u64 ip, u64 to, const struct pt_regs *regs)
+static void retire(u64 ip, u64 to, struct pt_regs *regs)
 {
 	struct x86_insn in;
 	struct ptm_insn m = { .ip = ip, .target = to, .cpl = 0, .mode = PTM_MODE_64 };
 
 	eng.st.insns++;
 	note_foreign(ip);
-	if (decode_at(ip, &in)) {
+	if (branch_insn_decode(ip, &in)) {
 		/* Unknown bytes: report a jump so the flow stays right. */
 		m.cls = PTM_JUMP_IND;
 		m.next = ip + 1;
@@ -116,7 +110,7 @@ static void retire(u64 ip, u64 to, const struct pt_regs *regs)
 		/* the payload is still in the register operand (register form) */
 		if ((in.modrm >> 6) == 3) {
 			m.cls = PTM_PTWRITE;
-			m.payload = reg_value(regs, (in.modrm & 7) | ((in.rex & 1) << 3));
+			m.payload = *branch_emul_reg(regs, (in.modrm & 7) | ((in.rex & 1) << 3));
 			m.size = (in.rex & 8) ? 8 : 4;
 			pt_model_ev_insn(&m);
 		}
@@ -151,77 +145,86 @@ static void retire(u64 ip, u64 to, const struct pt_regs *regs)
 	pt_model_ev_insn(&m);
 }
 
-/* Branch-step: the next change of flow at or after @ip, or 0 (single-step). */
-static u64 next_branch(u64 ip)
+/*
+ * Let the code at @regs->rip run until the next stop. Branch-step: its block
+ * (straight-line code up to an INT3 on the next branch) runs freely; code
+ * that cannot have one (a far transfer, a table full, bytes that do not
+ * decode) and single-step mode run with TF, a #DB after each instruction.
+ */
+static void arm_block(struct pt_regs *regs, const struct branch_block *b, bool created)
 {
-	struct x86_insn in;
-
-	for (int i = 0; i < MAX_BLOCK; i++) {
-		if (decode_at(ip, &in))
-			return 0;
-		if (in.cofi != X86_COFI_NONE || in.cls == X86_INSN_PTWRITE)
-			return ip;	/* PTWRITE: its operand is read as it retires */
-		/* REP string instructions repeat in place; let single-step count them */
-		if ((in.prefixes & (X86_PFX_REP | X86_PFX_REPNE)) && in.map == X86_MAP_LEGACY &&
-		    ((in.opcode >= 0xa4 && in.opcode <= 0xa7) || (in.opcode >= 0xaa && in.opcode <= 0xaf) ||
-		     (in.opcode >= 0x6c && in.opcode <= 0x6f)))
-			return 0;
-		ip += in.length;
+	if (likely(b)) {
+		if (created)
+			note_block(b);
+		eng.stepping = false;
+		eng.landing = regs->rip;
+		eng.pending = b->insns;
+		regs->rflags &= ~X86_EFLAGS_TF;
+		return;
 	}
-	return 0;
+	if (eng.mode == TRACE_STEP_BRANCH)
+		eng.st.fallbacks++;
+	eng.stepping = true;
+	eng.prev = regs->rip;
+	regs->rflags |= X86_EFLAGS_TF;
 }
 
-/* Arm the next stop: DR0 on the next branch, or TF for one instruction. */
 static void arm(struct pt_regs *regs)
 {
-	u64 bp = eng.mode == TRACE_STEP_BRANCH ? next_branch(regs->rip) : 0;
+	const struct branch_block *b = NULL;
+	bool created = false;
+	int err;
 
-	if (bp && bp != regs->rip) {
-		/* straight-line instructions up to the branch retire without a stop */
-		struct x86_insn in;
-		for (u64 ip = regs->rip; ip < bp && !decode_at(ip, &in); ip += in.length) {
-			eng.st.insns++;
-			note_foreign(ip);
-		}
-		eng.bp = bp;
-		eng.prev = bp;
-		write_dr0(bp);
-		write_dr7(DR7_L0);
-		regs->rflags &= ~X86_EFLAGS_TF;
-	} else {
-		if (eng.mode == TRACE_STEP_BRANCH && !bp)
-			eng.st.fallbacks++;
-		eng.bp = 0;
-		eng.prev = regs->rip;
-		write_dr7(0);
-		regs->rflags |= X86_EFLAGS_TF;
-	}
+	if (eng.mode == TRACE_STEP_BRANCH)
+		b = branch_block_get(regs->rip, &created, &err);
+	arm_block(regs, b, created);
 }
 
+/* Tracing ends: no more stops, and the code is as it was. */
 static void stop_tracing(struct pt_regs *regs)
 {
+	struct branch_sites_stats bst;
+
 	eng.active = false;
-	eng.bp = 0;
-	write_dr7(0);
 	regs->rflags &= ~X86_EFLAGS_TF;
+	branch_sites_get_stats(&bst);
+	eng.st.sites = bst.patched - eng.sites_base;
+	branch_sites_restore();
+}
+
+/* Back from a handler: tracing goes on where it returned. */
+static void resume(void)
+{
+	eng.resume_pending = false;
+	pt_event_resume(&pt_session.event);
+	pt_model_ev_at(eng.resume_ip);
+	if (eng.stepping)
+		eng.prev = eng.resume_ip;
+}
+
+/*
+ * A PMI delivered as an NMI runs inside a stop's handler and turns tracing
+ * off and on (FUP, TIP.PGD); the TIP.PGE belongs where execution goes on,
+ * so say where that is before returning. @nmis: the NMI count at entry.
+ */
+static inline void after_nmi(u64 nmis, const struct pt_regs *regs)
+{
+	if (READ_ONCE(irq_counts[X86_TRAP_NMI]) != nmis)
+		pt_model_ev_at(regs->rip);
 }
 
 static bool on_debug(struct pt_regs *regs)
 {
 	u64 dr6 = read_dr6();
-	u64 rip = regs->rip;
+	u64 rip = regs->rip, nmis = irq_counts[X86_TRAP_NMI];
 
 	write_dr6(0);
 	eng.st.db_traps++;
+	if (!(dr6 & DR6_BS))
+		return false;
 	if (!eng.active) {
-		/* a stop armed before tracing ended: nothing more to follow */
+		/* a step armed before tracing ended: nothing more to follow */
 		regs->rflags &= ~X86_EFLAGS_TF;
-		write_dr7(0);
-		return (dr6 & (DR6_BS | DR6_B0)) != 0;
-	}
-	if ((dr6 & DR6_B0) && trap_depth() > 1) {
-		/* a handler ran over the breakpointed address: not traced code */
-		regs->rflags |= X86_EFLAGS_RF;
 		return true;
 	}
 	if (eng.starting) {
@@ -243,24 +246,8 @@ static bool on_debug(struct pt_regs *regs)
 		arm(regs);
 		return true;
 	}
-	if (eng.resume_pending) {
-		/* back from a handler: tracing goes on where it returned */
-		eng.resume_pending = false;
-		pt_event_resume(&pt_session.event);
-		pt_model_ev_at(eng.resume_ip);
-		if (eng.bp == 0)
-			eng.prev = eng.resume_ip;
-	}
-	if (dr6 & DR6_B0) {
-		/* at the branch, not yet executed: single-step it */
-		write_dr7(0);
-		eng.bp = 0;
-		eng.prev = rip;
-		regs->rflags |= X86_EFLAGS_TF | X86_EFLAGS_RF;
-		return true;
-	}
-	if (!(dr6 & DR6_BS))
-		return false;
+	if (eng.resume_pending)
+		resume();
 	if (rip == eng.prev) {
 		/* a REP string instruction finished one iteration */
 		regs->rflags |= X86_EFLAGS_TF;
@@ -273,19 +260,104 @@ static bool on_debug(struct pt_regs *regs)
 		return true;
 	}
 	arm(regs);
-	/*
-	 * A PMI delivered as an NMI runs inside this handler and turns tracing
-	 * off and on (FUP, TIP.PGD); the TIP.PGE belongs where execution goes
-	 * on, so say where that is before returning.
-	 */
-	pt_model_ev_at(regs->rip);
+	after_nmi(nmis, regs);
+	return true;
+}
+
+/*
+ * The boot self-check (branch_step_self_check()): the same stop, without the
+ * model; it ends where the probe function returns to its caller.
+ */
+static bool check_step(struct pt_regs *regs, struct branch_site *s, u64 ip)
+{
+	struct branch_result res;
+	const struct branch_block *b;
+	bool created;
+	int err;
+
+	regs->rip = ip;
+	if (branch_emul_run(&s->emul, ip, regs, &res)) {
+		branch_site_disable(s);
+		eng.active = false;	/* the CPU takes it from here */
+		return true;
+	}
+	eng.check_stops++;
+	if (s->cls == PTM_RET && (res.target < eng.check_lo || res.target >= eng.check_hi)) {
+		eng.checking = false;	/* back in the caller: done */
+		eng.active = false;
+		return true;
+	}
+	b = branch_block_get(regs->rip, &created, &err);
+	if (!b)
+		eng.active = false;	/* the INT3s in place still run, untraced */
+	return true;
+}
+
+/*
+ * Branch-step: the INT3 on a branch. The emulator runs the branch (the
+ * registers and stack as the CPU would leave them); the model hears of the
+ * block before it and of the branch; the next block gets its INT3.
+ */
+static bool on_breakpoint(struct pt_regs *regs)
+{
+	u64 ip = regs->rip - 1, nmis = irq_counts[X86_TRAP_NMI];
+	struct branch_site *s = branch_site_find(ip);
+	struct branch_result res;
+	struct ptm_insn m;
+	bool created;
+	int err;
+
+	if (!s)
+		return false;	/* not ours: the panic path reports it */
+	if (!eng.active || eng.starting || trap_depth() > 1) {
+		/* a handler runs traced code's callee: not traced, just run it */
+		eng.st.nested++;
+		regs->rip = ip;
+		if (branch_emul_run(&s->emul, ip, regs, &res))
+			branch_site_disable(s);	/* the CPU runs it and faults */
+		return true;
+	}
+	if (unlikely(eng.checking))
+		return check_step(regs, s, ip);
+	eng.st.bp_traps++;
+	if (eng.resume_pending)
+		resume();
+	if (eng.stepping)
+		eng.pending = 0;	/* each instruction before it had its #DB */
+	regs->rip = ip;
+	eng.st.insns += eng.pending;
+	if (branch_emul_run(&s->emul, ip, regs, &res)) {
+		/* It faults (a bad pointer, the stack): the CPU must raise that
+		 * itself, so the instruction goes back and is single-stepped. */
+		branch_site_disable(s);
+		eng.stepping = true;
+		eng.prev = ip;
+		regs->rflags |= X86_EFLAGS_TF;
+		return true;
+	}
+	eng.st.insns++;
+	m = (struct ptm_insn){
+		.cls = s->cls, .ip = ip, .next = res.next, .target = res.target,
+		.taken = res.taken, .mode = PTM_MODE_64, .payload = res.payload,
+		.size = s->emul.size,
+	};
+	if (s->cls != PTM_PTWRITE)
+		eng.st.branches++;
+	pt_model_ev_insn(&m);
+	if (regs->rip == (uintptr_t)pt_trace_end) {
+		pt_model_ev_at(regs->rip);
+		stop_tracing(regs);
+		return true;
+	}
+	arm_block(regs, branch_site_next(s, regs->rip, res.taken, &created, &err), created);
+	after_nmi(nmis, regs);
 	return true;
 }
 
 /* A register-form PTWRITE at @regs->rip (a CPU without PTWRITE raises #UD). */
 static bool ptwrite_at(const struct pt_regs *regs, struct x86_insn *in)
 {
-	return !decode_at(regs->rip, in) && in->cls == X86_INSN_PTWRITE && (in->modrm >> 6) == 3;
+	return !branch_insn_decode(regs->rip, in) && in->cls == X86_INSN_PTWRITE && (in->modrm >> 6) == 3;
 }
 
 /*
@@ -300,15 +372,19 @@ static bool on_invalid_opcode(struct pt_regs *regs)
 
 	if (!eng.active || eng.starting || !ptwrite_at(regs, &in))
 		return false;
+	/* back from a handler (a PMI taken right before it): resume first, at
+	 * this instruction, so the PTW comes after the TIP.PGE */
+	if (eng.resume_pending)
+		resume();
 	m.ip = regs->rip;
 	m.next = m.target = regs->rip + in.length;
-	m.payload = reg_value(regs, (in.modrm & 7) | ((in.rex & 1) << 3));
+	m.payload = *branch_emul_reg(regs, (in.modrm & 7) | ((in.rex & 1) << 3));
 	m.size = (in.rex & 8) ? 8 : 4;
 	pt_model_ev_insn(&m);
 	eng.st.insns++;
 	regs->rip = m.next;
-	if (!eng.bp)
-		eng.prev = m.next;	/* single-stepping: the next stop reports on it */
+	if (eng.stepping)
+		eng.prev = m.next;	/* the next #DB reports on it */
 	return true;
 }
 
@@ -328,6 +404,8 @@ static void async_enter(struct pt_regs *regs)
 		/* a second event before the traced code ran again */
 		return;
 	}
+	if (!eng.stepping)	/* the block ran up to here */
+		eng.st.insns += branch_block_count(eng.landing, regs->rip, eng.pending);
 	pt_model_ev_at(regs->rip);
 	pt_event_pause(&pt_session.event);
 }
@@ -342,14 +420,114 @@ static void async_exit(struct pt_regs *regs)
 		return;
 	eng.resume_pending = true;
 	eng.resume_ip = regs->rip;	/* where the handler returns: maybe a fixup */
+	if (eng.mode == TRACE_STEP_BRANCH)
+		arm(regs);	/* an INT3 ahead of it, or TF from there */
 }
 
 static const struct trap_trace_hooks hooks = { async_enter, async_exit };
 
+/*
+ * The branch-step self-check at boot: a probe function with each kind of
+ * near branch the emulator runs (Jcc both ways, direct and indirect CALL,
+ * RET, JMP) gives the same result under the INT3s as run by the CPU, stops
+ * at them, and its code is the same byte for byte afterwards. It proves the
+ * code can be patched here (W^X mappings, firmware, a CPU's quirks) before a
+ * trace depends on it, and warms the stop path.
+ */
+static __noinline u64 check_leaf_a(u64 x)
+{
+	return x * 3 + 1;
+}
+
+static __noinline u64 check_leaf_b(u64 x)
+{
+	return (x >> 1) ^ 0x5a;
+}
+
+static u64 (*volatile check_ops[2])(u64) = { check_leaf_a, check_leaf_b };
+
+static __noinline u64 check_probe(u64 n)
+{
+	u64 acc = 1;
+
+	for (u64 i = 0; i < n; i++) {
+		if (i % 3 == 0)
+			acc += check_leaf_a(acc);
+		else
+			acc ^= check_ops[i & 1](acc + i);
+		if (acc > 100000)
+			acc %= 977;
+	}
+	return acc;
+}
+
+static int branch_step_self_check(void)
+{
+	const u8 *code = (const u8 *)check_probe;
+	u8 before[64];
+	const struct branch_block *b;
+	struct branch_sites_stats bst;
+	uintptr_t off, size;
+	const char *name;
+	u64 want = check_probe(100), got;
+	unsigned long flags;
+	unsigned int restored;
+	bool created, done;
+	int err;
+
+	if (ksym_lookup((uintptr_t)check_probe, &name, &off, &size) || off)
+		return -ENOENT;
+	eng.check_lo = (uintptr_t)check_probe;
+	eng.check_hi = eng.check_lo + size;
+	memcpy(before, code, min(sizeof(before), (size_t)size));
+	flags = local_irq_save();	/* no interrupt while the INT3s are in */
+	eng.check_stops = 0;
+	b = branch_block_get((uintptr_t)check_probe, &created, &err);
+	if (b) {
+		eng.checking = eng.active = true;
+		got = check_probe(100);
+		done = !eng.checking;
+		eng.checking = eng.active = false;
+	}
+	restored = branch_sites_restore();
+	local_irq_restore(flags);
+	if (!b)
+		return err;
+	branch_sites_get_stats(&bst);
+	eng.sites_base = bst.patched;
+	if (got != want || !done || memcmp(before, code, min(sizeof(before), (size_t)size))) {
+		pr_err("pt.step=branch: self-check failed: result %#llx (the CPU's %#llx), %s, %u INT3s restored\n",
+		       (unsigned long long)got, (unsigned long long)want,
+		       done ? "returned" : "lost the flow", restored);
+		return -EIO;
+	}
+	pr_info("branch-step self-check: %llu stops at %u INT3s, result as the CPU's, code restored\n",
+		(unsigned long long)eng.check_stops, restored);
+	return 0;
+}
+
 void trace_engine_init(void)
 {
+	int err;
+
 	trap_set_handler(X86_TRAP_DB, on_debug);
 	trap_set_handler(X86_TRAP_UD, on_invalid_opcode);
+	if (eng.mode != TRACE_STEP_BRANCH)
+		return;
+	err = branch_sites_init(MAX_SITES);
+	if (err) {
+		pr_warn("pt.step=branch: no memory for the branch sites (error %d): single-step\n", err);
+		eng.mode = TRACE_STEP_SINGLE;
+		return;
+	}
+	trap_set_handler(X86_TRAP_BP, on_breakpoint);
+	err = branch_step_self_check();
+	if (err) {
+		pr_warn("pt.step=branch: cannot branch-step here (error %d): single-step\n", err);
+		trap_set_handler(X86_TRAP_BP, NULL);
+		branch_sites_exit();
+		eng.mode = TRACE_STEP_SINGLE;
+	}
 }
 
 enum trace_step_mode trace_engine_mode(void)
@@ -366,6 +544,7 @@ __noinline void pt_trace_begin(void)
 {
 	eng.resume_pending = false;
 	eng.starting = true;
+	eng.stepping = true;
 	eng.active = true;
 	trap_set_trace_hooks(&hooks);
 	if (pt_session_start()) {
@@ -385,7 +564,7 @@ __noinline void pt_trace_end(void)
 {
 	/* The engine stopped at our first instruction; now TraceEn=0. */
 	eng.active = false;
-	write_dr7(0);
+	branch_sites_restore();	/* done at the INT3 that got here; cheap now */
 	pt_session_stop();
 	trap_set_trace_hooks(NULL);
 }
@@ -394,7 +573,7 @@ void trace_engine_abort(void)
 {
 	eng.active = false;
 	eng.resume_pending = false;
-	write_dr7(0);
+	branch_sites_restore();
 	trap_set_trace_hooks(NULL);
 }
 

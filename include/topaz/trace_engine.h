@@ -2,9 +2,9 @@
 /*
  * The trace engine: real control flow for the software trace unit. On a CPU
  * without PT the traced code runs with RFLAGS.TF set (single-step mode) or
- * stops only at its branches (branch-step mode: a DR0 execution breakpoint on
- * the next branch the classifier finds, then one single step over it). At
- * every stop the engine classifies the instruction just executed and tells
+ * stops only at its branches (branch-step mode: an INT3 on the next branch
+ * the classifier finds, and the branch run by the emulator, so one stop per
+ * branch; see include/topaz/branch_sites.h). At every stop the engine tells
  * the model what a PT-capable CPU would have seen.
  */
 #ifndef TOPAZ_TRACE_ENGINE_H
@@ -18,7 +18,10 @@ struct trace_engine_stats {
 	u64 insns;		/* instructions retired in traced code */
 	u64 branches;		/* of those, changes of flow */
 	u64 db_traps;		/* #DB exceptions taken */
-	u64 fallbacks;		/* branch-step stops that fell back to single-step */
+	u64 bp_traps;		/* #BP (branch-step INT3s) taken in traced code */
+	u64 nested;		/* INT3s hit by handlers (run, not traced) */
+	u64 sites;		/* INT3s written (branch-step) */
+	u64 fallbacks;		/* branch-step landings that single-step instead */
 	u64 async;		/* interrupts and exceptions in traced code */
 	u64 foreign_pages;	/* code pages outside the kernel image (sideband) */
 };

@@ -53,7 +53,7 @@ extern u64 irq_counts[256];
  * The trace engine's view of asynchronous events: @enter runs first for any
  * interrupt or exception that interrupts code outside a trap handler (depth
  * 0), @exit last, with the frame the handler leaves (where execution goes on).
- * The #DB vector is the engine's own and is not reported.
+ * The #DB and #BP vectors are the engine's own and are not reported.
  */
 struct trap_trace_hooks {
 	void (*enter)(struct pt_regs *regs);

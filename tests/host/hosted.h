@@ -21,6 +21,13 @@ extern jmp_buf *hosted_panic_jmp;
 extern char hosted_panic_msg[512];
 extern unsigned int hosted_msr_faults;	/* #GPs delivered by the fake machine */
 
+/* arch_read/write_u64_nofault: when set, these see every access instead of
+ * memory (a test checks addresses); the first page always faults. */
+extern int (*hosted_nofault_read)(u64 addr, u64 *val);
+extern int (*hosted_nofault_write)(u64 addr, u64 val);
+/* arch_text_poke: when set, memory refuses the byte (as ROM would). */
+extern bool hosted_text_poke_refuse;
+
 /* Quiet console for tests that expect many error messages. */
 extern bool hosted_console_quiet;
 

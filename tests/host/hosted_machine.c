@@ -18,6 +18,7 @@
 #include <topaz/kernel.h>
 #include <topaz/symbols.h>
 #include <topaz/mm.h>
+#include <topaz/paging.h>
 
 bool hosted_console_quiet;
 jmp_buf *hosted_panic_jmp;
@@ -166,6 +167,51 @@ void outw(u16 port, u16 v) { ports[port] = (u8)v; }
 void outl(u16 port, u32 v) { ports[port] = (u8)v; }
 
 u64 rdtsc(void) { return __rdtsc(); }
+
+/* User space cannot take a fault back: the first page stands for memory
+ * that is not mapped (tests put operands there to see -EFAULT). */
+int (*hosted_nofault_read)(u64 addr, u64 *val);
+int (*hosted_nofault_write)(u64 addr, u64 val);
+
+int arch_read_u64_nofault(u64 addr, u64 *val)
+{
+	if (addr < 4096)
+		return -EFAULT;
+	if (hosted_nofault_read)
+		return hosted_nofault_read(addr, val);
+	memcpy(val, (const void *)(uintptr_t)addr, 8);
+	return 0;
+}
+
+int arch_write_u64_nofault(u64 addr, u64 val)
+{
+	if (addr < 4096)
+		return -EFAULT;
+	if (hosted_nofault_write)
+		return hosted_nofault_write(addr, val);
+	memcpy((void *)(uintptr_t)addr, &val, 8);
+	return 0;
+}
+
+/* Code the tests patch lives in their own RWX mappings. */
+bool hosted_text_poke_refuse;
+
+int arch_text_poke(u64 addr, u8 byte)
+{
+	if (addr < 4096)
+		return -EFAULT;
+	if (hosted_text_poke_refuse)
+		return -EPERM;
+	*(volatile u8 *)(uintptr_t)addr = byte;
+	return 0;
+}
+
+/* Every page but the first is "mapped" (see arch_read_u64_nofault). */
+bool addr_is_mapped(uintptr_t addr)
+{
+	return addr >= 4096;
+}
+
 void cpu_relax(void) { __builtin_ia32_pause(); }
 
 /* One fake CPU: the interrupt flag is a variable. */

@@ -42,6 +42,7 @@ import zlib
 
 TF = 0x100		# QEMU's HF_TF_MASK in the TB flags: the TB ran with RFLAGS.TF
 DB_VECTOR = 1
+BP_VECTOR = 3
 
 
 # ------------------------------------------------------------------ inputs
@@ -301,11 +302,13 @@ def qemu_sequence(plan, execs, step, boundaries=None):
     isr_common (nesting counted). A TB that ran with TF and retired its
     instruction traps to #DB before anything else: when another handler comes
     first, the instruction faulted (it did not retire). A TB without TF
-    (branch-step) that a handler interrupts and returns into, with no #DB in
-    between, retired only the instructions before the return point.
+    (branch-step) that ends with an INT3 followed by #BP retired all of it
+    (the engine emulated the branch under the INT3); one that another handler
+    interrupts and returns into, with no #DB in between, retired only the
+    instructions before the return point.
     """
     stubs, isr_exit = plan['isr_stubs'], plan['isr_exit']
-    notes = {'faulted': 0, 'emulated': 0, 'partial': 0, 'no_tf': 0}
+    notes = {'faulted': 0, 'emulated': 0, 'partial': 0, 'no_tf': 0, 'int3': 0}
     # handler nesting: ('h', vector) for an outermost entry, ('t', pc, flags, insns)
     seq, depth, kinds = [], 0, {}
     for e in execs:
@@ -314,7 +317,7 @@ def qemu_sequence(plan, execs, step, boundaries=None):
             pc = e[0]
             if stubs <= pc < stubs + 0x1000:
                 # A vector's stub is entered at its start; QEMU may split it
-                # into one-instruction TBs (a DR0 breakpoint in the same page).
+                # into one-instruction TBs.
                 k = ('h', (pc - stubs) // 16) if (pc - stubs) % 16 == 0 else 'cont'
             elif pc == isr_exit:
                 k = 'exit'
@@ -357,6 +360,11 @@ def qemu_sequence(plan, execs, step, boundaries=None):
                 why = 'emulated'
             else:
                 n, why = 0, 'faulted'
+        elif (j > i + 1 and seq[i + 1][1] == BP_VECTOR and insns and
+              insns[-1][1].startswith('int3')):
+            # branch-step: the block ran up to the INT3 on its branch, which
+            # the engine emulated (QEMU shows the int3 at the branch's address)
+            notes['int3'] += 1
         elif j > i + 1 and not db and j < len(seq):
             nxt = seq[j][1]
             for k, (ip, _t) in enumerate(insns):
@@ -563,8 +571,9 @@ def cmd_compare(a):
         div = n
     if div is None and not bad:
         em = f', {notes["emulated"]} emulated' if notes['emulated'] else ''
+        bp = f', {notes["int3"]} branches run under INT3' if notes['int3'] else ''
         print(f'PASS {name}: {len(q)} instructions compared ({windows} windows, {stopped} '
-              f'logged TBs stopped before they ran, {notes["faulted"]} faulted{em})')
+              f'logged TBs stopped before they ran, {notes["faulted"]} faulted{em}{bp})')
         return 0
     extra = [info] + bad
     if div is not None:

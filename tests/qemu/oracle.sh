@@ -30,7 +30,9 @@
 # - In single-step mode every traced instruction runs with TF set, a block of
 #   its own ended by the #DB, so no block is reached by chaining and -d exec
 #   sees them all (checked: an instruction run without TF in the window fails
-#   the run). Branch-step runs straight-line code without TF, so -d nochain.
+#   the run). Branch-step runs straight-line code without TF, so -d nochain;
+#   a block that ends in the INT3 on its branch, then #BP, ran in full (QEMU
+#   shows int3 at the branch's address, the engine emulated the branch).
 # - QEMU logs a block before it runs it; one that then sees an exit request
 #   (an interrupt to take) at its start does not run: QEMU says so ("Stopped
 #   execution of TB chain before" that block) and logs it again when it runs.

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Branch emulation: what a near branch does to the registers, computed from
+ * its decoded form and the register file at the moment it would execute. The
+ * branch-step trace engine puts INT3 on the branches of traced code and runs
+ * them here instead (one stop per branch, no single step), the way kprobes
+ * and uprobes emulate the instruction under a breakpoint.
+ */
+#ifndef TOPAZ_BRANCH_EMUL_H
+#define TOPAZ_BRANCH_EMUL_H
+
+#include <topaz/types.h>
+#include <topaz/traps.h>
+
+struct x86_insn;
+
+enum branch_emul_kind {
+	BEMUL_NONE,		/* not emulated: execute the instruction itself */
+	BEMUL_JCC,		/* Jcc: condition @cc on RFLAGS */
+	BEMUL_JRCXZ,		/* JRCXZ, JECXZ (@asize32) */
+	BEMUL_LOOP,		/* LOOP, LOOPE, LOOPNE (@cc: 2, 1, 0 as E2, E1, E0) */
+	BEMUL_JMP,		/* JMP rel */
+	BEMUL_CALL,		/* CALL rel32 */
+	BEMUL_JMP_IND,		/* JMP r/m64 */
+	BEMUL_CALL_IND,		/* CALL r/m64 */
+	BEMUL_RET,		/* RET, RET imm16 (@imm) */
+	BEMUL_PTWRITE,		/* PTWRITE r32/r64: a CPU without it raises #UD */
+	BEMUL_NR_KINDS
+};
+
+#define BEMUL_NOREG	0xff
+
+/* How to run one instruction; made once per patched site. */
+struct branch_emul {
+	u8 kind, len, cc;
+	u8 asize32;		/* JECXZ: ECX, not RCX */
+	u8 reg;			/* register operand, or BEMUL_NOREG for memory */
+	u8 base, index, scale;	/* memory operand; BEMUL_NOREG when absent */
+	u8 size;		/* PTWRITE: 4 or 8 bytes */
+	u16 imm;		/* RET imm16: bytes released after the pop */
+	s64 disp;		/* displacement (RIP-relative: the absolute address) */
+	u64 target;		/* direct branches */
+};
+
+/* What it did. */
+struct branch_result {
+	u64 next;		/* the instruction after it */
+	u64 target;		/* where execution goes */
+	bool taken;		/* conditional: taken (else target == next) */
+	u64 payload;		/* PTWRITE */
+};
+
+/**
+ * branch_emul_prepare() - describe how to emulate the instruction at @ip
+ * Return: 0, or -EOPNOTSUPP when it must run on the CPU instead: not a near
+ * branch, or a form whose meaning differs between vendors or needs state the
+ * emulator does not model (operand-size prefix, segment bases, 32-bit LOOP).
+ */
+int branch_emul_prepare(const struct x86_insn *in, u64 ip, struct branch_emul *e);
+
+/**
+ * branch_emul_run() - execute @e at @ip on @regs: RIP, RSP, RCX and the stack
+ * as the CPU would leave them
+ * Return: 0, or -EFAULT when a memory operand or the stack cannot be accessed;
+ * then @regs is unchanged and the instruction should run on the CPU, which
+ * raises the real fault.
+ */
+int branch_emul_run(const struct branch_emul *e, u64 ip, struct pt_regs *regs,
+		    struct branch_result *res);
+
+/** branch_emul_cond() - does Jcc condition @cc (0-15) hold for @rflags? */
+bool branch_emul_cond(unsigned int cc, u64 rflags);
+
+/** branch_emul_reg() - general register @n (0 RAX ... 15 R15) in @regs */
+u64 *branch_emul_reg(struct pt_regs *regs, unsigned int n);
+
+#endif
