@@ -238,7 +238,28 @@ unsigned int trap_depth(void)
 
 static void dispatch(struct pt_regs *regs);
 
+static __noinline void trap_dispatch_full(struct pt_regs *regs);
+
 void trap_dispatch(struct pt_regs *regs)
+{
+	/* The branch-step engine's INT3s come by the thousand: its #BP handler
+	 * first, no tracing hooks (the vector is the engine's own); what it does
+	 * not claim takes the full path. */
+	if (regs->vector == X86_TRAP_BP && handlers[X86_TRAP_BP] && depth < 8) {
+		bool done;
+
+		depth++;
+		done = handlers[X86_TRAP_BP](regs);
+		depth--;
+		if (likely(done)) {
+			irq_counts[X86_TRAP_BP]++;
+			return;
+		}
+	}
+	trap_dispatch_full(regs);
+}
+
+static __noinline void trap_dispatch_full(struct pt_regs *regs)
 {
 	const struct trap_trace_hooks *h = READ_ONCE(trace_hooks);
 	bool traced = h && depth == 0 && regs->vector != X86_TRAP_DB &&

@@ -11,11 +11,7 @@
 #include <topaz/errno.h>
 #include <topaz/kernel.h>
 
-#define RF_CF	BIT(0)
-#define RF_PF	BIT(2)
 #define RF_ZF	BIT(6)
-#define RF_SF	BIT(7)
-#define RF_OF	BIT(11)
 
 /* struct pt_regs slot of each general register, in encoding order. */
 static const u8 reg_slot[16] = {
@@ -32,17 +28,6 @@ static const u8 reg_slot[16] = {
 u64 *branch_emul_reg(struct pt_regs *regs, unsigned int n)
 {
 	return (u64 *)regs + reg_slot[n & 15];
-}
-
-bool branch_emul_cond(unsigned int cc, u64 f)
-{
-	/* the eight base conditions as bits, O B E BE S P L LE; odd cc negates */
-	unsigned int of = !!(f & RF_OF), cf = f & RF_CF, zf = !!(f & RF_ZF), sf = !!(f & RF_SF);
-	unsigned int pf = !!(f & RF_PF), lt = sf ^ of;
-	unsigned int bits = of | cf << 1 | zf << 2 | (cf | zf) << 3 | sf << 4 | pf << 5 |
-			    lt << 6 | (zf | lt) << 7;
-
-	return ((bits >> (cc >> 1)) ^ cc) & 1;
 }
 
 /* Prefixes a form may carry without changing what it does in 64-bit mode:

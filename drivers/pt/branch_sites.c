@@ -17,6 +17,7 @@
 #define INT3	0xcc
 
 struct branch_sites_table branch_sites;
+static struct branch_sites_table *const bs = &branch_sites;
 
 static unsigned int order_for(size_t bytes)
 {
@@ -27,73 +28,81 @@ static unsigned int order_for(size_t bytes)
 	return order;
 }
 
+/* Each table's pages also hold the list of the slots in use, so that the
+ * restore at the end of a trace touches those only. */
 int branch_sites_init(unsigned int max_sites)
 {
 	unsigned int bits = 0;
+	size_t site_bytes, block_bytes;
 
 	if (max_sites < 16 || max_sites > (1u << 20) || (max_sites & (max_sites - 1)))
 		return -EINVAL;
-	if (branch_sites.sites)
+	if (bs->sites)
 		branch_sites_exit();
 	while ((1u << bits) < max_sites * 2)
 		bits++;
-	branch_sites.site_bits = bits;
-	branch_sites.block_bits = bits + 1;
-	branch_sites.max_sites = max_sites;
-	branch_sites.max_blocks = max_sites * 2;
-	branch_sites.site_order = order_for(sizeof(struct branch_site) << branch_sites.site_bits);
-	branch_sites.block_order = order_for(sizeof(struct branch_block) << branch_sites.block_bits);
-	branch_sites.sites = (struct branch_site *)__get_free_pages(GFP_KERNEL | __GFP_ZERO, branch_sites.site_order);
-	branch_sites.blocks = (struct branch_block *)__get_free_pages(GFP_KERNEL | __GFP_ZERO, branch_sites.block_order);
-	if (!branch_sites.sites || !branch_sites.blocks) {
+	bs->site_bits = bits;
+	bs->block_bits = bits + 1;
+	bs->max_sites = max_sites;
+	bs->max_blocks = max_sites * 2;
+	site_bytes = sizeof(struct branch_site) << bs->site_bits;
+	block_bytes = sizeof(struct branch_block) << bs->block_bits;
+	bs->site_order = order_for(site_bytes + sizeof(u32) * bs->max_sites);
+	bs->block_order = order_for(block_bytes + sizeof(u32) * bs->max_blocks);
+	bs->sites = (struct branch_site *)__get_free_pages(GFP_KERNEL | __GFP_ZERO, bs->site_order);
+	bs->blocks = (struct branch_block *)__get_free_pages(GFP_KERNEL | __GFP_ZERO, bs->block_order);
+	if (!bs->sites || !bs->blocks) {
 		branch_sites_exit();
 		return -ENOMEM;
 	}
-	memset(&branch_sites.st, 0, sizeof(branch_sites.st));
+	bs->site_used = (u32 *)((u8 *)bs->sites + site_bytes);
+	bs->block_used = (u32 *)((u8 *)bs->blocks + block_bytes);
+	bs->nr_site_used = bs->nr_block_used = 0;
+	memset(&bs->st, 0, sizeof(bs->st));
 	return 0;
 }
 
 void branch_sites_exit(void)
 {
-	if (branch_sites.sites)
+	if (bs->sites)
 		branch_sites_restore();
-	if (branch_sites.sites)
-		free_pages((uintptr_t)branch_sites.sites, branch_sites.site_order);
-	if (branch_sites.blocks)
-		free_pages((uintptr_t)branch_sites.blocks, branch_sites.block_order);
-	branch_sites.sites = NULL;
-	branch_sites.blocks = NULL;
+	if (bs->sites)
+		free_pages((uintptr_t)bs->sites, bs->site_order);
+	if (bs->blocks)
+		free_pages((uintptr_t)bs->blocks, bs->block_order);
+	bs->sites = NULL;
+	bs->blocks = NULL;
 }
 
 unsigned int branch_sites_restore(void)
 {
 	unsigned int n = 0;
 
-	if (!branch_sites.sites)
+	if (!bs->sites)
 		return 0;
-	for (u32 i = 0; i < (1u << branch_sites.site_bits); i++) {
-		struct branch_site *s = &branch_sites.sites[i];
+	for (u32 i = 0; i < bs->nr_site_used; i++) {
+		struct branch_site *s = &bs->sites[bs->site_used[i]];
 
-		if (!s->ip)
-			continue;
 		if (!s->disabled) {
 			arch_text_poke(s->ip, s->orig);
 			n++;
 		}
 		s->ip = 0;
 	}
-	memset(branch_sites.blocks, 0, sizeof(struct branch_block) << branch_sites.block_bits);
-	branch_sites.st.sites = branch_sites.st.blocks = 0;
+	for (u32 i = 0; i < bs->nr_block_used; i++)
+		bs->blocks[bs->block_used[i]].start = 0;
+	bs->nr_site_used = bs->nr_block_used = 0;
+	bs->st.sites = bs->st.blocks = 0;
 	return n;
 }
 
 static struct branch_block *block_slot(u64 ip)
 {
-	u32 mask = (1u << branch_sites.block_bits) - 1;
+	u32 mask = (1u << bs->block_bits) - 1;
 
-	for (u32 i = branch_sites_hash(ip, branch_sites.block_bits);; i = (i + 1) & mask)
-		if (branch_sites.blocks[i].start == ip || !branch_sites.blocks[i].start)
-			return &branch_sites.blocks[i];
+	for (u32 i = branch_sites_hash(ip, bs->block_bits);; i = (i + 1) & mask)
+		if (bs->blocks[i].start == ip || !bs->blocks[i].start)
+			return &bs->blocks[i];
 }
 
 void branch_site_disable(struct branch_site *s)
@@ -116,7 +125,7 @@ int branch_insn_decode(u64 ip, struct x86_insn *in)
 	if (room < avail && !addr_is_mapped(ip + room))
 		avail = room;
 	memcpy(b, (const void *)(uintptr_t)ip, avail);
-	if (b[0] == INT3 && branch_sites.sites) {
+	if (b[0] == INT3 && bs->sites) {
 		struct branch_site *s = branch_site_slot(ip);
 
 		if (s->ip == ip && !s->disabled)
@@ -161,7 +170,7 @@ static struct branch_site *site_get(u64 ip, const struct x86_insn *in, int *err)
 		}
 		return s;
 	}
-	if (branch_sites.st.sites >= branch_sites.max_sites) {
+	if (bs->st.sites >= bs->max_sites) {
 		*err = -ENOSPC;
 		return NULL;
 	}
@@ -180,8 +189,9 @@ static struct branch_site *site_get(u64 ip, const struct x86_insn *in, int *err)
 		*err = -EPERM;
 		return NULL;
 	}
-	branch_sites.st.sites++;
-	branch_sites.st.patched++;
+	bs->site_used[bs->nr_site_used++] = (u32)(s - bs->sites);
+	bs->st.sites++;
+	bs->st.patched++;
 	return s;
 }
 
@@ -197,7 +207,7 @@ const struct branch_block *branch_block_get(u64 ip, bool *created, int *err)
 	u64 at = ip;
 
 	*created = false;
-	if (!branch_sites.sites) {
+	if (!bs->sites) {
 		*err = -ENODEV;
 		return NULL;
 	}
@@ -220,19 +230,21 @@ const struct branch_block *branch_block_get(u64 ip, bool *created, int *err)
 			*err = -EOPNOTSUPP;	/* an INT3 that is not ours */
 			return NULL;
 		}
-		if (b->start != ip && branch_sites.st.blocks >= branch_sites.max_blocks) {
+		if (b->start != ip && bs->st.blocks >= bs->max_blocks) {
 			*err = -ENOSPC;
-			branch_sites.st.full++;
+			bs->st.full++;
 			return NULL;
 		}
 		s = site_get(at, &in, err);
 		if (!s) {
 			if (*err == -ENOSPC)
-				branch_sites.st.full++;
+				bs->st.full++;
 			return NULL;
 		}
-		if (b->start != ip)
-			branch_sites.st.blocks++;
+		if (b->start != ip) {
+			bs->block_used[bs->nr_block_used++] = (u32)(b - bs->blocks);
+			bs->st.blocks++;
+		}
 		*b = (struct branch_block){ .start = ip, .site = s, .insns = n };
 		*created = true;
 		return b;
@@ -254,5 +266,5 @@ unsigned int branch_block_count(u64 start, u64 upto, unsigned int max)
 
 void branch_sites_get_stats(struct branch_sites_stats *st)
 {
-	*st = branch_sites.st;
+	*st = bs->st;
 }

@@ -430,10 +430,10 @@ static void leave(const struct ptm_insn *in, u64 to, bool ctx_lost)
  * as the full path below leaves it (the host tests compare the two); any
  * other case returns false and takes that path.
  */
-static __always_inline bool ev_insn_fast(const struct ptm_insn *in)
+static __always_inline bool ev_insn_fast(enum ptm_class cls, u64 next, u64 target, bool taken)
 {
 	unsigned int max = ptm.cfg.long_tnt ? PTPK_TNT64_MAX : PTPK_TNT8_MAX;
-	u64 to = in->target;
+	u64 to = target;
 	int bit = -1;
 
 	if (!ptm.packet_en || !ptm.trigger_en || ptm.enable_pending || ptm.overflow ||
@@ -441,17 +441,17 @@ static __always_inline bool ev_insn_fast(const struct ptm_insn *in)
 	    (ptm.ctl & (RTIT_CTL_ADDR_CFG_ALL | RTIT_CTL_MTC_EN | RTIT_CTL_NOTNT)) ||
 	    ptm.tnt_n + 1u >= max)
 		return false;
-	switch (in->cls) {
+	switch (cls) {
 	case PTM_COND:
-		bit = in->taken;
-		if (!in->taken)
-			to = in->next;
+		bit = taken;
+		if (!taken)
+			to = next;
 		break;
 	case PTM_JUMP:
 		break;
 	case PTM_CALL:
-		if (in->target != in->next)	/* CALL +0 is not a call */
-			rs_push(in->next);
+		if (target != next)	/* CALL +0 is not a call */
+			rs_push(next);
 		break;
 	case PTM_RET:
 		if ((ptm.ctl & RTIT_CTL_DISRETC) || !rs_pop_if(to))
@@ -478,7 +478,7 @@ void pt_model_ev_insn(const struct ptm_insn *in)
 	enum ptm_mode mode = ptm.mode;
 	bool pe, pe2, lands, filt, stop = false;
 
-	if (ev_insn_fast(in))
+	if (ev_insn_fast(in->cls, in->next, in->target, in->taken))
 		return;
 	ptm_enter();
 	tick(ptm.cfg.cycles_per_event);
@@ -715,6 +715,17 @@ void pt_model_ev_overflow_end(void)
 }
 
 /* ------------------------------------------------------------ convenience */
+
+void pt_model_ev_branch(enum ptm_class cls, u64 ip, u64 next, u64 target, bool taken)
+{
+	struct ptm_insn in;
+
+	if (ev_insn_fast(cls, next, target, taken))
+		return;
+	in = (struct ptm_insn){ .cls = cls, .ip = ip, .next = next, .target = target,
+				.taken = taken, .mode = PTM_MODE_64 };
+	pt_model_ev_insn(&in);
+}
 
 void pt_model_ev_cond(u64 ip, u64 next, u64 target, bool taken)
 {

@@ -82,7 +82,7 @@ static void note_foreign(u64 ip)
 }
 
 /* A new block runs from its start to the end of its branch. */
-static void note_block(const struct branch_block *b)
+static __noinline void note_block(const struct branch_block *b)
 {
 	u64 end = b->site->ip + b->site->emul.len - 1;
 
@@ -151,7 +151,7 @@ static void retire(u64 ip, u64 to, struct pt_regs *regs)
  * that cannot have one (a far transfer, a table full, bytes that do not
  * decode) and single-step mode run with TF, a #DB after each instruction.
  */
-static void arm_block(struct pt_regs *regs, const struct branch_block *b, bool created)
+static inline void arm_block(struct pt_regs *regs, const struct branch_block *b, bool created)
 {
 	if (likely(b)) {
 		if (created)
@@ -181,7 +181,7 @@ static void arm(struct pt_regs *regs)
 }
 
 /* Tracing ends: no more stops, and the code is as it was. */
-static void stop_tracing(struct pt_regs *regs)
+static __noinline void stop_tracing(struct pt_regs *regs)
 {
 	struct branch_sites_stats bst;
 
@@ -193,7 +193,7 @@ static void stop_tracing(struct pt_regs *regs)
 }
 
 /* Back from a handler: tracing goes on where it returned. */
-static void resume(void)
+static __noinline void resume(void)
 {
 	eng.resume_pending = false;
 	pt_event_resume(&pt_session.event);
@@ -268,7 +268,7 @@ static bool on_debug(struct pt_regs *regs)
  * The boot self-check (branch_step_self_check()): the same stop, without the
  * model; it ends where the probe function returns to its caller.
  */
-static bool check_step(struct pt_regs *regs, struct branch_site *s, u64 ip)
+static __noinline bool check_step(struct pt_regs *regs, struct branch_site *s, u64 ip)
 {
 	struct branch_result res;
 	const struct branch_block *b;
@@ -303,7 +303,6 @@ static bool on_breakpoint(struct pt_regs *regs)
 	u64 ip = regs->rip - 1, nmis = irq_counts[X86_TRAP_NMI];
 	struct branch_site *s = branch_site_find(ip);
 	struct branch_result res;
-	struct ptm_insn m;
 	bool created;
 	int err;
 
@@ -326,7 +325,7 @@ static bool on_breakpoint(struct pt_regs *regs)
 		eng.pending = 0;	/* each instruction before it had its #DB */
 	regs->rip = ip;
 	eng.st.insns += eng.pending;
-	if (branch_emul_run(&s->emul, ip, regs, &res)) {
+	if (branch_emul_run_fast(&s->emul, ip, regs, &res)) {
 		/* It faults (a bad pointer, the stack): the CPU must raise that
 		 * itself, so the instruction goes back and is single-stepped. */
 		branch_site_disable(s);
@@ -336,14 +335,17 @@ static bool on_breakpoint(struct pt_regs *regs)
 		return true;
 	}
 	eng.st.insns++;
-	m = (struct ptm_insn){
-		.cls = s->cls, .ip = ip, .next = res.next, .target = res.target,
-		.taken = res.taken, .mode = PTM_MODE_64, .payload = res.payload,
-		.size = s->emul.size,
-	};
-	if (s->cls != PTM_PTWRITE)
+	if (likely(s->cls != PTM_PTWRITE)) {
 		eng.st.branches++;
-	pt_model_ev_insn(&m);
+		pt_model_ev_branch(s->cls, ip, res.next, res.target, res.taken);
+	} else {
+		struct ptm_insn m = {
+			.cls = PTM_PTWRITE, .ip = ip, .next = res.next, .target = res.next,
+			.mode = PTM_MODE_64, .payload = res.payload, .size = s->emul.size,
+		};
+
+		pt_model_ev_insn(&m);
+	}
 	if (regs->rip == (uintptr_t)pt_trace_end) {
 		pt_model_ev_at(regs->rip);
 		stop_tracing(regs);

@@ -69,7 +69,39 @@ int branch_emul_run(const struct branch_emul *e, u64 ip, struct pt_regs *regs,
 		    struct branch_result *res);
 
 /** branch_emul_cond() - does Jcc condition @cc (0-15) hold for @rflags? */
-bool branch_emul_cond(unsigned int cc, u64 rflags);
+static inline bool branch_emul_cond(unsigned int cc, u64 f)
+{
+	/* the even conditions O B E BE S P L LE; odd ones negate. The first six
+	 * test flag bits (OF, CF, ZF, CF|ZF, SF, PF); L is SF != OF, LE adds ZF */
+	static const u16 mask[6] = { 0x800, 0x001, 0x040, 0x041, 0x080, 0x004 };
+	unsigned int c = cc >> 1;
+	bool t;
+
+	if (c < 6) {
+		t = f & mask[c];
+	} else {
+		t = !!(f & 0x80) != !!(f & 0x800);
+		if (c == 7)
+			t |= !!(f & 0x40);
+	}
+	return t ^ (cc & 1);
+}
+
+/**
+ * branch_emul_run_fast() - branch_emul_run() with the Jcc inline (the trace
+ * engine's hot path: most branches are conditional)
+ */
+static inline int branch_emul_run_fast(const struct branch_emul *e, u64 ip, struct pt_regs *regs,
+				       struct branch_result *res)
+{
+	if (likely(e->kind == BEMUL_JCC)) {
+		res->taken = branch_emul_cond(e->cc, regs->rflags);
+		res->next = ip + e->len;
+		res->target = regs->rip = res->taken ? e->target : res->next;
+		return 0;
+	}
+	return branch_emul_run(e, ip, regs, res);
+}
 
 /** branch_emul_reg() - general register @n (0 RAX ... 15 R15) in @regs */
 u64 *branch_emul_reg(struct pt_regs *regs, unsigned int n);

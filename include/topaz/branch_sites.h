@@ -67,6 +67,8 @@ struct branch_sites_table {
 	unsigned int site_bits, block_bits;	/* table sizes, log2 */
 	unsigned int max_sites, max_blocks;	/* half the slots: short probes */
 	unsigned int site_order, block_order;
+	u32 *site_used, *block_used;		/* slots taken, to empty them */
+	u32 nr_site_used, nr_block_used;
 	struct branch_sites_stats st;
 };
 extern struct branch_sites_table branch_sites;

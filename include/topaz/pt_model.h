@@ -300,6 +300,13 @@ void pt_model_ev_context(u64 ip, u8 cpl, enum ptm_mode mode);
  */
 void pt_model_ev_at(u64 ip);
 
+/**
+ * pt_model_ev_branch() - a near branch retired (PTM_COND, PTM_JUMP, PTM_CALL,
+ * PTM_JUMP_IND, PTM_CALL_IND, PTM_RET), as pt_model_ev_insn() with the
+ * fields in registers: the trace engine's hot path
+ */
+void pt_model_ev_branch(enum ptm_class cls, u64 ip, u64 next, u64 target, bool taken);
+
 /* Convenience forms of pt_model_ev_insn(). */
 void pt_model_ev_cond(u64 ip, u64 next, u64 target, bool taken);
 void pt_model_ev_jump(u64 ip, u64 target);
