@@ -66,6 +66,8 @@ isr_common:
 	/* A frame link to the interrupted code, so backtraces run through traps. */
 	mov	%rsp, %rbp
 	call	trap_dispatch
+	cmpb	$0, trap_no_iret(%rip)
+	jne	isr_return_no_iret
 	pop	%r15
 	pop	%r14
 	pop	%r13
@@ -83,6 +85,46 @@ isr_common:
 	pop	%rdi
 	add	$16, %rsp
 	iretq
+
+/*
+ * A #BP handled inside an NMI handler returns without IRET, which would end
+ * the NMI's blocking of NMIs early (another could then nest on its IST
+ * stack). Only #BP frames come here (trap_return_without_iret()): they have
+ * the gap under the interrupted RSP (isr_bp), where RFLAGS and RIP go for a
+ * POPFQ; RET. IF is clear in NMI context, so nothing comes in between.
+ */
+isr_return_no_iret:
+	movb	$0, trap_no_iret(%rip)
+	pop	%r15
+	pop	%r14
+	pop	%r13
+	pop	%r12
+	pop	%rbp
+	pop	%rbx
+	pop	%r11
+	pop	%r10
+	pop	%r9
+	pop	%r8
+	pop	%rax
+	pop	%rcx
+	pop	%rdx
+	pop	%rsi
+	pop	%rdi
+	add	$16, %rsp
+	/* RIP, CS, RFLAGS, RSP, SS here; two scratch registers above them */
+	push	%rax
+	push	%rbx
+	mov	40(%rsp), %rbx		/* the RSP to return with */
+	mov	16(%rsp), %rax		/* RIP */
+	mov	%rax, -8(%rbx)
+	mov	32(%rsp), %rax		/* RFLAGS */
+	mov	%rax, -16(%rbx)
+	pop	%rbx
+	pop	%rax
+	mov	24(%rsp), %rsp
+	lea	-16(%rsp), %rsp
+	popfq
+	ret
 
 /* void gdt_load(void *gdtr, u16 cs, u16 ds, u16 tss) */
 	.globl gdt_load

@@ -224,7 +224,18 @@ static void report_exception(const struct pt_regs *r, const char *what)
 }
 
 static const struct trap_trace_hooks *trace_hooks;
-static unsigned int depth;
+static unsigned int depth, nmi_depth;
+u8 trap_no_iret;	/* entry.S: return from this #BP without IRET */
+
+bool trap_in_nmi(void)
+{
+	return nmi_depth != 0;
+}
+
+void trap_return_without_iret(void)
+{
+	trap_no_iret = 1;
+}
 
 void trap_set_trace_hooks(const struct trap_trace_hooks *h)
 {
@@ -275,7 +286,13 @@ static __noinline void trap_dispatch_full(struct pt_regs *regs)
 		report_exception(regs, "PANIC (traps nested 9 deep)");
 		panic_finish("trap recursion");
 	}
-	dispatch(regs);
+	if (regs->vector == X86_TRAP_NMI) {
+		nmi_depth++;
+		dispatch(regs);
+		nmi_depth--;
+	} else {
+		dispatch(regs);
+	}
 	if (traced)
 		h->exit(regs);
 	depth--;

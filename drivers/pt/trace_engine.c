@@ -34,6 +34,7 @@ static struct {
 	enum trace_step_mode mode;
 	bool stepping;		/* TF set: every instruction stops (single-step) */
 	bool checking;		/* the boot self-check runs: no model events */
+	bool check_no_iret;	/* ... and returns from its INT3s as inside an NMI */
 	u64 check_lo, check_hi;	/* its probe function */
 	u64 check_stops, sites_base;
 	u64 prev;		/* stepping: the instruction the next #DB reports on */
@@ -314,6 +315,8 @@ static bool on_breakpoint(struct pt_regs *regs)
 		regs->rip = ip;
 		if (branch_emul_run(&s->emul, ip, regs, &res))
 			branch_site_disable(s);	/* the CPU runs it and faults */
+		if (trap_in_nmi() || eng.check_no_iret)
+			trap_return_without_iret();
 		return true;
 	}
 	if (unlikely(eng.checking))
@@ -471,7 +474,7 @@ static int branch_step_self_check(void)
 	struct branch_sites_stats bst;
 	uintptr_t off, size;
 	const char *name;
-	u64 want = check_probe(100), got;
+	u64 want = check_probe(100), got = 0, got_no_iret = 0, nested = 0;
 	unsigned long flags;
 	unsigned int restored;
 	bool created, done;
@@ -490,6 +493,14 @@ static int branch_step_self_check(void)
 		got = check_probe(100);
 		done = !eng.checking;
 		eng.checking = eng.active = false;
+		/* again, the INT3s in place, run untraced as in a handler and
+		 * returned from as in an NMI handler (POPFQ; RET) */
+		nested = eng.st.nested;
+		eng.check_no_iret = true;
+		got_no_iret = check_probe(100);
+		eng.check_no_iret = false;
+		nested = eng.st.nested - nested;
+		eng.st.nested -= nested;
 	}
 	restored = branch_sites_restore();
 	local_irq_restore(flags);
@@ -497,14 +508,18 @@ static int branch_step_self_check(void)
 		return err;
 	branch_sites_get_stats(&bst);
 	eng.sites_base = bst.patched;
-	if (got != want || !done || memcmp(before, code, min(sizeof(before), (size_t)size))) {
-		pr_err("pt.step=branch: self-check failed: result %#llx (the CPU's %#llx), %s, %u INT3s restored\n",
-		       (unsigned long long)got, (unsigned long long)want,
-		       done ? "returned" : "lost the flow", restored);
+	if (got != want || got_no_iret != want || !done || nested < eng.check_stops ||
+	    memcmp(before, code, min(sizeof(before), (size_t)size))) {
+		pr_err("pt.step=branch: self-check failed: results %#llx and %#llx (the CPU's %#llx), "
+		       "%s, %llu and %llu stops, %u INT3s restored\n",
+		       (unsigned long long)got, (unsigned long long)got_no_iret,
+		       (unsigned long long)want, done ? "returned" : "lost the flow",
+		       (unsigned long long)eng.check_stops, (unsigned long long)nested, restored);
 		return -EIO;
 	}
-	pr_info("branch-step self-check: %llu stops at %u INT3s, result as the CPU's, code restored\n",
-		(unsigned long long)eng.check_stops, restored);
+	pr_info("branch-step self-check: %llu stops at %u INT3s, result as the CPU's, code restored; "
+		"%llu more returning as from an NMI\n", (unsigned long long)eng.check_stops,
+		restored, (unsigned long long)nested);
 	return 0;
 }
 

@@ -62,5 +62,13 @@ struct trap_trace_hooks {
 void trap_set_trace_hooks(const struct trap_trace_hooks *h);
 /** trap_depth() - how many trap handlers are running (0 in normal code) */
 unsigned int trap_depth(void);
+/** trap_in_nmi() - is an NMI handler running (this handler is inside one)? */
+bool trap_in_nmi(void);
+/**
+ * trap_return_without_iret() - the #BP being handled returns by POPFQ; RET,
+ * not IRET (which would unblock NMIs inside an NMI handler). #BP only: its
+ * entry (isr_bp) leaves room under the interrupted stack pointer.
+ */
+void trap_return_without_iret(void);
 
 #endif
