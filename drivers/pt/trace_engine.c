@@ -43,7 +43,7 @@ static struct {
 	u64 resume_ip;
 	struct trace_engine_stats st;
 	u64 foreign[MAX_FOREIGN];
-} eng;
+} eng = { .mode = TRACE_STEP_BRANCH };	/* unless pt.step=single */
 
 static int set_step(const char *v, char *why, size_t n)
 {
@@ -58,7 +58,7 @@ static int set_step(const char *v, char *why, size_t n)
 	return 0;
 }
 KPARAM_CUSTOM("pt.step", pt_step, set_step,
-	      "trace engine: single (a #DB per instruction) or branch (an INT3 per branch)");
+	      "trace engine: branch (an INT3 per branch, the default) or single (a #DB per instruction)");
 
 static inline u64 read_dr6(void) { u64 v; __asm__ volatile("mov %%db6, %0" : "=r"(v)); return v; }
 static inline void write_dr6(u64 v) { __asm__ volatile("mov %0, %%db6" :: "r"(v)); }

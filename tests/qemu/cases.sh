@@ -14,13 +14,13 @@ ptmodel-broadwell|test=ptmodel pt.profile=broadwell|33|profile broadwell;cpu: le
 ptmodel-tigerlake|test=ptmodel pt.profile=tigerlake|33|profile tigerlake;cpu: Intel PT (CPUID.7.0:EBX[25]): yes
 ptmodel-arrowlake|test=ptmodel pt.profile=arrowlake pt.profile=nehalem|33|profile arrowlake;bad value 'nehalem' for 'pt.profile'
 probes|test=slab probe=vm.kmem_cache_alloc:print,vm.kmalloc:count|33|vm.kmem_cache_alloc: name=kmem_cache_alloc call_site=0x;caller_function=ktest_slab_probe_values+0x;gfp_flag_name=GFP_KERNEL|__GFP_ZERO;cache_name=kt-probe;count vm.kmalloc:
-trace-skylake|pt=on pt.buf=8K pt.region=4K run=demo|33|tracing with the software trace unit;trace: 
-trace-broadwell|pt=on pt.profile=broadwell pt.noretcomp pt.buf=8K pt.region=4K run=demo|33|profile broadwell;tracing with the software trace unit
+trace-skylake|pt=on pt.step=single pt.buf=8K pt.region=4K run=demo|33|tracing with the software trace unit;single-step: 
+trace-broadwell|pt=on pt.profile=broadwell pt.noretcomp pt.buf=8K pt.region=4K run=demo|33|profile broadwell;tracing with the software trace unit;branch-step self-check: ;branch-step: 
 trace-tigerlake|pt=on pt.profile=tigerlake pt.buf=8K pt.region=4K pt.step=branch pt.noretcomp run=demo|33|profile tigerlake;branch-step
 trace-arrowlake|pt=on pt.profile=arrowlake pt.buf=8K pt.region=4K pt.pmi=nmi pt.step=branch run=demo|33|profile arrowlake
 trace-filter|pt=on pt.filter="filter insertion_sort.constprop.0, filter work_dispatch" pt.buf=8K pt.region=4K run=sort,dispatch,sort,dispatch,sort,dispatch,sort,dispatch,sort,dispatch|33|tracing with the software trace unit
 pt-bad-options|pt=on pt.profile=broadwell pt.mtc=1 pt.ptw=1 pt.psb_period=3 pt.filter="filter no_such_symbol" pt.buf=5K run=sort|33|bad value '5K' for 'pt.buf': expected a power of two;pt.filter: 'filter no_such_symbol': unknown symbol;pt.mtc: this CPU has no MTC packets;pt.ptw: this CPU has no PTWRITE;pt.psb_period: this CPU has no configurable PSB frequency;pt=on: tracing is off;run: sort returned
-trace-snapshot-fault|pt=on pt.snapshot=1 pt.buf=16K run=sort,fault|35|PANIC: exception #PF (page fault, vector 14);fault_walk+0x;pt: panic: writing the trace (the flight recorder's last bytes)
+trace-snapshot-fault|pt=on pt.step=single pt.snapshot=1 pt.buf=16K run=sort,fault|35|PANIC: exception #PF (page fault, vector 14);fault_walk+0x;pt: panic: writing the trace (the flight recorder's last bytes)
 trace-snapshot-fault-topa|pt=on pt.snapshot=1 pt.buf=16K pt.region=4K pt.profile=broadwell run=recursion,fault|35|PANIC: exception #PF;pt: panic: writing the trace
 trace-ptwrite|pt=on pt.profile=arrowlake pt.ptw=1 pt.step=branch pt.buf=8K pt.region=4K probe=vm.kmalloc:trace run=slab|33|probe: trace attached to 1 point matching 'vm.kmalloc'
 trace-serial|pt=on pt.sink=serial pt.noretcomp pt.buf=8K pt.region=4K run=sort,slab|33|sink serial;@TPZ-BEGIN;@TPZ-END
