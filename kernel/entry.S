@@ -66,8 +66,6 @@ isr_common:
 	/* A frame link to the interrupted code, so backtraces run through traps. */
 	mov	%rsp, %rbp
 	call	trap_dispatch
-	cmpb	$0, trap_no_iret(%rip)
-	jne	isr_return_no_iret
 	pop	%r15
 	pop	%r14
 	pop	%r13
@@ -84,6 +82,8 @@ isr_common:
 	pop	%rsi
 	pop	%rdi
 	add	$16, %rsp
+	cmpb	$0, trap_no_iret(%rip)
+	jne	isr_return_no_iret
 	iretq
 
 /*
@@ -95,23 +95,7 @@ isr_common:
  */
 isr_return_no_iret:
 	movb	$0, trap_no_iret(%rip)
-	pop	%r15
-	pop	%r14
-	pop	%r13
-	pop	%r12
-	pop	%rbp
-	pop	%rbx
-	pop	%r11
-	pop	%r10
-	pop	%r9
-	pop	%r8
-	pop	%rax
-	pop	%rcx
-	pop	%rdx
-	pop	%rsi
-	pop	%rdi
-	add	$16, %rsp
-	/* RIP, CS, RFLAGS, RSP, SS here; two scratch registers above them */
+	/* RIP, CS, RFLAGS, RSP, SS here; two scratch registers pushed below */
 	push	%rax
 	push	%rbx
 	mov	40(%rsp), %rbx		/* the RSP to return with */

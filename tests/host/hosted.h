@@ -28,6 +28,9 @@ extern int (*hosted_nofault_write)(u64 addr, u64 val);
 /* arch_text_poke: when set, memory refuses the byte (as ROM would). */
 extern bool hosted_text_poke_refuse;
 
+/* xorshift64: the tests' reproducible pseudo-random numbers (*@state != 0). */
+u64 hosted_rand(u64 *state);
+
 /* Quiet console for tests that expect many error messages. */
 extern bool hosted_console_quiet;
 

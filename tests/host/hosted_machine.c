@@ -193,6 +193,14 @@ int arch_write_u64_nofault(u64 addr, u64 val)
 	return 0;
 }
 
+u64 hosted_rand(u64 *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
+
 /* Code the tests patch lives in their own RWX mappings. */
 bool hosted_text_poke_refuse;
 

@@ -193,14 +193,7 @@ static int gpr_number(unsigned int reg)
 }
 
 static u64 rnd_state = 0x9e3779b97f4a7c15ull;
-
-static u64 rnd(void)
-{
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
-}
+static u64 rnd(void) { return hosted_rand(&rnd_state); }
 
 static void test_indirect_against_capstone(void **state)
 {

@@ -19,14 +19,7 @@ static int setup(void **state)
 }
 
 static u64 rnd_state;
-
-static u64 rnd(void)
-{
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
-}
+static u64 rnd(void) { return hosted_rand(&rnd_state); }
 
 #define CODE_LO		0x400000ULL
 #define CODE_SPAN	0x100000ULL

@@ -7,13 +7,7 @@
 #include "test_pt_common.h"
 
 static u64 rng = 0x9e3779b97f4a7c15ULL;
-static u64 rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
+static u64 rnd(void) { return hosted_rand(&rng); }
 
 static u64 ipc_mask(enum ptpk_ipc ipc)
 {
