@@ -436,8 +436,7 @@ static __always_inline bool ev_insn_fast(enum ptm_class cls, u64 next, u64 targe
 	u64 to = target;
 	int bit = -1;
 
-	if (!ptm.packet_en || !ptm.trigger_en || ptm.enable_pending || ptm.overflow ||
-	    ptm.psb_pending || ptm.pmi_pending || ptm.depth || ptm.cfg.no_fast_path ||
+	if (ptm.gate != PTM_GATE_FAST || ptm.depth || ptm.cfg.no_fast_path ||
 	    (ptm.ctl & (RTIT_CTL_ADDR_CFG_ALL | RTIT_CTL_MTC_EN | RTIT_CTL_NOTNT)) ||
 	    ptm.tnt_n + 1u >= max)
 		return false;

@@ -27,14 +27,24 @@ struct pt_model {
 	u64 region_base, region_size;
 	u64 entry;
 	u64 skid_left;		/* bytes until an armed PMI is taken */
-	bool pmi_armed, pmi_pending, early_done;
+	bool pmi_armed, early_done;
 
-	/* Trace generation */
-	bool trigger_en;	/* TraceEn && !Stopped && !Error */
-	bool packet_en;		/* PacketEn at @ip */
+	/* Trace generation. The flags the common-case path tests are one word
+	 * too (@gate), so it tests them at once: PTM_GATE_FAST when tracing goes
+	 * on and nothing is due. */
+	union {
+		struct {
+			bool trigger_en;	/* TraceEn && !Stopped && !Error */
+			bool packet_en;		/* PacketEn at @ip */
+			bool enable_pending;	/* TraceEn set; TIP.PGE at the next IP */
+			bool overflow;		/* internal buffer overflowed: generation ceased */
+			bool psb_pending;	/* a PSB+ at the next instruction boundary */
+			bool pmi_pending;	/* a PMI to deliver at the outermost exit */
+			u8 gate_pad[2];
+		};
+		u64 gate;
+	};
 	bool filter_en;		/* FilterEn: re-evaluated where branches land */
-	bool enable_pending;	/* TraceEn set; TIP.PGE at the next IP */
-	bool overflow;		/* internal buffer overflowed: generation ceased */
 	u64 ip;			/* the next instruction to execute */
 	u8 cpl;
 	enum ptm_mode mode;
@@ -46,7 +56,6 @@ struct pt_model {
 	u8 tnt_n;
 	u64 retstack[PTM_RETSTACK];
 	unsigned int rs_top, rs_len;
-	bool psb_pending;
 	u64 tsc, cyc_tsc;	/* TSC now; TSC at the last CYC */
 
 	int depth;		/* nesting of model entry points */
@@ -57,6 +66,10 @@ struct pt_model {
 };
 
 extern struct pt_model ptm;
+
+/* @gate when TriggerEn and PacketEn are set and nothing else (bytes in order) */
+#define PTM_GATE_FAST	0x0101ULL
+_Static_assert(sizeof(bool) == 1, "the gate word holds one byte a flag");
 
 /* profile capabilities */
 static inline u32 ptm_cap(int sub, int reg) { return ptm.prof->leaf14[sub][reg]; }

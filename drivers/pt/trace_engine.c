@@ -39,6 +39,7 @@ static struct {
 	u64 check_stops, sites_base;
 	u64 prev;		/* stepping: the instruction the next #DB reports on */
 	u64 landing;		/* not stepping: where the running block began */
+	struct branch_site *next_site;	/* ... and the INT3 it runs to */
 	u32 pending;		/* its instructions before the site that ends it */
 	u64 resume_ip;
 	struct trace_engine_stats st;
@@ -159,6 +160,7 @@ static inline void arm_block(struct pt_regs *regs, const struct branch_block *b,
 			note_block(b);
 		eng.stepping = false;
 		eng.landing = regs->rip;
+		eng.next_site = b->site;
 		eng.pending = b->insns;
 		regs->rflags &= ~X86_EFLAGS_TF;
 		return;
@@ -302,11 +304,13 @@ static __noinline bool check_step(struct pt_regs *regs, struct branch_site *s, u
 static bool on_breakpoint(struct pt_regs *regs)
 {
 	u64 ip = regs->rip - 1, nmis = irq_counts[X86_TRAP_NMI];
-	struct branch_site *s = branch_site_find(ip);
+	struct branch_site *s = eng.next_site;	/* most often, the one armed */
 	struct branch_result res;
 	bool created;
 	int err;
 
+	if (unlikely(!s || s->ip != ip || s->disabled))
+		s = branch_site_find(ip);
 	if (!s)
 		return false;	/* not ours: the panic path reports it */
 	if (!eng.active || eng.starting || trap_depth() > 1) {
