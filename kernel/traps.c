@@ -224,8 +224,16 @@ static void report_exception(const struct pt_regs *r, const char *what)
 }
 
 static const struct trap_trace_hooks *trace_hooks;
-static unsigned int depth, nmi_depth;
+unsigned int trap_nesting;	/* trap_depth() */
+#define depth trap_nesting
+static unsigned int nmi_depth;
 u8 trap_no_iret;	/* entry.S: return from this #BP without IRET */
+bool (*trap_bp_fast)(struct trap_frame *f);	/* entry.S: isr_bp */
+
+void trap_set_bp_fast(bool (*fn)(struct trap_frame *f))
+{
+	WRITE_ONCE(trap_bp_fast, fn);
+}
 
 bool trap_in_nmi(void)
 {
@@ -242,10 +250,6 @@ void trap_set_trace_hooks(const struct trap_trace_hooks *h)
 	trace_hooks = h;
 }
 
-unsigned int trap_depth(void)
-{
-	return depth;
-}
 
 static void dispatch(struct pt_regs *regs);
 

@@ -715,6 +715,11 @@ void pt_model_ev_overflow_end(void)
 
 /* ------------------------------------------------------------ convenience */
 
+bool pt_model_ev_branch_fast(enum ptm_class cls, u64 next, u64 target, bool taken)
+{
+	return ev_insn_fast(cls, next, target, taken);
+}
+
 void pt_model_ev_branch(enum ptm_class cls, u64 ip, u64 next, u64 target, bool taken)
 {
 	struct ptm_insn in;

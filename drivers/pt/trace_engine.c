@@ -297,6 +297,42 @@ static __noinline bool check_step(struct pt_regs *regs, struct branch_site *s, u
 }
 
 /*
+ * The common stop, from isr_bp before the general entry saves all the
+ * registers (trap_set_bp_fast()): a Jcc in traced code whose target block is
+ * known and that the model takes on its fast path. The same outcome as
+ * on_breakpoint() below; anything else returns false, having changed
+ * nothing, and goes there.
+ */
+static bool bp_fast(struct trap_frame *f)
+{
+	struct branch_site *s = eng.next_site;
+	const struct branch_block *b;
+	u64 ip = f->rip - 1, next, to;
+	bool taken;
+
+	if (unlikely(!s || s->ip != ip || s->emul.kind != BEMUL_JCC || !eng.active ||
+		     eng.starting || eng.stepping || eng.resume_pending || eng.checking ||
+		     trap_depth()))
+		return false;
+	taken = branch_emul_cond(s->emul.cc, f->rflags);
+	next = ip + s->emul.len;
+	to = taken ? s->emul.target : next;
+	b = s->next[taken];
+	if (unlikely(!b || b->start != to || b->site->disabled))
+		return false;
+	if (!pt_model_ev_branch_fast(PTM_COND, next, to, taken))
+		return false;
+	eng.st.bp_traps++;
+	eng.st.branches++;
+	eng.st.insns += eng.pending + 1;
+	eng.landing = to;
+	eng.pending = b->insns;
+	eng.next_site = b->site;
+	f->rip = to;
+	return true;
+}
+
+/*
  * Branch-step: the INT3 on a branch. The emulator runs the branch (the
  * registers and stack as the CPU would leave them); the model hears of the
  * block before it and of the branch; the next block gets its INT3.
@@ -548,7 +584,9 @@ void trace_engine_init(void)
 		trap_set_handler(X86_TRAP_BP, NULL);
 		branch_sites_exit();
 		eng.mode = TRACE_STEP_SINGLE;
+		return;
 	}
+	trap_set_bp_fast(bp_fast);
 }
 
 enum trace_step_mode trace_engine_mode(void)

@@ -306,6 +306,12 @@ void pt_model_ev_at(u64 ip);
  * fields in registers: the trace engine's hot path
  */
 void pt_model_ev_branch(enum ptm_class cls, u64 ip, u64 next, u64 target, bool taken);
+/**
+ * pt_model_ev_branch_fast() - pt_model_ev_branch() when the model's common
+ * case holds (no packet, nothing due, no filter: see docs/pt-model.md);
+ * returns false, having changed nothing, otherwise
+ */
+bool pt_model_ev_branch_fast(enum ptm_class cls, u64 next, u64 target, bool taken);
 
 /* Convenience forms of pt_model_ev_insn(). */
 void pt_model_ev_cond(u64 ip, u64 next, u64 target, bool taken);

@@ -61,7 +61,25 @@ struct trap_trace_hooks {
 };
 void trap_set_trace_hooks(const struct trap_trace_hooks *h);
 /** trap_depth() - how many trap handlers are running (0 in normal code) */
-unsigned int trap_depth(void);
+extern unsigned int trap_nesting;
+static inline unsigned int trap_depth(void)
+{
+	return READ_ONCE(trap_nesting);
+}
+
+/* What the CPU pushes on an exception or interrupt (64-bit mode). */
+struct trap_frame {
+	u64 rip, cs, rflags, rsp, ss;
+};
+
+/**
+ * trap_set_bp_fast() - a #BP handler that runs before the general entry
+ * saves all the registers (kernel/entry.S, isr_bp): it sees only the CPU's
+ * frame, may change its RIP, and returns true when it dealt with the INT3,
+ * false (having changed nothing) to let the INT3 take the general path.
+ * The branch-step engine's common stop. NULL removes it.
+ */
+void trap_set_bp_fast(bool (*fn)(struct trap_frame *f));
 /** trap_in_nmi() - is an NMI handler running (this handler is inside one)? */
 bool trap_in_nmi(void);
 /**

@@ -185,7 +185,8 @@ def cmd_plan(a):
             if load + addr <= ip < load + addr + size and load + addr not in seen:
                 seen.add(load + addr)
                 compared.append((load + addr, load + addr + size, name))
-    for need in ('pt_run_traced', 'isr_stubs', 'isr_common', 'pt_trace_begin', 'pt_trace_end'):
+    for need in ('pt_run_traced', 'isr_stubs', 'isr_common', 'isr_bp_done', 'pt_trace_begin',
+                 'pt_trace_end'):
         if need not in by_name:
             raise SystemExit(f'oracle: {a.elf}: no symbol {need}')
     # The window: after "call pt_trace_begin", up to "call pt_trace_end".
@@ -213,12 +214,15 @@ def cmd_plan(a):
         'load': load, 'compared': compared, 'images': images,
         'begin': load + begin, 'end': load + end,
         'isr_stubs': stubs, 'isr_exit': load + exit_ip,
+        # the branch-step engine's common stop leaves #BP there (kernel/entry.S)
+        'bp_done': load + by_name['isr_bp_done'][0],
     }
     with open(a.out, 'w') as f:
         json.dump(plan, f, indent=1)
     parts = [f'{lo:#x}+{hi - lo:#x}' for lo, hi, _n in compared]
     parts.append(f'{stubs:#x}+0x1000')
     parts.append(f'{load + exit_ip:#x}+0x1')
+    parts.append(f'{plan["bp_done"]:#x}+0x1')
     print(','.join(parts))
 
 
@@ -299,7 +303,7 @@ def qemu_sequence(plan, execs, step, boundaries=None):
     """The instructions the traced code retired, in the windows, handlers removed.
 
     Handler context runs from an isr_stubs entry to the return path of
-    isr_common (nesting counted). A TB that ran with TF and retired its
+    isr_common, or of isr_bp for a #BP its fast path took (nesting counted). A TB that ran with TF and retired its
     instruction traps to #DB before anything else: when another handler comes
     first, the instruction faulted (it did not retire). A TB without TF
     (branch-step) that ends with an INT3 followed by #BP retired all of it
@@ -307,7 +311,7 @@ def qemu_sequence(plan, execs, step, boundaries=None):
     interrupts and returns into, with no #DB in between, retired only the
     instructions before the return point.
     """
-    stubs, isr_exit = plan['isr_stubs'], plan['isr_exit']
+    stubs, exits = plan['isr_stubs'], (plan['isr_exit'], plan['bp_done'])
     notes = {'faulted': 0, 'emulated': 0, 'partial': 0, 'no_tf': 0, 'int3': 0}
     # handler nesting: ('h', vector) for an outermost entry, ('t', pc, flags, insns)
     seq, depth, kinds = [], 0, {}
@@ -319,7 +323,7 @@ def qemu_sequence(plan, execs, step, boundaries=None):
                 # A vector's stub is entered at its start; QEMU may split it
                 # into one-instruction TBs.
                 k = ('h', (pc - stubs) // 16) if (pc - stubs) % 16 == 0 else 'cont'
-            elif pc == isr_exit:
+            elif pc in exits:
                 k = 'exit'
             else:
                 insns, after = e[2][:-1], e[2][-1][0]

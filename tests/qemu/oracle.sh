@@ -25,8 +25,9 @@
 #   (-d in_asm), so every executed instruction is known, whatever the block
 #   size. The ranges: the functions of kernel/workloads/*.c, pt_run_traced,
 #   the other functions and firmware pages found above; plus isr_stubs and the
-#   return path of isr_common, to see where interrupt and exception handlers
-#   (not traced) start and end: what runs inside them is left out.
+#   return paths of isr_common and isr_bp, to see where interrupt and
+#   exception handlers (not traced) start and end: what runs inside them is
+#   left out.
 # - In single-step mode every traced instruction runs with TF set, a block of
 #   its own ended by the #DB, so no block is reached by chaining and -d exec
 #   sees them all (checked: an instruction run without TF in the window fails
