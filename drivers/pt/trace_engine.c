@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * The trace engine (see include/topaz/trace_engine.h). It runs in the #DB
- * handler on its IST stack; interrupt and exception handlers run with TF
- * clear (the CPU clears it on delivery), so they are never traced: when one
- * interrupts traced code the engine pauses the trace (FUP, TIP.PGD) and
- * resumes it where the handler returns (TIP.PGE), as PT shows a handler
- * outside the traced range.
+ * The trace engine (see include/topaz/trace_engine.h, docs/trace-engine.md).
+ * It runs in the #DB handler on its IST stack (single-step) and in the #BP
+ * handler (branch-step's INT3s); interrupt and exception handlers run with
+ * TF clear (the CPU clears it on delivery) and their INT3 hits are emulated
+ * untraced, so they are never traced: when one interrupts traced code the
+ * engine pauses the trace (FUP, TIP.PGD) and resumes it where the handler
+ * returns (TIP.PGE), as PT shows a handler outside the traced range.
  */
 #define pr_fmt(fmt) "trace: " fmt
 #include <topaz/trace_engine.h>
