@@ -28,25 +28,18 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print NR ? (NR % 2 ? v[(NR + 1) /
 job=$(for _ in $(seq "$runs"); do printf '%s,' "$wl"; done)
 job=${job%,}
 
-# The workload's code: the functions of its source file, for QEMU's -dfilter.
+# QEMU's -dfilter: every function the workload runs (its callees in the
+# kernel and firmware too), found as the fidelity oracle finds them: from the
+# decoded trace of a discovery boot (tests/qemu/oracle.py plan).
 qemu_range() {
-	local log=$tmp/q0.log base lo=0 hi=0 src s e
-	boot --cmdline "run=list" --log "$log"
-	base=$(sed -nE 's/.*loaded at (0x[0-9a-f]+).*/\1/p' "$log" | head -1)
-	src=$(nm -l --defined-only "$build/topaz.so" | awk -v f="work_$wl" '$3 == f { print $4 }' | cut -d: -f1)
-	[ -n "$base" ] && [ -n "$src" ] || { echo "trace_speed: no load address or no work_$wl" >&2; exit 2; }
-	while read -r addr size type _name file; do
-		case "$type" in t|T) ;; *) continue ;; esac
-		[ "${file%%:*}" = "$src" ] || continue
-		s=$((0x$addr)) e=$((0x$addr + 0x$size))
-		{ [ $lo = 0 ] || [ $s -lt $lo ]; } && lo=$s
-		[ $e -gt $hi ] && hi=$e
-	done < <(nm -S -l --defined-only "$build/topaz.so")
-	printf '0x%x..0x%x' "$((base + lo))" "$((base + hi))"
+	boot --cmdline "pt=on run=$wl" --log "$tmp/disc.log" --debugcon "$tmp/disc.tpz"
+	python3 "$here/tests/qemu/oracle.py" plan --elf "$build/topaz.so" \
+		--ptdecode "$build/tools/ptdecode" --container "$tmp/disc.tpz" --out "$tmp/plan.json" ||
+		{ echo "trace_speed: no QEMU range from the discovery boot (log: $tmp/disc.log)" >&2; exit 2; }
 }
 
 # One boot of a mode: "wall_s insns bytes t1 t2 ... tRUNS" (times in us;
-# insns and bytes for all runs together).
+# insns and bytes for all runs together; QEMU's insns: the lines it logged).
 boot_mode() {
 	local mode=$1 log=$tmp/$1.log t0 t1 insns bytes times
 	t0=$(date +%s.%N)
@@ -72,20 +65,25 @@ boot_mode() {
 	echo "$(echo "$t1 - $t0" | bc) ${insns:-0} ${bytes:-0} $(tr '\n' ' ' <<<"$times")"
 }
 
-range=$(qemu_range)
+range=$(qemu_range) || exit 2
 modes="qemu single branch"
 for m in $modes; do : >"$tmp/$m.all"; done
 for _ in $(seq "$boots"); do
 	for m in $modes; do boot_mode "$m" >>"$tmp/$m.all" || exit 2; done
 done
+# the workload's instructions a run, as the engine counted them
+work=$(awk -v runs="$runs" '{ print $2 / runs }' "$tmp/branch.all" | median)
+qlogged=$(awk -v runs="$runs" '{ print $2 / runs }' "$tmp/qemu.all" | median)
 
 # Per mode: medians over boots of the first run, of the later runs, and of
-# each boot's rate over all its runs.
+# each boot's rate over all its runs. Rates count the instructions the
+# workload runs (the engine's count, which the decoder's equals) on both
+# sides: QEMU runs the same ones, and logs the ones in its -dfilter ranges.
 stats() {	# mode -> "insns_per_run bytes_per_insn first_us steady_us rate wall"
-	awk -v runs="$runs" '{
-		n = $2 / runs; b = $3 / ($2 ? $2 : 1); tot = 0
+	awk -v runs="$runs" -v n="$work" '{
+		b = $3 / ($2 ? $2 : 1); tot = 0
 		for (i = 4; i < 4 + runs; i++) tot += $i
-		print n, b, $4, tot / runs, $2 * 1e6 / tot, $1
+		print n, b, $4, tot / runs, n * runs * 1e6 / tot, $1, $2 / runs
 		for (i = 5; i < 4 + runs; i++) print "steady", $i > "/dev/stderr"
 	}' "$tmp/$1.all" 2>"$tmp/$1.steady" >"$tmp/$1.rows"
 	local n b first rate wall steady
@@ -122,7 +120,8 @@ done
 	first=$(ratio "$first_qemu" "$first_branch")
 	late=$(ratio "$steady_qemu" "$steady_branch")
 	size=$(awk -v a="$b_branch" -v b="$b_qemu" 'BEGIN { printf "%.5f", b ? a / b : 0 }')
-	[ "$n_branch" = "$n_qemu" ] || echo "note: $n_branch instructions per run traced, $n_qemu in QEMU's log"
+	echo "instructions a run: $work traced; QEMU logged $qlogged a run (its ranges, interrupt entries" \
+		"and code outside the runs included)"
 	echo "branch-step over QEMU's log: ${late}x in steady state (later runs); first run ${first}x," \
 		"all runs of a boot ${speed}x; single-step $(ratio "$steady_qemu" "$steady_single")x steady"
 	echo "targets:"
