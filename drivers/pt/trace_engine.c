@@ -570,8 +570,8 @@ void trace_engine_init(void)
 
 	trap_set_handler(X86_TRAP_DB, on_debug);
 	trap_set_handler(X86_TRAP_UD, on_invalid_opcode);
-	if (eng.mode != TRACE_STEP_BRANCH)
-		return;
+	if (eng.mode != TRACE_STEP_BRANCH || !pt_model_active())
+		return;	/* real PT traces by itself: no INT3s, no self-check */
 	err = branch_sites_init(MAX_SITES);
 	if (err) {
 		pr_warn("pt.step=branch: no memory for the branch sites (error %d): single-step\n", err);
