@@ -225,7 +225,6 @@ static void report_exception(const struct pt_regs *r, const char *what)
 
 static const struct trap_trace_hooks *trace_hooks;
 unsigned int trap_nesting;	/* trap_depth() */
-#define depth trap_nesting
 static unsigned int nmi_depth;
 u8 trap_no_iret;	/* entry.S: return from this #BP without IRET */
 bool (*trap_bp_fast)(struct trap_frame *f);	/* entry.S: isr_bp */
@@ -260,12 +259,12 @@ void trap_dispatch(struct pt_regs *regs)
 	/* The branch-step engine's INT3s come by the thousand: its #BP handler
 	 * first, no tracing hooks (the vector is the engine's own); what it does
 	 * not claim takes the full path. */
-	if (regs->vector == X86_TRAP_BP && handlers[X86_TRAP_BP] && depth < 8) {
+	if (regs->vector == X86_TRAP_BP && handlers[X86_TRAP_BP] && trap_nesting < 8) {
 		bool done;
 
-		depth++;
+		trap_nesting++;
 		done = handlers[X86_TRAP_BP](regs);
-		depth--;
+		trap_nesting--;
 		if (likely(done)) {
 			irq_counts[X86_TRAP_BP]++;
 			return;
@@ -277,16 +276,16 @@ void trap_dispatch(struct pt_regs *regs)
 static __noinline void trap_dispatch_full(struct pt_regs *regs)
 {
 	const struct trap_trace_hooks *h = READ_ONCE(trace_hooks);
-	bool traced = h && depth == 0 && regs->vector != X86_TRAP_DB &&
+	bool traced = h && trap_nesting == 0 && regs->vector != X86_TRAP_DB &&
 		      regs->vector != X86_TRAP_BP;
 
 	/* the hooks count as handler code too: what they call is not traced */
-	depth++;
+	trap_nesting++;
 	if (traced)
 		h->enter(regs);
-	if (depth > 8) {
+	if (trap_nesting > 8) {
 		/* a handler that faults in itself: say so before the stack runs out */
-		depth = 0;
+		trap_nesting = 0;
 		report_exception(regs, "PANIC (traps nested 9 deep)");
 		panic_finish("trap recursion");
 	}
@@ -299,7 +298,7 @@ static __noinline void trap_dispatch_full(struct pt_regs *regs)
 	}
 	if (traced)
 		h->exit(regs);
-	depth--;
+	trap_nesting--;
 }
 
 static void dispatch(struct pt_regs *regs)
