@@ -154,15 +154,21 @@ static void retire(u64 ip, u64 to, struct pt_regs *regs)
  * that cannot have one (a far transfer, a table full, bytes that do not
  * decode) and single-step mode run with TF, a #DB after each instruction.
  */
+/* Execution goes on at @at, the start of block @b: it runs to b's INT3. */
+static inline void run_block(u64 at, const struct branch_block *b)
+{
+	eng.landing = at;
+	eng.next_site = b->site;
+	eng.pending = b->insns;
+}
+
 static inline void arm_block(struct pt_regs *regs, const struct branch_block *b, bool created)
 {
 	if (likely(b)) {
 		if (created)
 			note_block(b);
 		eng.stepping = false;
-		eng.landing = regs->rip;
-		eng.next_site = b->site;
-		eng.pending = b->insns;
+		run_block(regs->rip, b);
 		regs->rflags &= ~X86_EFLAGS_TF;
 		return;
 	}
@@ -326,9 +332,7 @@ static bool bp_fast(struct trap_frame *f)
 	eng.st.bp_traps++;
 	eng.st.branches++;
 	eng.st.insns += eng.pending + 1;
-	eng.landing = to;
-	eng.pending = b->insns;
-	eng.next_site = b->site;
+	run_block(to, b);
 	f->rip = to;
 	return true;
 }
