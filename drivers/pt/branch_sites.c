@@ -113,15 +113,20 @@ void branch_site_disable(struct branch_site *s)
 	s->disabled = true;
 }
 
-int branch_insn_decode(u64 ip, struct x86_insn *in)
+/*
+ * Read no further than mapped bytes: the page may end the code. @followed:
+ * @ip comes right after an instruction decoded here, so its page is known
+ * mapped unless it begins there (a page walk per scanned instruction is
+ * what made block scans costly).
+ */
+static int decode(u64 ip, struct x86_insn *in, bool followed)
 {
 	u8 b[X86_INSN_MAX_LEN];
 	size_t avail = X86_INSN_MAX_LEN;
 	u64 room = PAGE_SIZE - (ip & (PAGE_SIZE - 1));
 
-	if (!addr_is_mapped(ip))
+	if ((!followed || room == PAGE_SIZE) && !addr_is_mapped(ip))
 		return -EFAULT;
-	/* read no further than mapped bytes: the page may end the code */
 	if (room < avail && !addr_is_mapped(ip + room))
 		avail = room;
 	memcpy(b, (const void *)(uintptr_t)ip, avail);
@@ -132,6 +137,11 @@ int branch_insn_decode(u64 ip, struct x86_insn *in)
 			b[0] = s->orig;
 	}
 	return x86_insn_decode(b, avail, in);
+}
+
+int branch_insn_decode(u64 ip, struct x86_insn *in)
+{
+	return decode(ip, in, false);
 }
 
 static u8 ptm_class_of(const struct x86_insn *in)
@@ -215,7 +225,7 @@ const struct branch_block *branch_block_get(u64 ip, bool *created, int *err)
 	if (b->start == ip && !b->site->disabled)
 		return b;
 	for (unsigned int n = 0; n < BRANCH_BLOCK_MAX; n++) {
-		int rc = branch_insn_decode(at, &in);
+		int rc = decode(at, &in, n > 0);
 		struct branch_site *s;
 
 		if (rc) {
@@ -259,7 +269,7 @@ unsigned int branch_block_count(u64 start, u64 upto, unsigned int max)
 	unsigned int n = 0;
 
 	for (u64 at = start; at != upto && n < max; at += in.length, n++)
-		if (branch_insn_decode(at, &in))
+		if (decode(at, &in, n > 0))
 			return max;
 	return n;
 }
