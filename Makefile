@@ -136,10 +136,15 @@ all: tools
 $(HOST_TOOL_HOBJS): $(BUILD)/h/%.c.o: %.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(HCFLAGS) -MMD -MP -c $< -o $@
+LINK_DECODER_TEST = $(CC) $(HCFLAGS) -Itools/ptdecode $< $(HOST_TOOL_HOBJS) -Wl,--whole-archive \
+	$(BUILD)/host/libtopaz.a -Wl,--no-whole-archive $(HLDLIBS) -lipt -lcapstone -lz -o $@
 $(BUILD)/host/test_trace_%: tests/host/test_trace_%.c $(BUILD)/host/libtopaz.a $(HOST_TOOL_HOBJS)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(HCFLAGS) -Itools/ptdecode $< $(HOST_TOOL_HOBJS) -Wl,--whole-archive \
-		$(BUILD)/host/libtopaz.a -Wl,--no-whole-archive $(HLDLIBS) -lipt -lcapstone -lz -o $@
+	$(Q)$(LINK_DECODER_TEST)
+# The driver's tests read the session's containers back with the decoder too.
+$(BUILD)/host/test_pt_driver: tests/host/test_pt_driver.c $(BUILD)/host/libtopaz.a $(HOST_TOOL_HOBJS)
+	@mkdir -p $(dir $@)
+	$(Q)$(LINK_DECODER_TEST)
 
 # ---------------------------------------------------------------- commands
 setup:

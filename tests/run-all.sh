@@ -68,6 +68,25 @@ check_trace() {
 		return ;;
 	esac
 	[ -n "$delivered" ] || { echo "ptdecode could not read the container; "; return; }
+	case "$base" in
+	*stop-loss*)
+		# The ToPA filled and STOP held: what the trace unit dropped is
+		# in the container as LOST gaps, and the decoder says what it cost.
+		local trunc status
+		trunc=$(sed -nE 's/.*PMIs \([0-9]+ stale\), ([0-9]+) truncations.*/\1/p' "$clean")
+		[ "${trunc:-0}" -ge 1 ] || echo "the ToPA never filled (no truncation); "
+		[ "$recorded" = "${lost:-x}" ] || echo "the container records $recorded lost bytes, the trace unit dropped $lost; "
+		"$build/tools/ptdecode" --elf "$build/topaz.so" --check "$tpz" >"$base.check" 2>&1
+		status=$?
+		# the code run while it was stopped is missing, whatever the bytes
+		[ $status = 1 ] || echo "ptdecode exited $status on a trace that stopped; "
+		grep -q "a gap before stream offset [0-9a-fx]*, ${lost:-x} bytes lost\|a gap before stream offset [0-9a-fx]*, no bytes lost\|bytes lost after the last" "$base.check" ||
+			echo "ptdecode did not report the gap ($lost bytes lost); "
+		grep -q ' 0 decode errors' <<<"$stats" || echo "libipt decode errors; "
+		[ $((delivered - ${pad:-0} + recorded)) = "$produced" ] ||
+			echo "produced $produced != delivered $delivered - padding ${pad:-0} + reported lost $recorded; "
+		return ;;
+	esac
 	grep -q ' 0 problems' <<<"$stats" || echo "container problems; "
 	grep -q ', 0 bad' <<<"$stats" || echo "bad packets; "
 	grep -q ' 0 decode errors' <<<"$stats" || echo "libipt decode errors; "

@@ -57,6 +57,15 @@ static void memory_sink(void *ctx, const void *buf, size_t n)
 }
 
 /* A crash comes with the control flow that led to it. */
+/* The trace unit model counts what it drops; the container shows it. */
+static u64 model_bytes_lost(void)
+{
+	struct pt_model_stats ms;
+
+	pt_model_get_stats(&ms);
+	return ms.bytes_lost;
+}
+
 static void pt_panic_dump(void)
 {
 	if (!active)
@@ -92,6 +101,8 @@ int pt_boot_init(const struct boot_info *bi)
 		pr_err("pt=on: tracing is off (error %d)\n", err);
 		return err;
 	}
+	if (pt_model_active())
+		pt_session_set_loss_counter(model_bytes_lost);
 	trace_engine_init();
 	pt_irq_init(pt_opts.pmi_nmi);
 	panic_notifier_register(&panic_dump);
@@ -144,27 +155,42 @@ void pt_boot_finish(void)
 	pt_session_close();
 	if (pt_opts.sink == PT_SINK_SERIAL)
 		trace_framer_end(&framer);
-	bytes = pt_session.stream_off;
+	bytes = pt_session.stream_off - pt_session.lost_bytes;
 	pr_info("trace: %llu instructions, %llu branches, %llu stops (%s-step: %llu #DB, %llu #BP; "
 		"%llu INT3s written, %llu run by handlers, %llu fallbacks), "
-		"%llu interrupts/exceptions, %llu firmware pages\n",
+		"%llu interrupts/exceptions (%llu before the next stop after another's return), "
+		"%llu firmware pages\n",
 		(unsigned long long)st.insns, (unsigned long long)st.branches,
 		(unsigned long long)(st.db_traps + st.bp_traps),
 		trace_engine_mode() == TRACE_STEP_BRANCH ? "branch" : "single",
 		(unsigned long long)st.db_traps, (unsigned long long)st.bp_traps,
 		(unsigned long long)st.sites, (unsigned long long)st.nested,
 		(unsigned long long)st.fallbacks, (unsigned long long)st.async,
-		(unsigned long long)st.foreign_pages);
-	pr_info("trace: %llu bytes (%llu of them padding), %llu PMIs (%llu stale), %llu truncations, %llu errors\n",
+		(unsigned long long)st.async_chained, (unsigned long long)st.foreign_pages);
+	pr_info("trace: %llu bytes (%llu of them padding), %llu lost, %llu PMIs (%llu stale), "
+		"%llu truncations, %llu errors\n",
 		(unsigned long long)bytes, (unsigned long long)pt->pad_bytes,
+		(unsigned long long)pt_session.lost_bytes,
 		(unsigned long long)pt->pmis, (unsigned long long)pt->stale_pmis,
 		(unsigned long long)pt->truncations, (unsigned long long)pt->errors);
+	/* the same, for scripts: one "result:" line per subsystem, key=value */
+	pr_info("result: trace.engine insns=%llu branches=%llu async=%llu async_chained=%llu "
+		"async_chained_ran=%llu fallbacks=%llu\n",
+		(unsigned long long)st.insns, (unsigned long long)st.branches,
+		(unsigned long long)st.async, (unsigned long long)st.async_chained,
+		(unsigned long long)st.async_chained_ran, (unsigned long long)st.fallbacks);
+	pr_info("result: trace.session delivered=%llu lost=%llu pmis=%llu truncations=%llu\n",
+		(unsigned long long)bytes, (unsigned long long)pt_session.lost_bytes,
+		(unsigned long long)pt->pmis, (unsigned long long)pt->truncations);
 	if (pt_model_active()) {
 		struct pt_model_stats ms;
 
 		/* what the driver cannot know: the trace unit's own count */
 		pt_model_get_stats(&ms);
 		pr_info("trace unit: %llu bytes produced, %llu stored, %llu lost; %llu PMIs signalled\n",
+			(unsigned long long)ms.bytes, (unsigned long long)ms.bytes_written,
+			(unsigned long long)ms.bytes_lost, (unsigned long long)ms.pmis);
+		pr_info("result: trace.unit produced=%llu stored=%llu lost=%llu pmis=%llu\n",
 			(unsigned long long)ms.bytes, (unsigned long long)ms.bytes_written,
 			(unsigned long long)ms.bytes_lost, (unsigned long long)ms.pmis);
 	}

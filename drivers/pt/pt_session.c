@@ -95,15 +95,42 @@ void pt_session_stop(void)
 		pt_session_drain();
 }
 
+void pt_session_set_loss_counter(u64 (*bytes_lost)(void))
+{
+	pt_session.unit_bytes_lost = bytes_lost;
+	pt_session.unit_lost_seen = bytes_lost ? bytes_lost() : 0;
+}
+
+/*
+ * Bytes the trace unit dropped since the last look. Drains run with the
+ * trace unit stopped (in the PMI, or after TraceEn=0), and it drops bytes
+ * only while its output is stopped, which it leaves only when the driver
+ * restarts it after such a drain: so what it dropped lies after every byte
+ * published so far, and before every byte published later.
+ */
+static u64 unit_new_loss(struct pt_session *s)
+{
+	u64 now, n;
+
+	if (!s->unit_bytes_lost)
+		return 0;
+	now = s->unit_bytes_lost();
+	n = now > s->unit_lost_seen ? now - s->unit_lost_seen : 0;
+	s->unit_lost_seen = now;
+	return n;
+}
+
 void pt_session_drain(void)
 {
 	struct pt_session *s = &pt_session;
 	struct pt_aux *aux = s->aux;
-	u64 ring = (u64)aux->nr_pages << PAGE_SHIFT;
+	u64 ring = (u64)aux->nr_pages << PAGE_SHIFT, lost;
+	bool stopped = false;
 
 	if (!s->open || aux->snapshot || !s->header.rtit_ctl)
 		return;
 	s->drains++;
+	lost = unit_new_loss(s);
 	while (aux->tail < aux->head) {
 		u64 pos = aux->tail & (ring - 1);
 		u64 n = min(aux->head - aux->tail, ring - pos);
@@ -118,14 +145,32 @@ void pt_session_drain(void)
 		u64 chunk_end = ((u64)pg << PAGE_SHIFT) + (PAGE_SIZE << aux->chunk_order[pg]);
 		n = min(n, chunk_end - pos);
 		p = (const u8 *)aux->data_pages[pg] + (pos - ((u64)pg << PAGE_SHIFT));
+		if (s->gap_pending) {
+			/* the gap goes before the first byte after it */
+			c.flags |= TPZ_TRACE_LOST;
+			c.lost = s->lost_pending;
+			c.offset += c.lost;
+			s->stream_off += c.lost;
+			s->lost_pending = 0;
+			s->gap_pending = false;
+		}
 		if (aux->truncated_records > s->truncations_seen && aux->tail + n == aux->head) {
+			/* Output stopped here: the code that ran until the
+			 * driver restarted it is not in the trace, whatever
+			 * the count of bytes dropped (the cut packet's rest). */
 			c.flags |= TPZ_TRACE_TRUNCATED;
 			s->truncations_seen = aux->truncated_records;
+			stopped = true;
 		}
 		trace_write_trace(&s->writer, &c, p, (size_t)n);
 		s->stream_off += n;
 		aux->tail += n;
 	}
+	/* A trace unit that counts says how many, 0 included; silicon cannot. */
+	if (lost || (stopped && s->unit_bytes_lost))
+		s->gap_pending = true;
+	s->lost_pending += lost;
+	s->lost_bytes += lost;
 }
 
 void pt_session_snapshot(u64 len)
@@ -203,6 +248,11 @@ void pt_session_close(void)
 	}
 	if (!s->header.rtit_ctl)
 		trace_write_header(&s->writer, &s->header);
+	/* dropped after the last chunk: the container's end says so */
+	t.lost_at_end = s->lost_pending;
+	s->stream_off += s->lost_pending;
+	s->lost_pending = 0;
+	s->gap_pending = false;
 	t.pmis = pt_ctx[0].pmis;
 	t.end_tsc = rdtsc();
 	trace_write_trailer(&s->writer, &t);

@@ -19,8 +19,13 @@ struct pt_session {
 	struct trace_writer writer;
 	struct trace_sink sink;
 	struct tpz_header header;
-	u64 stream_off;		/* stream bytes written to the container */
+	u64 stream_off;		/* stream bytes: written to the container, and lost */
+	u64 lost_bytes;		/* of which lost (the trace unit dropped them) */
+	u64 lost_pending;	/* lost, not yet in the container (goes before the next chunk) */
+	bool gap_pending;	/* the next chunk says LOST (@lost_pending bytes, maybe 0) */
 	u64 drains, truncations_seen;
+	u64 (*unit_bytes_lost)(void);	/* the trace unit's own count, if it keeps one */
+	u64 unit_lost_seen;
 	bool open, running;
 };
 extern struct pt_session pt_session;
@@ -38,6 +43,14 @@ int pt_session_open(const struct pt_options *o, const struct trace_sink *sink,
 int pt_session_start(void);
 /** pt_session_stop() - disable tracing and publish what the trace unit wrote */
 void pt_session_stop(void);
+/**
+ * pt_session_set_loss_counter() - how to read the trace unit's count of bytes it dropped
+ * @bytes_lost: a running total; NULL for silicon, which keeps none
+ *
+ * With it, every dropped byte becomes a LOST gap at its stream offset; without
+ * it, a truncated chunk is all the container can say. Call after open.
+ */
+void pt_session_set_loss_counter(u64 (*bytes_lost)(void));
 /** pt_session_drain() - move published data into the container (the consumer) */
 void pt_session_drain(void);
 /** pt_session_snapshot() - write the last @len bytes of a snapshot ring */

@@ -23,6 +23,8 @@ struct trace_engine_stats {
 	u64 sites;		/* INT3s written (branch-step) */
 	u64 fallbacks;		/* branch-step landings that single-step instead */
 	u64 async;		/* interrupts and exceptions in traced code */
+	u64 async_chained;	/* ... that came before the next stop after another one's return */
+	u64 async_chained_ran;	/* ... of which after the traced code ran on from that return */
 	u64 foreign_pages;	/* code pages outside the kernel image (sideband) */
 };
 

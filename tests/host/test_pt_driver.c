@@ -29,6 +29,7 @@
 #include <topaz/mm.h>
 #include <topaz/errno.h>
 #include <topaz/printk.h>
+#include "ptdecode.h"
 
 /* Memory below MAXPHYADDR (39 bits) for the page allocator: the model checks. */
 #define ARENA_BASE 0x20000000UL	/* ASan keeps 0-0x7fff8000 as ordinary memory */
@@ -458,25 +459,38 @@ static size_t container_trace(u8 *out, size_t cap, unsigned int *types)
 	return n;
 }
 
-static void test_session_writes_a_container(void **state)
+/*
+ * A session on the skylake model with a ring of @bytes in 4 KiB regions
+ * writes its container to `file`; the model generates 20000 iterations of
+ * flow() (@bytes_lost: the trace unit's loss counter, or none).
+ */
+static void session_run(u64 bytes, u64 (*bytes_lost)(void))
 {
 	struct trace_sink sink = { file_write, NULL };
 	struct pt_options o = pt_opts;
-	unsigned int types[8] = { 0 };
-	u8 *joined;
-	size_t n, psbs;
 
 	setup_machine("skylake");
 	o.enabled = true;
-	o.buf_size = 16384;
+	o.buf_size = bytes;
 	o.region_size = 4096;
 	o.filter = NULL;
 	o.snapshot = false;
 	file_len = 0;
 	flow_start();
 	assert_int_equal(pt_session_open(&o, &sink, 0x100000, 0x20000, NULL), 0);
+	if (bytes_lost)
+		pt_session_set_loss_counter(bytes_lost);
 	assert_int_equal(pt_session_start(), 0);
 	flow(20000);
+}
+
+static void test_session_writes_a_container(void **state)
+{
+	unsigned int types[8] = { 0 };
+	u8 *joined;
+	size_t n, psbs;
+
+	session_run(16384, NULL);
 	pt_session_close();
 	joined = malloc(file_len);
 	n = container_trace(joined, file_len, types);
@@ -487,6 +501,120 @@ static void test_session_writes_a_container(void **state)
 	assert_memory_equal(joined, gen, n);
 	assert_int_equal(packet_errors(joined, n, &psbs), 0);
 	free(joined);
+}
+
+static u64 model_bytes_lost(void)
+{
+	struct pt_model_stats st;
+
+	pt_model_get_stats(&st);
+	return st.bytes_lost;
+}
+
+/*
+ * A ring of one 4 KiB region: STOP on it, so every fill stops the trace unit
+ * and cuts the packet being written. Returns the problems ptdecode reports
+ * about gaps; checks the records against what the model generated.
+ */
+static size_t run_stop_loss(bool unit_counts, u64 *lost_records, u64 *truncated_records,
+			    struct ptd_diags *gaps)
+{
+	struct pt_model_stats st;
+	struct ptd_container c;
+	struct ptd_segments segs;
+	u64 expected = 0, lost = 0, data = 0;
+	size_t off = 0;
+	bool trailer = false;
+
+	session_run(4096, unit_counts ? model_bytes_lost : NULL);
+	pt_session_close();
+	pt_model_get_stats(&st);
+	assert_int_equal(st.bytes, gen_len);
+	assert_true(st.bytes_lost > 0);		/* the STOP cut packets */
+	*lost_records = *truncated_records = 0;
+	while (off + TPZ_REC_SIZE <= file_len) {
+		struct tpz_rec r;
+
+		memcpy(&r, file + off, sizeof(r));
+		if (r.type == TPZ_REC_TRACE) {
+			struct tpz_trace t;
+
+			memcpy(&t, file + off + TPZ_REC_SIZE, sizeof(t));
+			if (t.flags & TPZ_TRACE_LOST) {
+				(*lost_records)++;
+				lost += t.lost;
+				expected += t.lost;
+			}
+			*truncated_records += !!(t.flags & TPZ_TRACE_TRUNCATED);
+			if (unit_counts) {
+				/* each chunk sits at its stream offset: the bytes the
+				 * model generated there, lost ones counted */
+				assert_int_equal(t.offset, expected);
+				assert_true(t.offset + t.data_size <= gen_len);
+				assert_memory_equal(file + off + TPZ_REC_SIZE + r.body_size, gen + t.offset,
+						    t.data_size);
+			}
+			expected = t.offset + t.data_size;
+			data += t.data_size;
+		} else if (r.type == TPZ_REC_TRAILER) {
+			struct tpz_trailer tr;
+
+			memcpy(&tr, file + off + TPZ_REC_SIZE, sizeof(tr));
+			trailer = true;
+			if (unit_counts) {
+				/* produced = delivered + lost, and the totals agree */
+				assert_int_equal(tr.lost_bytes, st.bytes_lost);
+				assert_int_equal(tr.lost_bytes, lost + tr.lost_at_end);
+				assert_int_equal(tr.trace_bytes + tr.lost_bytes, st.bytes);
+				assert_int_equal(expected + tr.lost_at_end, st.bytes);
+			}
+		}
+		off += r.size;
+	}
+	assert_true(trailer);
+	assert_int_equal(data, st.bytes_written);
+	/* the decoder's view: one problem per hole */
+	assert_int_equal(ptd_container_parse(&c, "loss.tpz", file, file_len), 0);
+	ptd_segments_build(&c, &segs);
+	ptd_report_gaps(&c, &segs);
+	memset(gaps, 0, sizeof(*gaps));
+	for (size_t i = 0; i < c.diags.n; i++) {
+		char line[1024];
+
+		ptd_diag_format(&c.diags.v[i], "loss.tpz", line, sizeof(line));
+		if (strstr(line, "a gap before stream offset") || strstr(line, "lost after the last"))
+			ptd_diag_add(gaps, -1, 0, "%s", line);
+	}
+	ptd_segments_free(&segs);
+	ptd_container_free(&c);
+	return gaps->n;
+}
+
+/* The trace unit model counts what it drops: each loss is a LOST gap. */
+static void test_session_stop_losses_reach_the_container(void **state)
+{
+	struct ptd_diags gaps;
+	u64 lost_records, truncated;
+
+	assert_true(run_stop_loss(true, &lost_records, &truncated, &gaps) >= 1);
+	assert_true(lost_records >= 1);
+	assert_true(gaps.n >= lost_records);
+	ptd_diags_free(&gaps);
+}
+
+/* Silicon does not say how much it dropped: TRUNCATED, and the decoder says so. */
+static void test_session_stop_without_a_loss_count(void **state)
+{
+	struct ptd_diags gaps;
+	u64 lost_records, truncated;
+	char line[1024];
+
+	assert_true(run_stop_loss(false, &lost_records, &truncated, &gaps) >= 1);
+	assert_int_equal(lost_records, 0);
+	assert_true(truncated >= 1);
+	ptd_diag_format(&gaps.v[0], "x", line, sizeof(line));
+	assert_non_null(strstr(line, "an unknown number of bytes lost"));
+	ptd_diags_free(&gaps);
 }
 
 int main(void)
@@ -502,6 +630,8 @@ int main(void)
 		cmocka_unit_test(test_filters_parse_perf_syntax),
 		cmocka_unit_test(test_options_from_cmdline),
 		cmocka_unit_test(test_session_writes_a_container),
+		cmocka_unit_test(test_session_stop_losses_reach_the_container),
+		cmocka_unit_test(test_session_stop_without_a_loss_count),
 	};
 	return cmocka_run_group_tests_name("pt_driver", tests, NULL, NULL);
 }

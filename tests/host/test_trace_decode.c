@@ -458,7 +458,11 @@ static void test_decode_with_gap(void **state)
 
 	make_container(&m, p, 2, 1);
 	assert_int_equal(decode(&r, &m), 0);
-	assert_int_equal(r.c.diags.n, 0);
+	/* one problem: the gap, with what it cost */
+	assert_int_equal(r.c.diags.n, 1);
+	assert_non_null(strstr(r.c.diags.v[0].msg, "a gap before stream offset"));
+	assert_non_null(strstr(r.c.diags.v[0].msg, "300 bytes lost (lost): the instructions run between "));
+	assert_non_null(strstr(r.c.diags.v[0].msg, "are not in the trace"));
 	assert_int_equal(r.errors, 0);
 	assert_int_equal(r.segments, 2);
 	assert_int_equal(r.ends, 2);

@@ -183,8 +183,9 @@ static void test_trailer_totals_checked(void **state)
 	reseal(m.p, start[5]);
 
 	assert_int_equal(ptd_container_parse(&c, "totals", m.p, m.len), 1);
-	assert_int_equal(c.diags.n, 2);
+	assert_int_equal(c.diags.n, 3);
 	assert_true(has_diag(&c, 5, "trailer total mismatch: 3 trace records announced, 2 intact"));
+	assert_true(has_diag(&c, 5, "5 bytes lost after the last trace record"));
 	assert_true(has_diag(&c, 5, "trailer total mismatch: 1 lost bytes announced, the records account for 13"));
 	assert_int_equal(c.diags.v[0].offset, start[5]);
 	assert_int_equal(kept(&c), (1u << NREC) - 1);

@@ -23,4 +23,5 @@ pt-bad-options|pt=on pt.profile=broadwell pt.mtc=1 pt.ptw=1 pt.psb_period=3 pt.f
 trace-snapshot-fault|pt=on pt.step=single pt.snapshot=1 pt.buf=16K run=sort,fault|35|PANIC: exception #PF (page fault, vector 14);fault_walk+0x;pt: panic: writing the trace (the flight recorder's last bytes)
 trace-snapshot-fault-topa|pt=on pt.snapshot=1 pt.buf=16K pt.region=4K pt.profile=broadwell run=recursion,fault|35|PANIC: exception #PF;pt: panic: writing the trace
 trace-ptwrite|pt=on pt.profile=arrowlake pt.ptw=1 pt.step=branch pt.buf=8K pt.region=4K probe=vm.kmalloc:trace run=slab|33|probe: trace attached to 1 point matching 'vm.kmalloc'
+trace-stop-loss|pt=on pt.buf=4K pt.region=4K run=slab|33|tracing with the software trace unit
 trace-serial|pt=on pt.sink=serial pt.noretcomp pt.buf=8K pt.region=4K run=sort,slab|33|sink serial;@TPZ-BEGIN;@TPZ-END

@@ -108,6 +108,10 @@ static void check_trailer(struct ptd_container *c, const struct tpz_rec *h, size
 		ptd_diag_add(&c->diags, h->seq, off,
 			     "trailer total mismatch: %llu lost bytes announced, the records account for %llu",
 			     (unsigned long long)t->lost_bytes, (unsigned long long)lost);
+	if (t->lost_at_end)
+		ptd_diag_add(&c->diags, h->seq, off,
+			     "%llu bytes lost after the last trace record: the trace unit stopped, its last packets are missing",
+			     (unsigned long long)t->lost_at_end);
 	if (t->file_bytes != off)
 		ptd_diag_add(&c->diags, h->seq, off,
 			     "trailer total mismatch: %llu container bytes announced before the trailer, found %zu",

@@ -35,7 +35,7 @@ void ptd_diag_format(const struct ptd_diag *g, const char *file, char *buf, size
 
 void ptd_diags_print(const struct ptd_diags *d, size_t from, const char *file, FILE *out)
 {
-	char line[512];
+	char line[1024];
 
 	for (size_t i = from; i < d->n; i++) {
 		ptd_diag_format(&d->v[i], file, line, sizeof(line));

@@ -146,9 +146,67 @@ static void report_error(struct ptd_ctx *x, const struct ptd_segment *seg, u64 o
 		     have_ip ? ptd_format_addr(x->img, ip, sym, sizeof(sym)) : "", pt_errstr(pt_errcode(err)));
 }
 
-static unsigned long decode_segment(struct ptd_ctx *x, const struct ptd_segment *seg,
-				    const struct ptd_consumer *cons, size_t ncons)
+/* How many bytes a segment's gap lost, in words. */
+static const char *gap_size(const struct ptd_segment *seg, char *buf, size_t size)
 {
+	if (seg->gap)
+		snprintf(buf, size, "%llu bytes lost", (unsigned long long)seg->gap);
+	else if (seg->gap_known)
+		snprintf(buf, size, "no bytes lost");
+	else
+		snprintf(buf, size, "an unknown number of bytes lost");
+	return buf;
+}
+
+/*
+ * A hole in the trace, with what it costs: the instructions between the last
+ * one decoded before it (@before) and the first one after (@after, found at
+ * the first PSB past the gap, @skipped bytes into the segment) are missing.
+ */
+static void report_gap(struct ptd_ctx *x, const struct ptd_segment *seg, const u64 *before,
+		       const u64 *after, u64 skipped)
+{
+	char a[160], b[160], n[48], on[96] = "";
+	u32 seq;
+	u64 rec_off, file_off;
+
+	if (after && skipped)
+		snprintf(on, sizeof(on), " (decoding resumed at the first PSB, %llu bytes on)",
+			 (unsigned long long)skipped);
+	ptd_segment_where(seg, 0, &seq, &rec_off, &file_off);
+	ptd_diag_add(&x->c->diags, seq, rec_off,
+		     "cpu %u: a gap before stream offset 0x%llx, %s (%s): the instructions run between %s and %s are not in the trace%s",
+		     seg->cpu, (unsigned long long)seg->stream_off, gap_size(seg, n, sizeof(n)),
+		     seg->gap_why ? seg->gap_why : "lost",
+		     before ? ptd_format_addr(x->img, *before, a, sizeof(a)) : "the start",
+		     after ? ptd_format_addr(x->img, *after, b, sizeof(b)) : "the end of the trace", on);
+}
+
+void ptd_report_gaps(struct ptd_container *c, const struct ptd_segments *segs)
+{
+	char n[48];
+
+	for (size_t i = 0; i < segs->n; i++) {
+		const struct ptd_segment *seg = &segs->v[i];
+		u32 seq;
+		u64 rec_off, file_off;
+
+		if (!seg->gap && !seg->gap_why)
+			continue;
+		ptd_segment_where(seg, 0, &seq, &rec_off, &file_off);
+		ptd_diag_add(&c->diags, seq, rec_off, "cpu %u: a gap before stream offset 0x%llx, %s (%s)",
+			     seg->cpu, (unsigned long long)seg->stream_off, gap_size(seg, n, sizeof(n)),
+			     seg->gap_why ? seg->gap_why : "lost");
+	}
+}
+
+/* @prev: the last instruction decoded on this CPU before @seg, if @have_prev. */
+static unsigned long decode_segment(struct ptd_ctx *x, const struct ptd_segment *seg,
+				    const struct ptd_consumer *cons, size_t ncons, u64 *prev,
+				    bool *have_prev)
+{
+	bool gap = seg->gap || seg->gap_why;
+	u64 skipped = 0;
 	struct ptd_event ev = { .type = PTD_EV_SEGMENT, .seg = seg };
 	struct pt_insn_decoder *dec;
 	unsigned long errors = 0;
@@ -193,6 +251,7 @@ static unsigned long decode_segment(struct ptd_ctx *x, const struct ptd_segment 
 		if (off == last_sync)
 			break;
 		if (!synced && off) {
+			skipped = off;
 			ev = (struct ptd_event){ .type = PTD_EV_OTHER, .seg = seg, .what = "skipped",
 						 .value = off, .seg_off = 0 };
 			emit(cons, ncons, &ev);
@@ -227,6 +286,12 @@ static unsigned long decode_segment(struct ptd_ctx *x, const struct ptd_segment 
 				emit(cons, ncons, &ev);
 				last_ip = insn.ip;
 				have_ip = true;
+				if (gap) {
+					report_gap(x, seg, *have_prev ? prev : NULL, &insn.ip, skipped);
+					gap = false;
+				}
+				*prev = insn.ip;
+				*have_prev = true;
 			}
 			if (status < 0)
 				break;
@@ -253,14 +318,21 @@ static unsigned long decode_segment(struct ptd_ctx *x, const struct ptd_segment 
 		have_ip = false;
 	}
 	pt_insn_free_decoder(dec);
+	if (gap)
+		report_gap(x, seg, *have_prev ? prev : NULL, NULL, 0);
 	return errors;
 }
 
 unsigned long ptd_decode_flow(struct ptd_ctx *x, const struct ptd_consumer *cons, size_t ncons)
 {
 	unsigned long errors = 0;
+	u64 prev = 0;
+	bool have_prev = false;
 
-	for (size_t i = 0; i < x->segs.n; i++)
-		errors += decode_segment(x, &x->segs.v[i], cons, ncons);
+	for (size_t i = 0; i < x->segs.n; i++) {
+		if (i && x->segs.v[i].cpu != x->segs.v[i - 1].cpu)
+			have_prev = false;
+		errors += decode_segment(x, &x->segs.v[i], cons, ncons, &prev, &have_prev);
+	}
 	return errors;
 }

@@ -350,6 +350,8 @@ int main(int argc, char **argv)
 	}
 	if (flow)
 		ptd_decode_flow(&x, cons, ncons);
+	else
+		ptd_report_gaps(&c, &x.segs);
 	ptd_calls_finish(&calls);
 	ptd_stats_finish(&st, &x.segs);
 	if (want[O_INSN])

@@ -38,7 +38,7 @@ u32 ptd_crc32(u32 crc, const void *buf, size_t n);
 struct ptd_diag {
 	long record;
 	u64 offset;
-	char msg[320];
+	char msg[512];
 };
 
 struct ptd_diags {
@@ -214,7 +214,10 @@ struct ptd_piece {
  * @stream_off: stream offset of @data[0]
  * @gap: bytes missing between the previous segment (or stream start) and this one
  * @gap_why: why this segment starts a new stream ("lost", "records damaged or
- *	missing", "truncated", "overlap"), NULL for the first segment without gap
+ *	missing", "the trace unit stopped...", "overlap"), NULL for the first
+ *	segment without gap
+ * @gap_known: the container counted the lost bytes (LOST, 0 included); a stop
+ *	without it (silicon) dropped an unknown number
  */
 struct ptd_segment {
 	u32 cpu, index;
@@ -223,6 +226,7 @@ struct ptd_segment {
 	size_t size;
 	u64 gap;
 	const char *gap_why;
+	bool gap_known;
 	struct ptd_piece *pieces;
 	size_t npieces;
 };
@@ -297,6 +301,12 @@ struct ptd_consumer {
  * Return: the number of decode errors.
  */
 unsigned long ptd_decode_flow(struct ptd_ctx *x, const struct ptd_consumer *cons, size_t ncons);
+/**
+ * ptd_report_gaps() - one problem per hole in the trace (lost bytes, a
+ * truncated or missing record), for passes that do not decode the flow
+ * (ptd_decode_flow() reports them itself, with the instructions they cost)
+ */
+void ptd_report_gaps(struct ptd_container *c, const struct ptd_segments *segs);
 
 /* ---------------------------------------------------------------- packets */
 

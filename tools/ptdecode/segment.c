@@ -63,6 +63,7 @@ void ptd_segments_build(struct ptd_container *c, struct ptd_segments *s)
 	u32 cpu = 0, index = 0;
 	u64 pend_gap = 0;
 	const char *pend_why = NULL;
+	bool pend_known = false;
 
 	memset(s, 0, sizeof(*s));
 	if (!v)
@@ -87,6 +88,7 @@ void ptd_segments_build(struct ptd_container *c, struct ptd_segments *s)
 			cur = NULL;
 			pend_gap = 0;
 			pend_why = NULL;
+			pend_known = false;
 		}
 		if (t->offset < expected) {
 			ptd_diag_add(&c->diags, r->seq, r->offset,
@@ -104,8 +106,10 @@ void ptd_segments_build(struct ptd_container *c, struct ptd_segments *s)
 					     "%llu bytes lost announced, but the stream offsets leave a gap of %llu",
 					     (unsigned long long)t->lost, (unsigned long long)gap);
 		}
-		if (!why && truncated)
-			why = "the previous chunk was truncated";
+		/* the trace unit stopped (ToPA full): what it dropped, if it
+		 * said (LOST), is the rest of the packet it was writing */
+		if (truncated && (!why || (lost && gap <= t->lost)))
+			why = "the trace unit stopped: its output was full";
 
 		if (cur && !why) {
 			append(cur, r);
@@ -113,6 +117,7 @@ void ptd_segments_build(struct ptd_container *c, struct ptd_segments *s)
 			/* An empty chunk only reports a loss: it goes to the
 			 * segment where data starts again. */
 			pend_gap += gap;
+			pend_known |= lost;
 			if (why)
 				pend_why = why;
 			cur = NULL;
@@ -120,9 +125,11 @@ void ptd_segments_build(struct ptd_container *c, struct ptd_segments *s)
 				cur = new_segment(s, r, index++);
 				cur->gap = pend_gap;
 				cur->gap_why = pend_why;
+				cur->gap_known = pend_known;
 				append(cur, r);
 				pend_gap = 0;
 				pend_why = NULL;
+				pend_known = false;
 			}
 		}
 		expected = t->offset + t->data_size;
