@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Time: the TSC calibrated against PIT channel 2, and the APIC timer tick. */
 #include <topaz/time.h>
+#include <topaz/cmdline.h>
 #include <topaz/console.h>
 #include <topaz/apic.h>
 #include <topaz/arch.h>
@@ -78,8 +79,14 @@ static bool timer_tick(struct pt_regs *regs)
 
 void apic_timer_start(u32 vector, u64 hz);
 
+/* A faster tick puts more interrupts into traced code (the oracle's dense
+ * configurations): each is an asynchronous event the trace must show. */
+static u64 timer_hz = HZ;
+KPARAM_UINT("timer.hz", timer_hz, &timer_hz, 1, 100000,
+	    "local APIC timer tick rate in Hz (default 100)");
+
 void timer_init(void)
 {
 	irq_set_handler(TIMER_VECTOR, timer_tick);
-	apic_timer_start(TIMER_VECTOR, HZ);
+	apic_timer_start(TIMER_VECTOR, timer_hz);
 }

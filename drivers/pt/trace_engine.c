@@ -93,6 +93,19 @@ static __noinline void note_block(const struct branch_block *b)
 		note_foreign(p < b->start ? b->start : p);
 }
 
+/*
+ * STI and MOV SS hold off interrupts for one instruction, and QEMU holds off
+ * the single-step #DB with them: the instruction after one retires without a
+ * #DB of its own, so the next #DB reports on both.
+ */
+static bool shadows_next(const struct x86_insn *in)
+{
+	if (in->map != X86_MAP_LEGACY)
+		return false;
+	return in->opcode == 0xfb ||					/* STI */
+	       (in->opcode == 0x8e && ((in->modrm >> 3) & 7) == 2);	/* MOV SS, r/m */
+}
+
 /* The instruction at @ip retired and execution went to @to: tell the model. */
 static void retire(u64 ip, u64 to, struct pt_regs *regs)
 {
@@ -123,6 +136,11 @@ static void retire(u64 ip, u64 to, struct pt_regs *regs)
 	case X86_COFI_NONE:
 		if (to == m.next)
 			return;	/* straight-line: nothing for PT */
+		if (shadows_next(&in)) {
+			/* the one after it went to @to (a RET after STI) */
+			retire(m.next, to, regs);
+			return;
+		}
 		/* an instruction that jumped without being a branch (an exception
 		 * path that came back elsewhere): report it as a far transfer */
 		m.cls = PTM_FAR;
@@ -451,8 +469,18 @@ static void async_enter(struct pt_regs *regs)
 	}
 	eng.st.async++;
 	if (eng.resume_pending) {
-		/* a second event before the traced code ran again */
-		return;
+		/*
+		 * A second event before the next stop. Still at the return
+		 * point: the traced code did not run (an interrupt pending at
+		 * the IRET), the trace stays paused. Elsewhere, it ran from the
+		 * return point to here without a branch (no stop between):
+		 * that stretch belongs in the trace, so resume first.
+		 */
+		eng.st.async_chained++;
+		if (regs->rip == eng.resume_ip)
+			return;
+		eng.st.async_chained_ran++;
+		resume();
 	}
 	if (!eng.stepping)	/* the block ran up to here */
 		eng.st.insns += branch_block_count(eng.landing, regs->rip, eng.pending);

@@ -11,6 +11,7 @@
 #include <topaz/bootinfo.h>
 #include <topaz/time.h>
 #include <topaz/kernel.h>
+#include <topaz/extable.h>
 
 static u32 lcg(u32 *s)
 {
@@ -127,3 +128,36 @@ static u64 work_fault(void)
 	return sum + fault_walk(nowhere, 1);
 }
 WORKLOAD(fault, work_fault, "some work, then a page fault (for the snapshot flight recorder)");
+
+/*
+ * Two loads that fault in one straight line, each fixed up to the instruction
+ * after it (exception table entries, as Linux's get_kernel_nofault()): the
+ * second exception comes after the first one's handler has returned and the
+ * traced code ran on, with no branch (no stop of the engine) in between. The
+ * trace must hold every instruction of that stretch.
+ */
+static __noinline u64 fixup_pair(const u64 *bad, u64 x)
+{
+	u64 a = x, b = x;
+
+	__asm__ volatile("1: mov (%[p]), %[a]\n"
+			 "2: imul $3, %[b], %[b]\n"
+			 "   add $7, %[b]\n"
+			 "3: mov 8(%[p]), %[a]\n"
+			 "4: xor %[a], %[b]\n"
+			 _ASM_EXTABLE(1b, 2b)
+			 _ASM_EXTABLE(3b, 4b)
+			 : [a] "+r"(a), [b] "+r"(b) : [p] "r"(bad) : "memory");
+	return a + b;
+}
+
+static u64 work_fixups(void)
+{
+	const u64 *volatile nowhere = NULL;
+	u64 sum = 0;
+
+	for (u64 i = 0; i < 16; i++)
+		sum += fixup_pair(nowhere, sum + i);
+	return sum;
+}
+WORKLOAD(fixups, work_fixups, "two page faults fixed up in one straight line, 16 times (back-to-back exceptions)");

@@ -211,6 +211,7 @@ def cmd_plan(a):
                          'pt_run_traced or to trap_dispatch in isr_common')
     stubs = load + by_name['isr_stubs'][0]
     plan = {
+        'fixups': ex_table(a.elf, load),
         'load': load, 'compared': compared, 'images': images,
         'begin': load + begin, 'end': load + end,
         'isr_stubs': stubs, 'isr_exit': load + exit_ip,
@@ -224,6 +225,39 @@ def cmd_plan(a):
     parts.append(f'{load + exit_ip:#x}+0x1')
     parts.append(f'{plan["bp_done"]:#x}+0x1')
     print(','.join(parts))
+
+
+def ex_table(elf, load):
+    """{fixup address: [faulting instruction addresses]} from the kernel's
+    exception table (__start_ex_table..__stop_ex_table: pairs of 32-bit
+    offsets, each relative to itself)."""
+    syms = {}
+    for line in subprocess.run(['nm', elf], capture_output=True, text=True).stdout.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[2] in ('__start_ex_table', '__stop_ex_table'):
+            syms[f[2]] = int(f[0], 16)
+    lo, hi = syms.get('__start_ex_table'), syms.get('__stop_ex_table')
+    if lo is None or hi is None or hi <= lo:
+        return {}
+    out = subprocess.run(['objdump', '-s', f'--start-address={lo:#x}', f'--stop-address={hi:#x}',
+                          elf], capture_output=True, text=True).stdout
+    data, inside = {}, False
+    for line in out.splitlines():
+        if line.startswith('Contents of section'):
+            inside = not data	# the first section: the one that holds the table
+            continue
+        m = inside and re.match(r' ([0-9a-f]+) ((?:[0-9a-f]{2,8} ){1,4})', line + ' ')
+        if m:
+            at = int(m.group(1), 16)
+            for b in bytes.fromhex(''.join(m.group(2).split())):
+                data[at] = b
+                at += 1
+    fixups = {}
+    for at in range(lo, hi - 7, 8):
+        raw = bytes(data.get(at + i, 0) for i in range(8))
+        insn, fix = struct.unpack('<ii', raw)
+        fixups.setdefault(load + at + 4 + fix, []).append(load + at + insn)
+    return {str(k): v for k, v in fixups.items()}
 
 
 # ------------------------------------------------------------------ QEMU side
@@ -312,7 +346,8 @@ def qemu_sequence(plan, execs, step, boundaries=None):
     instructions before the return point.
     """
     stubs, exits = plan['isr_stubs'], (plan['isr_exit'], plan['bp_done'])
-    notes = {'faulted': 0, 'emulated': 0, 'partial': 0, 'no_tf': 0, 'int3': 0}
+    notes = {'faulted': 0, 'emulated': 0, 'partial': 0, 'no_tf': 0, 'int3': 0, 'fixed up': 0}
+    fixups = plan.get('fixups', {})
     # handler nesting: ('h', vector) for an outermost entry, ('t', pc, flags, insns)
     seq, depth, kinds = [], 0, {}
     for e in execs:
@@ -360,7 +395,7 @@ def qemu_sequence(plan, execs, step, boundaries=None):
             # the first handler is not its #DB: the instruction faulted, or
             # the handler emulated it (returned to the next instruction: the
             # engine does that with PTWRITE's #UD), then it counts as run
-            if j < len(seq) and seq[j][1] == after:
+            if j < len(seq) and seq[j][1] == after and insns[0][0] not in fixups.get(str(after), ()):
                 why = 'emulated'
             else:
                 n, why = 0, 'faulted'
@@ -371,7 +406,13 @@ def qemu_sequence(plan, execs, step, boundaries=None):
             notes['int3'] += 1
         elif j > i + 1 and not db and j < len(seq):
             nxt = seq[j][1]
+            faults = fixups.get(str(nxt), ())
             for k, (ip, _t) in enumerate(insns):
+                if ip in faults:
+                    # an exception fixed up (exception table): the faulting
+                    # instruction did not retire; the handler went on elsewhere
+                    n, why = k, 'fixed up'
+                    break
                 if ip == nxt:
                     n, why = k, 'faulted' if k == 0 else 'partial'
                     break
@@ -388,6 +429,14 @@ def qemu_sequence(plan, execs, step, boundaries=None):
                 if ip == plan['end']:
                     inside = False
     return win, windows, notes
+
+
+RESULT_RE = re.compile(r'result: trace\.engine (.*)$')
+
+
+def reps_all(win):
+    """The addresses of REP string instructions in @win (one decode each)."""
+    return {ip for ip, t in win if t and re.match(r'rep', t)}
 
 
 # ------------------------------------------------------------------ ptdecode side
@@ -548,6 +597,18 @@ def cmd_compare(a):
     if reps:
         q = [e for i, e in enumerate(q) if not (e[0] in reps and i and q[i - 1][0] == e[0])]
 
+    # The engine's own count (every instruction of the windows, filters or
+    # not) against QEMU's: an instruction the engine did not see is missing
+    # from the trace even where the decode cannot tell.
+    engine = None
+    if a.log:
+        for line in open(a.log, errors='replace'):
+            m = RESULT_RE.search(line)
+            if m:
+                engine = {k: int(v) for k, v in re.findall(r'(\w+)=(\d+)', m.group(1))}
+    ra = reps_all(win)
+    qall = [e for i, e in enumerate(win) if not (e[0] in ra and i and win[i - 1][0] == e[0])]
+
     info = (f'{len(q)} QEMU / {len(pt)} decoded instructions in {windows} traced windows; '
             f'{stopped} logged TBs stopped before they ran, {notes["faulted"]} faulted, '
             f'{notes["emulated"]} emulated, {notes["partial"]} partly run, {outside} decoded '
@@ -564,6 +625,11 @@ def cmd_compare(a):
         bad.append(f'{windows} traced windows in the QEMU log, {a.windows} runs asked')
     if problems:
         bad.append(f'ptdecode reported {len(problems)} problems: {problems[0]}')
+    if a.log and engine is None:
+        bad.append('no "result: trace.engine" line in the kernel log')
+    elif engine is not None and engine['insns'] != len(qall):
+        bad.append(f'the engine counted {engine["insns"]} instructions in the windows, QEMU ran '
+                   f'{len(qall)}')
     if outside:
         first = next(ip for ip, _n in pt_all if ip not in R)
         bad.append(f'{outside} decoded instructions outside the compared range, not checked '
@@ -576,8 +642,14 @@ def cmd_compare(a):
     if div is None and not bad:
         em = f', {notes["emulated"]} emulated' if notes['emulated'] else ''
         bp = f', {notes["int3"]} branches run under INT3' if notes['int3'] else ''
+        fx = f', {notes["fixed up"]} fixed up' if notes['fixed up'] else ''
+        ch = ''
+        if engine is not None:
+            ch = (f'; engine count equal; {engine.get("async", 0)} interrupts/exceptions, '
+                  f'{engine.get("async_chained", 0)} before the next stop after another\'s return '
+                  f'({engine.get("async_chained_ran", 0)} after the code ran on)')
         print(f'PASS {name}: {len(q)} instructions compared ({windows} windows, {stopped} '
-              f'logged TBs stopped before they ran, {notes["faulted"]} faulted{em}{bp})')
+              f'logged TBs stopped before they ran, {notes["faulted"]} faulted{fx}{em}{bp}{ch})')
         return 0
     extra = [info] + bad
     if div is not None:
@@ -627,6 +699,7 @@ def main():
         c.add_argument('--' + k, required=True)
     c.add_argument('--step', choices=('single', 'branch'), default='single')
     c.add_argument('--windows', type=int, help='the traced windows (run=) expected')
+    c.add_argument('--log', help='the kernel log: the engine\'s instruction count must be QEMU\'s')
     k = sub.add_parser('corrupt')
     for x in ('ptdecode', 'container', 'out'):
         k.add_argument('--' + x, required=True)

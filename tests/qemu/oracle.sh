@@ -8,7 +8,7 @@
 # single-step mode, and in branch-step mode the broadwell ones and, for the
 # other profiles, retcomp-nofilter and noretcomp-filter (--full: all of them).
 # Some add: small ToPA buffers (PMIs in traced code), timing packets, PMIs as
-# NMIs, PTWRITE from a probe (see configs()). --keep keeps the QEMU logs of
+# NMIs, PTWRITE from a probe, dense interrupts (timer.hz; see configs()). --keep keeps the QEMU logs of
 # passing runs. A failure shows the first divergence (index, both addresses
 # with symbols, the instructions and the packets around it; the logs stay in
 # $BUILD/oracle). The last line: "oracle: N passed, N failed, M instructions
@@ -65,8 +65,11 @@ t0=$(date +%s)
 # Each boot runs every workload, sort twice (each run is a traced window of
 # its own): about 320K instructions. The filter configurations leave out slab,
 # which none of their ranges holds (about 80K instructions, 50K in the ranges).
-work="sort,recursion,dispatch,timer,firmware,slab,sort"
-work_filter="sort,recursion,dispatch,timer,firmware,sort"
+work="sort,recursion,dispatch,timer,firmware,slab,fixups,sort"
+work_filter="sort,recursion,dispatch,timer,firmware,fixups,sort"
+# Dense interrupts: a fast timer puts interrupts right after a stop's return
+# and a second one before the next stop (fixups does that with exceptions).
+work_dense="sort,recursion,dispatch,timer,slab,fixups,sort"
 # The self-test decodes this configuration's trace with one TNT bit flipped:
 # the comparison must fail.
 selftest=skylake-retcomp-nofilter-single
@@ -116,6 +119,9 @@ configs() {
 	done
 	done
 	done
+	echo "skylake-dense-branch|branch|$work_dense|pt.profile=skylake pt.step=branch timer.hz=50000 pt.buf=256K pt.region=4K"
+	echo "arrowlake-dense-nmi-branch|branch|$work_dense|pt.profile=arrowlake pt.step=branch timer.hz=20000 pt.pmi=nmi pt.buf=16K pt.region=4K"
+	echo "tigerlake-dense-single|single|$work_dense|pt.profile=tigerlake pt.step=single timer.hz=20000 pt.buf=256K pt.region=4K"
 }
 
 fail_setup() { echo "FAIL oracle.setup: $1"; echo "oracle: 0 passed, 1 failed, 0 instructions compared in $(( $(date +%s) - t0 )) s"; exit 1; }
@@ -160,7 +166,7 @@ one() {
 	fi
 	python3 "$py" compare --plan "$dir/plan.json" --elf "$elf" --ptdecode "$tool" --step "$step" \
 		--qemu-log "$dir/$name.qlog" --container "$dir/$name.tpz" --name "oracle.$name" \
-		--windows "$(tr ',' '\n' <<<"$w" | wc -l)" >"$res" 2>&1
+		--log "$dir/$name.log" --windows "$(tr ',' '\n' <<<"$w" | wc -l)" >"$res" 2>&1
 	if [ $? = 0 ] && [ $keep = 0 ] && [ "$name" != "$selftest" ]; then
 		rm -f "$dir/$name.qlog" "$dir/$name.qlog.insn"
 	elif ! grep -q '^\(PASS\|FAIL\) ' "$res"; then
