@@ -13,17 +13,22 @@ V          ?= 0
 Q          := $(if $(filter 1,$(V)),,@)
 
 # ---------------------------------------------------------------- sources
+# The subsystems of tracing (docs/architecture.md): the Intel PT driver, the
+# software trace unit, the tracing session, the x86 decoder, the trace engine.
+PT_DRIVER_SRCS := drivers/pt/pt.c drivers/pt/pt_topa.c drivers/pt/pt_aux.c drivers/pt/pt_options.c
+PT_MODEL_SRCS := $(addprefix drivers/pt_model/,pt_packet_enc.c pt_model.c pt_model_rules.c \
+	pt_model_topa.c pt_model_events.c pt_model_profiles.c)
+TRACING_SRCS := kernel/tracing/pt_session.c kernel/tracing/trace_writer.c kernel/tracing/pt_unit.c
+X86_SRCS := kernel/x86/x86_insn.c
+ENGINE_PORTABLE_SRCS := kernel/trace_engine/branch_emul.c kernel/trace_engine/branch_sites.c
+
 # Logic shared by the kernel and the hosted build (tests, benchmarks).
 PORTABLE_SRCS := \
 	kernel/cmdline.c kernel/kstrto.c kernel/printk.c kernel/vsprintf.c \
 	kernel/symbols.c kernel/msr.c kernel/ktest.c kernel/shutdown.c \
 	mm/page_alloc.c mm/gfp.c \
 	mm/slab.c mm/slab_debug.c mm/kmalloc.c kernel/probe.c kernel/probe_handlers.c \
-	drivers/pt/pt_packet_enc.c drivers/pt/pt_model.c drivers/pt/pt_model_rules.c \
-	drivers/pt/pt_model_topa.c drivers/pt/pt_model_events.c drivers/pt/pt_model_profiles.c \
-	drivers/pt/pt.c drivers/pt/pt_topa.c drivers/pt/pt_aux.c drivers/pt/pt_options.c drivers/pt/pt_session.c \
-	drivers/pt/trace_writer.c drivers/pt/x86_insn.c drivers/pt/branch_emul.c \
-	drivers/pt/branch_sites.c
+	$(PT_DRIVER_SRCS) $(PT_MODEL_SRCS) $(TRACING_SRCS) $(X86_SRCS) $(ENGINE_PORTABLE_SRCS)
 
 # Freestanding only: boot, CPU, traps, devices, and the in-kernel tests.
 KERNEL_SRCS := \
@@ -32,7 +37,8 @@ KERNEL_SRCS := \
 	kernel/gdt.c kernel/traps.c kernel/extable.c kernel/apic.c kernel/time.c \
 	kernel/workload.c $(wildcard kernel/workloads/*.c) \
 	kernel/ksyms.c kernel/paging.c kernel/cpu.c kernel/power.c kernel/console.c kernel/panic.c \
-	drivers/serial/uart16550.c drivers/debugcon/debugcon.c drivers/pt/pt_irq.c drivers/pt/trace_engine.c drivers/pt/pt_boot.c drivers/pt/pt_ptwrite.c \
+	drivers/serial/uart16550.c drivers/debugcon/debugcon.c drivers/pt/pt_irq.c \
+	kernel/trace_engine/trace_engine.c kernel/tracing/pt_boot.c kernel/tracing/pt_ptwrite.c \
 	$(wildcard tests/kernel/*.c)
 
 HOST_SUPPORT_SRCS := tests/host/hosted_machine.c
@@ -172,7 +178,8 @@ test-qemu: kernel
 # ---------------------------------------------------------------- benchmarks
 # The allocator churn benchmark: the portable sources again, -O2 and without
 # sanitizers, one binary per allocator (jemalloc replaces malloc when linked).
-BENCH_SRCS  := $(filter-out drivers/%,$(PORTABLE_SRCS)) $(HOST_SUPPORT_SRCS)
+BENCH_SRCS  := $(filter-out $(PT_DRIVER_SRCS) $(PT_MODEL_SRCS) $(TRACING_SRCS) $(X86_SRCS) \
+	$(ENGINE_PORTABLE_SRCS),$(PORTABLE_SRCS)) $(HOST_SUPPORT_SRCS)
 BCFLAGS     := -std=gnu11 -O2 -g $(WARN) -Iinclude -DTOPAZ_HOSTED -DTOPAZ_BENCH
 BENCH_OBJS  := $(patsubst %,$(BUILD)/bench/%.o,$(BENCH_SRCS))
 BENCH_NOP   := $(patsubst %,$(BUILD)/bench/noprobe/%.o,$(BENCH_SRCS))

@@ -37,8 +37,10 @@
 
 static volatile u32 *xapic;
 static bool x2apic;
-static const char *apic_mode = "auto";
-KPARAM_STR("apic.mode", apic_mode, &apic_mode, "local APIC mode: auto, xapic or x2apic");
+enum { APIC_MODE_AUTO, APIC_MODE_XAPIC, APIC_MODE_X2APIC };
+static int apic_mode = APIC_MODE_AUTO;
+static const char *const apic_mode_names[] = { "auto", "xapic", "x2apic", NULL };
+KPARAM_ENUM("apic.mode", apic_mode, &apic_mode, apic_mode_names, "local APIC mode: auto, xapic or x2apic");
 
 static u32 apic_read(u32 reg)
 {
@@ -120,14 +122,12 @@ void apic_init(void)
 	u64 base = rdmsr(MSR_IA32_APICBASE);
 	bool want_x2 = boot_cpu.has_x2apic;
 
-	if (!strcmp(apic_mode, "xapic"))
+	if (apic_mode == APIC_MODE_XAPIC)
 		want_x2 = false;
-	else if (!strcmp(apic_mode, "x2apic")) {
+	else if (apic_mode == APIC_MODE_X2APIC) {
 		if (!boot_cpu.has_x2apic)
 			pr_err("apic.mode=x2apic: this CPU has no x2APIC (CPUID.1:ECX[21]); using xAPIC\n");
 		want_x2 = boot_cpu.has_x2apic;
-	} else if (strcmp(apic_mode, "auto")) {
-		pr_err("apic.mode=%s: expected auto, xapic or x2apic; using auto\n", apic_mode);
 	}
 	pic_mask_all();
 	base |= APICBASE_ENABLE;

@@ -35,8 +35,19 @@ static int parse_bool(const char *v, bool *out)
 	return -EINVAL;
 }
 
+void cmdline_enum_list(const char *const *names, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (unsigned int i = 0; names[i] && len < size; i++)
+		len += ksnprintf(buf + len, size - len, "%s%s", i ? (names[i + 1] ? ", " : " or ") : "",
+				 names[i]);
+}
+
 static int apply(const struct kparam *p, const char *val, char *why, size_t whylen)
 {
+	char list[96];
 	u64 n;
 
 	switch (p->type) {
@@ -65,6 +76,16 @@ static int apply(const struct kparam *p, const char *val, char *why, size_t whyl
 		}
 		*(const char **)p->var = val;
 		return 0;
+	case KP_ENUM:
+		for (int i = 0; val && p->names[i]; i++) {
+			if (!strcmp(val, p->names[i])) {
+				*(int *)p->var = i;
+				return 0;
+			}
+		}
+		cmdline_enum_list(p->names, list, sizeof(list));
+		ksnprintf(why, whylen, "expected %s", list);
+		return -EINVAL;
 	case KP_CUSTOM:
 		return p->set(val, why, whylen);
 	}

@@ -164,7 +164,7 @@ void kernel_main(struct boot_info *bi)
 	pt_ptwrite_register();
 	probes_init();
 	/* Before the CPU report, so it shows what the driver will see. */
-	if (pt_model_boot() > 0)
+	if (pt_unit_boot() > 0)
 		printk("pt: no Intel PT in this CPU: the software trace unit answers (profile %s: %s)\n",
 		       pt_model_profile()->name, pt_model_profile()->cpu);
 	cpu_identify();

@@ -107,35 +107,10 @@ static int set_region(const char *v, char *w, size_t n)
 KPARAM_CUSTOM("pt.buf", pt_buf, set_buf, "trace buffer size (power of two, 4K to 1G)");
 KPARAM_CUSTOM("pt.region", pt_region, set_region, "largest ToPA region (power of two, 4K to 4M)");
 
-static int set_sink(const char *v, char *w, size_t n)
-{
-	if (v && !strcmp(v, "debugcon"))
-		pt_opts.sink = PT_SINK_DEBUGCON;
-	else if (v && !strcmp(v, "serial"))
-		pt_opts.sink = PT_SINK_SERIAL;
-	else if (v && !strcmp(v, "memory"))
-		pt_opts.sink = PT_SINK_MEMORY;
-	else {
-		ksnprintf(w, n, "expected debugcon, serial or memory");
-		return -EINVAL;
-	}
-	return 0;
-}
-KPARAM_CUSTOM("pt.sink", pt_sink, set_sink, "where the trace goes: debugcon, serial, memory");
-
-static int set_pmi(const char *v, char *w, size_t n)
-{
-	if (v && !strcmp(v, "nmi"))
-		pt_opts.pmi_nmi = true;
-	else if (v && !strcmp(v, "vector"))
-		pt_opts.pmi_nmi = false;
-	else {
-		ksnprintf(w, n, "expected vector or nmi");
-		return -EINVAL;
-	}
-	return 0;
-}
-KPARAM_CUSTOM("pt.pmi", pt_pmi, set_pmi, "PMI delivery through LVTPC: vector or nmi");
+static const char *const sink_names[] = { "debugcon", "serial", "memory", NULL };
+KPARAM_ENUM("pt.sink", pt_sink, &pt_opts.sink, sink_names, "where the trace goes: debugcon, serial, memory");
+static const char *const pmi_names[] = { "vector", "nmi", NULL };
+KPARAM_ENUM("pt.pmi", pt_pmi, &pt_opts.pmi, pmi_names, "PMI delivery through LVTPC: vector or nmi");
 
 static int filter_error(const char *f, size_t len, const char *why)
 {

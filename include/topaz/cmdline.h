@@ -7,14 +7,15 @@
 
 #include <topaz/types.h>
 
-enum kparam_type { KP_BOOL, KP_UINT, KP_STR, KP_CUSTOM };
+enum kparam_type { KP_BOOL, KP_UINT, KP_STR, KP_ENUM, KP_CUSTOM };
 
 struct kparam {
 	const char *name;
 	const char *help;
 	enum kparam_type type;
-	void *var;		/* bool *, u64 *, const char ** */
+	void *var;		/* bool *, u64 *, const char **, int * (KP_ENUM: the index) */
 	u64 min, max;		/* KP_UINT bounds, inclusive */
+	const char *const *names;	/* KP_ENUM: the values, NULL-terminated */
 	/* KP_CUSTOM: return 0, or -EINVAL after explaining what was expected in @why. */
 	int (*set)(const char *val, char *why, size_t whylen);
 };
@@ -29,6 +30,9 @@ struct kparam {
 	__KPARAM(id, .name = key, .help = h, .type = KP_UINT, .var = (v), .min = (lo), .max = (hi))
 #define KPARAM_STR(key, id, v, h) \
 	__KPARAM(id, .name = key, .help = h, .type = KP_STR, .var = (v))
+/* One of @names (a NULL-terminated array); *@v (an int or an enum) becomes its index. */
+#define KPARAM_ENUM(key, id, v, nm, h) \
+	__KPARAM(id, .name = key, .help = h, .type = KP_ENUM, .var = (v), .names = (nm))
 #define KPARAM_CUSTOM(key, id, fn, h) \
 	__KPARAM(id, .name = key, .help = h, .type = KP_CUSTOM, .set = (fn))
 
@@ -49,6 +53,8 @@ struct cmdline_result {
 void cmdline_parse(const char *line, struct cmdline_result *res);
 /** cmdline_find_param() - the parameter named @name, or NULL */
 const struct kparam *cmdline_find_param(const char *name);
+/** cmdline_enum_list() - "a, b or c" from a NULL-terminated @names, into @buf */
+void cmdline_enum_list(const char *const *names, char *buf, size_t size);
 /** cmdline_print_help() - list every parameter with its help text */
 void cmdline_print_help(void);
 /** cmdline_get() - the command line as given (after the last cmdline_parse) */

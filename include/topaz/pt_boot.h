@@ -8,6 +8,12 @@
 struct boot_info;
 struct workload;
 
+/**
+ * pt_unit_boot() - install the software trace unit as pt.model=, pt.profile=
+ * and pt.skid= ask (auto: when the CPU has no Intel PT)
+ * Return: as pt_model_init(): 1 installed, 0 not needed or pt.model=off, -errno.
+ */
+int pt_unit_boot(void);
 /** pt_boot_init() - with pt=on: open the session on pt.sink=; 0, or -errno (reported) */
 int pt_boot_init(const struct boot_info *bi);
 bool pt_boot_active(void);

@@ -80,12 +80,6 @@ int pt_model_init(const char *profile_name, bool force);
  */
 int pt_model_init_profile(const struct pt_profile *prof, bool force);
 
-/**
- * pt_model_boot() - pt_model_init() as the command line asks: pt.model=
- * on|off|auto (default auto: install when the CPU lacks PT) and pt.profile=.
- * Return: as pt_model_init(); 0 for pt.model=off.
- */
-int pt_model_boot(void);
 
 /** pt_model_uninstall() - remove the interceptor (the MSRs vanish again) */
 void pt_model_uninstall(void);

@@ -5,7 +5,9 @@
 
 #include <topaz/pt.h>
 
+/* In the order of their pt.sink= and pt.pmi= names (pt_options.c). */
 enum pt_sink_kind { PT_SINK_DEBUGCON, PT_SINK_SERIAL, PT_SINK_MEMORY };
+enum pt_pmi_kind { PT_PMI_VECTOR, PT_PMI_NMI };
 
 struct pt_options {
 	bool enabled;			/* pt=on */
@@ -18,7 +20,7 @@ struct pt_options {
 	bool snapshot;			/* pt.snapshot=1 */
 	const char *filter;		/* pt.filter= perf address-filter syntax */
 	enum pt_sink_kind sink;		/* pt.sink= */
-	bool pmi_nmi;			/* pt.pmi=nmi */
+	enum pt_pmi_kind pmi;		/* pt.pmi= */
 };
 extern struct pt_options pt_opts;
 

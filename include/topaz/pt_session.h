@@ -13,6 +13,20 @@
 #include <topaz/pt_options.h>
 #include <topaz/trace_writer.h>
 
+/**
+ * struct pt_session_unit - what the session knows of the trace unit beyond
+ * the driver (which cannot tell silicon from the model)
+ * @model: the software trace unit answers: the container header says so, and
+ *	decoders apply no CPU errata to its SDM-exact packets
+ * @bytes_lost: its running count of bytes it dropped, or NULL (silicon keeps
+ *	none): with it every dropped byte becomes a LOST gap at its stream
+ *	offset; without it a truncated chunk is all the container can say
+ */
+struct pt_session_unit {
+	bool model;
+	u64 (*bytes_lost)(void);
+};
+
 struct pt_session {
 	struct perf_event event;
 	struct pt_aux *aux;
@@ -24,7 +38,7 @@ struct pt_session {
 	u64 lost_pending;	/* lost, not yet in the container (goes before the next chunk) */
 	bool gap_pending;	/* the next chunk says LOST (@lost_pending bytes, maybe 0) */
 	u64 drains, truncations_seen;
-	u64 (*unit_bytes_lost)(void);	/* the trace unit's own count, if it keeps one */
+	struct pt_session_unit unit;
 	u64 unit_lost_seen;
 	bool open, running;
 };
@@ -34,23 +48,25 @@ extern struct pt_session pt_session;
  * pt_session_open() - set up the event as @o asks, write the container header
  * @o: the options
  * @sink: where the container goes
+ * @unit: the trace unit (NULL: silicon)
  * @load_address: @image_size: @build_id_note: the kernel image (for the decoder)
  * Returns 0, -EINVAL for options the CPU cannot do (each named), -ENOMEM.
  */
 int pt_session_open(const struct pt_options *o, const struct trace_sink *sink,
-		    u64 load_address, u64 image_size, const void *build_id_note);
+		    const struct pt_session_unit *unit, u64 load_address, u64 image_size,
+		    const void *build_id_note);
 /** pt_session_start() - enable tracing (TraceEn=1); 0 or -ENOSPC */
 int pt_session_start(void);
 /** pt_session_stop() - disable tracing and publish what the trace unit wrote */
 void pt_session_stop(void);
 /**
- * pt_session_set_loss_counter() - how to read the trace unit's count of bytes it dropped
- * @bytes_lost: a running total; NULL for silicon, which keeps none
- *
- * With it, every dropped byte becomes a LOST gap at its stream offset; without
- * it, a truncated chunk is all the container can say. Call after open.
+ * pt_session_pause() - TraceEn off while a handler runs in traced code (FUP, TIP.PGD)
+ * pt_session_resume() - and on again where it returns (TIP.PGE)
  */
-void pt_session_set_loss_counter(u64 (*bytes_lost)(void));
+void pt_session_pause(void);
+void pt_session_resume(void);
+/** pt_session_ptwrite_on() - tracing runs with PTWRITE packets enabled (PTWEn) */
+bool pt_session_ptwrite_on(void);
 /** pt_session_drain() - move published data into the container (the consumer) */
 void pt_session_drain(void);
 /** pt_session_snapshot() - write the last @len bytes of a snapshot ring */

@@ -4,7 +4,7 @@
  * without PT the traced code runs with RFLAGS.TF set (single-step mode) or
  * stops only at its branches (branch-step mode: an INT3 on the next branch
  * the classifier finds, and the branch run by the emulator, so one stop per
- * branch; see include/topaz/branch_sites.h). At every stop the engine tells
+ * branch; see kernel/trace_engine/branch_sites.h). At every stop the engine tells
  * the model what a PT-capable CPU would have seen.
  */
 #ifndef TOPAZ_TRACE_ENGINE_H

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The trace container: what leaves the machine after a PT run, shared by the
- * kernel's writer (drivers/pt/trace_writer.c) and the host decoder
+ * kernel's writer (kernel/tracing/trace_writer.c) and the host decoder
  * (tools/ptdecode). docs/trace-format.md describes every byte.
  *
  * A container is a sequence of records, each a 24-byte record header, a fixed

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The trace container writer (drivers/pt/trace_writer.c): builds the records
+ * The trace container writer (kernel/tracing/trace_writer.c): builds the records
  * of include/topaz/trace_format.h and hands their bytes to a sink. The same
  * code runs in the kernel and in the host tests.
  *
@@ -51,12 +51,12 @@ void trace_writer_init(struct trace_writer *w, const struct trace_sink *sink);
 
 /**
  * trace_header_init() - a header with the format version, TOPAZ_VERSION, the
- * TPZ_HDR_PT_MODEL flag when the software trace unit is installed, and
+ * caller's @flags (TPZ_HDR_PT_MODEL: the software trace unit answers), and
  * the CPU's identification (CPUID 0, 1, 0x14 and 0x15, through arch.h, so a
  * PT model's leaf 0x14 is what gets recorded); the PT configuration and the
  * image fields are left zero for the caller
  */
-void trace_header_init(struct tpz_header *h);
+void trace_header_init(struct tpz_header *h, u32 flags);
 
 /**
  * trace_header_set_image() - record where the kernel runs

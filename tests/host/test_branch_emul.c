@@ -23,7 +23,7 @@
 #include <capstone/capstone.h>
 #undef x86_insn
 #include "hosted.h"
-#include <topaz/branch_emul.h>
+#include "../../kernel/trace_engine/branch_emul.h"
 #include <topaz/x86_insn.h>
 #include <topaz/errno.h>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Host tests of the branch-step sites (drivers/pt/branch_sites.c) on real
+ * Host tests of the branch-step sites (kernel/trace_engine/branch_sites.c) on real
  * code bytes in an RWX mapping: where a block ends and how many instructions
  * it retires, the INT3 written over the branch and the decoder seeing through
  * it, the inline cache of where a branch went, every refusal (a branch the
@@ -19,7 +19,7 @@
 #include <sys/mman.h>
 #include <cmocka.h>
 #include "hosted.h"
-#include <topaz/branch_sites.h>
+#include "../../kernel/trace_engine/branch_sites.h"
 #include <topaz/x86_insn.h>
 #include <topaz/pt_model.h>
 #include <topaz/errno.h>

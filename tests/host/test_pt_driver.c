@@ -467,6 +467,7 @@ static size_t container_trace(u8 *out, size_t cap, unsigned int *types)
 static void session_run(u64 bytes, u64 (*bytes_lost)(void))
 {
 	struct trace_sink sink = { file_write, NULL };
+	struct pt_session_unit unit = { .model = true, .bytes_lost = bytes_lost };
 	struct pt_options o = pt_opts;
 
 	setup_machine("skylake");
@@ -477,9 +478,7 @@ static void session_run(u64 bytes, u64 (*bytes_lost)(void))
 	o.snapshot = false;
 	file_len = 0;
 	flow_start();
-	assert_int_equal(pt_session_open(&o, &sink, 0x100000, 0x20000, NULL), 0);
-	if (bytes_lost)
-		pt_session_set_loss_counter(bytes_lost);
+	assert_int_equal(pt_session_open(&o, &sink, &unit, 0x100000, 0x20000, NULL), 0);
 	assert_int_equal(pt_session_start(), 0);
 	flow(20000);
 }

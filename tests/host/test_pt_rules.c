@@ -5,6 +5,7 @@
  * pass-through of everything it does not claim; and the pt.* command line.
  */
 #include "test_pt_common.h"
+#include <topaz/pt_boot.h>
 #include <topaz/cmdline.h>
 #include <topaz/printk.h>
 
@@ -529,15 +530,15 @@ static void test_command_line(void **state)
 	printk_capture_stop();
 	assert_int_equal(res.errors, 2);
 	assert_non_null(strstr(out, "expected one of: broadwell, skylake, tigerlake, arrowlake"));
-	assert_non_null(strstr(out, "expected on, off or auto"));
+	assert_non_null(strstr(out, "expected auto, on or off"));
 	cmdline_parse("pt.model=off", &res);
 	assert_int_equal(res.errors, 0);
-	assert_int_equal(pt_model_boot(), 0);
+	assert_int_equal(pt_unit_boot(), 0);
 	assert_false(pt_model_active());
 	/* auto on a CPU without PT: installed, with the profile asked for */
 	cmdline_parse("pt.model=auto pt.profile=arrowlake pt.skid=7", &res);
 	assert_int_equal(res.errors, 0);
-	assert_int_equal(pt_model_boot(), 1);
+	assert_int_equal(pt_unit_boot(), 1);
 	assert_string_equal(pt_model_profile()->name, "arrowlake");
 	{
 		struct pt_model_config c;
@@ -554,9 +555,9 @@ static void test_command_line(void **state)
 		hosted_cpuid_set(7, 0, &l7);
 	}
 	cmdline_parse("pt.model=auto", &res);
-	assert_int_equal(pt_model_boot(), 0);
+	assert_int_equal(pt_unit_boot(), 0);
 	cmdline_parse("pt.model=on pt.profile=broadwell", &res);
-	assert_int_equal(pt_model_boot(), 1);
+	assert_int_equal(pt_unit_boot(), 1);
 	assert_string_equal(pt_model_profile()->name, "broadwell");
 	cmdline_parse("pt.model=auto pt.profile=skylake pt.skid=96", &res);
 }

@@ -212,7 +212,7 @@ static void test_header_from_cpuid(void **state)
 	hosted_cpuid_set(0x14, 0, &r14);
 	hosted_cpuid_set(0x14, 1, &r14_1);
 	hosted_cpuid_set(0x15, 0, &r15);
-	trace_header_init(&h);
+	trace_header_init(&h, 0);
 	assert_int_equal(h.version_major, TPZ_FORMAT_MAJOR);
 	assert_int_equal(h.version_minor, TPZ_FORMAT_MINOR);
 	assert_memory_equal(h.vendor, "GenuineIntel", 12);
@@ -239,7 +239,7 @@ static void test_header_from_cpuid(void **state)
 	/* A CPU without leaf 0x14 leaves it zero. */
 	r0.eax = 0xd;
 	hosted_cpuid_set(0, 0, &r0);
-	trace_header_init(&h);
+	trace_header_init(&h, 0);
 	assert_int_equal(h.leaf14[0][1], 0);
 	assert_int_equal(h.leaf15[1], 0);
 	hosted_cpuid_reset();

@@ -14,6 +14,7 @@
 #include <topaz/pt_model.h>
 #include <topaz/time.h>
 #include <topaz/traps.h>
+#include <topaz/pt_boot.h>
 
 /* Install the model for the test unless boot did (pt.model=auto on a CPU
  * without PT); returns whether the test installed it. */
@@ -24,7 +25,7 @@ static bool model_begin(struct ktest_ctx *t)
 	if (!pt_model_active()) {
 		/* as the command line asks (pt.model=, pt.profile=); forced
 		 * when that leaves it out (pt.model=off, or a CPU with PT) */
-		int r = pt_model_boot();
+		int r = pt_unit_boot();
 
 		if (r != 1)
 			r = pt_model_init(PT_PROFILE_DEFAULT, true);

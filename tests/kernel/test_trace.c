@@ -46,7 +46,7 @@ KTEST(trace, container_layout)
 
 	kt_len = 0;
 	trace_writer_init(&w, &sink);
-	trace_header_init(&h);
+	trace_header_init(&h, 0);
 	trace_header_set_image(&h, 0x1000000, 0x40000, NULL);
 	KT_EXPECT_EQ(h.version_major, TPZ_FORMAT_MAJOR);
 	KT_EXPECT(h.vendor[0] != 0);

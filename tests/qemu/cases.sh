@@ -7,7 +7,7 @@ crash-pf|crash=pf|35|PANIC: exception #PF (page fault, vector 14);CR2 (faulting 
 crash-gp|crash=gp|35|PANIC: exception #GP (general protection, vector 13);crash_general_protection+0x;RAX: 
 crash-ud|crash=ud|35|PANIC: exception #UD (invalid opcode, vector 6);crash_invalid_opcode+0x
 crash-stack|crash=stack|35|PANIC: exception #DF (double fault, vector 8);crash_stack_overflow+0x;stack overflow
-bad-cmdline|bogus=1 loglevel=99 crash=nope apic.mode=weird test=mm t="open|33|unknown key 'bogus';bad value '99' for 'loglevel': expected a number from 0 to 8;bad value 'nope' for 'crash';apic.mode=weird: expected auto, xapic or x2apic;unterminated quote;ktest: 4 passed, 0 failed
+bad-cmdline|bogus=1 loglevel=99 crash=nope apic.mode=weird test=mm t="open|33|unknown key 'bogus';bad value '99' for 'loglevel': expected a number from 0 to 8;bad value 'nope' for 'crash';bad value 'weird' for 'apic.mode': expected auto, xapic or x2apic;unterminated quote;ktest: 4 passed, 0 failed
 no-such-test|test=nosuch|35|test=nosuch selects no test; suites are:
 load-options|test=traps loglevel=7 bogus.key|33|command line (from load options): "test=traps loglevel=7 bogus.key";unknown key 'bogus.key';ktest: 6 passed, 0 failed|shell
 ptmodel-broadwell|test=ptmodel pt.profile=broadwell|33|profile broadwell;cpu: leaf 0x14.0: eax=0000000000 ebx=0x00000001 ecx=0x00000001

@@ -9,7 +9,6 @@
 #include <topaz/arch.h>
 #include <topaz/errno.h>
 #include <topaz/kernel.h>
-#include <topaz/pt_model.h>
 
 #ifndef TOPAZ_VERSION
 #define TOPAZ_VERSION "hosted"
@@ -104,7 +103,7 @@ static u8 decode_model(u32 eax)
 	return (u8)model;
 }
 
-void trace_header_init(struct tpz_header *h)
+void trace_header_init(struct tpz_header *h, u32 flags)
 {
 	struct cpuid_regs r;
 	u32 max_leaf;
@@ -114,10 +113,7 @@ void trace_header_init(struct tpz_header *h)
 	h->version_minor = TPZ_FORMAT_MINOR;
 	strscpy(h->topaz_version, TOPAZ_VERSION, sizeof(h->topaz_version));
 	h->ncpus = 1;
-	/* The model's packets follow the SDM to the letter: the decoder must
-	 * not apply the errata of the CPU the model pretends to be. */
-	if (pt_model_active())
-		h->flags |= TPZ_HDR_PT_MODEL;
+	h->flags = flags & TPZ_HDR_PT_MODEL;
 
 	cpuid_regs(0, 0, &r);
 	max_leaf = r.eax;

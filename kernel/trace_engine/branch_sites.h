@@ -3,7 +3,7 @@
  * Branch sites: the breakpoints of branch-step tracing. Execution that lands
  * somewhere in traced code runs straight on to the first branch after that
  * point; the engine puts an INT3 on that branch (a site) and, when it traps,
- * runs the branch in the emulator (include/topaz/branch_emul.h): one stop per
+ * runs the branch in the emulator (kernel/trace_engine/branch_emul.h): one stop per
  * branch, no single step, and the code is written once per site. A block is
  * the straight-line run from a landing point to its site, with the number of
  * instructions it retires, so the engine counts them without stopping.
@@ -12,7 +12,7 @@
 #define TOPAZ_BRANCH_SITES_H
 
 #include <topaz/types.h>
-#include <topaz/branch_emul.h>
+#include "branch_emul.h"
 
 #define BRANCH_BLOCK_MAX	256	/* instructions scanned for the next branch */
 

@@ -5,7 +5,7 @@
  * numbers are those of the SDM Vol. 3C chapter "Intel Processor Trace" in the
  * 2016 edition (chapter 36; chapter 33 in current editions, same subsections).
  */
-#include "pt_model_internal.h"
+#include "internal.h"
 #include <topaz/errno.h>
 #include <topaz/kernel.h>
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * Branch sites (see include/topaz/branch_sites.h): two open-addressing hash
+ * Branch sites (see kernel/trace_engine/branch_sites.h): two open-addressing hash
  * tables keyed by address, sites and blocks, filled as traced code runs and
  * emptied, every byte restored, when tracing ends. One CPU, called from trap
  * handlers only: no locking.
  */
-#include <topaz/branch_sites.h>
+#include "branch_sites.h"
 #include <topaz/x86_insn.h>
 #include <topaz/pt_model.h>
 #include <topaz/paging.h>

@@ -6,10 +6,9 @@
  * error tables in pt_model_rules.c, CPU profiles in pt_model_profiles.c.
  */
 #define pr_fmt(fmt) "pt-model: " fmt
-#include "pt_model_internal.h"
+#include "internal.h"
 #include <topaz/arch.h>
 #include <topaz/apic.h>
-#include <topaz/cmdline.h>
 #include <topaz/errno.h>
 #include <topaz/kernel.h>
 
@@ -396,56 +395,4 @@ void pt_model_set_packet_hook(pt_model_packet_hook_t fn, void *ctx)
 void pt_model_get_stats(struct pt_model_stats *st)
 {
 	*st = ptm.st;
-}
-
-/* ------------------------------------------------------------ command line */
-
-enum { MODEL_AUTO, MODEL_ON, MODEL_OFF };
-static int model_param = MODEL_AUTO;
-static const char *profile_param;
-static u64 skid_param = PT_MODEL_DEFAULT_SKID;
-
-static int set_model(const char *val, char *why, size_t whylen)
-{
-	if (val && !strcmp(val, "on"))
-		model_param = MODEL_ON;
-	else if (val && !strcmp(val, "off"))
-		model_param = MODEL_OFF;
-	else if (val && !strcmp(val, "auto"))
-		model_param = MODEL_AUTO;
-	else {
-		ksnprintf(why, whylen, "expected on, off or auto");
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int set_profile(const char *val, char *why, size_t whylen)
-{
-	char names[96];
-
-	if (!val || !pt_profile_find(val) || !*val) {
-		pt_profile_list(names, sizeof(names));
-		ksnprintf(why, whylen, "expected one of: %s", names);
-		return -EINVAL;
-	}
-	profile_param = val;
-	return 0;
-}
-
-KPARAM_CUSTOM("pt.model", pt_model, set_model,
-	      "Intel PT trace unit model: auto (when the CPU lacks PT), on, off");
-KPARAM_CUSTOM("pt.profile", pt_profile, set_profile,
-	      "CPU profile the PT model presents: broadwell, skylake (default), tigerlake, arrowlake");
-KPARAM_UINT("pt.skid", pt_skid, &skid_param, 0, 1u << 20,
-	    "PT model: bytes written after a ToPA INT region fills before the PMI is taken");
-
-int pt_model_boot(void)
-{
-	if (model_param == MODEL_OFF) {
-		pr_info("disabled by pt.model=off\n");
-		return 0;
-	}
-	ptm.cfg.pmi_skid = (u32)skid_param;
-	return pt_model_init(profile_param, model_param == MODEL_ON);
 }

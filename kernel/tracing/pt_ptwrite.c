@@ -8,7 +8,6 @@
 #define pr_fmt(fmt) "pt: " fmt
 #include <topaz/probe.h>
 #include <topaz/pt_session.h>
-#include <topaz/msr-index.h>
 #include <topaz/kernel.h>
 
 static u64 written, dropped;
@@ -23,8 +22,7 @@ static void trace_hit(struct probe_hit *hit, void *data)
 {
 	u64 req = 0, alloc = 0, ptr = 0;
 
-	if (!pt_session.running || !(pt_session.event.hw_config & RTIT_CTL_PTW_EN) ||
-	    !(pt_session.event.hw_config & RTIT_CTL_TRACEEN)) {
+	if (!pt_session_ptwrite_on()) {
 		dropped++;
 		return;
 	}

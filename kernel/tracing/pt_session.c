@@ -16,7 +16,8 @@ static void session_wakeup(struct perf_event *event)
 }
 
 int pt_session_open(const struct pt_options *o, const struct trace_sink *sink,
-		    u64 load_address, u64 image_size, const void *build_id_note)
+		    const struct pt_session_unit *unit, u64 load_address, u64 image_size,
+		    const void *build_id_note)
 {
 	struct pt_session *s = &pt_session;
 	struct pt_event_attr attr;
@@ -51,7 +52,10 @@ int pt_session_open(const struct pt_options *o, const struct trace_sink *sink,
 	pt_ctx[0].wakeup = session_wakeup;
 	s->sink = *sink;
 	trace_writer_init(&s->writer, &s->sink);
-	trace_header_init(&s->header);
+	if (unit)
+		s->unit = *unit;
+	s->unit_lost_seen = s->unit.bytes_lost ? s->unit.bytes_lost() : 0;
+	trace_header_init(&s->header, s->unit.model ? TPZ_HDR_PT_MODEL : 0);
 	trace_header_set_image(&s->header, load_address, image_size, build_id_note);
 	s->header.output = s->event.buf->single ? TPZ_OUT_SINGLE : TPZ_OUT_TOPA;
 	s->header.buffer_size = (u32)min(o->buf_size, (u64)0xffffffffu);
@@ -95,10 +99,21 @@ void pt_session_stop(void)
 		pt_session_drain();
 }
 
-void pt_session_set_loss_counter(u64 (*bytes_lost)(void))
+void pt_session_pause(void)
 {
-	pt_session.unit_bytes_lost = bytes_lost;
-	pt_session.unit_lost_seen = bytes_lost ? bytes_lost() : 0;
+	pt_event_pause(&pt_session.event);
+}
+
+void pt_session_resume(void)
+{
+	pt_event_resume(&pt_session.event);
+}
+
+bool pt_session_ptwrite_on(void)
+{
+	u64 ctl = pt_session.event.hw_config;
+
+	return pt_session.running && (ctl & RTIT_CTL_PTW_EN) && (ctl & RTIT_CTL_TRACEEN);
 }
 
 /*
@@ -112,9 +127,9 @@ static u64 unit_new_loss(struct pt_session *s)
 {
 	u64 now, n;
 
-	if (!s->unit_bytes_lost)
+	if (!s->unit.bytes_lost)
 		return 0;
-	now = s->unit_bytes_lost();
+	now = s->unit.bytes_lost();
 	n = now > s->unit_lost_seen ? now - s->unit_lost_seen : 0;
 	s->unit_lost_seen = now;
 	return n;
@@ -167,7 +182,7 @@ void pt_session_drain(void)
 		aux->tail += n;
 	}
 	/* A trace unit that counts says how many, 0 included; silicon cannot. */
-	if (lost || (stopped && s->unit_bytes_lost))
+	if (lost || (stopped && s->unit.bytes_lost))
 		s->gap_pending = true;
 	s->lost_pending += lost;
 	s->lost_bytes += lost;

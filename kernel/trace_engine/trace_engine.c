@@ -13,8 +13,8 @@
 #include <topaz/pt_session.h>
 #include <topaz/pt_model.h>
 #include <topaz/x86_insn.h>
-#include <topaz/branch_sites.h>
-#include <topaz/branch_emul.h>
+#include "branch_sites.h"
+#include "branch_emul.h"
 #include <topaz/traps.h>
 #include <topaz/cpu.h>
 #include <topaz/cmdline.h>
@@ -47,20 +47,9 @@ static struct {
 	u64 foreign[MAX_FOREIGN];
 } eng = { .mode = TRACE_STEP_BRANCH };	/* unless pt.step=single */
 
-static int set_step(const char *v, char *why, size_t n)
-{
-	if (v && !strcmp(v, "single"))
-		eng.mode = TRACE_STEP_SINGLE;
-	else if (v && !strcmp(v, "branch"))
-		eng.mode = TRACE_STEP_BRANCH;
-	else {
-		ksnprintf(why, n, "expected single or branch");
-		return -EINVAL;
-	}
-	return 0;
-}
-KPARAM_CUSTOM("pt.step", pt_step, set_step,
-	      "trace engine: branch (an INT3 per branch, the default) or single (a #DB per instruction)");
+static const char *const step_names[] = { "single", "branch", NULL };	/* enum trace_step_mode */
+KPARAM_ENUM("pt.step", pt_step, &eng.mode, step_names,
+	    "trace engine: branch (an INT3 per branch, the default) or single (a #DB per instruction)");
 
 static inline u64 read_dr6(void) { u64 v; __asm__ volatile("mov %%db6, %0" : "=r"(v)); return v; }
 static inline void write_dr6(u64 v) { __asm__ volatile("mov %0, %%db6" :: "r"(v)); }
@@ -224,7 +213,7 @@ static __noinline void stop_tracing(struct pt_regs *regs)
 static __noinline void resume(void)
 {
 	eng.resume_pending = false;
-	pt_event_resume(&pt_session.event);
+	pt_session_resume();
 	pt_model_ev_at(eng.resume_ip);
 	if (eng.stepping)
 		eng.prev = eng.resume_ip;
@@ -485,7 +474,7 @@ static void async_enter(struct pt_regs *regs)
 	if (!eng.stepping)	/* the block ran up to here */
 		eng.st.insns += branch_block_count(eng.landing, regs->rip, eng.pending);
 	pt_model_ev_at(regs->rip);
-	pt_event_pause(&pt_session.event);
+	pt_session_pause();
 }
 
 static void async_exit(struct pt_regs *regs)

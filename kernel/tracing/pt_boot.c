@@ -79,6 +79,7 @@ static struct shutdown_hook panic_dump = { .name = "pt", .fn = pt_panic_dump };
 
 int pt_boot_init(const struct boot_info *bi)
 {
+	struct pt_session_unit unit;
 	struct trace_sink sink;
 	int err;
 
@@ -96,15 +97,16 @@ int pt_boot_init(const struct boot_info *bi)
 		sink = (struct trace_sink){ debugcon_sink, NULL };
 		break;
 	}
-	err = pt_session_open(&pt_opts, &sink, bi->image_base, bi->image_size, __build_id_note);
+	unit.model = pt_model_active();
+	unit.bytes_lost = unit.model ? model_bytes_lost : NULL;
+	err = pt_session_open(&pt_opts, &sink, &unit, bi->image_base, bi->image_size,
+			      __build_id_note);
 	if (err) {
 		pr_err("pt=on: tracing is off (error %d)\n", err);
 		return err;
 	}
-	if (pt_model_active())
-		pt_session_set_loss_counter(model_bytes_lost);
 	trace_engine_init();
-	pt_irq_init(pt_opts.pmi_nmi);
+	pt_irq_init(pt_opts.pmi == PT_PMI_NMI);
 	panic_notifier_register(&panic_dump);
 	active = true;
 	pr_info("tracing with %s, %lluK buffer (%s), %s mode, sink %s\n",

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * Branch emulation (see include/topaz/branch_emul.h). Only forms whose
+ * Branch emulation (see kernel/trace_engine/branch_emul.h). Only forms whose
  * effect is the same on every x86-64 CPU are taken: an operand-size prefix
  * (16-bit targets on Intel, other rules on AMD), FS/GS segment bases, 32-bit
  * address size on indirect operands and LOOP stay on the CPU.
  */
-#include <topaz/branch_emul.h>
+#include "branch_emul.h"
 #include <topaz/x86_insn.h>
 #include <topaz/arch.h>
 #include <topaz/errno.h>

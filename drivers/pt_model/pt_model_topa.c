@@ -6,7 +6,7 @@
  * index (MaskOrTableOffset) and the byte offset in the region (OutputOffset),
  * so a driver that clears TraceEn reads back exactly where output stopped.
  */
-#include "pt_model_internal.h"
+#include "internal.h"
 #include <topaz/kernel.h>
 #include <topaz/mm.h>
 

@@ -10,7 +10,7 @@
  * any other packet, RET compression mirroring the decoder's 64-deep stack,
  * Last IP reset at PSB and OVF) are listed in docs/pt-model.md.
  */
-#include "pt_model_internal.h"
+#include "internal.h"
 #include <topaz/errno.h>
 #include <topaz/kernel.h>
 

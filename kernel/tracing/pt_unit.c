@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Which trace unit answers: pt.model=, pt.profile= and pt.skid= choose whether
+ * and how the software trace unit is installed (the model itself reads no
+ * command line; the driver cannot tell it from silicon).
+ */
+#define pr_fmt(fmt) "pt: " fmt
+#include <topaz/pt_boot.h>
+#include <topaz/pt_model.h>
+#include <topaz/cmdline.h>
+#include <topaz/kernel.h>
+#include <topaz/errno.h>
+
+/* pt.model=, pt.profile=, pt.skid=: how the software trace unit is installed. */
+enum { MODEL_AUTO, MODEL_ON, MODEL_OFF };
+static int model_param = MODEL_AUTO;
+static const char *profile_param;
+static u64 skid_param = PT_MODEL_DEFAULT_SKID;
+
+static const char *const model_names[] = { "auto", "on", "off", NULL };
+KPARAM_ENUM("pt.model", pt_model, &model_param, model_names,
+	    "Intel PT trace unit model: auto (when the CPU lacks PT), on, off");
+
+static int set_profile(const char *val, char *why, size_t whylen)
+{
+	char names[96];
+
+	if (!val || !*val || !pt_profile_find(val)) {
+		pt_profile_list(names, sizeof(names));
+		ksnprintf(why, whylen, "expected one of: %s", names);
+		return -EINVAL;
+	}
+	profile_param = val;
+	return 0;
+}
+KPARAM_CUSTOM("pt.profile", pt_profile, set_profile,
+	      "CPU profile the PT model presents: broadwell, skylake (default), tigerlake, arrowlake");
+KPARAM_UINT("pt.skid", pt_skid, &skid_param, 0, 1u << 20,
+	    "PT model: bytes written after a ToPA INT region fills before the PMI is taken");
+
+int pt_unit_boot(void)
+{
+	struct pt_model_config cfg;
+	int ret;
+
+	if (model_param == MODEL_OFF) {
+		pr_info("the software trace unit is off (pt.model=off)\n");
+		return 0;
+	}
+	ret = pt_model_init(profile_param, model_param == MODEL_ON);
+	if (ret > 0) {
+		pt_model_get_config(&cfg);
+		cfg.pmi_skid = (u32)skid_param;
+		pt_model_set_config(&cfg);
+	}
+	return ret;
+}
