@@ -16,7 +16,8 @@
 #include <topaz/slab.h>
 #include <topaz/probe.h>
 #include <topaz/pt_model.h>
-#include <topaz/pt_boot.h>
+#include <topaz/tracing.h>
+#include <topaz/trace_engine.h>
 
 #ifndef TOPAZ_VERSION
 #define TOPAZ_VERSION "unknown"
@@ -179,6 +180,7 @@ void kernel_main(struct boot_info *bi)
 	       (unsigned long long)(ready - bi->tsc_at_entry), (unsigned long long)tsc_khz);
 
 	pt_boot_init(bi);
+	trace_engine_init();	/* on the software trace unit, with pt=on */
 	crash_if_requested();
 	if (run_spec) {
 		failed = run_workloads(run_spec);

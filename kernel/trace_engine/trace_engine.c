@@ -10,7 +10,7 @@
  */
 #define pr_fmt(fmt) "trace: " fmt
 #include <topaz/trace_engine.h>
-#include <topaz/pt_session.h>
+#include <topaz/tracing.h>
 #include <topaz/pt_model.h>
 #include <topaz/x86_insn.h>
 #include "branch_sites.h"
@@ -230,6 +230,17 @@ static inline void after_nmi(u64 nmis, const struct pt_regs *regs)
 		pt_model_ev_at(regs->rip);
 }
 
+static void engine_follow(void);
+
+/* @ip lies inside the function that starts at @fn */
+static bool in_function(u64 ip, uintptr_t fn)
+{
+	const char *n;
+	uintptr_t off, size;
+
+	return ip >= fn && !ksym_lookup(ip, &n, &off, &size) && ip - off == fn;
+}
+
 static bool on_debug(struct pt_regs *regs)
 {
 	u64 dr6 = read_dr6();
@@ -245,12 +256,9 @@ static bool on_debug(struct pt_regs *regs)
 		return true;
 	}
 	if (eng.starting) {
-		/* pt_trace_begin's own epilogue: start at the first caller instruction */
-		const char *n;
-		uintptr_t off, size;
-
-		if (rip >= (uintptr_t)pt_trace_begin && !ksym_lookup(rip, &n, &off, &size) &&
-		    rip - off == (uintptr_t)pt_trace_begin) {
+		/* our epilogue and pt_trace_begin's: start at the first caller instruction */
+		if (in_function(rip, (uintptr_t)engine_follow) ||
+		    in_function(rip, (uintptr_t)pt_trace_begin)) {
 			regs->rflags |= X86_EFLAGS_TF;
 			return true;
 		}
@@ -585,14 +593,19 @@ static int branch_step_self_check(void)
 	return 0;
 }
 
+static const struct trace_engine_ops engine_ops;
+
 void trace_engine_init(void)
 {
 	int err;
 
+	if (!pt_model_active() || !pt_boot_active())
+		return;	/* real PT traces by itself: no engine, no INT3s, no self-check */
 	trap_set_handler(X86_TRAP_DB, on_debug);
 	trap_set_handler(X86_TRAP_UD, on_invalid_opcode);
-	if (eng.mode != TRACE_STEP_BRANCH || !pt_model_active())
-		return;	/* real PT traces by itself: no INT3s, no self-check */
+	pt_session_set_engine(&engine_ops);
+	if (eng.mode != TRACE_STEP_BRANCH)
+		return;
 	err = branch_sites_init(MAX_SITES);
 	if (err) {
 		pr_warn("pt.step=branch: no memory for the branch sites (error %d): single-step\n", err);
@@ -611,46 +624,42 @@ void trace_engine_init(void)
 	trap_set_bp_fast(bp_fast);
 }
 
-enum trace_step_mode trace_engine_mode(void)
-{
-	return eng.mode;
-}
-
-void trace_engine_get_stats(struct trace_engine_stats *st)
+static void engine_stats(struct trace_engine_stats *st)
 {
 	*st = eng.st;
+	st->mode = eng.mode;
 }
 
-__noinline void pt_trace_begin(void)
+static void engine_arm(void)
 {
 	eng.resume_pending = false;
 	eng.starting = true;
 	eng.stepping = true;
 	eng.active = true;
 	trap_set_trace_hooks(&hooks);
-	if (pt_session_start()) {
-		eng.active = false;
-		return;
-	}
-	if (!pt_model_active()) {
-		/* real PT traces by itself from here on */
-		eng.active = false;
-		return;
-	}
-	/* TF on: the trap comes after the next instruction, still ours. */
-	__asm__ volatile("pushfq; orq %0, (%%rsp); popfq" :: "i"(X86_EFLAGS_TF) : "memory", "cc");
 }
 
-__noinline void pt_trace_end(void)
+static void engine_disarm(void)
 {
-	/* The engine stopped at our first instruction; now TraceEn=0. */
 	eng.active = false;
-	branch_sites_restore();	/* done at the INT3 that got here; cheap now */
-	pt_session_stop();
 	trap_set_trace_hooks(NULL);
 }
 
-void trace_engine_abort(void)
+/* TF on: the trap comes after the next instruction, still ours (in_function()). */
+static __noinline void engine_follow(void)
+{
+	__asm__ volatile("pushfq; orq %0, (%%rsp); popfq" :: "i"(X86_EFLAGS_TF) : "memory", "cc");
+}
+
+/* The engine stopped at pt_trace_end's first instruction; TraceEn goes off next. */
+static void engine_end(void)
+{
+	eng.active = false;
+	branch_sites_restore();	/* done at the INT3 that got here; cheap now */
+	trap_set_trace_hooks(NULL);
+}
+
+static void engine_abort(void)
 {
 	eng.active = false;
 	eng.resume_pending = false;
@@ -658,7 +667,7 @@ void trace_engine_abort(void)
 	trap_set_trace_hooks(NULL);
 }
 
-void trace_engine_write_sideband(void)
+static void engine_write_sideband(trace_image_fn add)
 {
 	/* consecutive pages become one image */
 	for (unsigned int i = 0; i < eng.st.foreign_pages; i++) {
@@ -678,6 +687,16 @@ void trace_engine_write_sideband(void)
 			if (eng.foreign[j] == start - 0x1000)
 				covered = true;
 		if (!covered)
-			pt_session_add_image("firmware", start, (const void *)start, end - start);
+			add("firmware", start, (const void *)start, end - start);
 	}
 }
+
+static const struct trace_engine_ops engine_ops = {
+	.arm = engine_arm,
+	.follow = engine_follow,
+	.disarm = engine_disarm,
+	.end = engine_end,
+	.abort = engine_abort,
+	.stats = engine_stats,
+	.write_sideband = engine_write_sideband,
+};

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* pt=on: the trace session's sink, the PMI, the engine, and the summary. */
 #define pr_fmt(fmt) "pt: " fmt
-#include <topaz/pt_boot.h>
-#include <topaz/pt_session.h>
+#include <topaz/tracing.h>
+#include "session.h"
 #include <topaz/pt_model.h>
-#include <topaz/trace_engine.h>
 #include <topaz/workload.h>
 #include <topaz/bootinfo.h>
 #include <topaz/serial.h>
@@ -66,11 +65,44 @@ static u64 model_bytes_lost(void)
 	return ms.bytes_lost;
 }
 
+/* ------------------------------------------------------------ the window */
+
+/* The engine that feeds the software trace unit; NULL on silicon. */
+static const struct trace_engine_ops *engine;
+
+void pt_session_set_engine(const struct trace_engine_ops *ops)
+{
+	engine = ops;
+}
+
+__noinline void pt_trace_begin(void)
+{
+	const struct trace_engine_ops *e = engine;
+
+	if (e)
+		e->arm();
+	if (pt_session_start()) {
+		if (e)
+			e->disarm();
+		return;
+	}
+	if (e)
+		e->follow();	/* the engine takes over from the caller's next instruction */
+}
+
+__noinline void pt_trace_end(void)
+{
+	if (engine)
+		engine->end();
+	pt_session_stop();
+}
+
 static void pt_panic_dump(void)
 {
 	if (!active)
 		return;
-	trace_engine_abort();
+	if (engine)
+		engine->abort();
 	printk(KERN_EMERG "pt: panic: writing the trace (%s)\n",
 	       pt_opts.snapshot ? "the flight recorder's last bytes" : "what was not drained yet");
 	pt_boot_finish();
@@ -105,7 +137,6 @@ int pt_boot_init(const struct boot_info *bi)
 		pr_err("pt=on: tracing is off (error %d)\n", err);
 		return err;
 	}
-	trace_engine_init();
 	pt_irq_init(pt_opts.pmi == PT_PMI_NMI);
 	panic_notifier_register(&panic_dump);
 	active = true;
@@ -145,30 +176,33 @@ u64 pt_run_traced(const struct workload *w)
 
 void pt_boot_finish(void)
 {
-	struct trace_engine_stats st;
+	struct trace_engine_stats st = { 0 };
 	struct pt *pt = &pt_ctx[0];
 	u64 bytes;
 
 	if (!active)
 		return;
 	active = false;
-	trace_engine_get_stats(&st);
-	trace_engine_write_sideband();
+	if (engine) {
+		engine->stats(&st);
+		engine->write_sideband(pt_session_add_image);
+	}
 	pt_session_close();
 	if (pt_opts.sink == PT_SINK_SERIAL)
 		trace_framer_end(&framer);
 	bytes = pt_session.stream_off - pt_session.lost_bytes;
-	pr_info("trace: %llu instructions, %llu branches, %llu stops (%s-step: %llu #DB, %llu #BP; "
-		"%llu INT3s written, %llu run by handlers, %llu fallbacks), "
-		"%llu interrupts/exceptions (%llu before the next stop after another's return), "
-		"%llu firmware pages\n",
-		(unsigned long long)st.insns, (unsigned long long)st.branches,
-		(unsigned long long)(st.db_traps + st.bp_traps),
-		trace_engine_mode() == TRACE_STEP_BRANCH ? "branch" : "single",
-		(unsigned long long)st.db_traps, (unsigned long long)st.bp_traps,
-		(unsigned long long)st.sites, (unsigned long long)st.nested,
-		(unsigned long long)st.fallbacks, (unsigned long long)st.async,
-		(unsigned long long)st.async_chained, (unsigned long long)st.foreign_pages);
+	if (engine)
+		pr_info("trace: %llu instructions, %llu branches, %llu stops (%s-step: %llu #DB, %llu #BP; "
+			"%llu INT3s written, %llu run by handlers, %llu fallbacks), "
+			"%llu interrupts/exceptions (%llu before the next stop after another's return), "
+			"%llu firmware pages\n",
+			(unsigned long long)st.insns, (unsigned long long)st.branches,
+			(unsigned long long)(st.db_traps + st.bp_traps),
+			st.mode == TRACE_STEP_BRANCH ? "branch" : "single",
+			(unsigned long long)st.db_traps, (unsigned long long)st.bp_traps,
+			(unsigned long long)st.sites, (unsigned long long)st.nested,
+			(unsigned long long)st.fallbacks, (unsigned long long)st.async,
+			(unsigned long long)st.async_chained, (unsigned long long)st.foreign_pages);
 	pr_info("trace: %llu bytes (%llu of them padding), %llu lost, %llu PMIs (%llu stale), "
 		"%llu truncations, %llu errors\n",
 		(unsigned long long)bytes, (unsigned long long)pt->pad_bytes,
@@ -176,14 +210,16 @@ void pt_boot_finish(void)
 		(unsigned long long)pt->pmis, (unsigned long long)pt->stale_pmis,
 		(unsigned long long)pt->truncations, (unsigned long long)pt->errors);
 	/* the same, for scripts: one "result:" line per subsystem, key=value */
-	pr_info("result: trace.engine insns=%llu branches=%llu async=%llu async_chained=%llu "
-		"async_chained_ran=%llu fallbacks=%llu\n",
-		(unsigned long long)st.insns, (unsigned long long)st.branches,
-		(unsigned long long)st.async, (unsigned long long)st.async_chained,
-		(unsigned long long)st.async_chained_ran, (unsigned long long)st.fallbacks);
-	pr_info("result: trace.session delivered=%llu lost=%llu pmis=%llu truncations=%llu\n",
+	if (engine)
+		pr_info("result: trace.engine insns=%llu branches=%llu async=%llu async_chained=%llu "
+			"async_chained_ran=%llu fallbacks=%llu\n",
+			(unsigned long long)st.insns, (unsigned long long)st.branches,
+			(unsigned long long)st.async, (unsigned long long)st.async_chained,
+			(unsigned long long)st.async_chained_ran, (unsigned long long)st.fallbacks);
+	pr_info("result: trace.session delivered=%llu lost=%llu padding=%llu pmis=%llu truncations=%llu\n",
 		(unsigned long long)bytes, (unsigned long long)pt_session.lost_bytes,
-		(unsigned long long)pt->pmis, (unsigned long long)pt->truncations);
+		(unsigned long long)pt->pad_bytes, (unsigned long long)pt->pmis,
+		(unsigned long long)pt->truncations);
 	if (pt_model_active()) {
 		struct pt_model_stats ms;
 

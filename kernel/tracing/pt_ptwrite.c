@@ -7,7 +7,7 @@
  */
 #define pr_fmt(fmt) "pt: " fmt
 #include <topaz/probe.h>
-#include <topaz/pt_session.h>
+#include "session.h"
 #include <topaz/kernel.h>
 
 static u64 written, dropped;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* A trace session: event + AUX ring + the consumer writing the container. */
 #define pr_fmt(fmt) "pt: " fmt
-#include <topaz/pt_session.h>
+#include "session.h"
 #include <topaz/msr-index.h>
 #include <topaz/arch.h>
 #include <topaz/mm.h>

@@ -5,7 +5,7 @@
  * command line; the driver cannot tell it from silicon).
  */
 #define pr_fmt(fmt) "pt: " fmt
-#include <topaz/pt_boot.h>
+#include <topaz/tracing.h>
 #include <topaz/pt_model.h>
 #include <topaz/cmdline.h>
 #include <topaz/kernel.h>

@@ -19,7 +19,7 @@
 #include "hosted.h"
 #include <topaz/pt.h>
 #include <topaz/pt_options.h>
-#include <topaz/pt_session.h>
+#include "../../kernel/tracing/session.h"
 #include <topaz/trace_format.h>
 #include <topaz/symbols.h>
 #include <topaz/cmdline.h>

@@ -5,7 +5,7 @@
  * pass-through of everything it does not claim; and the pt.* command line.
  */
 #include "test_pt_common.h"
-#include <topaz/pt_boot.h>
+#include <topaz/tracing.h>
 #include <topaz/cmdline.h>
 #include <topaz/printk.h>
 

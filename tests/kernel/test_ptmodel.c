@@ -14,7 +14,7 @@
 #include <topaz/pt_model.h>
 #include <topaz/time.h>
 #include <topaz/traps.h>
-#include <topaz/pt_boot.h>
+#include <topaz/tracing.h>
 
 /* Install the model for the test unless boot did (pt.model=auto on a CPU
  * without PT); returns whether the test installed it. */

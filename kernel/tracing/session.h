@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A trace session: the PT event, its AUX ring, and the consumer that drains
- * published data into a trace container (include/topaz/trace_writer.h) on a
- * sink. Normal mode drains at every wake-up; snapshot mode keeps the ring as
+ * The tracing session, internal to kernel/tracing (the public part is
+ * include/topaz/tracing.h): the PT event, its AUX ring, and the consumer that
+ * drains published data into a trace container (include/topaz/trace_writer.h)
+ * on a sink. Normal mode drains at every wake-up; snapshot mode keeps the ring as
  * a flight recorder and writes its last bytes on request, at close and from
  * the panic path.
  */
-#ifndef TOPAZ_PT_SESSION_H
-#define TOPAZ_PT_SESSION_H
+#ifndef TOPAZ_TRACING_SESSION_H
+#define TOPAZ_TRACING_SESSION_H
 
 #include <topaz/pt.h>
 #include <topaz/pt_options.h>
 #include <topaz/trace_writer.h>
+#include <topaz/tracing.h>
 
 /**
  * struct pt_session_unit - what the session knows of the trace unit beyond
@@ -59,12 +61,6 @@ int pt_session_open(const struct pt_options *o, const struct trace_sink *sink,
 int pt_session_start(void);
 /** pt_session_stop() - disable tracing and publish what the trace unit wrote */
 void pt_session_stop(void);
-/**
- * pt_session_pause() - TraceEn off while a handler runs in traced code (FUP, TIP.PGD)
- * pt_session_resume() - and on again where it returns (TIP.PGE)
- */
-void pt_session_pause(void);
-void pt_session_resume(void);
 /** pt_session_ptwrite_on() - tracing runs with PTWRITE packets enabled (PTWEn) */
 bool pt_session_ptwrite_on(void);
 /** pt_session_drain() - move published data into the container (the consumer) */

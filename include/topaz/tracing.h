@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tracing (kernel/tracing/, docs/architecture.md): which trace unit answers,
+ * the session with its sink and container, the traced window, and the seam
+ * the trace engine plugs into. The one header other subsystems use.
+ */
+#ifndef TOPAZ_TRACING_H
+#define TOPAZ_TRACING_H
+
+#include <topaz/types.h>
+
+struct boot_info;
+struct workload;
+
+/**
+ * pt_unit_boot() - install the software trace unit as pt.model=, pt.profile=
+ * and pt.skid= ask (auto: when the CPU has no Intel PT)
+ * Return: as pt_model_init(): 1 installed, 0 not needed or pt.model=off, -errno.
+ */
+int pt_unit_boot(void);
+/** pt_boot_init() - with pt=on: open the session on pt.sink=; 0, or -errno (reported) */
+int pt_boot_init(const struct boot_info *bi);
+/** pt_boot_active() - pt=on and the session is open */
+bool pt_boot_active(void);
+/** pt_run_traced() - run @w between pt_trace_begin() and pt_trace_end() */
+u64 pt_run_traced(const struct workload *w);
+/** pt_boot_finish() - sideband, trailer, and a summary of what was traced */
+void pt_boot_finish(void);
+
+/**
+ * pt_trace_begin() - start tracing at the instruction after the call:
+ * TraceEn=1, and on the software trace unit the engine follows every
+ * instruction of the caller from there
+ */
+void pt_trace_begin(void);
+/** pt_trace_end() - stop tracing here: the call to it is the last traced branch */
+void pt_trace_end(void);
+
+/* ---------------------------------------------------------------- the engine's seam */
+
+enum trace_step_mode { TRACE_STEP_SINGLE, TRACE_STEP_BRANCH };
+
+struct trace_engine_stats {
+	enum trace_step_mode mode;
+	u64 insns;		/* instructions retired in traced code */
+	u64 branches;		/* of those, changes of flow */
+	u64 db_traps;		/* #DB exceptions taken */
+	u64 bp_traps;		/* #BP (branch-step INT3s) taken in traced code */
+	u64 nested;		/* INT3s hit by handlers (run, not traced) */
+	u64 sites;		/* INT3s written (branch-step) */
+	u64 fallbacks;		/* branch-step landings that single-step instead */
+	u64 async;		/* interrupts and exceptions in traced code */
+	u64 async_chained;	/* ... that came before the next stop after another one's return */
+	u64 async_chained_ran;	/* ... of which after the traced code ran on from that return */
+	u64 foreign_pages;	/* code pages outside the kernel image (sideband) */
+};
+
+/* How the session hands a memory image of traced code to the container. */
+typedef void (*trace_image_fn)(const char *name, u64 vaddr, const void *data, u64 size);
+
+/**
+ * struct trace_engine_ops - the trace engine, as the session drives it
+ * @arm: a window is about to open: be ready to follow
+ * @follow: tracing is on: follow the caller of pt_trace_begin() from the
+ *	instruction after its call (the engine may single-step out of here)
+ * @disarm: the window did not open (the session could not start)
+ * @end: the window closed at pt_trace_end(): no more stops, code as it was
+ * @abort: the panic path: stop following at once
+ * @stats: what it followed
+ * @write_sideband: code it ran outside the kernel image, page runs to @add
+ */
+struct trace_engine_ops {
+	void (*arm)(void);
+	void (*follow)(void);
+	void (*disarm)(void);
+	void (*end)(void);
+	void (*abort)(void);
+	void (*stats)(struct trace_engine_stats *st);
+	void (*write_sideband)(trace_image_fn add);
+};
+
+/**
+ * pt_session_set_engine() - the engine that feeds the software trace unit
+ * (registered when the model is installed; none on silicon, which traces by
+ * itself)
+ */
+void pt_session_set_engine(const struct trace_engine_ops *ops);
+/**
+ * pt_session_pause() - TraceEn off while a handler runs in traced code (FUP, TIP.PGD)
+ * pt_session_resume() - and on again where it returns (TIP.PGE)
+ */
+void pt_session_pause(void);
+void pt_session_resume(void);
+
+#endif
