@@ -42,17 +42,29 @@ run_host() {
 	done
 }
 
+# KEY's value in the "result: WHAT key=value ..." line of FILE (the kernel's
+# log or ptdecode --stats), empty when there is none.
+result() {
+	sed -nE "s/.*result: $1 (.* )?$2=([0-9]+).*/\\2/p" "$3" | tail -n 1
+}
+
 # A traced case: the container decodes with no error, and every byte the
 # trace unit produced was delivered or reported lost. Prints what is wrong.
+# Reads the machine-readable "result:" lines of the kernel and of ptdecode.
 check_trace() {
-	local clean=$1 tpz=$2 base=$3 stats produced stored lost delivered recorded pmis pad
-	stats=$("$build/tools/ptdecode" --elf "$build/topaz.so" --stats "$tpz" 2>&1)
-	echo "$stats" >"$base.stats"
-	read -r produced stored lost < <(sed -nE 's/.*trace unit: ([0-9]+) bytes produced, ([0-9]+) stored, ([0-9]+) lost.*/\1 \2 \3/p' "$clean")
-	pad=$(sed -nE 's/.*trace: [0-9]+ bytes \(([0-9]+) of them padding\).*/\1/p' "$clean")
-	delivered=$(sed -nE 's/^trace: ([0-9]+) bytes in .*/\1/p' <<<"$stats")
-	recorded=$(sed -nE 's/.*; ([0-9]+) bytes lost as recorded.*/\1/p' <<<"$stats")
-	pmis=$(sed -nE 's/^PMIs: ([0-9]+).*/\1/p' <<<"$stats")
+	local clean=$1 tpz=$2 base=$3 stats produced lost delivered recorded pmis pad problems
+	local decode_errors bad
+	stats=$base.stats
+	"$build/tools/ptdecode" --elf "$build/topaz.so" --stats "$tpz" >"$stats" 2>&1
+	produced=$(result trace.unit produced "$clean")
+	lost=$(result trace.unit lost "$clean")
+	pad=$(result trace.session padding "$clean")
+	delivered=$(result decode bytes "$stats")
+	recorded=$(result decode lost "$stats")
+	pmis=$(result decode pmis "$stats")
+	problems=$(result decode problems "$stats")
+	decode_errors=$(result decode decode_errors "$stats")
+	bad=$(result decode bad_packets "$stats")
 	[ -n "$produced" ] || { echo "no trace unit totals in the log; "; return; }
 	case "$base" in
 	*snapshot*)
@@ -63,8 +75,8 @@ check_trace() {
 			sed -nE 's/^\[disabled at ([^]]+)\]$/\1/p' | tail -n 1)
 		[ -n "$rip" ] && [ "$rip" = "$last" ] ||
 			echo "the trace ends at '${last:-nothing}', the fault was at '${rip:-?}'; "
-		grep -q ' 0 problems' <<<"$stats" || echo "container problems; "
-		grep -q ' 0 decode errors' <<<"$stats" || echo "libipt decode errors; "
+		[ "$problems" = 0 ] || echo "container problems; "
+		[ "$decode_errors" = 0 ] || echo "libipt decode errors; "
 		return ;;
 	esac
 	[ -n "$delivered" ] || { echo "ptdecode could not read the container; "; return; }
@@ -73,7 +85,7 @@ check_trace() {
 		# The ToPA filled and STOP held: what the trace unit dropped is
 		# in the container as LOST gaps, and the decoder says what it cost.
 		local trunc status
-		trunc=$(sed -nE 's/.*PMIs \([0-9]+ stale\), ([0-9]+) truncations.*/\1/p' "$clean")
+		trunc=$(result trace.session truncations "$clean")
 		[ "${trunc:-0}" -ge 1 ] || echo "the ToPA never filled (no truncation); "
 		[ "$recorded" = "${lost:-x}" ] || echo "the container records $recorded lost bytes, the trace unit dropped $lost; "
 		"$build/tools/ptdecode" --elf "$build/topaz.so" --check "$tpz" >"$base.check" 2>&1
@@ -82,14 +94,14 @@ check_trace() {
 		[ $status = 1 ] || echo "ptdecode exited $status on a trace that stopped; "
 		grep -q "a gap before stream offset [0-9a-fx]*, ${lost:-x} bytes lost\|a gap before stream offset [0-9a-fx]*, no bytes lost\|bytes lost after the last" "$base.check" ||
 			echo "ptdecode did not report the gap ($lost bytes lost); "
-		grep -q ' 0 decode errors' <<<"$stats" || echo "libipt decode errors; "
+		[ "$decode_errors" = 0 ] || echo "libipt decode errors; "
 		[ $((delivered - ${pad:-0} + recorded)) = "$produced" ] ||
 			echo "produced $produced != delivered $delivered - padding ${pad:-0} + reported lost $recorded; "
 		return ;;
 	esac
-	grep -q ' 0 problems' <<<"$stats" || echo "container problems; "
-	grep -q ', 0 bad' <<<"$stats" || echo "bad packets; "
-	grep -q ' 0 decode errors' <<<"$stats" || echo "libipt decode errors; "
+	[ "$problems" = 0 ] || echo "container problems; "
+	[ "$bad" = 0 ] || echo "bad packets; "
+	[ "$decode_errors" = 0 ] || echo "libipt decode errors; "
 	# the driver's own padding (PAD packets) is delivered but not produced
 	[ $((delivered - ${pad:-0} + recorded)) = "$produced" ] ||
 		echo "produced $produced != delivered $delivered - padding ${pad:-0} + reported lost $recorded; "

@@ -166,12 +166,212 @@ static void copy_out(FILE *f)
 		fwrite(buf, 1, n, stdout);
 }
 
+/* What the command line asks for. */
+struct opts {
+	const char *elf, *svg, *out_dir, *extract_log, *out, *trace;
+	bool serial, check, summary, quiet, disasm, have_load;
+	bool want[O_NR];
+	size_t nwant, max_problems;
+	u64 load;
+};
+
+/* The ELF given is the one traced: its build id is the header's. */
+static void check_build_id(const char *elf, struct ptd_container *c, const struct ptd_image *img)
+{
+	char want_id[80] = "", got_id[80] = "";
+
+	if (img->elf_build_id_len == c->header.build_id_len &&
+	    !memcmp(img->elf_build_id, c->header.build_id, c->header.build_id_len))
+		return;
+	for (size_t i = 0; i < c->header.build_id_len && i < 32; i++)
+		sprintf(want_id + 2 * i, "%02x", c->header.build_id[i]);
+	for (size_t i = 0; i < img->elf_build_id_len; i++)
+		sprintf(got_id + 2 * i, "%02x", img->elf_build_id[i]);
+	ptd_diag_add(&c->diags, -1, 0, "%s has build id %s, the traced kernel %s: the decode may be wrong",
+		     elf, got_id[0] ? got_id : "(none)", want_id);
+}
+
+/* --out-dir: every problem into DIR/problems.txt (stderr gets at most --max-problems). */
+static void write_problems(const struct opts *o, const struct ptd_container *c)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/problems.txt", o->out_dir);
+	f = fopen(path, "w");
+	if (f) {
+		ptd_diags_print(&c->diags, 0, c->name, f);
+		fclose(f);
+	}
+}
+
+/* Returns -1 to go on, else the exit status (usage errors, --help). */
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	bool any;
+	int opt;
+
+	memset(o, 0, sizeof(*o));
+	o->disasm = true;
+	o->max_problems = SIZE_MAX;
+	while ((opt = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
+		char *end;
+
+		switch (opt) {
+		case OPT_ELF: o->elf = optarg; break;
+		case OPT_LOAD:
+			errno = 0;
+			o->load = strtoull(optarg, &end, 0);
+			if (errno || *end || !*optarg) {
+				fprintf(stderr, "ptdecode: --load-address: '%s' is not a number\n", optarg);
+				return 2;
+			}
+			o->have_load = true;
+			break;
+		case OPT_SERIAL: o->serial = true; break;
+		case OPT_CHECK: o->check = true; break;
+		case OPT_PACKETS: o->want[O_PACKETS] = true; break;
+		case OPT_INSN: o->want[O_INSN] = true; break;
+		case OPT_NO_DISASM: o->disasm = false; break;
+		case OPT_CALLS: o->want[O_CALLS] = true; break;
+		case OPT_STATS: o->want[O_STATS] = true; break;
+		case OPT_FOLDED: o->want[O_FOLDED] = true; break;
+		case OPT_SVG: o->svg = optarg; break;
+		case OPT_SUMMARY: o->summary = true; break;
+		case OPT_OUT_DIR: o->out_dir = optarg; break;
+		case OPT_EXTRACT: o->extract_log = optarg; break;
+		case OPT_MAX_PROBLEMS:
+			o->max_problems = strtoul(optarg, &end, 0);
+			if (*end || !*optarg) {
+				fprintf(stderr, "ptdecode: --max-problems: '%s' is not a number\n", optarg);
+				return 2;
+			}
+			break;
+		case 'o': o->out = optarg; break;
+		case 'q': o->quiet = true; break;
+		case 'h':
+		case OPT_HELP: fputs(usage, stdout); return 0;
+		default: fputs(usage, stderr); return 2;
+		}
+	}
+	if (o->extract_log) {
+		if (!o->out || optind != argc) {
+			fprintf(stderr, "ptdecode: --extract-serial needs -o FILE and no TRACE\n");
+			return 2;
+		}
+		return -1;
+	}
+	if (optind + 1 != argc) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	o->trace = argv[optind];
+	if (o->out_dir) {
+		if (mkdir(o->out_dir, 0777) && errno != EEXIST) {
+			fprintf(stderr, "ptdecode: %s: cannot create: %s\n", o->out_dir, strerror(errno));
+			return 2;
+		}
+		for (int i = 0; i < O_NR; i++)
+			o->want[i] = true;
+		o->summary = true;
+	}
+	any = o->summary || o->svg || o->check;
+	for (int i = 0; i < O_NR; i++) {
+		o->nwant += o->want[i];
+		any |= o->want[i];
+	}
+	if (!any) {
+		o->want[O_STATS] = true;
+		o->nwant = 1;
+	}
+	return -1;
+}
+
+/* The container, from the file or framed in a serial log; false: unusable (status 2). */
+static bool load_container(const struct opts *o, struct ptd_container *c)
+{
+	struct ptd_diags d = { 0 };
+	size_t len, size;
+	char *buf;
+	u8 *bytes;
+	int ret;
+
+	if (!o->serial) {
+		ptd_container_load(c, o->trace);
+	} else {
+		if (!read_file(o->trace, &buf, &len)) {
+			fprintf(stderr, "ptdecode: %s: cannot read: %s\n", o->trace, strerror(errno));
+			return false;
+		}
+		ret = ptd_extract_serial(buf, len, &bytes, &size, &d);
+		free(buf);
+		if (!o->quiet)
+			ptd_diags_print(&d, 0, o->trace, stderr);
+		ptd_diags_free(&d);
+		if (ret == 2)
+			return false;
+		ptd_container_parse(c, o->trace, bytes, size);
+		free(bytes);
+		if (ret == 1)
+			ptd_diag_add(&c->diags, -1, 0, "the serial framing was damaged (see above)");
+	}
+	if (c->unusable) {
+		if (!o->quiet)
+			print_problems(&c->diags, c->name, o->max_problems);
+		ptd_container_free(c);
+		return false;
+	}
+	return true;
+}
+
+/* The traced memory: the kernel ELF at the load address, and the sideband. */
+static void load_image(const struct opts *o, struct ptd_container *c, struct ptd_image *img)
+{
+	u64 load = o->load;
+
+	ptd_image_init(img);
+	if (o->elf) {
+		if (!o->have_load) {
+			if (c->have_header && (c->header.flags & TPZ_HDR_LOAD_ADDRESS))
+				load = c->header.load_address;
+			else
+				ptd_diag_add(&c->diags, -1, 0,
+					     "the load address is unknown (no header): %s is mapped at 0; use --load-address",
+					     o->elf);
+		}
+		if (!ptd_image_add_elf(img, o->elf, load, &c->diags) && c->have_header &&
+		    (c->header.flags & TPZ_HDR_BUILD_ID))
+			check_build_id(o->elf, c, img);
+	}
+	ptd_image_add_sideband(img, c);
+	ptd_image_finish(img);
+}
+
+/* The flame graph into --svg FILE or DIR/flame.svg; false: cannot write. */
+static bool write_svg(const struct opts *o, const struct ptd_container *c,
+		      const struct ptd_calls *calls, const struct ptd_stats *st)
+{
+	char path[4096], title[512];
+	FILE *f;
+
+	if (o->svg)
+		snprintf(path, sizeof(path), "%s", o->svg);
+	else
+		snprintf(path, sizeof(path), "%s/flame.svg", o->out_dir);
+	snprintf(title, sizeof(title), "%s: %llu instructions", c->name, (unsigned long long)st->insns);
+	f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "ptdecode: %s: cannot write: %s\n", path, strerror(errno));
+		return false;
+	}
+	ptd_write_svg(calls, f, title);
+	fclose(f);
+	return true;
+}
+
 int main(int argc, char **argv)
 {
-	const char *elf = NULL, *svg = NULL, *out_dir = NULL, *extract_log = NULL, *out = NULL;
-	bool serial = false, check = false, summary = false, quiet = false, disasm = true;
-	bool want[O_NR] = { false }, have_load = false, any, flow;
-	u64 load = 0;
+	struct opts o;
 	FILE *files[O_NR] = { NULL };
 	struct ptd_container c;
 	struct ptd_image img;
@@ -180,172 +380,42 @@ int main(int argc, char **argv)
 	struct ptd_calls calls;
 	struct ptd_insn_printer ip;
 	struct ptd_consumer cons[3];
-	size_t ncons = 0, nwant = 0, max_problems = SIZE_MAX;
-	int opt, ret;
+	size_t ncons = 0;
+	bool flow;
+	int ret;
 
-	while ((opt = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
-		switch (opt) {
-		case OPT_ELF: elf = optarg; break;
-		case OPT_LOAD: {
-			char *end;
-
-			errno = 0;
-			load = strtoull(optarg, &end, 0);
-			if (errno || *end || !*optarg) {
-				fprintf(stderr, "ptdecode: --load-address: '%s' is not a number\n", optarg);
-				return 2;
-			}
-			have_load = true;
-			break;
-		}
-		case OPT_SERIAL: serial = true; break;
-		case OPT_CHECK: check = true; break;
-		case OPT_PACKETS: want[O_PACKETS] = true; break;
-		case OPT_INSN: want[O_INSN] = true; break;
-		case OPT_NO_DISASM: disasm = false; break;
-		case OPT_CALLS: want[O_CALLS] = true; break;
-		case OPT_STATS: want[O_STATS] = true; break;
-		case OPT_FOLDED: want[O_FOLDED] = true; break;
-		case OPT_SVG: svg = optarg; break;
-		case OPT_SUMMARY: summary = true; break;
-		case OPT_OUT_DIR: out_dir = optarg; break;
-		case OPT_EXTRACT: extract_log = optarg; break;
-		case OPT_MAX_PROBLEMS: {
-			char *end;
-
-			max_problems = strtoul(optarg, &end, 0);
-			if (*end || !*optarg) {
-				fprintf(stderr, "ptdecode: --max-problems: '%s' is not a number\n", optarg);
-				return 2;
-			}
-			break;
-		}
-		case 'o': out = optarg; break;
-		case 'q': quiet = true; break;
-		case 'h':
-		case OPT_HELP: fputs(usage, stdout); return 0;
-		default: fputs(usage, stderr); return 2;
-		}
-	}
-	if (extract_log) {
-		if (!out || optind != argc) {
-			fprintf(stderr, "ptdecode: --extract-serial needs -o FILE and no TRACE\n");
-			return 2;
-		}
-		return extract(extract_log, out, quiet);
-	}
-	if (optind + 1 != argc) {
-		fputs(usage, stderr);
+	ret = parse_args(argc, argv, &o);
+	if (ret >= 0)
+		return ret;
+	if (o.extract_log)
+		return extract(o.extract_log, o.out, o.quiet);
+	if (!load_container(&o, &c))
 		return 2;
-	}
-
-	if (out_dir) {
-		if (mkdir(out_dir, 0777) && errno != EEXIST) {
-			fprintf(stderr, "ptdecode: %s: cannot create: %s\n", out_dir, strerror(errno));
-			return 2;
-		}
-		for (int i = 0; i < O_NR; i++)
-			want[i] = true;
-		summary = true;
-	}
-	any = summary || svg || check;
-	for (int i = 0; i < O_NR; i++) {
-		nwant += want[i];
-		any |= want[i];
-	}
-	if (!any) {
-		want[O_STATS] = true;
-		nwant = 1;
-	}
-
-	/* The container. */
-	if (serial) {
-		struct ptd_diags d = { 0 };
-		size_t len, size;
-		char *buf;
-		u8 *bytes;
-
-		if (!read_file(argv[optind], &buf, &len)) {
-			fprintf(stderr, "ptdecode: %s: cannot read: %s\n", argv[optind], strerror(errno));
-			return 2;
-		}
-		ret = ptd_extract_serial(buf, len, &bytes, &size, &d);
-		free(buf);
-		if (!quiet)
-			ptd_diags_print(&d, 0, argv[optind], stderr);
-		if (ret == 2) {
-			ptd_diags_free(&d);
-			return 2;
-		}
-		ptd_container_parse(&c, argv[optind], bytes, size);
-		free(bytes);
-		if (ret == 1)
-			ptd_diag_add(&c.diags, -1, 0, "the serial framing was damaged (see above)");
-		ptd_diags_free(&d);
-	} else {
-		ptd_container_load(&c, argv[optind]);
-	}
-	if (c.unusable) {
-		if (!quiet)
-			print_problems(&c.diags, c.name, max_problems);
-		ptd_container_free(&c);
-		return 2;
-	}
-
-	/* The traced memory. */
-	ptd_image_init(&img);
-	if (elf) {
-		if (!have_load) {
-			if (c.have_header && (c.header.flags & TPZ_HDR_LOAD_ADDRESS))
-				load = c.header.load_address;
-			else
-				ptd_diag_add(&c.diags, -1, 0,
-					     "the load address is unknown (no header): %s is mapped at 0; use --load-address",
-					     elf);
-		}
-		if (!ptd_image_add_elf(&img, elf, load, &c.diags) && c.have_header &&
-		    (c.header.flags & TPZ_HDR_BUILD_ID)) {
-			if (img.elf_build_id_len != c.header.build_id_len ||
-			    memcmp(img.elf_build_id, c.header.build_id, c.header.build_id_len)) {
-				char want_id[80] = "", got_id[80] = "";
-
-				for (size_t i = 0; i < c.header.build_id_len && i < 32; i++)
-					sprintf(want_id + 2 * i, "%02x", c.header.build_id[i]);
-				for (size_t i = 0; i < img.elf_build_id_len; i++)
-					sprintf(got_id + 2 * i, "%02x", img.elf_build_id[i]);
-				ptd_diag_add(&c.diags, -1, 0,
-					     "%s has build id %s, the traced kernel %s: the decode may be wrong",
-					     elf, got_id[0] ? got_id : "(none)", want_id);
-			}
-		}
-	}
-	ptd_image_add_sideband(&img, &c);
-	ptd_image_finish(&img);
-	flow = want[O_INSN] || want[O_CALLS] || want[O_STATS] || want[O_FOLDED] || svg || summary ||
-	       check;
+	load_image(&o, &c, &img);
+	flow = o.want[O_INSN] || o.want[O_CALLS] || o.want[O_STATS] || o.want[O_FOLDED] || o.svg ||
+	       o.summary || o.check;
 	if (!img.nregions && flow)
 		ptd_diag_add(&c.diags, -1, 0,
 			     "no code to decode with: give --elf (and the trace has no sideband image)");
 	ptd_ctx_init(&x, &c, &img);
-
 	for (int i = 0; i < O_NR; i++)
-		if (want[i])
-			files[i] = open_out(out_dir, out_names[i], nwant == 1);
+		if (o.want[i])
+			files[i] = open_out(o.out_dir, out_names[i], o.nwant == 1);
 
 	/* Pass 1: packets (the dump, and the counts for --stats). Packet errors
 	 * become problems here only when no flow pass reports them. */
 	ptd_stats_init(&st, &img);
-	if (want[O_PACKETS])
+	if (o.want[O_PACKETS])
 		ptd_dump_packets(&x, files[O_PACKETS], !flow);
-	if (want[O_STATS] || summary)
+	if (o.want[O_STATS] || o.summary)
 		ptd_scan_packets(&x, count_packet, &st, false);
 
 	/* Pass 2: the instruction flow. */
 	ptd_calls_init(&calls, &img, files[O_CALLS]);
 	cons[ncons++] = (struct ptd_consumer){ ptd_stats_event, &st };
 	cons[ncons++] = (struct ptd_consumer){ ptd_calls_event, &calls };
-	if (want[O_INSN]) {
-		ptd_insn_printer_init(&ip, files[O_INSN], &img, disasm);
+	if (o.want[O_INSN]) {
+		ptd_insn_printer_init(&ip, files[O_INSN], &img, o.disasm);
 		cons[ncons++] = (struct ptd_consumer){ ptd_insn_event, &ip };
 	}
 	if (flow)
@@ -354,58 +424,34 @@ int main(int argc, char **argv)
 		ptd_report_gaps(&c, &x.segs);
 	ptd_calls_finish(&calls);
 	ptd_stats_finish(&st, &x.segs);
-	if (want[O_INSN])
+	if (o.want[O_INSN])
 		ptd_insn_printer_free(&ip);
 
-	if (want[O_STATS])
+	/* The outputs. */
+	if (o.want[O_STATS])
 		ptd_stats_print(&st, &c, files[O_STATS]);
-	if (want[O_FOLDED])
+	if (o.want[O_FOLDED])
 		ptd_write_folded(&calls, files[O_FOLDED]);
-	if (svg || out_dir) {
-		char path[4096], title[512];
-		FILE *f;
-
-		if (svg)
-			snprintf(path, sizeof(path), "%s", svg);
-		else
-			snprintf(path, sizeof(path), "%s/flame.svg", out_dir);
-		snprintf(title, sizeof(title), "%s: %llu instructions", c.name,
-			 (unsigned long long)st.insns);
-		f = fopen(path, "w");
-		if (!f) {
-			fprintf(stderr, "ptdecode: %s: cannot write: %s\n", path, strerror(errno));
-			return 2;
-		}
-		ptd_write_svg(&calls, f, title);
-		fclose(f);
-	}
+	if ((o.svg || o.out_dir) && !write_svg(&o, &c, &calls, &st))
+		return 2;
 	for (int i = 0; i < O_NR; i++) {
 		if (!files[i] || files[i] == stdout)
 			continue;
-		if (!out_dir)
+		if (!o.out_dir)
 			copy_out(files[i]);
 		fclose(files[i]);
 	}
-	if (out_dir) {
-		char path[4096];
-		FILE *f;
-
-		snprintf(path, sizeof(path), "%s/problems.txt", out_dir);
-		f = fopen(path, "w");
-		if (f) {
-			ptd_diags_print(&c.diags, 0, c.name, f);
-			fclose(f);
-		}
-	}
-	if (summary) {
+	if (o.out_dir)
+		write_problems(&o, &c);
+	if (o.summary) {
 		ptd_summary_print(&st, &c, stdout, 5);
-		if (out_dir)
+		if (o.out_dir)
 			printf("full outputs: %s/{insn,calls,packets,stats,folded}.txt, %s/flame.svg%s\n",
-			       out_dir, out_dir, c.diags.n ? ", problems.txt" : "");
+			       o.out_dir, o.out_dir, c.diags.n ? ", problems.txt" : "");
 	}
 	fflush(stdout);
-	if (!quiet)
-		print_problems(&c.diags, c.name, max_problems);
+	if (!o.quiet)
+		print_problems(&c.diags, c.name, o.max_problems);
 	ret = c.diags.n ? 1 : 0;
 
 	ptd_calls_free(&calls);

@@ -265,6 +265,13 @@ void ptd_stats_print(const struct ptd_stats *s, const struct ptd_container *c, F
 	for (size_t i = 0; i < s->nfns && i < 20; i++)
 		fprintf(out, "  %12llu  %5.1f%%  %s\n", (unsigned long long)s->fns[i].count,
 			pct(s->fns[i].count, s->insns), s->fns[i].name);
+	/* the same, for scripts */
+	fprintf(out, "result: decode insns=%llu branches=%llu bytes=%llu lost=%llu gaps=%llu "
+		"problems=%zu bad_packets=%llu decode_errors=%llu pmis=%llu\n",
+		(unsigned long long)s->insns, (unsigned long long)s->branches,
+		(unsigned long long)c->trace_bytes, (unsigned long long)lost, (unsigned long long)s->gaps,
+		c->diags.n, (unsigned long long)s->packet_errors, (unsigned long long)s->decode_errors,
+		(unsigned long long)(c->have_trailer ? c->trailer.pmis : 0));
 }
 
 void ptd_summary_print(const struct ptd_stats *s, const struct ptd_container *c, FILE *out,
