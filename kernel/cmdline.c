@@ -17,7 +17,7 @@ const struct kparam *cmdline_find_param(const char *name)
 	return NULL;
 }
 
-static int parse_bool(const char *v, bool *out)
+int cmdline_parse_bool(const char *v, bool *out)
 {
 	static const char *const yes[] = { "1", "on", "y", "yes", "true" };
 	static const char *const no[] = { "0", "off", "n", "no", "false" };
@@ -56,7 +56,7 @@ static int apply(const struct kparam *p, const char *val, char *why, size_t whyl
 			*(bool *)p->var = true;
 			return 0;
 		}
-		if (parse_bool(val, (bool *)p->var)) {
+		if (cmdline_parse_bool(val, (bool *)p->var)) {
 			ksnprintf(why, whylen, "expected on/off, 1/0, yes/no or true/false");
 			return -EINVAL;
 		}

@@ -18,13 +18,9 @@ void cpu_identify(void)
 	memcpy(c->vendor + 8, &r.ecx, 4);
 	c->vendor[12] = '\0';
 	cpuid_regs(1, 0, &r);
-	c->stepping = r.eax & 0xf;
-	c->model = (r.eax >> 4) & 0xf;
-	c->family = (r.eax >> 8) & 0xf;
-	if (c->family == 0xf)
-		c->family += (r.eax >> 20) & 0xff;
-	if (c->family >= 6)
-		c->model |= ((r.eax >> 16) & 0xf) << 4;
+	c->stepping = x86_stepping(r.eax);
+	c->model = x86_model(r.eax);
+	c->family = x86_family(r.eax);
 	c->has_x2apic = r.ecx & BIT(21);
 	c->hypervisor = r.ecx & BIT(31);
 	if (c->max_leaf >= 7) {

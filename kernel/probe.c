@@ -17,7 +17,7 @@
 extern struct probe_point __start_probe_table[] __hidden __attribute__((weak));
 extern struct probe_point __stop_probe_table[] __hidden __attribute__((weak));
 
-unsigned int probe_nesting[PROBE_NR_CPUS];
+DEFINE_PER_CPU(unsigned int, probe_nesting);
 
 struct probe_point *probe_first(void)
 {

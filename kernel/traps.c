@@ -224,8 +224,7 @@ static void report_exception(const struct pt_regs *r, const char *what)
 }
 
 static const struct trap_trace_hooks *trace_hooks;
-unsigned int trap_nesting;	/* trap_depth() */
-static unsigned int nmi_depth;
+DEFINE_PER_CPU(struct trap_cpu, trap_cpu);
 u8 trap_no_iret;	/* entry.S: return from this #BP without IRET */
 bool (*trap_bp_fast)(struct trap_frame *f);	/* entry.S: isr_bp */
 
@@ -236,7 +235,7 @@ void trap_set_bp_fast(bool (*fn)(struct trap_frame *f))
 
 bool trap_in_nmi(void)
 {
-	return nmi_depth != 0;
+	return this_cpu_ptr(trap_cpu)->nmi_depth != 0;
 }
 
 void trap_return_without_iret(void)
@@ -259,12 +258,14 @@ void trap_dispatch(struct pt_regs *regs)
 	/* The branch-step engine's INT3s come by the thousand: its #BP handler
 	 * first, no tracing hooks (the vector is the engine's own); what it does
 	 * not claim takes the full path. */
-	if (regs->vector == X86_TRAP_BP && handlers[X86_TRAP_BP] && trap_nesting < 8) {
+	struct trap_cpu *tc = this_cpu_ptr(trap_cpu);
+
+	if (regs->vector == X86_TRAP_BP && handlers[X86_TRAP_BP] && tc->nesting < 8) {
 		bool done;
 
-		trap_nesting++;
+		tc->nesting++;
 		done = handlers[X86_TRAP_BP](regs);
-		trap_nesting--;
+		tc->nesting--;
 		if (likely(done)) {
 			irq_counts[X86_TRAP_BP]++;
 			return;
@@ -276,29 +277,30 @@ void trap_dispatch(struct pt_regs *regs)
 static __noinline void trap_dispatch_full(struct pt_regs *regs)
 {
 	const struct trap_trace_hooks *h = READ_ONCE(trace_hooks);
-	bool traced = h && trap_nesting == 0 && regs->vector != X86_TRAP_DB &&
+	struct trap_cpu *tc = this_cpu_ptr(trap_cpu);
+	bool traced = h && tc->nesting == 0 && regs->vector != X86_TRAP_DB &&
 		      regs->vector != X86_TRAP_BP;
 
 	/* the hooks count as handler code too: what they call is not traced */
-	trap_nesting++;
+	tc->nesting++;
 	if (traced)
 		h->enter(regs);
-	if (trap_nesting > 8) {
+	if (tc->nesting > 8) {
 		/* a handler that faults in itself: say so before the stack runs out */
-		trap_nesting = 0;
+		tc->nesting = 0;
 		report_exception(regs, "PANIC (traps nested 9 deep)");
 		panic_finish("trap recursion");
 	}
 	if (regs->vector == X86_TRAP_NMI) {
-		nmi_depth++;
+		tc->nmi_depth++;
 		dispatch(regs);
-		nmi_depth--;
+		tc->nmi_depth--;
 	} else {
 		dispatch(regs);
 	}
 	if (traced)
 		h->exit(regs);
-	trap_nesting--;
+	tc->nesting--;
 }
 
 static void dispatch(struct pt_regs *regs)

@@ -562,7 +562,7 @@ static void alloc_failed(struct kmem_cache *s, gfp_t gfp, uintptr_t caller, cons
 
 void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, uintptr_t caller, size_t orig)
 {
-	struct slab_cpu *c = slab_cpu(s, slab_cpu_id());
+	struct slab_cpu *c = slab_cpu(s, smp_processor_id());
 
 	for (;;) {
 		LIST_HEAD(discard);
@@ -644,7 +644,7 @@ void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, uintptr_t caller, size_t ori
 
 void __slab_free(struct kmem_cache *s, void *obj, uintptr_t caller)
 {
-	struct slab_cpu *c = slab_cpu(s, slab_cpu_id());
+	struct slab_cpu *c = slab_cpu(s, smp_processor_id());
 	LIST_HEAD(discard);
 	unsigned long flags = local_irq_save();
 	bool nested;
@@ -770,7 +770,7 @@ void kmem_cache_free(struct kmem_cache *s, void *obj)
 int kmem_cache_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t nr, void **p)
 {
 	uintptr_t caller = _RET_IP_;
-	struct slab_cpu *c = slab_cpu(s, slab_cpu_id());
+	struct slab_cpu *c = slab_cpu(s, smp_processor_id());
 	size_t i = 0;
 	u32 st;
 
@@ -835,7 +835,7 @@ static int shrink(struct kmem_cache *s, uintptr_t caller)
 	}
 	drain_deferred(s, caller, &discard);
 	/* One CPU today: every array is this CPU's. With SMP, each CPU flushes its own. */
-	for (unsigned int cpu = 0; cpu < SLAB_NR_CPUS; cpu++) {
+	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++) {
 		struct slab_cpu *c = slab_cpu(s, cpu);
 		u32 st;
 
@@ -1011,7 +1011,7 @@ static struct kmem_cache *__kmem_cache_create_caller(const char *name, unsigned 
 	order = calc_order(stride, &min_order);
 	cap = debug ? 0 : cpu_array_cap(stride);
 	cpu_stride = (unsigned int)ALIGN_UP(sizeof(struct slab_cpu) + cap * sizeof(void *), 64UL);
-	desc_bytes = sizeof(struct kmem_cache) + (unsigned long)SLAB_NR_CPUS * cpu_stride;
+	desc_bytes = sizeof(struct kmem_cache) + (unsigned long)NR_CPUS * cpu_stride;
 	desc_order = get_order(desc_bytes);
 	page = __alloc_pages_caller(NUMA_NO_NODE, GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN,
 				    desc_order, caller);
@@ -1045,7 +1045,7 @@ static struct kmem_cache *__kmem_cache_create_caller(const char *name, unsigned 
 	s->batch = cap / 2 ? cap / 2 : 1;
 	s->cpu_stride = cpu_stride;
 	s->desc_order = desc_order;
-	for (unsigned int cpu = 0; cpu < SLAB_NR_CPUS; cpu++)
+	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++)
 		slab_cpu(s, cpu)->cap = cap;
 	list_add_tail(&s->list, &slab_caches);
 	return s;
@@ -1103,7 +1103,7 @@ void kmem_cache_get_slabinfo(struct kmem_cache *s, struct slabinfo *info)
 	struct page *page;
 	bool locked = slab_lock(s);
 
-	for (unsigned int cpu = 0; cpu < SLAB_NR_CPUS; cpu++)
+	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++)
 		cached += READ_ONCE(slab_cpu(s, cpu)->state) & SLAB_CPU_COUNT;
 	if (locked) {
 		list_for_each_entry(page, &s->partial, lru)

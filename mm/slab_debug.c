@@ -438,7 +438,7 @@ static void set_track(struct kmem_cache *s, void *obj, enum track_item t, uintpt
 	tr = obj_track(s, obj, t);
 	tr->addr = caller;
 	tr->when = ktime_get_ns();
-	tr->cpu = slab_cpu_id();
+	tr->cpu = smp_processor_id();
 }
 
 static void poison_object(struct kmem_cache *s, u8 *obj)

@@ -4,6 +4,7 @@
 #define TOPAZ_MM_SLAB_INTERNAL_H
 
 #include <topaz/slab.h>
+#include <topaz/percpu.h>
 #include <topaz/list.h>
 #include <topaz/probe.h>
 
@@ -11,12 +12,7 @@
 #define __always_inline inline __attribute__((always_inline))
 #endif
 
-/*
- * Per-CPU data is laid out for SLAB_NR_CPUS; one CPU runs today, so the
- * current CPU is the constant 0 (it becomes a per-CPU-segment read with SMP).
- */
-#define SLAB_NR_CPUS	4
-static inline unsigned int slab_cpu_id(void) { return 0; }
+/* Per-CPU data is laid out for NR_CPUS (include/topaz/percpu.h). */
 
 /*
  * The per-CPU object array ("sheaf"). @state packs the number of objects in
@@ -103,7 +99,7 @@ struct kmem_cache {
 
 	unsigned int cpu_stride;
 	unsigned int desc_order;	/* page-allocator order of this descriptor */
-	char cpu_area[] __aligned(64);	/* SLAB_NR_CPUS struct slab_cpu, cpu_stride apart */
+	char cpu_area[] __aligned(64);	/* NR_CPUS struct slab_cpu, cpu_stride apart */
 };
 
 static __always_inline struct slab_cpu *slab_cpu(struct kmem_cache *s, unsigned int cpu)
@@ -132,7 +128,7 @@ void __slab_free(struct kmem_cache *s, void *obj, uintptr_t caller);
 static __always_inline void *slab_alloc_fast(struct kmem_cache *s, gfp_t gfp, uintptr_t caller,
 					     size_t orig)
 {
-	struct slab_cpu *c = slab_cpu(s, slab_cpu_id());
+	struct slab_cpu *c = slab_cpu(s, smp_processor_id());
 	u32 st, idx;
 
 	slab_cpu_acquire(c);
@@ -152,7 +148,7 @@ static __always_inline void *slab_alloc_fast(struct kmem_cache *s, gfp_t gfp, ui
 
 static __always_inline void slab_free_fast(struct kmem_cache *s, void *obj, uintptr_t caller)
 {
-	struct slab_cpu *c = slab_cpu(s, slab_cpu_id());
+	struct slab_cpu *c = slab_cpu(s, smp_processor_id());
 	u32 st, idx;
 
 	slab_cpu_acquire(c);
@@ -186,7 +182,7 @@ static __always_inline u64 slab_cpu_acquire_read(struct slab_cpu *c)
 }
 
 #define SLAB_ALLOC_FASTPATH(s, obj, slow) do {					\
-	struct slab_cpu *__c = slab_cpu((s), slab_cpu_id());			\
+	struct slab_cpu *__c = slab_cpu((s), smp_processor_id());			\
 	u64 __idx = slab_cpu_acquire_read(__c);					\
 										\
 	SLAB_TEST_HOOK(SLAB_HOOK_ALLOC_FAST);					\
@@ -207,7 +203,7 @@ static __always_inline u64 slab_cpu_acquire_read(struct slab_cpu *c)
 } while (0)
 
 #define SLAB_FREE_FASTPATH(s, obj, slow) do {					\
-	struct slab_cpu *__c = slab_cpu((s), slab_cpu_id());			\
+	struct slab_cpu *__c = slab_cpu((s), smp_processor_id());			\
 	u64 __idx = slab_cpu_acquire_read(__c);					\
 										\
 	SLAB_TEST_HOOK(SLAB_HOOK_FREE_FAST);					\

@@ -8,6 +8,7 @@
 #include <topaz/pt.h>
 #include <topaz/msr-index.h>
 #include <topaz/arch.h>
+#include <topaz/cpu.h>
 #include <topaz/apic.h>
 #include <topaz/mm.h>
 #include <topaz/kernel.h>
@@ -15,7 +16,7 @@
 
 
 struct pt_pmu pt_pmu;
-struct pt pt_ctx[NR_CPUS];
+DEFINE_PER_CPU(struct pt, pt_ctx);
 
 enum { CPUID_EAX, CPUID_EBX, CPUID_ECX, CPUID_EDX };
 
@@ -71,13 +72,9 @@ int pt_pmu_hw_init(void)
 	cpuid_regs(0, 0, &r);
 	u32 max_leaf = r.eax;
 	cpuid_regs(1, 0, &r);
-	pt_pmu.stepping = r.eax & 0xf;
-	pt_pmu.model = (r.eax >> 4) & 0xf;
-	pt_pmu.family = (r.eax >> 8) & 0xf;
-	if (pt_pmu.family == 0xf)
-		pt_pmu.family += (r.eax >> 20) & 0xff;
-	if (pt_pmu.family >= 6)
-		pt_pmu.model |= ((r.eax >> 16) & 0xf) << 4;
+	pt_pmu.stepping = x86_stepping(r.eax);
+	pt_pmu.model = x86_model(r.eax);
+	pt_pmu.family = x86_family(r.eax);
 	if (max_leaf < 0x14)
 		return -ENODEV;
 	cpuid_regs(7, 0, &r);
@@ -294,7 +291,7 @@ int pt_buffer_reset_markers(struct pt_buffer *buf, struct pt_aux_handle *handle)
 
 void pt_config_buffer(struct pt_buffer *buf)
 {
-	struct pt *pt = &pt_ctx[buf->cpu];
+	struct pt *pt = per_cpu_ptr(pt_ctx, buf->cpu);
 	u64 base, mask, reg;
 
 	if (buf->single) {
@@ -320,7 +317,7 @@ void pt_config_buffer(struct pt_buffer *buf)
 /** pt_read_offset() - where the trace unit stopped (TraceEn must be clear) */
 void pt_read_offset(struct pt_buffer *buf)
 {
-	struct pt *pt = &pt_ctx[buf->cpu];
+	struct pt *pt = per_cpu_ptr(pt_ctx, buf->cpu);
 
 	if (!buf->single) {
 		pt->output_base = rdmsr(MSR_IA32_RTIT_OUTPUT_BASE);
@@ -403,7 +400,7 @@ void pt_update_head(struct pt *pt)
 
 u64 pt_config_filters(struct perf_event *event)
 {
-	struct pt *pt = &pt_ctx[event->cpu];
+	struct pt *pt = per_cpu_ptr(pt_ctx, event->cpu);
 	u64 rtit_ctl = 0;
 
 	for (unsigned int i = 0; i < event->attr.nr_filters; i++) {
@@ -491,7 +488,7 @@ int pt_event_init(struct perf_event *event, const struct pt_event_attr *attr, st
 	err = pt_event_valid(attr);
 	if (err)
 		return err;
-	if (pt_ctx[cpu].event) {
+	if (per_cpu_ptr(pt_ctx, cpu)->event) {
 		pr_err("CPU %d already has a PT event\n", cpu);
 		return -EBUSY;
 	}
@@ -502,9 +499,9 @@ int pt_event_init(struct perf_event *event, const struct pt_event_attr *attr, st
 	event->buf = pt_buffer_setup_aux(event, aux->data_pages, aux->nr_pages, aux->snapshot);
 	if (!event->buf)
 		return -ENOMEM;
-	pt_ctx[cpu].event = event;
-	pt_ctx[cpu].output_valid = false;
-	pt_ctx[cpu].filters_valid = false;
+	per_cpu_ptr(pt_ctx, cpu)->event = event;
+	per_cpu_ptr(pt_ctx, cpu)->output_valid = false;
+	per_cpu_ptr(pt_ctx, cpu)->filters_valid = false;
 	return 0;
 }
 
@@ -514,13 +511,13 @@ void pt_event_destroy(struct perf_event *event)
 	if (event->buf)
 		pt_buffer_free_aux(event->buf);
 	event->buf = NULL;
-	if (pt_ctx[event->cpu].event == event)
-		pt_ctx[event->cpu].event = NULL;
+	if (per_cpu_ptr(pt_ctx, event->cpu)->event == event)
+		per_cpu_ptr(pt_ctx, event->cpu)->event = NULL;
 }
 
 int pt_event_start(struct perf_event *event)
 {
-	struct pt *pt = &pt_ctx[event->cpu];
+	struct pt *pt = per_cpu_ptr(pt_ctx, event->cpu);
 	struct pt_buffer *buf = event->buf;
 
 	if (pt_aux_output_begin(&event->handle, event->aux)) {
@@ -558,7 +555,7 @@ static void publish(struct pt *pt, struct perf_event *event)
 
 void pt_event_stop(struct perf_event *event, unsigned int mode)
 {
-	struct pt *pt = &pt_ctx[event->cpu];
+	struct pt *pt = per_cpu_ptr(pt_ctx, event->cpu);
 
 	pt->handle_nmi = false;
 	barrier();
@@ -577,7 +574,7 @@ void pt_event_stop(struct perf_event *event, unsigned int mode)
 /* flatten: the PMI path's helpers in this file inline into one function */
 __attribute__((flatten)) void intel_pt_interrupt(void)
 {
-	struct pt *pt = &pt_ctx[0];
+	struct pt *pt = this_cpu_ptr(pt_ctx);
 	struct perf_event *event = pt->event;
 	struct pt_buffer *buf;
 
@@ -633,7 +630,7 @@ __attribute__((flatten)) bool pt_pmi_handle(void)
 
 u64 pt_snapshot_copy(struct perf_event *event, void *dst, u64 len)
 {
-	struct pt *pt = &pt_ctx[event->cpu];
+	struct pt *pt = per_cpu_ptr(pt_ctx, event->cpu);
 	struct pt_buffer *buf = event->buf;
 	u64 size = (u64)buf->nr_pages << PAGE_SHIFT, pos;
 	bool was_on = event->hw_config & RTIT_CTL_TRACEEN;

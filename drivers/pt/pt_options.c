@@ -30,19 +30,13 @@ KPARAM_STR("pt.filter", pt_filter, &pt_opts.filter,
 static int set_flag_value(const char *val, bool *set, bool *out, const char *name,
 			  char *why, size_t n)
 {
-	static const char *const on[] = { "1", "on", "yes", "y", "true" };
-	static const char *const off[] = { "0", "off", "no", "n", "false" };
-
 	if (!val) {
 		*set = *out = true;
 		return 0;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(on); i++) {
-		if (!strcmp(val, on[i]) || !strcmp(val, off[i])) {
-			*set = true;
-			*out = !strcmp(val, on[i]);
-			return 0;
-		}
+	if (!cmdline_parse_bool(val, out)) {
+		*set = true;
+		return 0;
 	}
 	ksnprintf(why, n, "%s takes 0 or 1", name);
 	return -EINVAL;

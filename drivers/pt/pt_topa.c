@@ -42,7 +42,7 @@ static unsigned int te_size(u64 te)
 
 static u64 te_bytes(u64 te)
 {
-	return TOPA_ENTRY_SIZE(te_size(te));
+	return TOPA_ENTRY_REGION(te);
 }
 
 /**

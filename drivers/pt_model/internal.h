@@ -4,6 +4,7 @@
 #define TOPAZ_PT_MODEL_INTERNAL_H
 
 #include <topaz/pt_model.h>
+#include <topaz/percpu.h>
 #include <topaz/msr-index.h>
 
 #define PTM_RETSTACK	64	/* the decoder's return stack (SDM 36.2.1.2, libipt) */
@@ -65,7 +66,9 @@ struct pt_model {
 	struct pt_model_stats st;
 };
 
-extern struct pt_model ptm;
+/* Each CPU has its trace unit; every function of the model works on this CPU's. */
+DECLARE_PER_CPU(struct pt_model, pt_model_cpu);
+#define ptm (*this_cpu_ptr(pt_model_cpu))
 
 /* @gate when TriggerEn and PacketEn are set and nothing else (bytes in order) */
 #define PTM_GATE_FAST	0x0101ULL

@@ -12,7 +12,7 @@
 #include <topaz/errno.h>
 #include <topaz/kernel.h>
 
-struct pt_model ptm = {
+DEFINE_PER_CPU(struct pt_model, pt_model_cpu) = PER_CPU_INIT({
 	.cfg = {
 		.pmi_skid = PT_MODEL_DEFAULT_SKID,
 		.single_pmi_early = PT_MODEL_DEFAULT_EARLY,
@@ -23,7 +23,7 @@ struct pt_model ptm = {
 	.last_operr = -1,
 	.mode = PTM_MODE_64,
 	.mode_sent = -1,
-};
+});
 
 static u32 real_max_leaf;
 

@@ -720,57 +720,49 @@ bool pt_model_ev_branch_fast(enum ptm_class cls, u64 next, u64 target, bool take
 	return ev_insn_fast(cls, next, target, taken);
 }
 
+/* A near branch through the full path (the scripted tests' forms use it too). */
+static void ev_near(enum ptm_class cls, u64 ip, u64 next, u64 target, bool taken)
+{
+	struct ptm_insn in = { .cls = cls, .ip = ip, .next = next, .target = target,
+			       .taken = taken, .mode = PTM_MODE_64 };
+
+	pt_model_ev_insn(&in);
+}
+
 void pt_model_ev_branch(enum ptm_class cls, u64 ip, u64 next, u64 target, bool taken)
 {
-	struct ptm_insn in;
-
-	if (ev_insn_fast(cls, next, target, taken))
-		return;
-	in = (struct ptm_insn){ .cls = cls, .ip = ip, .next = next, .target = target,
-				.taken = taken, .mode = PTM_MODE_64 };
-	pt_model_ev_insn(&in);
+	if (!ev_insn_fast(cls, next, target, taken))
+		ev_near(cls, ip, next, target, taken);
 }
 
 void pt_model_ev_cond(u64 ip, u64 next, u64 target, bool taken)
 {
-	struct ptm_insn in = { .cls = PTM_COND, .ip = ip, .next = next, .target = target, .taken = taken };
-
-	pt_model_ev_insn(&in);
+	ev_near(PTM_COND, ip, next, target, taken);
 }
 
 void pt_model_ev_jump(u64 ip, u64 target)
 {
-	struct ptm_insn in = { .cls = PTM_JUMP, .ip = ip, .target = target };
-
-	pt_model_ev_insn(&in);
+	ev_near(PTM_JUMP, ip, 0, target, false);
 }
 
 void pt_model_ev_call(u64 ip, u64 next, u64 target)
 {
-	struct ptm_insn in = { .cls = PTM_CALL, .ip = ip, .next = next, .target = target };
-
-	pt_model_ev_insn(&in);
+	ev_near(PTM_CALL, ip, next, target, false);
 }
 
 void pt_model_ev_jump_indirect(u64 ip, u64 target)
 {
-	struct ptm_insn in = { .cls = PTM_JUMP_IND, .ip = ip, .target = target };
-
-	pt_model_ev_insn(&in);
+	ev_near(PTM_JUMP_IND, ip, 0, target, false);
 }
 
 void pt_model_ev_call_indirect(u64 ip, u64 next, u64 target)
 {
-	struct ptm_insn in = { .cls = PTM_CALL_IND, .ip = ip, .next = next, .target = target };
-
-	pt_model_ev_insn(&in);
+	ev_near(PTM_CALL_IND, ip, next, target, false);
 }
 
 void pt_model_ev_ret(u64 ip, u64 target)
 {
-	struct ptm_insn in = { .cls = PTM_RET, .ip = ip, .target = target };
-
-	pt_model_ev_insn(&in);
+	ev_near(PTM_RET, ip, 0, target, false);
 }
 
 void pt_model_ev_far(u64 ip, u64 target, u8 cpl, enum ptm_mode mode)

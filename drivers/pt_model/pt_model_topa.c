@@ -85,7 +85,7 @@ static bool topa_load(bool starting)
 				return false;
 			}
 		}
-		ptm.region_size = TOPA_ENTRY_SIZE((e & TOPA_SIZE_MASK) >> TOPA_SIZE_SHIFT);
+		ptm.region_size = TOPA_ENTRY_REGION(e);
 		ptm.region_base = e & ~0xfffULL;
 		if (ptm.region_base & (ptm.region_size - 1)) {
 			ptm_operational_error(PT_OPERR_REGION_MISALIGNED);

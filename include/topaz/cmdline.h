@@ -53,6 +53,8 @@ struct cmdline_result {
 void cmdline_parse(const char *line, struct cmdline_result *res);
 /** cmdline_find_param() - the parameter named @name, or NULL */
 const struct kparam *cmdline_find_param(const char *name);
+/** cmdline_parse_bool() - 1/0, on/off, y/n, yes/no, true/false into @out; -EINVAL otherwise */
+int cmdline_parse_bool(const char *v, bool *out);
 /** cmdline_enum_list() - "a, b or c" from a NULL-terminated @names, into @buf */
 void cmdline_enum_list(const char *const *names, char *buf, size_t size);
 /** cmdline_print_help() - list every parameter with its help text */

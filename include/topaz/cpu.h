@@ -9,9 +9,34 @@
 #define EFER_NXE		BIT(11)
 #define MSR_IA32_APICBASE	0x1b
 #define X86_CR0_WP		BIT(16)
+#define X86_EFLAGS_CF		BIT(0)
+#define X86_EFLAGS_PF		BIT(2)
+#define X86_EFLAGS_ZF		BIT(6)
+#define X86_EFLAGS_SF		BIT(7)
 #define X86_EFLAGS_TF		BIT(8)
 #define X86_EFLAGS_IF		BIT(9)
+#define X86_EFLAGS_OF		BIT(11)
 #define X86_EFLAGS_RF		BIT(16)
+
+/* The CPUID.1:EAX signature, as Linux's x86_family(), x86_model(), x86_stepping(). */
+static inline unsigned int x86_family(u32 sig)
+{
+	unsigned int family = (sig >> 8) & 0xf;
+
+	return family == 0xf ? family + ((sig >> 20) & 0xff) : family;
+}
+
+static inline unsigned int x86_model(u32 sig)
+{
+	unsigned int model = (sig >> 4) & 0xf;
+
+	return x86_family(sig) >= 6 ? model | ((sig >> 16) & 0xf) << 4 : model;
+}
+
+static inline unsigned int x86_stepping(u32 sig)
+{
+	return sig & 0xf;
+}
 
 static inline u64 read_cr0(void) { u64 v; __asm__ volatile("mov %%cr0, %0" : "=r"(v)); return v; }
 static inline u64 read_cr2(void) { u64 v; __asm__ volatile("mov %%cr2, %0" : "=r"(v)); return v; }

@@ -107,6 +107,8 @@
 #define TOPA_SZ_4K			0
 #define TOPA_SZ_128M			15
 #define TOPA_ENTRY_SIZE(sz)		(4096ULL << (sz))
+/* the bytes of the region a ToPA entry @te describes */
+#define TOPA_ENTRY_REGION(te)		TOPA_ENTRY_SIZE(((te) & TOPA_SIZE_MASK) >> TOPA_SIZE_SHIFT)
 #define TOPA_ENTRY(base, sz, flags)	(((u64)(base) & ~0xfffULL) | \
 					 ((u64)(sz) << TOPA_SIZE_SHIFT) | (flags))
 

@@ -26,6 +26,7 @@
 #define TOPAZ_PROBE_H
 
 #include <topaz/types.h>
+#include <topaz/percpu.h>
 
 /* How a value is stored and printed. */
 enum probe_vtype {
@@ -132,13 +133,11 @@ struct probe_hit {
 #endif
 
 /*
- * Handlers running, per CPU (one CPU today: index 0). A hit while a handler
+ * Handlers running, per CPU. A hit while a handler
  * runs on the same CPU (a handler that allocates, an interrupt during a
  * handler) is dropped rather than recursing.
  */
-#define PROBE_NR_CPUS 4
-extern unsigned int probe_nesting[PROBE_NR_CPUS];
-static inline unsigned int probe_this_cpu(void) { return 0; }
+DECLARE_PER_CPU(unsigned int, probe_nesting);
 void __probe_fire_more(struct probe_point *pp, struct probe_hit *hit);
 
 /**
@@ -152,7 +151,7 @@ void __probe_fire_more(struct probe_point *pp, struct probe_hit *hit);
 static inline __attribute__((always_inline)) void probe_fire(struct probe_point *pp,
 							     const union probe_val *v)
 {
-	unsigned int *nest = &probe_nesting[probe_this_cpu()];
+	unsigned int *nest = this_cpu_ptr(probe_nesting);
 	struct probe_hit hit;
 
 	if (unlikely(*nest)) {

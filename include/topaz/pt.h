@@ -13,6 +13,8 @@
 #include <topaz/list.h>
 #include <topaz/gfp.h>
 #include <topaz/errno.h>
+#include <topaz/msr-index.h>
+#include <topaz/percpu.h>
 
 /* ------------------------------------------------------------ capabilities */
 
@@ -133,7 +135,7 @@ static inline u64 pt_buffer_region_size(const struct pt_buffer *buf)
 {
 	u64 te = container_of(buf->cur, struct topa_page, topa)->table[buf->cur_idx];
 
-	return 4096ull << ((te >> 6) & 0xf);
+	return TOPA_ENTRY_REGION(te);
 }
 
 /** pt_topa_region_offset_of() - buffer offset of the current region */
@@ -282,8 +284,7 @@ struct pt {
 	void (*wakeup)(struct perf_event *event);
 };
 
-#define NR_CPUS 1
-extern struct pt pt_ctx[NR_CPUS];
+DECLARE_PER_CPU(struct pt, pt_ctx);
 
 /** pt_event_valid() - check @attr against the capabilities; messages name each refused option */
 int pt_event_valid(const struct pt_event_attr *attr);

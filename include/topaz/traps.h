@@ -4,6 +4,7 @@
 #define TOPAZ_TRAPS_H
 
 #include <topaz/types.h>
+#include <topaz/percpu.h>
 
 /* The frame entry.S builds: general registers, then vector and error code,
  * then what the CPU pushed. Handlers may change it (rip, rflags) to resume
@@ -61,10 +62,15 @@ struct trap_trace_hooks {
 };
 void trap_set_trace_hooks(const struct trap_trace_hooks *h);
 /** trap_depth() - how many trap handlers are running (0 in normal code) */
-extern unsigned int trap_nesting;
+/* Per CPU: how many trap handlers run (trap_depth()), of which NMIs. */
+struct trap_cpu {
+	unsigned int nesting, nmi_depth;
+};
+DECLARE_PER_CPU(struct trap_cpu, trap_cpu);
+
 static inline unsigned int trap_depth(void)
 {
-	return READ_ONCE(trap_nesting);
+	return READ_ONCE(this_cpu_ptr(trap_cpu)->nesting);
 }
 
 /* What the CPU pushes on an exception or interrupt (64-bit mode). */

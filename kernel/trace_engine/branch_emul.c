@@ -11,8 +11,6 @@
 #include <topaz/errno.h>
 #include <topaz/kernel.h>
 
-#define RF_ZF	BIT(6)
-
 /* struct pt_regs slot of each general register, in encoding order. */
 static const u8 reg_slot[16] = {
 	offsetof(struct pt_regs, rax) / 8, offsetof(struct pt_regs, rcx) / 8,
@@ -116,13 +114,16 @@ int branch_emul_prepare(const struct x86_insn *in, u64 ip, struct branch_emul *e
 		e->kind = BEMUL_RET;
 		e->imm = in->opcode == 0xc2 ? (u16)in->imm : 0;
 		return 0;
-	case X86_INSN_PTWRITE:
-		if ((in->modrm >> 6) != 3)
+	case X86_INSN_PTWRITE: {
+		unsigned int reg, size;
+
+		if (!branch_ptwrite_operand(in, &reg, &size))
 			return -EOPNOTSUPP;	/* the memory form reads its payload itself */
 		e->kind = BEMUL_PTWRITE;
-		e->reg = (u8)((in->modrm & 7) | ((in->rex & 1) << 3));
-		e->size = (in->rex & 8) ? 8 : 4;
+		e->reg = (u8)reg;
+		e->size = (u8)size;
 		return 0;
+	}
 	default:
 		return -EOPNOTSUPP;
 	}
@@ -159,7 +160,7 @@ int branch_emul_run(const struct branch_emul *e, u64 ip, struct pt_regs *r,
 		break;
 	case BEMUL_LOOP:
 		rcx = r->rcx - 1;
-		res->taken = rcx != 0 && (e->cc == 2 || (e->cc == 1) == !!(r->rflags & RF_ZF));
+		res->taken = rcx != 0 && (e->cc == 2 || (e->cc == 1) == !!(r->rflags & X86_EFLAGS_ZF));
 		r->rcx = rcx;
 		break;
 	case BEMUL_JMP:

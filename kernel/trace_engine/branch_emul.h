@@ -11,6 +11,8 @@
 
 #include <topaz/types.h>
 #include <topaz/traps.h>
+#include <topaz/cpu.h>
+#include <topaz/x86_insn.h>
 
 struct x86_insn;
 
@@ -73,16 +75,19 @@ static inline bool branch_emul_cond(unsigned int cc, u64 f)
 {
 	/* the even conditions O B E BE S P L LE; odd ones negate. The first six
 	 * test flag bits (OF, CF, ZF, CF|ZF, SF, PF); L is SF != OF, LE adds ZF */
-	static const u16 mask[6] = { 0x800, 0x001, 0x040, 0x041, 0x080, 0x004 };
+	static const u16 mask[6] = {
+		X86_EFLAGS_OF, X86_EFLAGS_CF, X86_EFLAGS_ZF, X86_EFLAGS_CF | X86_EFLAGS_ZF,
+		X86_EFLAGS_SF, X86_EFLAGS_PF,
+	};
 	unsigned int c = cc >> 1;
 	bool t;
 
 	if (c < 6) {
 		t = f & mask[c];
 	} else {
-		t = !!(f & 0x80) != !!(f & 0x800);
+		t = !!(f & X86_EFLAGS_SF) != !!(f & X86_EFLAGS_OF);
 		if (c == 7)
-			t |= !!(f & 0x40);
+			t |= !!(f & X86_EFLAGS_ZF);
 	}
 	return t ^ (cc & 1);
 }
@@ -105,5 +110,22 @@ static inline int branch_emul_run_fast(const struct branch_emul *e, u64 ip, stru
 
 /** branch_emul_reg() - general register @n (0 RAX ... 15 R15) in @regs */
 u64 *branch_emul_reg(struct pt_regs *regs, unsigned int n);
+
+/**
+ * branch_ptwrite_operand() - the register operand of a register-form PTWRITE
+ * @in: a decoded X86_INSN_PTWRITE
+ * @reg: its register (0 RAX ... 15 R15)
+ * @size: its size in bytes (8 with REX.W, else 4)
+ * Return: false for the memory form (the emulator leaves it to the CPU)
+ */
+static inline bool branch_ptwrite_operand(const struct x86_insn *in, unsigned int *reg,
+					  unsigned int *size)
+{
+	if ((in->modrm >> 6) != 3)
+		return false;
+	*reg = (in->modrm & 7) | ((in->rex & 1) << 3);
+	*size = (in->rex & 8) ? 8 : 4;
+	return true;
+}
 
 #endif

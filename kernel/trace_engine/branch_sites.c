@@ -144,27 +144,23 @@ int branch_insn_decode(u64 ip, struct x86_insn *in)
 	return decode(ip, in, false);
 }
 
-static u8 ptm_class_of(const struct x86_insn *in)
+enum ptm_class branch_ptm_class(const struct x86_insn *in)
 {
-	switch (in->cls) {
-	case X86_INSN_JCC:
-	case X86_INSN_JCXZ:
-	case X86_INSN_LOOP:
-		return PTM_COND;
-	case X86_INSN_JMP_DIRECT:
-		return PTM_JUMP;
-	case X86_INSN_CALL_DIRECT:
-		return PTM_CALL;
-	case X86_INSN_JMP_INDIRECT:
-		return PTM_JUMP_IND;
-	case X86_INSN_CALL_INDIRECT:
-		return PTM_CALL_IND;
-	case X86_INSN_RET_NEAR:
-		return PTM_RET;
-	case X86_INSN_PTWRITE:
+	if (in->cls == X86_INSN_PTWRITE)
 		return PTM_PTWRITE;
-	default:
+	switch (in->cofi) {
+	case X86_COFI_NONE:
 		return PTM_OTHER;
+	case X86_COFI_COND:
+		return PTM_COND;
+	case X86_COFI_DIRECT:
+		return in->cls == X86_INSN_CALL_DIRECT ? PTM_CALL : PTM_JUMP;
+	case X86_COFI_INDIRECT:
+		return in->cls == X86_INSN_CALL_INDIRECT ? PTM_CALL_IND : PTM_JUMP_IND;
+	case X86_COFI_RET:
+		return PTM_RET;
+	default:
+		return PTM_FAR;	/* far transfers, software interrupts, #UD forms */
 	}
 }
 
@@ -188,7 +184,7 @@ static struct branch_site *site_get(u64 ip, const struct x86_insn *in, int *err)
 		*err = -EOPNOTSUPP;
 		return NULL;
 	}
-	n.cls = ptm_class_of(in);
+	n.cls = (u8)branch_ptm_class(in);
 	n.orig = *(const u8 *)(uintptr_t)ip;
 	/* in the table first: the poke itself may run this branch (when the
 	 * traced code shares a function with the engine), and an INT3 there

@@ -151,5 +151,7 @@ void branch_sites_get_stats(struct branch_sites_stats *st);
  */
 struct x86_insn;
 int branch_insn_decode(u64 ip, struct x86_insn *in);
+/** branch_ptm_class() - what the trace unit sees of @in (enum ptm_class): PTM_OTHER when nothing */
+enum ptm_class branch_ptm_class(const struct x86_insn *in);
 
 #endif

@@ -21,6 +21,7 @@
 #include <topaz/symbols.h>
 #include <topaz/paging.h>
 #include <topaz/kernel.h>
+#include <topaz/mm.h>
 #include <topaz/errno.h>
 #include <topaz/arch.h>
 
@@ -30,9 +31,12 @@
 
 extern const char ImageBase[] __hidden, __image_end[] __hidden;
 
-static struct {
+/* pt.step=: how every CPU's engine follows (branch unless pt.step=single) */
+static enum trace_step_mode step_mode = TRACE_STEP_BRANCH;
+
+/* One CPU's engine: what it follows now and what it has seen. */
+struct engine {
 	bool active, starting, resume_pending, emulating;
-	enum trace_step_mode mode;
 	bool stepping;		/* TF set: every instruction stops (single-step) */
 	bool checking;		/* the boot self-check runs: no model events */
 	bool check_no_iret;	/* ... and returns from its INT3s as inside an NMI */
@@ -45,10 +49,13 @@ static struct {
 	u64 resume_ip;
 	struct trace_engine_stats st;
 	u64 foreign[MAX_FOREIGN];
-} eng = { .mode = TRACE_STEP_BRANCH };	/* unless pt.step=single */
+};
+static DEFINE_PER_CPU(struct engine, engines);
+/* This CPU's engine: the state every function below works on. */
+#define eng (*this_cpu_ptr(engines))
 
 static const char *const step_names[] = { "single", "branch", NULL };	/* enum trace_step_mode */
-KPARAM_ENUM("pt.step", pt_step, &eng.mode, step_names,
+KPARAM_ENUM("pt.step", pt_step, &step_mode, step_names,
 	    "trace engine: branch (an INT3 per branch, the default) or single (a #DB per instruction)");
 
 static inline u64 read_dr6(void) { u64 v; __asm__ volatile("mov %%db6, %0" : "=r"(v)); return v; }
@@ -62,7 +69,7 @@ static bool in_image(u64 ip)
 /* Code outside the kernel (firmware) goes to the sideband, page by page. */
 static void note_foreign(u64 ip)
 {
-	u64 page = ip & ~0xfffull;
+	u64 page = ip & PAGE_MASK;
 
 	if (in_image(ip))
 		return;
@@ -78,7 +85,7 @@ static __noinline void note_block(const struct branch_block *b)
 {
 	u64 end = b->site->ip + b->site->emul.len - 1;
 
-	for (u64 p = b->start & ~0xfffull; p <= end; p += 0x1000)
+	for (u64 p = b->start & PAGE_MASK; p <= end; p += PAGE_SIZE)
 		note_foreign(p < b->start ? b->start : p);
 }
 
@@ -113,16 +120,18 @@ static void retire(u64 ip, u64 to, struct pt_regs *regs)
 	m.next = ip + in.length;
 	if (in.cls == X86_INSN_PTWRITE) {
 		/* the payload is still in the register operand (register form) */
-		if ((in.modrm >> 6) == 3) {
+		unsigned int reg, size;
+
+		if (branch_ptwrite_operand(&in, &reg, &size)) {
 			m.cls = PTM_PTWRITE;
-			m.payload = *branch_emul_reg(regs, (in.modrm & 7) | ((in.rex & 1) << 3));
-			m.size = (in.rex & 8) ? 8 : 4;
+			m.payload = *branch_emul_reg(regs, reg);
+			m.size = (u8)size;
 			pt_model_ev_insn(&m);
 		}
 		return;
 	}
-	switch (in.cofi) {
-	case X86_COFI_NONE:
+	m.cls = branch_ptm_class(&in);
+	if (m.cls == PTM_OTHER) {
 		if (to == m.next)
 			return;	/* straight-line: nothing for PT */
 		if (shadows_next(&in)) {
@@ -133,24 +142,9 @@ static void retire(u64 ip, u64 to, struct pt_regs *regs)
 		/* an instruction that jumped without being a branch (an exception
 		 * path that came back elsewhere): report it as a far transfer */
 		m.cls = PTM_FAR;
-		break;
-	case X86_COFI_COND:
-		m.cls = PTM_COND;
-		m.taken = to != m.next;
-		break;
-	case X86_COFI_DIRECT:
-		m.cls = in.cls == X86_INSN_CALL_DIRECT ? PTM_CALL : PTM_JUMP;
-		break;
-	case X86_COFI_INDIRECT:
-		m.cls = in.cls == X86_INSN_CALL_INDIRECT ? PTM_CALL_IND : PTM_JUMP_IND;
-		break;
-	case X86_COFI_RET:
-		m.cls = PTM_RET;
-		break;
-	default:
-		m.cls = PTM_FAR;
-		break;
 	}
+	if (m.cls == PTM_COND)
+		m.taken = to != m.next;
 	eng.st.branches++;
 	pt_model_ev_insn(&m);
 }
@@ -179,7 +173,7 @@ static inline void arm_block(struct pt_regs *regs, const struct branch_block *b,
 		regs->rflags &= ~X86_EFLAGS_TF;
 		return;
 	}
-	if (eng.mode == TRACE_STEP_BRANCH)
+	if (step_mode == TRACE_STEP_BRANCH)
 		eng.st.fallbacks++;
 	eng.stepping = true;
 	eng.prev = regs->rip;
@@ -192,7 +186,7 @@ static void arm(struct pt_regs *regs)
 	bool created = false;
 	int err;
 
-	if (eng.mode == TRACE_STEP_BRANCH)
+	if (step_mode == TRACE_STEP_BRANCH)
 		b = branch_block_get(regs->rip, &created, &err);
 	arm_block(regs, b, created);
 }
@@ -420,9 +414,11 @@ static bool on_breakpoint(struct pt_regs *regs)
 }
 
 /* A register-form PTWRITE at @regs->rip (a CPU without PTWRITE raises #UD). */
-static bool ptwrite_at(const struct pt_regs *regs, struct x86_insn *in)
+static bool ptwrite_at(const struct pt_regs *regs, struct x86_insn *in, unsigned int *reg,
+		       unsigned int *size)
 {
-	return !branch_insn_decode(regs->rip, in) && in->cls == X86_INSN_PTWRITE && (in->modrm >> 6) == 3;
+	return !branch_insn_decode(regs->rip, in) && in->cls == X86_INSN_PTWRITE &&
+	       branch_ptwrite_operand(in, reg, size);
 }
 
 /*
@@ -434,8 +430,9 @@ static bool on_invalid_opcode(struct pt_regs *regs)
 {
 	struct x86_insn in;
 	struct ptm_insn m = { .cls = PTM_PTWRITE, .cpl = 0, .mode = PTM_MODE_64 };
+	unsigned int reg, size;
 
-	if (!eng.active || eng.starting || !ptwrite_at(regs, &in))
+	if (!eng.active || eng.starting || !ptwrite_at(regs, &in, &reg, &size))
 		return false;
 	/* back from a handler (a PMI taken right before it): resume first, at
 	 * this instruction, so the PTW comes after the TIP.PGE */
@@ -443,8 +440,8 @@ static bool on_invalid_opcode(struct pt_regs *regs)
 		resume();
 	m.ip = regs->rip;
 	m.next = m.target = regs->rip + in.length;
-	m.payload = *branch_emul_reg(regs, (in.modrm & 7) | ((in.rex & 1) << 3));
-	m.size = (in.rex & 8) ? 8 : 4;
+	m.payload = *branch_emul_reg(regs, reg);
+	m.size = (u8)size;
 	pt_model_ev_insn(&m);
 	eng.st.insns++;
 	regs->rip = m.next;
@@ -457,10 +454,11 @@ static bool on_invalid_opcode(struct pt_regs *regs)
 static void async_enter(struct pt_regs *regs)
 {
 	struct x86_insn in;
+	unsigned int reg, size;
 
 	if (!eng.active || eng.starting)
 		return;
-	if (regs->vector == X86_TRAP_UD && ptwrite_at(regs, &in)) {
+	if (regs->vector == X86_TRAP_UD && ptwrite_at(regs, &in, &reg, &size)) {
 		eng.emulating = true;
 		return;
 	}
@@ -495,7 +493,7 @@ static void async_exit(struct pt_regs *regs)
 		return;
 	eng.resume_pending = true;
 	eng.resume_ip = regs->rip;	/* where the handler returns: maybe a fixup */
-	if (eng.mode == TRACE_STEP_BRANCH)
+	if (step_mode == TRACE_STEP_BRANCH)
 		arm(regs);	/* an INT3 ahead of it, or TF from there */
 }
 
@@ -604,12 +602,12 @@ void trace_engine_init(void)
 	trap_set_handler(X86_TRAP_DB, on_debug);
 	trap_set_handler(X86_TRAP_UD, on_invalid_opcode);
 	pt_session_set_engine(&engine_ops);
-	if (eng.mode != TRACE_STEP_BRANCH)
+	if (step_mode != TRACE_STEP_BRANCH)
 		return;
 	err = branch_sites_init(MAX_SITES);
 	if (err) {
 		pr_warn("pt.step=branch: no memory for the branch sites (error %d): single-step\n", err);
-		eng.mode = TRACE_STEP_SINGLE;
+		step_mode = TRACE_STEP_SINGLE;
 		return;
 	}
 	trap_set_handler(X86_TRAP_BP, on_breakpoint);
@@ -618,7 +616,7 @@ void trace_engine_init(void)
 		pr_warn("pt.step=branch: cannot branch-step here (error %d): single-step\n", err);
 		trap_set_handler(X86_TRAP_BP, NULL);
 		branch_sites_exit();
-		eng.mode = TRACE_STEP_SINGLE;
+		step_mode = TRACE_STEP_SINGLE;
 		return;
 	}
 	trap_set_bp_fast(bp_fast);
@@ -627,7 +625,7 @@ void trace_engine_init(void)
 static void engine_stats(struct trace_engine_stats *st)
 {
 	*st = eng.st;
-	st->mode = eng.mode;
+	st->mode = step_mode;
 }
 
 static void engine_arm(void)
@@ -671,20 +669,20 @@ static void engine_write_sideband(trace_image_fn add)
 {
 	/* consecutive pages become one image */
 	for (unsigned int i = 0; i < eng.st.foreign_pages; i++) {
-		u64 start = eng.foreign[i], end = start + 0x1000;
+		u64 start = eng.foreign[i], end = start + PAGE_SIZE;
 		bool more;
 
 		do {
 			more = false;
 			for (unsigned int j = 0; j < eng.st.foreign_pages; j++)
 				if (eng.foreign[j] == end) {
-					end += 0x1000;
+					end += PAGE_SIZE;
 					more = true;
 				}
 		} while (more);
 		bool covered = false;
 		for (unsigned int j = 0; j < eng.st.foreign_pages; j++)
-			if (eng.foreign[j] == start - 0x1000)
+			if (eng.foreign[j] == start - PAGE_SIZE)
 				covered = true;
 		if (!covered)
 			add("firmware", start, (const void *)start, end - start);

@@ -177,7 +177,7 @@ u64 pt_run_traced(const struct workload *w)
 void pt_boot_finish(void)
 {
 	struct trace_engine_stats st = { 0 };
-	struct pt *pt = &pt_ctx[0];
+	struct pt *pt = this_cpu_ptr(pt_ctx);
 	u64 bytes;
 
 	if (!active)

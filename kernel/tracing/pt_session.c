@@ -49,7 +49,7 @@ int pt_session_open(const struct pt_options *o, const struct trace_sink *sink,
 		s->aux = NULL;
 		return err;
 	}
-	pt_ctx[0].wakeup = session_wakeup;
+	this_cpu_ptr(pt_ctx)->wakeup = session_wakeup;
 	s->sink = *sink;
 	trace_writer_init(&s->writer, &s->sink);
 	if (unit)
@@ -219,7 +219,7 @@ void pt_session_snapshot(u64 len)
 
 		pt_config_stop(&s->event);
 		pt_read_offset(s->event.buf);
-		pt_update_head(&pt_ctx[0]);
+		pt_update_head(this_cpu_ptr(pt_ctx));
 		pos = s->event.buf->data_size;
 		for (u64 done = 0; done < ring;) {
 			u64 off = (pos + done) & (ring - 1);
@@ -268,7 +268,7 @@ void pt_session_close(void)
 	s->stream_off += s->lost_pending;
 	s->lost_pending = 0;
 	s->gap_pending = false;
-	t.pmis = pt_ctx[0].pmis;
+	t.pmis = this_cpu_ptr(pt_ctx)->pmis;
 	t.end_tsc = rdtsc();
 	trace_write_trailer(&s->writer, &t);
 	pt_event_destroy(&s->event);

@@ -7,6 +7,7 @@
  */
 #include <topaz/trace_writer.h>
 #include <topaz/arch.h>
+#include <topaz/cpu.h>
 #include <topaz/errno.h>
 #include <topaz/kernel.h>
 
@@ -85,24 +86,6 @@ static void write_record(struct trace_writer *w, u16 type, const void *body, u16
 	emit(w, payload, payload_size);
 }
 
-static u8 decode_family(u32 eax)
-{
-	u32 family = (eax >> 8) & 0xf;
-
-	if (family == 0xf)
-		family += (eax >> 20) & 0xff;
-	return (u8)min(family, 0xffu);
-}
-
-static u8 decode_model(u32 eax)
-{
-	u32 family = (eax >> 8) & 0xf, model = (eax >> 4) & 0xf;
-
-	if (family == 0x6 || family == 0xf)
-		model |= ((eax >> 16) & 0xf) << 4;
-	return (u8)model;
-}
-
 void trace_header_init(struct tpz_header *h, u32 flags)
 {
 	struct cpuid_regs r;
@@ -123,9 +106,9 @@ void trace_header_init(struct tpz_header *h, u32 flags)
 	if (max_leaf >= 1) {
 		cpuid_regs(1, 0, &r);
 		h->cpuid1_eax = r.eax;
-		h->family = decode_family(r.eax);
-		h->model = decode_model(r.eax);
-		h->stepping = r.eax & 0xf;
+		h->family = (u8)min(x86_family(r.eax), 0xffu);
+		h->model = (u8)x86_model(r.eax);
+		h->stepping = (u8)x86_stepping(r.eax);
 	}
 	if (max_leaf >= 0x14) {
 		for (u32 sub = 0; sub < 2; sub++) {

@@ -93,7 +93,7 @@ static void setup_cpu(void)
 		hosted_msr_define(msrs[i], 0);
 	if (pt_pmu_hw_init())
 		die("pt_pmu_hw_init refused the fake CPU");
-	memset(pt_ctx, 0, sizeof(pt_ctx));
+	memset(pt_ctx, 0, sizeof(pt_ctx));	/* every CPU's */
 }
 
 static u64 msr(u32 m)
@@ -220,7 +220,7 @@ static double median(double *v, unsigned int n)
 
 static int run_pmi(u64 size, unsigned int max_order, unsigned long pmis)
 {
-	struct pt *pt = &pt_ctx[0];
+	struct pt *pt = this_cpu_ptr(pt_ctx);
 	struct pt_aux *aux;
 	unsigned long stops = 0;
 	unsigned int tables;

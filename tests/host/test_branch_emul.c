@@ -27,11 +27,11 @@
 #include <topaz/x86_insn.h>
 #include <topaz/errno.h>
 
-#define F_CF	0x001
-#define F_PF	0x004
-#define F_ZF	0x040
-#define F_SF	0x080
-#define F_OF	0x800
+#define F_CF	X86_EFLAGS_CF
+#define F_PF	X86_EFLAGS_PF
+#define F_ZF	X86_EFLAGS_ZF
+#define F_SF	X86_EFLAGS_SF
+#define F_OF	X86_EFLAGS_OF
 
 static u8 *page;	/* RWX: the code the CPU runs */
 

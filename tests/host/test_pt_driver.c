@@ -99,8 +99,8 @@ static void setup_machine(const char *profile)
 	cfg.pmi_skid = PT_MODEL_DEFAULT_SKID;
 	pt_model_set_config(&cfg);
 	assert_int_equal(pt_pmu_hw_init(), 0);
-	memset(pt_ctx, 0, sizeof(pt_ctx));
-	pt_ctx[0].wakeup = drain;
+	memset(pt_ctx, 0, sizeof(pt_ctx));	/* every CPU's */
+	this_cpu_ptr(pt_ctx)->wakeup = drain;
 	hosted_lvtpc = PT_PMI_VECTOR;		/* unmasked, fixed delivery */
 	hosted_pmi_handler = on_pmi;
 	hosted_pmi_count = 0;
@@ -200,8 +200,8 @@ static void test_ring_many_pmis_nothing_lost(void **state)
 	flow(20000);
 	finish(aux);
 	pt_model_get_stats(&st);
-	assert_true(pt_ctx[0].pmis >= 20);
-	assert_int_equal(pt_ctx[0].truncations, 0);
+	assert_true(this_cpu_ptr(pt_ctx)->pmis >= 20);
+	assert_int_equal(this_cpu_ptr(pt_ctx)->truncations, 0);
 	assert_int_equal(st.bytes_lost, 0);
 	/* everything generated arrived, in order */
 	assert_int_equal(ncollected, st.bytes);
@@ -210,7 +210,7 @@ static void test_ring_many_pmis_nothing_lost(void **state)
 	assert_int_equal(packet_errors(collected, ncollected, &psbs), 0);
 	assert_true(psbs >= ncollected / 4096 - 1);	/* PSBs keep coming */
 	print_message("ring: %zu bytes, %llu PMIs, %zu PSBs\n", ncollected,
-		      (unsigned long long)pt_ctx[0].pmis, psbs);
+		      (unsigned long long)this_cpu_ptr(pt_ctx)->pmis, psbs);
 }
 
 static void test_mixed_orders_and_tables(void **state)
@@ -244,7 +244,7 @@ static void test_stop_protects_unread_data(void **state)
 	pt_model_get_stats(&st);
 	assert_true(event.stopped);			/* the driver stopped tracing */
 	assert_true(aux->head <= 4 * 4096);		/* never more than the ring */
-	assert_true(aux->truncated_records + pt_ctx[0].truncations >= 1 || aux->head >= 3 * 4096);
+	assert_true(aux->truncated_records + this_cpu_ptr(pt_ctx)->truncations >= 1 || aux->head >= 3 * 4096);
 	/* what was published is exactly the start of what was generated */
 	consumer_drains = true;
 	u64 published = aux->head;
@@ -267,10 +267,10 @@ static void test_single_entry_topa(void **state)
 	flow(20000);
 	finish(aux);
 	pt_model_get_stats(&st);
-	assert_true(pt_ctx[0].pmis >= 10);
+	assert_true(this_cpu_ptr(pt_ctx)->pmis >= 10);
 	assert_int_equal(packet_errors(collected, ncollected, &psbs), 0);
 	/* early PMIs: the tail of each region is padding, never lost trace */
-	assert_int_equal(pt_ctx[0].truncations, 0);
+	assert_int_equal(this_cpu_ptr(pt_ctx)->truncations, 0);
 	assert_int_equal(st.bytes_lost, 0);
 }
 
@@ -285,7 +285,7 @@ static void test_snapshot_keeps_the_last_bytes(void **state)
 	aux = start(16384, 2, true, 0);		/* one 16 KiB block: single-range output */
 	assert_true(event.buf->single);
 	flow(30000);
-	assert_int_equal(pt_ctx[0].pmis, 0);	/* snapshot mode takes no PMIs */
+	assert_int_equal(this_cpu_ptr(pt_ctx)->pmis, 0);	/* snapshot mode takes no PMIs */
 	n = pt_snapshot_copy(&event, last, 16384);
 	assert_int_equal(n, 16384);
 	assert_int_equal(packet_errors(last, n, &psbs), 0);
