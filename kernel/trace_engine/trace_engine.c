@@ -34,12 +34,34 @@ extern const char ImageBase[] __hidden, __image_end[] __hidden;
 /* pt.step=: how every CPU's engine follows (branch unless pt.step=single) */
 static enum trace_step_mode step_mode = TRACE_STEP_BRANCH;
 
+/*
+ * What one CPU's engine is doing, and how it moves:
+ *
+ *   OFF --arm (pt_trace_begin)--> STARTING --first stop past pt_trace_begin--> FOLLOWING
+ *   FOLLOWING --a handler returns into traced code (async_exit)--> PAUSED
+ *   PAUSED --the next stop, or a second event after the code ran on--> FOLLOWING
+ *   STARTING, FOLLOWING, PAUSED --end, abort, disarm--> OFF
+ *   OFF --boot self-check--> CHECKING --the probe returns to its caller--> CHECK_DONE
+ *   CHECKING --a branch it cannot emulate or place--> OFF (the self-check fails)
+ *
+ * Between an event's async_enter and async_exit the engine stays FOLLOWING
+ * with the trace paused; PAUSED is "resume at the next stop, at resume_ip".
+ */
+enum engine_state {
+	ENG_OFF,
+	ENG_STARTING,		/* stepping out of pt_trace_begin: no model events yet */
+	ENG_FOLLOWING,		/* every stop goes to the model */
+	ENG_PAUSED,		/* back from a handler: the trace resumes at the next stop */
+	ENG_CHECKING,		/* the boot self-check runs: stops without model events */
+	ENG_CHECK_DONE,		/* ... and followed its probe back to the caller */
+};
+
 /* One CPU's engine: what it follows now and what it has seen. */
 struct engine {
-	bool active, starting, resume_pending, emulating;
-	bool stepping;		/* TF set: every instruction stops (single-step) */
-	bool checking;		/* the boot self-check runs: no model events */
-	bool check_no_iret;	/* ... and returns from its INT3s as inside an NMI */
+	enum engine_state state;
+	bool stepping;		/* how: TF set, every instruction stops (single-step) */
+	bool emulating;		/* a PTWRITE's #UD is being emulated (not an event) */
+	bool check_no_iret;	/* the self-check's INT3s return as inside an NMI */
 	u64 check_lo, check_hi;	/* its probe function */
 	u64 check_stops, sites_base;
 	u64 prev;		/* stepping: the instruction the next #DB reports on */
@@ -53,6 +75,12 @@ struct engine {
 static DEFINE_PER_CPU(struct engine, engines);
 /* This CPU's engine: the state every function below works on. */
 #define eng (*this_cpu_ptr(engines))
+
+/* Following traced code (FOLLOWING, PAUSED) or the self-check's probe. */
+static inline bool following(void)
+{
+	return eng.state == ENG_FOLLOWING || eng.state == ENG_PAUSED || eng.state == ENG_CHECKING;
+}
 
 static const char *const step_names[] = { "single", "branch", NULL };	/* enum trace_step_mode */
 KPARAM_ENUM("pt.step", pt_step, &step_mode, step_names,
@@ -196,7 +224,7 @@ static __noinline void stop_tracing(struct pt_regs *regs)
 {
 	struct branch_sites_stats bst;
 
-	eng.active = false;
+	eng.state = ENG_OFF;
 	regs->rflags &= ~X86_EFLAGS_TF;
 	branch_sites_get_stats(&bst);
 	eng.st.sites = bst.patched - eng.sites_base;
@@ -206,7 +234,7 @@ static __noinline void stop_tracing(struct pt_regs *regs)
 /* Back from a handler: tracing goes on where it returned. */
 static __noinline void resume(void)
 {
-	eng.resume_pending = false;
+	eng.state = ENG_FOLLOWING;
 	pt_session_resume();
 	pt_model_ev_at(eng.resume_ip);
 	if (eng.stepping)
@@ -244,19 +272,19 @@ static bool on_debug(struct pt_regs *regs)
 	eng.st.db_traps++;
 	if (!(dr6 & DR6_BS))
 		return false;
-	if (!eng.active) {
+	if (eng.state == ENG_OFF || eng.state == ENG_CHECK_DONE) {
 		/* a step armed before tracing ended: nothing more to follow */
 		regs->rflags &= ~X86_EFLAGS_TF;
 		return true;
 	}
-	if (eng.starting) {
+	if (eng.state == ENG_STARTING) {
 		/* our epilogue and pt_trace_begin's: start at the first caller instruction */
 		if (in_function(rip, (uintptr_t)engine_follow) ||
 		    in_function(rip, (uintptr_t)pt_trace_begin)) {
 			regs->rflags |= X86_EFLAGS_TF;
 			return true;
 		}
-		eng.starting = false;
+		eng.state = ENG_FOLLOWING;
 		pt_model_ev_at(rip);
 		if (rip == (uintptr_t)pt_trace_end) {
 			stop_tracing(regs);
@@ -265,7 +293,7 @@ static bool on_debug(struct pt_regs *regs)
 		arm(regs);
 		return true;
 	}
-	if (eng.resume_pending)
+	if (eng.state == ENG_PAUSED)
 		resume();
 	if (rip == eng.prev) {
 		/* a REP string instruction finished one iteration */
@@ -297,18 +325,17 @@ static __noinline bool check_step(struct pt_regs *regs, struct branch_site *s, u
 	regs->rip = ip;
 	if (branch_emul_run(&s->emul, ip, regs, &res)) {
 		branch_site_disable(s);
-		eng.active = false;	/* the CPU takes it from here */
+		eng.state = ENG_OFF;	/* the CPU takes it from here */
 		return true;
 	}
 	eng.check_stops++;
 	if (s->cls == PTM_RET && (res.target < eng.check_lo || res.target >= eng.check_hi)) {
-		eng.checking = false;	/* back in the caller: done */
-		eng.active = false;
+		eng.state = ENG_CHECK_DONE;	/* back in the caller: done */
 		return true;
 	}
 	b = branch_block_get(regs->rip, &created, &err);
 	if (!b)
-		eng.active = false;	/* the INT3s in place still run, untraced */
+		eng.state = ENG_OFF;	/* the INT3s in place still run, untraced */
 	return true;
 }
 
@@ -326,9 +353,8 @@ static bool bp_fast(struct trap_frame *f)
 	u64 ip = f->rip - 1, next, to;
 	bool taken;
 
-	if (unlikely(!s || s->ip != ip || s->emul.kind != BEMUL_JCC || !eng.active ||
-		     eng.starting || eng.stepping || eng.resume_pending || eng.checking ||
-		     trap_depth()))
+	if (unlikely(!s || s->ip != ip || s->emul.kind != BEMUL_JCC ||
+		     eng.state != ENG_FOLLOWING || eng.stepping || trap_depth()))
 		return false;
 	taken = branch_emul_cond(s->emul.cc, f->rflags);
 	next = ip + s->emul.len;
@@ -363,7 +389,7 @@ static bool on_breakpoint(struct pt_regs *regs)
 		s = branch_site_find(ip);
 	if (!s)
 		return false;	/* not ours: the panic path reports it */
-	if (!eng.active || eng.starting || trap_depth() > 1) {
+	if (!following() || trap_depth() > 1) {
 		/* a handler runs traced code's callee: not traced, just run it */
 		eng.st.nested++;
 		regs->rip = ip;
@@ -373,10 +399,10 @@ static bool on_breakpoint(struct pt_regs *regs)
 			trap_return_without_iret();
 		return true;
 	}
-	if (unlikely(eng.checking))
+	if (unlikely(eng.state == ENG_CHECKING))
 		return check_step(regs, s, ip);
 	eng.st.bp_traps++;
-	if (eng.resume_pending)
+	if (eng.state == ENG_PAUSED)
 		resume();
 	if (eng.stepping)
 		eng.pending = 0;	/* each instruction before it had its #DB */
@@ -432,11 +458,11 @@ static bool on_invalid_opcode(struct pt_regs *regs)
 	struct ptm_insn m = { .cls = PTM_PTWRITE, .cpl = 0, .mode = PTM_MODE_64 };
 	unsigned int reg, size;
 
-	if (!eng.active || eng.starting || !ptwrite_at(regs, &in, &reg, &size))
+	if (!following() || !ptwrite_at(regs, &in, &reg, &size))
 		return false;
 	/* back from a handler (a PMI taken right before it): resume first, at
 	 * this instruction, so the PTW comes after the TIP.PGE */
-	if (eng.resume_pending)
+	if (eng.state == ENG_PAUSED)
 		resume();
 	m.ip = regs->rip;
 	m.next = m.target = regs->rip + in.length;
@@ -456,14 +482,14 @@ static void async_enter(struct pt_regs *regs)
 	struct x86_insn in;
 	unsigned int reg, size;
 
-	if (!eng.active || eng.starting)
+	if (!following())
 		return;
 	if (regs->vector == X86_TRAP_UD && ptwrite_at(regs, &in, &reg, &size)) {
 		eng.emulating = true;
 		return;
 	}
 	eng.st.async++;
-	if (eng.resume_pending) {
+	if (eng.state == ENG_PAUSED) {
 		/*
 		 * A second event before the next stop. Still at the return
 		 * point: the traced code did not run (an interrupt pending at
@@ -489,9 +515,9 @@ static void async_exit(struct pt_regs *regs)
 		eng.emulating = false;
 		return;
 	}
-	if (!eng.active || eng.starting)
+	if (!following())
 		return;
-	eng.resume_pending = true;
+	eng.state = ENG_PAUSED;
 	eng.resume_ip = regs->rip;	/* where the handler returns: maybe a fixup */
 	if (step_mode == TRACE_STEP_BRANCH)
 		arm(regs);	/* an INT3 ahead of it, or TF from there */
@@ -557,10 +583,10 @@ static int branch_step_self_check(void)
 	eng.check_stops = 0;
 	b = branch_block_get((uintptr_t)check_probe, &created, &err);
 	if (b) {
-		eng.checking = eng.active = true;
+		eng.state = ENG_CHECKING;
 		got = check_probe(100);
-		done = !eng.checking;
-		eng.checking = eng.active = false;
+		done = eng.state == ENG_CHECK_DONE;
+		eng.state = ENG_OFF;
 		/* again, the INT3s in place, run untraced as in a handler and
 		 * returned from as in an NMI handler (POPFQ; RET) */
 		nested = eng.st.nested;
@@ -630,16 +656,14 @@ static void engine_stats(struct trace_engine_stats *st)
 
 static void engine_arm(void)
 {
-	eng.resume_pending = false;
-	eng.starting = true;
+	eng.state = ENG_STARTING;
 	eng.stepping = true;
-	eng.active = true;
 	trap_set_trace_hooks(&hooks);
 }
 
 static void engine_disarm(void)
 {
-	eng.active = false;
+	eng.state = ENG_OFF;
 	trap_set_trace_hooks(NULL);
 }
 
@@ -652,15 +676,14 @@ static __noinline void engine_follow(void)
 /* The engine stopped at pt_trace_end's first instruction; TraceEn goes off next. */
 static void engine_end(void)
 {
-	eng.active = false;
+	eng.state = ENG_OFF;
 	branch_sites_restore();	/* done at the INT3 that got here; cheap now */
 	trap_set_trace_hooks(NULL);
 }
 
 static void engine_abort(void)
 {
-	eng.active = false;
-	eng.resume_pending = false;
+	eng.state = ENG_OFF;
 	branch_sites_restore();
 	trap_set_trace_hooks(NULL);
 }
