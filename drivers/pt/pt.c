@@ -5,7 +5,7 @@
  * PMI, after Linux's arch/x86/events/intel/pt.c.
  */
 #define pr_fmt(fmt) "pt: " fmt
-#include <topaz/pt.h>
+#include "internal.h"
 #include <topaz/msr-index.h>
 #include <topaz/arch.h>
 #include <topaz/cpu.h>
@@ -626,6 +626,19 @@ __attribute__((flatten)) bool pt_pmi_handle(void)
 	/* The APIC masked LVTPC when it delivered the PMI. */
 	apic_write_lvtpc(apic_read_lvtpc() & ~APIC_LVT_MASKED);
 	return true;
+}
+
+u64 pt_snapshot_stop(struct perf_event *event)
+{
+	pt_config_stop(event);
+	pt_read_offset(event->buf);
+	pt_update_head(per_cpu_ptr(pt_ctx, event->cpu));
+	return event->buf->data_size;	/* in-buffer position (snapshot) */
+}
+
+bool pt_event_single_range(const struct perf_event *event)
+{
+	return event->buf->single;
 }
 
 u64 pt_snapshot_copy(struct perf_event *event, void *dst, u64 len)

@@ -4,7 +4,7 @@
  * unit writes at the producer position; a consumer drains up to it; the
  * driver's STOP marker keeps the trace unit off data not yet consumed.
  */
-#include <topaz/pt.h>
+#include "internal.h"
 #include <topaz/mm.h>
 #include <topaz/kernel.h>
 #include <topaz/errno.h>

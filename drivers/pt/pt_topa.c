@@ -6,7 +6,7 @@
  * multiple-entry ToPA every table is one data entry and an END to itself.
  */
 #define pr_fmt(fmt) "pt: " fmt
-#include <topaz/pt.h>
+#include "internal.h"
 #include <topaz/msr-index.h>
 #include <topaz/mm.h>
 #include <topaz/kernel.h>

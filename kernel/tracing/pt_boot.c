@@ -143,7 +143,7 @@ int pt_boot_init(const struct boot_info *bi)
 	pr_info("tracing with %s, %lluK buffer (%s), %s mode, sink %s\n",
 		pt_model_active() ? "the software trace unit" : "Intel PT",
 		(unsigned long long)(pt_opts.buf_size >> 10),
-		pt_session.event.buf->single ? "single-range" : "ToPA",
+		pt_event_single_range(&pt_session.event) ? "single-range" : "ToPA",
 		pt_opts.snapshot ? "snapshot" : "normal",
 		pt_opts.sink == PT_SINK_SERIAL ? "serial" : pt_opts.sink == PT_SINK_MEMORY ? "memory" :
 		"debugcon");

@@ -57,7 +57,7 @@ int pt_session_open(const struct pt_options *o, const struct trace_sink *sink,
 	s->unit_lost_seen = s->unit.bytes_lost ? s->unit.bytes_lost() : 0;
 	trace_header_init(&s->header, s->unit.model ? TPZ_HDR_PT_MODEL : 0);
 	trace_header_set_image(&s->header, load_address, image_size, build_id_note);
-	s->header.output = s->event.buf->single ? TPZ_OUT_SINGLE : TPZ_OUT_TOPA;
+	s->header.output = pt_event_single_range(&s->event) ? TPZ_OUT_SINGLE : TPZ_OUT_TOPA;
 	s->header.buffer_size = (u32)min(o->buf_size, (u64)0xffffffffu);
 	for (unsigned int i = 0; i < attr.nr_filters; i++) {
 		s->header.addr[i][0] = attr.filters[i].msr_a;
@@ -217,10 +217,7 @@ void pt_session_snapshot(u64 len)
 		struct trace_chunk c = { .cpu = 0, .flags = TPZ_TRACE_WRAPPED, .offset = s->stream_off };
 		u64 pos;
 
-		pt_config_stop(&s->event);
-		pt_read_offset(s->event.buf);
-		pt_update_head(this_cpu_ptr(pt_ctx));
-		pos = s->event.buf->data_size;
+		pos = pt_snapshot_stop(&s->event);
 		for (u64 done = 0; done < ring;) {
 			u64 off = (pos + done) & (ring - 1);
 			u64 n = min(ring - done, PAGE_SIZE - (off & (PAGE_SIZE - 1)));

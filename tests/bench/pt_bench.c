@@ -34,7 +34,7 @@
 #include <time.h>
 #include <sys/mman.h>
 #include "../host/hosted.h"
-#include <topaz/pt.h>
+#include "../../drivers/pt/internal.h"
 #include <topaz/msr-index.h>
 #include <topaz/apic.h>
 #include <topaz/mm.h>

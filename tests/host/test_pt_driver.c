@@ -17,7 +17,7 @@
 #include <cmocka.h>
 #include <intel-pt.h>
 #include "hosted.h"
-#include <topaz/pt.h>
+#include "../../drivers/pt/internal.h"
 #include <topaz/pt_options.h>
 #include "../../kernel/tracing/session.h"
 #include <topaz/trace_format.h>
