@@ -18,9 +18,11 @@ Q          := $(if $(filter 1,$(V)),,@)
 PT_DRIVER_SRCS := drivers/pt/pt.c drivers/pt/pt_topa.c drivers/pt/pt_aux.c drivers/pt/pt_options.c
 PT_MODEL_SRCS := $(addprefix drivers/pt_model/,pt_packet_enc.c pt_model.c pt_model_rules.c \
 	pt_model_topa.c pt_model_events.c pt_model_profiles.c)
-TRACING_SRCS := kernel/tracing/pt_session.c kernel/tracing/trace_writer.c kernel/tracing/pt_unit.c
+TRACING_SRCS := kernel/tracing/pt_session.c kernel/tracing/trace_writer.c kernel/tracing/pt_unit.c \
+	kernel/tracing/trace_window.c
 X86_SRCS := kernel/x86/x86_insn.c
-ENGINE_PORTABLE_SRCS := kernel/trace_engine/branch_emul.c kernel/trace_engine/branch_sites.c
+ENGINE_PORTABLE_SRCS := kernel/trace_engine/branch_emul.c kernel/trace_engine/branch_sites.c \
+	kernel/trace_engine/trace_engine.c
 
 # Logic shared by the kernel and the hosted build (tests, benchmarks).
 PORTABLE_SRCS := \
@@ -38,7 +40,7 @@ KERNEL_SRCS := \
 	kernel/workload.c $(wildcard kernel/workloads/*.c) \
 	kernel/ksyms.c kernel/paging.c kernel/cpu.c kernel/power.c kernel/console.c kernel/panic.c \
 	drivers/serial/uart16550.c drivers/debugcon/debugcon.c drivers/pt/pt_irq.c \
-	kernel/trace_engine/trace_engine.c kernel/tracing/pt_boot.c kernel/tracing/pt_ptwrite.c \
+	kernel/tracing/pt_boot.c kernel/tracing/pt_ptwrite.c \
 	$(wildcard tests/kernel/*.c)
 
 HOST_SUPPORT_SRCS := tests/host/hosted_machine.c

@@ -180,7 +180,8 @@ void kernel_main(struct boot_info *bi)
 	       (unsigned long long)(ready - bi->tsc_at_entry), (unsigned long long)tsc_khz);
 
 	pt_boot_init(bi);
-	trace_engine_init();	/* on the software trace unit, with pt=on */
+	if (pt_boot_active())
+		trace_engine_init();	/* registers when the software trace unit answers */
 	crash_if_requested();
 	if (run_spec) {
 		failed = run_workloads(run_spec);

@@ -65,44 +65,11 @@ static u64 model_bytes_lost(void)
 	return ms.bytes_lost;
 }
 
-/* ------------------------------------------------------------ the window */
-
-/* The engine that feeds the software trace unit; NULL on silicon. */
-static const struct trace_engine_ops *engine;
-
-void pt_session_set_engine(const struct trace_engine_ops *ops)
-{
-	engine = ops;
-}
-
-__noinline void pt_trace_begin(void)
-{
-	const struct trace_engine_ops *e = engine;
-
-	if (e)
-		e->arm();
-	if (pt_session_start()) {
-		if (e)
-			e->disarm();
-		return;
-	}
-	if (e)
-		e->follow();	/* the engine takes over from the caller's next instruction */
-}
-
-__noinline void pt_trace_end(void)
-{
-	if (engine)
-		engine->end();
-	pt_session_stop();
-}
-
 static void pt_panic_dump(void)
 {
 	if (!active)
 		return;
-	if (engine)
-		engine->abort();
+	pt_trace_abort();
 	printk(KERN_EMERG "pt: panic: writing the trace (%s)\n",
 	       pt_opts.snapshot ? "the flight recorder's last bytes" : "what was not drained yet");
 	pt_boot_finish();
@@ -176,6 +143,7 @@ u64 pt_run_traced(const struct workload *w)
 
 void pt_boot_finish(void)
 {
+	const struct trace_engine_ops *engine;
 	struct trace_engine_stats st = { 0 };
 	struct pt *pt = this_cpu_ptr(pt_ctx);
 	u64 bytes;
@@ -183,6 +151,7 @@ void pt_boot_finish(void)
 	if (!active)
 		return;
 	active = false;
+	engine = pt_session_engine();
 	if (engine) {
 		engine->stats(&st);
 		engine->write_sideband(pt_session_add_image);

@@ -51,3 +51,12 @@ void hosted_capture_end(void);
 extern u32 hosted_lvtpc;
 extern unsigned int hosted_pmi_count, hosted_nmi_count;
 extern void (*hosted_pmi_handler)(bool nmi);
+
+/* Scripted traps (hosted_machine.c): what the code under test registered,
+ * for the test to call as the CPU would; DR6 as the #DB handler reads it. */
+#include <topaz/traps.h>
+extern trap_handler_t hosted_trap_handlers[32];
+extern const struct trap_trace_hooks *hosted_trace_hooks;
+extern bool (*hosted_bp_fast)(struct trap_frame *f);
+extern bool hosted_in_nmi, hosted_no_iret;
+extern u64 hosted_dr6;

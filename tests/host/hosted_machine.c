@@ -388,3 +388,42 @@ void hosted_capture_end(void)
 	printk_capture_stop();
 	hosted_console_quiet = false;
 }
+
+/* ---------------------------------------------------------------- traps */
+/* The hosted tests script traps: handlers are recorded here and the test
+ * calls them with the registers a CPU would have pushed. */
+trap_handler_t hosted_trap_handlers[32];
+const struct trap_trace_hooks *hosted_trace_hooks;
+bool (*hosted_bp_fast)(struct trap_frame *f);
+bool hosted_in_nmi, hosted_no_iret;
+u64 hosted_dr6;
+u64 irq_counts[256];
+DEFINE_PER_CPU(struct trap_cpu, trap_cpu);
+/* The kernel image's bounds: code outside them is "firmware" (the sideband). */
+const char ImageBase[1] __hidden, __image_end[1] __hidden;
+
+void trap_set_handler(unsigned int vector, trap_handler_t fn)
+{
+	if (vector < ARRAY_SIZE(hosted_trap_handlers))
+		hosted_trap_handlers[vector] = fn;
+}
+
+void trap_set_trace_hooks(const struct trap_trace_hooks *h)
+{
+	hosted_trace_hooks = h;
+}
+
+void trap_set_bp_fast(bool (*fn)(struct trap_frame *f))
+{
+	hosted_bp_fast = fn;
+}
+
+bool trap_in_nmi(void)
+{
+	return hosted_in_nmi;
+}
+
+void trap_return_without_iret(void)
+{
+	hosted_no_iret = true;
+}
