@@ -396,3 +396,8 @@ void pt_model_get_stats(struct pt_model_stats *st)
 {
 	*st = ptm.st;
 }
+
+u64 pt_model_bytes_lost(void)
+{
+	return ptm.st.bytes_lost;
+}

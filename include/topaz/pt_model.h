@@ -214,6 +214,8 @@ struct pt_model_stats {
 	u64 fast;
 };
 void pt_model_get_stats(struct pt_model_stats *st);
+/** pt_model_bytes_lost() - this CPU's trace unit: bytes generated and not stored, a running total */
+u64 pt_model_bytes_lost(void);
 
 /** pt_model_packet_en() - PacketEn at the current IP (tests, the trace engine) */
 bool pt_model_packet_en(void);

@@ -56,14 +56,6 @@ static void memory_sink(void *ctx, const void *buf, size_t n)
 }
 
 /* A crash comes with the control flow that led to it. */
-/* The trace unit model counts what it drops; the container shows it. */
-static u64 model_bytes_lost(void)
-{
-	struct pt_model_stats ms;
-
-	pt_model_get_stats(&ms);
-	return ms.bytes_lost;
-}
 
 static void pt_panic_dump(void)
 {
@@ -97,7 +89,7 @@ int pt_boot_init(const struct boot_info *bi)
 		break;
 	}
 	unit.model = pt_model_active();
-	unit.bytes_lost = unit.model ? model_bytes_lost : NULL;
+	unit.bytes_lost = unit.model ? pt_model_bytes_lost : NULL;	/* the model counts */
 	err = pt_session_open(&pt_opts, &sink, &unit, bi->image_base, bi->image_size,
 			      __build_id_note);
 	if (err) {

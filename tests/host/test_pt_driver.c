@@ -502,14 +502,6 @@ static void test_session_writes_a_container(void **state)
 	free(joined);
 }
 
-static u64 model_bytes_lost(void)
-{
-	struct pt_model_stats st;
-
-	pt_model_get_stats(&st);
-	return st.bytes_lost;
-}
-
 /*
  * A ring of one 4 KiB region: STOP on it, so every fill stops the trace unit
  * and cuts the packet being written. Returns the problems ptdecode reports
@@ -525,7 +517,7 @@ static size_t run_stop_loss(bool unit_counts, u64 *lost_records, u64 *truncated_
 	size_t off = 0;
 	bool trailer = false;
 
-	session_run(4096, unit_counts ? model_bytes_lost : NULL);
+	session_run(4096, unit_counts ? pt_model_bytes_lost : NULL);
 	pt_session_close();
 	pt_model_get_stats(&st);
 	assert_int_equal(st.bytes, gen_len);
