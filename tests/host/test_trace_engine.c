@@ -51,23 +51,25 @@ static u64 at(unsigned int off)
 	return (u64)(uintptr_t)(code + off);
 }
 
-/* The machine, the trace unit, the session (4 KiB regions), the engine. */
-static int setup(void **state)
+/* The machine, the trace unit, the session (4 KiB regions), the engine (pt.step=@step). */
+static int setup_step(const char *step)
 {
+	char line[32];
+
 	struct trace_sink sink = { membuf_write, &out };
 	struct pt_session_unit unit = { .model = true, .bytes_lost = pt_model_bytes_lost };
 	struct pt_options o = pt_opts;
 
-	(void)state;
 	if (!arena) {
+		/* once: the engine's tables outlive a test (freed on re-init) */
 		arena = mmap((void *)ARENA_BASE, ARENA_SIZE, PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_NORESERVE, -1, 0);
 		if (arena != (void *)ARENA_BASE)
 			return -1;
+		page_alloc_init();
+		if (page_alloc_add_range(ARENA_BASE, ARENA_BASE + ARENA_SIZE))
+			return -1;
 	}
-	page_alloc_init();
-	if (page_alloc_add_range(ARENA_BASE, ARENA_BASE + ARENA_SIZE))
-		return -1;
 	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
 		    -1, 0);
 	if (code == MAP_FAILED)
@@ -84,7 +86,8 @@ static int setup(void **state)
 	hosted_lvtpc = PT_PMI_VECTOR;
 	hosted_pmi_handler = on_pmi;
 	hosted_console_quiet = true;
-	cmdline_parse("pt.step=branch", NULL);
+	snprintf(line, sizeof(line), "pt.step=%s", step);
+	cmdline_parse(line, NULL);
 	o.enabled = true;
 	o.buf_size = 16384;
 	o.region_size = 4096;
@@ -95,10 +98,22 @@ static int setup(void **state)
 		return -1;
 	trace_engine_init();
 	if (!pt_session_engine() || !hosted_trap_handlers[X86_TRAP_DB] ||
-	    !hosted_trap_handlers[X86_TRAP_BP])
+	    (!strcmp(step, "branch") && !hosted_trap_handlers[X86_TRAP_BP]))
 		return -1;
 	pt_session_engine()->stats(&base);
 	return 0;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return setup_step("branch");
+}
+
+static int setup_single(void **state)
+{
+	(void)state;
+	return setup_step("single");
 }
 
 static int teardown(void **state)
@@ -264,12 +279,46 @@ static void test_second_interrupt_before_the_code_ran(void **state)
 	assert_int_equal(st.async_chained_ran, 0);
 }
 
+/*
+ * Single-step: a #DB after every instruction, an interrupt between two, and
+ * an STI whose next instruction (the branch) gets no #DB of its own (QEMU
+ * holds it off in the interrupt shadow): the #DB after the branch reports on
+ * both, and both are retired.
+ *
+ *   +0 nop  +1 nop  +2 nop  +3 sti  +4 jmp +0x10
+ */
+static void test_single_step_interrupt_and_sti(void **state)
+{
+	struct trace_engine_stats st;
+	struct decoded d;
+	size_t problems;
+	const u64 want[] = { at(0), at(1), at(2), at(3), at(4) };
+
+	(void)state;
+	memcpy(code, "\x90\x90\x90\xfb\xeb\x0a", 6);
+	memcpy(code + 0x10, "\x90\xc3", 2);
+	pt_trace_begin();
+	step_to(at(0));
+	step_to(at(1));			/* +0 retired */
+	step_to(at(2));			/* +1 */
+	interrupt(at(2), at(2));	/* before +2 */
+	step_to(at(3));			/* +2 */
+	step_to(at(0x10));		/* +3 (sti) and +4 (jmp), one #DB */
+	finish_and_decode(&d, &st, &problems);
+
+	check_window(&d, &st, problems, want, ARRAY_SIZE(want));
+	assert_int_equal(st.async, 1);
+	assert_int_equal(st.async_chained, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_second_interrupt_after_the_code_ran_on, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_second_interrupt_before_the_code_ran, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_single_step_interrupt_and_sti, setup_single,
 						teardown),
 	};
 	return cmocka_run_group_tests_name("trace_engine", tests, NULL, NULL);
