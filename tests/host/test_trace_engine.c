@@ -221,6 +221,26 @@ static void check_window(const struct decoded *d, const struct trace_engine_stat
 	assert_int_equal(st->insns, n);
 }
 
+/* The code (+0..+5: @head, +0x10: nop; ret), TraceEn=1, the first #DB at +0. */
+static void begin_window(const char *head)
+{
+	memcpy(code, head, 6);
+	memcpy(code + 0x10, "\x90\xc3", 2);
+	pt_trace_begin();		/* arm, TraceEn=1; "follow" is ours to script */
+	step_to(at(0));			/* the first instruction of the window */
+}
+
+/* The window ran +0 to +4 (the branch at +4 last): decoded and counted so. */
+static void end_window_ran_five(struct trace_engine_stats *st)
+{
+	const u64 want[] = { at(0), at(1), at(2), at(3), at(4) };
+	struct decoded d;
+	size_t problems;
+
+	finish_and_decode(&d, st, &problems);
+	check_window(&d, st, problems, want, ARRAY_SIZE(want));
+}
+
 /*
  * Branch-step: an interrupt, its handler returns, the code runs on two
  * instructions without a stop, a second interrupt, then the branch. Every
@@ -232,21 +252,13 @@ static void check_window(const struct decoded *d, const struct trace_engine_stat
 static void test_second_interrupt_after_the_code_ran_on(void **state)
 {
 	struct trace_engine_stats st;
-	struct decoded d;
-	size_t problems;
-	const u64 want[] = { at(0), at(1), at(2), at(3), at(4) };
 
 	(void)state;
-	memcpy(code, "\x90\x90\x90\x90\xeb\x0a", 6);
-	memcpy(code + 0x10, "\x90\xc3", 2);
-	pt_trace_begin();		/* arm, TraceEn=1; "follow" is ours to script */
-	step_to(at(0));			/* the first instruction of the window */
+	begin_window("\x90\x90\x90\x90\xeb\x0a");
 	interrupt(at(1), at(1));	/* +0 ran, the handler returns to +1 */
 	interrupt(at(3), at(3));	/* +1 and +2 ran, no stop between */
 	assert_int_equal(breakpoint(at(4)), at(0x10));	/* +3, then the jmp */
-	finish_and_decode(&d, &st, &problems);
-
-	check_window(&d, &st, problems, want, ARRAY_SIZE(want));
+	end_window_ran_five(&st);
 	assert_int_equal(st.async, 2);
 	assert_int_equal(st.async_chained, 1);
 	assert_int_equal(st.async_chained_ran, 1);
@@ -260,21 +272,13 @@ static void test_second_interrupt_after_the_code_ran_on(void **state)
 static void test_second_interrupt_before_the_code_ran(void **state)
 {
 	struct trace_engine_stats st;
-	struct decoded d;
-	size_t problems;
-	const u64 want[] = { at(0), at(1), at(2), at(3), at(4) };
 
 	(void)state;
-	memcpy(code, "\x90\x90\x90\x90\xeb\x0a", 6);
-	memcpy(code + 0x10, "\x90\xc3", 2);
-	pt_trace_begin();
-	step_to(at(0));
+	begin_window("\x90\x90\x90\x90\xeb\x0a");
 	interrupt(at(2), at(2));	/* +0, +1 ran */
 	interrupt(at(2), at(2));	/* again at +2: nothing ran */
 	assert_int_equal(breakpoint(at(4)), at(0x10));
-	finish_and_decode(&d, &st, &problems);
-
-	check_window(&d, &st, problems, want, ARRAY_SIZE(want));
+	end_window_ran_five(&st);
 	assert_int_equal(st.async_chained, 1);
 	assert_int_equal(st.async_chained_ran, 0);
 }
@@ -290,23 +294,15 @@ static void test_second_interrupt_before_the_code_ran(void **state)
 static void test_single_step_interrupt_and_sti(void **state)
 {
 	struct trace_engine_stats st;
-	struct decoded d;
-	size_t problems;
-	const u64 want[] = { at(0), at(1), at(2), at(3), at(4) };
 
 	(void)state;
-	memcpy(code, "\x90\x90\x90\xfb\xeb\x0a", 6);
-	memcpy(code + 0x10, "\x90\xc3", 2);
-	pt_trace_begin();
-	step_to(at(0));
+	begin_window("\x90\x90\x90\xfb\xeb\x0a");
 	step_to(at(1));			/* +0 retired */
 	step_to(at(2));			/* +1 */
 	interrupt(at(2), at(2));	/* before +2 */
 	step_to(at(3));			/* +2 */
 	step_to(at(0x10));		/* +3 (sti) and +4 (jmp), one #DB */
-	finish_and_decode(&d, &st, &problems);
-
-	check_window(&d, &st, problems, want, ARRAY_SIZE(want));
+	end_window_ran_five(&st);
 	assert_int_equal(st.async, 1);
 	assert_int_equal(st.async_chained, 0);
 }
