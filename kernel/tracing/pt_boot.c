@@ -102,7 +102,7 @@ int pt_boot_init(const struct boot_info *bi)
 	pr_info("tracing with %s, %lluK buffer (%s), %s mode, sink %s\n",
 		pt_model_active() ? "the software trace unit" : "Intel PT",
 		(unsigned long long)(pt_opts.buf_size >> 10),
-		pt_event_single_range(&pt_session.event) ? "single-range" : "ToPA",
+		pt_event_single_range(&this_cpu_ptr(pt_streams)->event) ? "single-range" : "ToPA",
 		pt_opts.snapshot ? "snapshot" : "normal",
 		pt_opts.sink == PT_SINK_SERIAL ? "serial" : pt_opts.sink == PT_SINK_MEMORY ? "memory" :
 		"debugcon");
@@ -136,6 +136,7 @@ u64 pt_run_traced(const struct workload *w)
 void pt_boot_finish(void)
 {
 	const struct trace_engine_ops *engine;
+	const struct pt_stream *stream = this_cpu_ptr(pt_streams);
 	struct trace_engine_stats st = { 0 };
 	struct pt *pt = this_cpu_ptr(pt_ctx);
 	u64 bytes;
@@ -151,7 +152,7 @@ void pt_boot_finish(void)
 	pt_session_close();
 	if (pt_opts.sink == PT_SINK_SERIAL)
 		trace_framer_end(&framer);
-	bytes = pt_session.stream_off - pt_session.lost_bytes;
+	bytes = stream->stream_off - stream->lost_bytes;
 	if (engine)
 		pr_info("trace: %llu instructions, %llu branches, %llu stops (%s-step: %llu #DB, %llu #BP; "
 			"%llu INT3s written, %llu run by handlers, %llu fallbacks), "
@@ -167,7 +168,7 @@ void pt_boot_finish(void)
 	pr_info("trace: %llu bytes (%llu of them padding), %llu lost, %llu PMIs (%llu stale), "
 		"%llu truncations, %llu errors\n",
 		(unsigned long long)bytes, (unsigned long long)pt->pad_bytes,
-		(unsigned long long)pt_session.lost_bytes,
+		(unsigned long long)stream->lost_bytes,
 		(unsigned long long)pt->pmis, (unsigned long long)pt->stale_pmis,
 		(unsigned long long)pt->truncations, (unsigned long long)pt->errors);
 	/* the same, for scripts: one "result:" line per subsystem, key=value */
@@ -178,7 +179,7 @@ void pt_boot_finish(void)
 			(unsigned long long)st.async, (unsigned long long)st.async_chained,
 			(unsigned long long)st.async_chained_ran, (unsigned long long)st.fallbacks);
 	pr_info("result: trace.session delivered=%llu lost=%llu padding=%llu pmis=%llu truncations=%llu\n",
-		(unsigned long long)bytes, (unsigned long long)pt_session.lost_bytes,
+		(unsigned long long)bytes, (unsigned long long)stream->lost_bytes,
 		(unsigned long long)pt->pad_bytes, (unsigned long long)pt->pmis,
 		(unsigned long long)pt->truncations);
 	if (pt_model_active()) {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* A trace session: event + AUX ring + the consumer writing the container. */
+/* The trace session: one container; per CPU, a stream (event, AUX ring, offsets). */
 #define pr_fmt(fmt) "pt: " fmt
 #include "session.h"
 #include <topaz/msr-index.h>
@@ -9,6 +9,7 @@
 #include <topaz/errno.h>
 
 struct pt_session pt_session;
+DEFINE_PER_CPU(struct pt_stream, pt_streams);
 
 static void session_wakeup(struct perf_event *event)
 {
@@ -20,6 +21,7 @@ int pt_session_open(const struct pt_options *o, const struct trace_sink *sink,
 		    const void *build_id_note)
 {
 	struct pt_session *s = &pt_session;
+	struct pt_stream *st = this_cpu_ptr(pt_streams);
 	struct pt_event_attr attr;
 	unsigned int max_order = get_order(o->region_size);
 	int err;
@@ -27,6 +29,7 @@ int pt_session_open(const struct pt_options *o, const struct trace_sink *sink,
 	if (s->open)
 		return -EBUSY;
 	memset(s, 0, sizeof(*s));
+	memset(st, 0, sizeof(*st));
 	if (!pt_pmu.present && pt_pmu_hw_init()) {
 		pr_err("pt=on: this CPU has no Intel PT and the trace unit model is off (pt.model=off?)\n");
 		return -ENODEV;
@@ -35,18 +38,18 @@ int pt_session_open(const struct pt_options *o, const struct trace_sink *sink,
 		return -EINVAL;
 	if (o->snapshot == false && !intel_pt_validate_hw_cap(PT_CAP_topa_multiple_entries))
 		max_order = get_order(o->buf_size);	/* single-entry ToPA: one block per table */
-	s->aux = pt_aux_alloc(o->buf_size, max_order, o->snapshot, GFP_KERNEL);
-	if (!s->aux) {
+	st->aux = pt_aux_alloc(o->buf_size, max_order, o->snapshot, GFP_KERNEL);
+	if (!st->aux) {
 		pr_err("pt.buf=%lluK: cannot allocate the trace buffer\n",
 		       (unsigned long long)(o->buf_size >> 10));
 		return -ENOMEM;
 	}
-	s->aux->watermark = max(o->buf_size / 4, (u64)PAGE_SIZE);
-	s->aux->wakeup = s->aux->watermark;
-	err = pt_event_init(&s->event, &attr, s->aux, 0);
+	st->aux->watermark = max(o->buf_size / 4, (u64)PAGE_SIZE);
+	st->aux->wakeup = st->aux->watermark;
+	err = pt_event_init(&st->event, &attr, st->aux, 0);
 	if (err) {
-		pt_aux_free(s->aux);
-		s->aux = NULL;
+		pt_aux_free(st->aux);
+		st->aux = NULL;
 		return err;
 	}
 	this_cpu_ptr(pt_ctx)->wakeup = session_wakeup;
@@ -54,10 +57,10 @@ int pt_session_open(const struct pt_options *o, const struct trace_sink *sink,
 	trace_writer_init(&s->writer, &s->sink);
 	if (unit)
 		s->unit = *unit;
-	s->unit_lost_seen = s->unit.bytes_lost ? s->unit.bytes_lost() : 0;
+	st->unit_lost_seen = s->unit.bytes_lost ? s->unit.bytes_lost() : 0;
 	trace_header_init(&s->header, s->unit.model ? TPZ_HDR_PT_MODEL : 0);
 	trace_header_set_image(&s->header, load_address, image_size, build_id_note);
-	s->header.output = pt_event_single_range(&s->event) ? TPZ_OUT_SINGLE : TPZ_OUT_TOPA;
+	s->header.output = pt_event_single_range(&st->event) ? TPZ_OUT_SINGLE : TPZ_OUT_TOPA;
 	s->header.buffer_size = (u32)min(o->buf_size, (u64)0xffffffffu);
 	for (unsigned int i = 0; i < attr.nr_filters; i++) {
 		s->header.addr[i][0] = attr.filters[i].msr_a;
@@ -69,18 +72,19 @@ int pt_session_open(const struct pt_options *o, const struct trace_sink *sink,
 
 int pt_session_start(void)
 {
+	struct pt_stream *st = this_cpu_ptr(pt_streams);
 	struct pt_session *s = &pt_session;
 	int err;
 
-	if (!s->open || s->running)
+	if (!s->open || st->running)
 		return -EINVAL;
-	err = pt_event_start(&s->event);
+	err = pt_event_start(&st->event);
 	if (err)
 		return err;
-	s->running = true;
+	st->running = true;
 	if (!s->header.rtit_ctl) {
 		/* the header carries the configuration as programmed */
-		s->header.rtit_ctl = s->event.hw_config;
+		s->header.rtit_ctl = st->event.hw_config;
 		s->header.start_tsc = rdtsc();
 		trace_write_header(&s->writer, &s->header);
 	}
@@ -89,31 +93,32 @@ int pt_session_start(void)
 
 void pt_session_stop(void)
 {
-	struct pt_session *s = &pt_session;
+	struct pt_stream *st = this_cpu_ptr(pt_streams);
 
-	if (!s->running)
+	if (!st->running)
 		return;
-	pt_event_stop(&s->event, PERF_EF_UPDATE);
-	s->running = false;
-	if (!s->aux->snapshot)
+	pt_event_stop(&st->event, PERF_EF_UPDATE);
+	st->running = false;
+	if (!st->aux->snapshot)
 		pt_session_drain();
 }
 
 void pt_session_pause(void)
 {
-	pt_event_pause(&pt_session.event);
+	pt_event_pause(&this_cpu_ptr(pt_streams)->event);
 }
 
 void pt_session_resume(void)
 {
-	pt_event_resume(&pt_session.event);
+	pt_event_resume(&this_cpu_ptr(pt_streams)->event);
 }
 
 bool pt_session_ptwrite_on(void)
 {
-	u64 ctl = pt_session.event.hw_config;
+	const struct pt_stream *st = this_cpu_ptr(pt_streams);
+	u64 ctl = st->event.hw_config;
 
-	return pt_session.running && (ctl & RTIT_CTL_PTW_EN) && (ctl & RTIT_CTL_TRACEEN);
+	return st->running && (ctl & RTIT_CTL_PTW_EN) && (ctl & RTIT_CTL_TRACEEN);
 }
 
 /*
@@ -123,33 +128,34 @@ bool pt_session_ptwrite_on(void)
  * restarts it after such a drain: so what it dropped lies after every byte
  * published so far, and before every byte published later.
  */
-static u64 unit_new_loss(struct pt_session *s)
+static u64 unit_new_loss(struct pt_session *s, struct pt_stream *st)
 {
 	u64 now, n;
 
 	if (!s->unit.bytes_lost)
 		return 0;
 	now = s->unit.bytes_lost();
-	n = now > s->unit_lost_seen ? now - s->unit_lost_seen : 0;
-	s->unit_lost_seen = now;
+	n = now > st->unit_lost_seen ? now - st->unit_lost_seen : 0;
+	st->unit_lost_seen = now;
 	return n;
 }
 
 void pt_session_drain(void)
 {
+	struct pt_stream *st = this_cpu_ptr(pt_streams);
 	struct pt_session *s = &pt_session;
-	struct pt_aux *aux = s->aux;
+	struct pt_aux *aux = st->aux;
 	u64 ring = (u64)aux->nr_pages << PAGE_SHIFT, lost;
 	bool stopped = false;
 
 	if (!s->open || aux->snapshot || !s->header.rtit_ctl)
 		return;
-	s->drains++;
-	lost = unit_new_loss(s);
+	st->drains++;
+	lost = unit_new_loss(s, st);
 	while (aux->tail < aux->head) {
 		u64 pos = aux->tail & (ring - 1);
 		u64 n = min(aux->head - aux->tail, ring - pos);
-		struct trace_chunk c = { .cpu = 0, .offset = s->stream_off, .tsc = rdtsc() };
+		struct trace_chunk c = { .cpu = (u32)st->event.cpu, .offset = st->stream_off, .tsc = rdtsc() };
 		const u8 *p;
 
 		/* One record per contiguous piece of the ring; pages of a chunk
@@ -160,86 +166,88 @@ void pt_session_drain(void)
 		u64 chunk_end = ((u64)pg << PAGE_SHIFT) + (PAGE_SIZE << aux->chunk_order[pg]);
 		n = min(n, chunk_end - pos);
 		p = (const u8 *)aux->data_pages[pg] + (pos - ((u64)pg << PAGE_SHIFT));
-		if (s->gap_pending) {
+		if (st->gap_pending) {
 			/* the gap goes before the first byte after it */
 			c.flags |= TPZ_TRACE_LOST;
-			c.lost = s->lost_pending;
+			c.lost = st->lost_pending;
 			c.offset += c.lost;
-			s->stream_off += c.lost;
-			s->lost_pending = 0;
-			s->gap_pending = false;
+			st->stream_off += c.lost;
+			st->lost_pending = 0;
+			st->gap_pending = false;
 		}
-		if (aux->truncated_records > s->truncations_seen && aux->tail + n == aux->head) {
+		if (aux->truncated_records > st->truncations_seen && aux->tail + n == aux->head) {
 			/* Output stopped here: the code that ran until the
 			 * driver restarted it is not in the trace, whatever
 			 * the count of bytes dropped (the cut packet's rest). */
 			c.flags |= TPZ_TRACE_TRUNCATED;
-			s->truncations_seen = aux->truncated_records;
+			st->truncations_seen = aux->truncated_records;
 			stopped = true;
 		}
 		trace_write_trace(&s->writer, &c, p, (size_t)n);
-		s->stream_off += n;
+		st->stream_off += n;
 		aux->tail += n;
 	}
 	/* A trace unit that counts says how many, 0 included; silicon cannot. */
 	if (lost || (stopped && s->unit.bytes_lost))
-		s->gap_pending = true;
-	s->lost_pending += lost;
-	s->lost_bytes += lost;
+		st->gap_pending = true;
+	st->lost_pending += lost;
+	st->lost_bytes += lost;
 }
 
 void pt_session_snapshot(u64 len)
 {
+	struct pt_stream *st = this_cpu_ptr(pt_streams);
 	struct pt_session *s = &pt_session;
-	u64 ring = (u64)s->aux->nr_pages << PAGE_SHIFT;
+	u64 ring = (u64)st->aux->nr_pages << PAGE_SHIFT;
 	u8 *tmp;
 	unsigned int order;
 
-	if (!s->open || !s->aux->snapshot)
+	if (!s->open || !st->aux->snapshot)
 		return;
 	len = min(len, ring);
 	order = get_order((size_t)len);
 	tmp = (u8 *)__get_free_pages(GFP_ATOMIC | __GFP_NOWARN, order);
 	if (!s->header.rtit_ctl) {
-		s->header.rtit_ctl = s->event.hw_config | RTIT_CTL_TRACEEN;
+		s->header.rtit_ctl = st->event.hw_config | RTIT_CTL_TRACEEN;
 		trace_write_header(&s->writer, &s->header);
 	}
 	if (tmp) {
-		struct trace_chunk c = { .cpu = 0, .flags = TPZ_TRACE_WRAPPED,
-					 .offset = s->stream_off, .tsc = rdtsc() };
+		struct trace_chunk c = { .cpu = (u32)st->event.cpu, .flags = TPZ_TRACE_WRAPPED,
+					 .offset = st->stream_off, .tsc = rdtsc() };
 
-		len = pt_snapshot_copy(&s->event, tmp, len);
+		len = pt_snapshot_copy(&st->event, tmp, len);
 		trace_write_trace(&s->writer, &c, tmp, (size_t)len);
-		s->stream_off += len;
+		st->stream_off += len;
 		free_pages((uintptr_t)tmp, order);
 	} else {
 		/* no memory in a panic: write the ring in place, oldest first */
-		struct trace_chunk c = { .cpu = 0, .flags = TPZ_TRACE_WRAPPED, .offset = s->stream_off };
+		struct trace_chunk c = { .cpu = (u32)st->event.cpu, .flags = TPZ_TRACE_WRAPPED, .offset = st->stream_off };
 		u64 pos;
 
-		pos = pt_snapshot_stop(&s->event);
+		pos = pt_snapshot_stop(&st->event);
 		for (u64 done = 0; done < ring;) {
 			u64 off = (pos + done) & (ring - 1);
 			u64 n = min(ring - done, PAGE_SIZE - (off & (PAGE_SIZE - 1)));
 
-			trace_write_trace(&s->writer, &c, (const u8 *)s->aux->data_pages[off >> PAGE_SHIFT] +
+			trace_write_trace(&s->writer, &c, (const u8 *)st->aux->data_pages[off >> PAGE_SHIFT] +
 					  (off & (PAGE_SIZE - 1)), (size_t)n);
 			c.flags = 0;
 			c.offset += n;
 			done += n;
 		}
-		s->stream_off = c.offset;
+		st->stream_off = c.offset;
 	}
 }
 
 void pt_session_add_image(const char *name, u64 vaddr, const void *data, u64 size)
 {
+	struct pt_stream *st = this_cpu_ptr(pt_streams);
 	struct pt_session *s = &pt_session;
 
 	if (!s->open)
 		return;
 	if (!s->header.rtit_ctl) {
-		s->header.rtit_ctl = s->event.hw_config | RTIT_CTL_TRACEEN;
+		s->header.rtit_ctl = st->event.hw_config | RTIT_CTL_TRACEEN;
 		trace_write_header(&s->writer, &s->header);
 	}
 	trace_write_image(&s->writer, name, vaddr, data, (size_t)size);
@@ -247,29 +255,30 @@ void pt_session_add_image(const char *name, u64 vaddr, const void *data, u64 siz
 
 void pt_session_close(void)
 {
+	struct pt_stream *st = this_cpu_ptr(pt_streams);
 	struct pt_session *s = &pt_session;
 	struct trace_totals t = { 0 };
 
 	if (!s->open)
 		return;
-	if (s->aux->snapshot) {
-		pt_session_snapshot((u64)s->aux->nr_pages << PAGE_SHIFT);
-		pt_event_stop(&s->event, 0);
+	if (st->aux->snapshot) {
+		pt_session_snapshot((u64)st->aux->nr_pages << PAGE_SHIFT);
+		pt_event_stop(&st->event, 0);
 	} else {
 		pt_session_stop();
 	}
 	if (!s->header.rtit_ctl)
 		trace_write_header(&s->writer, &s->header);
 	/* dropped after the last chunk: the container's end says so */
-	t.lost_at_end = s->lost_pending;
-	s->stream_off += s->lost_pending;
-	s->lost_pending = 0;
-	s->gap_pending = false;
+	t.lost_at_end = st->lost_pending;
+	st->stream_off += st->lost_pending;
+	st->lost_pending = 0;
+	st->gap_pending = false;
 	t.pmis = this_cpu_ptr(pt_ctx)->pmis;
 	t.end_tsc = rdtsc();
 	trace_write_trailer(&s->writer, &t);
-	pt_event_destroy(&s->event);
-	pt_aux_free(s->aux);
-	s->aux = NULL;
-	s->open = s->running = false;
+	pt_event_destroy(&st->event);
+	pt_aux_free(st->aux);
+	st->aux = NULL;
+	s->open = st->running = false;
 }

@@ -29,22 +29,32 @@ struct pt_session_unit {
 	u64 (*bytes_lost)(void);
 };
 
+/* The session: one container for every CPU's stream. */
 struct pt_session {
-	struct perf_event event;
-	struct pt_aux *aux;
 	struct trace_writer writer;
 	struct trace_sink sink;
 	struct tpz_header header;
+	struct pt_session_unit unit;
+	bool open;
+};
+extern struct pt_session pt_session;
+
+/*
+ * One CPU's stream: its PT event and AUX ring, and where its bytes stand in
+ * the container (offsets count lost bytes too: docs/trace-format.md).
+ */
+struct pt_stream {
+	struct perf_event event;
+	struct pt_aux *aux;
 	u64 stream_off;		/* stream bytes: written to the container, and lost */
 	u64 lost_bytes;		/* of which lost (the trace unit dropped them) */
 	u64 lost_pending;	/* lost, not yet in the container (goes before the next chunk) */
 	bool gap_pending;	/* the next chunk says LOST (@lost_pending bytes, maybe 0) */
 	u64 drains, truncations_seen;
-	struct pt_session_unit unit;
-	u64 unit_lost_seen;
-	bool open, running;
+	u64 unit_lost_seen;	/* the trace unit's loss counter at the last look */
+	bool running;
 };
-extern struct pt_session pt_session;
+DECLARE_PER_CPU(struct pt_stream, pt_streams);
 
 /**
  * pt_session_open() - set up the event as @o asks, write the container header

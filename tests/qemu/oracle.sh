@@ -95,6 +95,11 @@ configs() {
 		x="pt.profile=$prof pt.step=$step"
 		# without RET compression: a small ToPA buffer, so PMIs come in traced code
 		[ $rc = noretcomp ] && x+=" pt.noretcomp pt.buf=16K pt.region=4K"
+		# Broadwell has single-entry ToPA: its PMI comes 256 bytes before the
+		# region is full, and a vector PMI waits while interrupts are off (the
+		# slab's critical sections write more than that): STOP, and code runs
+		# untraced. As an NMI (what Linux uses) it is taken in time.
+		[ $rc-$prof = noretcomp-broadwell ] && x+=" pt.pmi=nmi"
 		[ $step = branch ] && x+=" pt.tsc"
 		# timing packets and PMIs as NMIs (they come inside the #DB handler)
 		if [ $rc-$filt = retcomp-nofilter ] && { [ $step = branch ] || [ $prof = tigerlake ]; } &&
