@@ -102,14 +102,23 @@ static void ctl_write(u64 val)
 	}
 }
 
+/* The #GP rules first: a refused access records its rule (for messages) and faults. */
+static bool refused(u32 msr, bool write, u64 val)
+{
+	int rule = ptm_check_access(msr, write, val);
+
+	if (rule < 0)
+		return false;
+	ptm.last_gp = rule;
+	return true;
+}
+
 static int model_read(u32 msr, u64 *val)
 {
-	int rule, ret = 0;
+	int ret = 0;
 
 	ptm_enter();
-	rule = ptm_check_access(msr, false, 0);
-	if (rule >= 0) {
-		ptm.last_gp = rule;
+	if (refused(msr, false, 0)) {
 		ret = -EIO;
 		goto out;
 	}
@@ -159,12 +168,10 @@ out:
 
 static int model_write(u32 msr, u64 val)
 {
-	int rule, ret = 0;
+	int ret = 0;
 
 	ptm_enter();
-	rule = ptm_check_access(msr, true, val);
-	if (rule >= 0) {
-		ptm.last_gp = rule;
+	if (refused(msr, true, val)) {
 		ret = -EIO;
 		goto out;
 	}

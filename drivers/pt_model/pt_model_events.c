@@ -470,6 +470,29 @@ static __always_inline bool ev_insn_fast(enum ptm_class cls, u64 next, u64 targe
 	return true;
 }
 
+/*
+ * Where an instruction or an interrupt lands, the half both events share:
+ * the new position and privilege, FilterEn and PacketEn there, and TraceStop
+ * (36.2.4.3: TIP.PGD written by the caller, then TraceStop, Stopped=1).
+ */
+static void arrive(u64 to, u8 cpl, enum ptm_mode mode, bool filt, bool pe2, bool stop)
+{
+	ptm.cpl = cpl;
+	ptm.mode = mode;
+	ptm.ip = to;
+	ptm.filter_en = filt;
+	ptm.packet_en = pe2;
+	if (stop) {
+		struct ptpk p = { .type = PTPK_STOP };
+
+		pkt(&p);
+		ptm.status |= RTIT_STATUS_STOPPED;
+		ptm.trigger_en = false;
+		ptm.packet_en = false;
+		ptm_output_flush_pmi();
+	}
+}
+
 void pt_model_ev_insn(const struct ptm_insn *in)
 {
 	u64 to = in->next;
@@ -528,11 +551,7 @@ void pt_model_ev_insn(const struct ptm_insn *in)
 
 	filt = lands ? filter_after(to, cpl) : ptm.filter_en;
 	if (!generating()) {
-		ptm.cpl = cpl;
-		ptm.mode = mode;
-		ptm.ip = to;
-		ptm.filter_en = filt;
-		ptm.packet_en = ptm.overflow && pe_with(filt, cpl);
+		arrive(to, cpl, mode, filt, ptm.overflow && pe_with(filt, cpl), false);
 		goto out;
 	}
 
@@ -550,21 +569,7 @@ void pt_model_ev_insn(const struct ptm_insn *in)
 		ptm.mode = mode;
 		pge(to);
 	}
-	ptm.cpl = cpl;
-	ptm.mode = mode;
-	ptm.ip = to;
-	ptm.filter_en = filt;
-	ptm.packet_en = pe2;
-	if (stop) {
-		/* TraceStop (36.2.4.3): TIP.PGD above, TraceStop, Stopped=1 */
-		struct ptpk p = { .type = PTPK_STOP };
-
-		pkt(&p);
-		ptm.status |= RTIT_STATUS_STOPPED;
-		ptm.trigger_en = false;
-		ptm.packet_en = false;
-		ptm_output_flush_pmi();
-	}
+	arrive(to, cpl, mode, filt, pe2, stop);
 out:
 	ev_end();
 	ptm_exit();
@@ -583,11 +588,7 @@ void pt_model_ev_interrupt(enum ptm_intr kind, u64 from, u64 target, u8 vector,
 	pe = ptm.packet_en;
 	filt = filter_after(target, cpl);
 	if (!generating()) {
-		ptm.cpl = cpl;
-		ptm.mode = mode;
-		ptm.ip = target;
-		ptm.filter_en = filt;
-		ptm.packet_en = ptm.overflow && pe_with(filt, cpl);
+		arrive(target, cpl, mode, filt, ptm.overflow && pe_with(filt, cpl), false);
 		goto out;
 	}
 	pe2 = pe_with(filt, cpl);
@@ -609,20 +610,7 @@ void pt_model_ev_interrupt(enum ptm_intr kind, u64 from, u64 target, u8 vector,
 		ptm.mode = mode;
 		pge(target);
 	}
-	ptm.cpl = cpl;
-	ptm.mode = mode;
-	ptm.ip = target;
-	ptm.filter_en = filt;
-	ptm.packet_en = pe2;
-	if (stop) {
-		struct ptpk p = { .type = PTPK_STOP };
-
-		pkt(&p);
-		ptm.status |= RTIT_STATUS_STOPPED;
-		ptm.trigger_en = false;
-		ptm.packet_en = false;
-		ptm_output_flush_pmi();
-	}
+	arrive(target, cpl, mode, filt, pe2, stop);
 out:
 	(void)kind;
 	(void)vector;
