@@ -46,6 +46,8 @@ struct pt_model {
 		u64 gate;
 	};
 	bool filter_en;		/* FilterEn: re-evaluated where branches land */
+	bool unseen;		/* in a handler the trace engine does not follow
+				 * (PTM_UNSEEN): PacketEn stays 0 until it returns */
 	u64 ip;			/* the next instruction to execute */
 	u8 cpl;
 	enum ptm_mode mode;

@@ -206,7 +206,8 @@ static __always_inline bool in_stop_range(u64 ip)
 
 static __always_inline bool pe_with(bool filter, u8 cpl)
 {
-	return ptm.trigger_en && (ptm.ctl & RTIT_CTL_BRANCH_EN) && ptm_context_en(cpl) && filter;
+	return ptm.trigger_en && (ptm.ctl & RTIT_CTL_BRANCH_EN) && ptm_context_en(cpl) && filter &&
+	       !ptm.unseen;
 }
 
 /* FilterEn after a transfer landing at @ip: it toggles only while
@@ -256,6 +257,30 @@ static __always_inline void ev_end(void)
 {
 	if (ptm.psb_pending && generating())
 		psb_plus();
+}
+
+/*
+ * The outermost exit of an event. A PMI it raised is delivered here; as an
+ * NMI its handler runs at once, at the instruction boundary where this event
+ * left the CPU (@ptm.ip). When that handler sets TraceEn again (a PMI
+ * restarts the trace), this boundary is the enable point: TIP.PGE here, not
+ * at the next event's IP, since the code between runs traced. (A vector PMI
+ * waits for IF=1 and arrives later as an interrupt event of its own; in an
+ * unseen handler the return is the enable point.)
+ */
+static __always_inline void ev_exit(void)
+{
+	if (--ptm.depth || !ptm.pmi_pending)
+		return;
+	for (int i = 0; i < 4 && ptm.pmi_pending; i++) {
+		ptm_deliver_pmis();
+		if (!ptm.enable_pending || ptm.unseen)
+			return;
+		ptm.depth++;
+		point(ptm.ip);
+		ev_end();
+		ptm.depth--;
+	}
 }
 
 void ptm_trace_enable(void)
@@ -329,6 +354,7 @@ void ptm_trace_reset(void)
 {
 	ptm.trigger_en = ptm.packet_en = ptm.enable_pending = ptm.overflow = false;
 	ptm.filter_en = true;
+	ptm.unseen = false;
 	ptm.ip = 0;
 	ptm.cpl = 0;
 	ptm.mode = PTM_MODE_64;
@@ -572,13 +598,13 @@ void pt_model_ev_insn(const struct ptm_insn *in)
 	arrive(to, cpl, mode, filt, pe2, stop);
 out:
 	ev_end();
-	ptm_exit();
+	ev_exit();
 }
 
 void pt_model_ev_interrupt(enum ptm_intr kind, u64 from, u64 target, u8 vector,
 			   u8 cpl, enum ptm_mode mode)
 {
-	bool pe, pe2, filt, stop = false;
+	bool pe, pe2, filt, stop = false, unseen = target == PTM_UNSEEN;
 
 	ptm_enter();
 	tick(ptm.cfg.cycles_per_event);
@@ -586,13 +612,16 @@ void pt_model_ev_interrupt(enum ptm_intr kind, u64 from, u64 target, u8 vector,
 	 * (external interrupt), the faulting one (exception), or INT n. */
 	point(from);
 	pe = ptm.packet_en;
-	filt = filter_after(target, cpl);
+	/* An unseen handler is a context outside the trace: FilterEn holds, and
+	 * PacketEn is 0 there (pe_with()) until pt_model_ev_return(). */
+	ptm.unseen = unseen;
+	filt = unseen ? ptm.filter_en : filter_after(target, cpl);
 	if (!generating()) {
 		arrive(target, cpl, mode, filt, ptm.overflow && pe_with(filt, cpl), false);
 		goto out;
 	}
 	pe2 = pe_with(filt, cpl);
-	if (ptm_context_en(cpl) && in_stop_range(target)) {
+	if (!unseen && ptm_context_en(cpl) && in_stop_range(target)) {
 		stop = true;
 		pe2 = false;
 	}
@@ -604,7 +633,7 @@ void pt_model_ev_interrupt(enum ptm_intr kind, u64 from, u64 target, u8 vector,
 				mode_exec();
 			ip_pkt(PTPK_TIP, target, false);
 		} else {
-			ip_pkt(PTPK_TIP_PGD, target, !ptm_context_en(cpl));
+			ip_pkt(PTPK_TIP_PGD, target, unseen || !ptm_context_en(cpl));
 		}
 	} else if (pe2) {
 		ptm.mode = mode;
@@ -615,34 +644,77 @@ out:
 	(void)kind;
 	(void)vector;
 	ev_end();
-	ptm_exit();
+	ev_exit();
+}
+
+/* Back from an unseen handler at @ip (its IRET, or a TraceEn set inside it
+ * whose enable point this is): PacketEn is evaluated there, as a far
+ * transfer into the traced context; TIP.PGE when it becomes 1. */
+static void unseen_return(u64 ip)
+{
+	bool filt, pe2, stop = false;
+
+	ptm.unseen = false;
+	if (ptm.enable_pending) {
+		point(ip);
+		return;
+	}
+	filt = filter_after(ip, ptm.cpl);
+	if (!generating()) {
+		arrive(ip, ptm.cpl, ptm.mode, filt, ptm.overflow && pe_with(filt, ptm.cpl), false);
+		return;
+	}
+	pe2 = pe_with(filt, ptm.cpl);
+	if (ptm_context_en(ptm.cpl) && in_stop_range(ip)) {
+		stop = true;
+		pe2 = false;
+	}
+	if (pe2)
+		pge(ip);
+	arrive(ip, ptm.cpl, ptm.mode, filt, pe2, stop);
+}
+
+void pt_model_ev_return(u64 ip)
+{
+	ptm_enter();
+	tick(ptm.cfg.cycles_per_event);
+	if (ptm.unseen)
+		unseen_return(ip);
+	else
+		point(ip);
+	ev_end();
+	ev_exit();
 }
 
 void pt_model_ev_context(u64 ip, u8 cpl, enum ptm_mode mode)
 {
 	ptm_enter();
+	ptm.unseen = false;
 	ptm.ip = ip;
 	ptm.cpl = cpl;
 	ptm.mode = mode;
 	ptm.filter_en = filter_after(ip, cpl);
 	if (generating() && !ptm.enable_pending)
 		ptm.packet_en = pe_with(ptm.filter_en, cpl);
-	ptm_exit();
+	ev_exit();
 }
 
 void pt_model_ev_at(u64 ip)
 {
 	ptm_enter();
-	point(ip);
+	if (unlikely(ptm.unseen))
+		unseen_return(ip);	/* a window that ended inside one: seen again */
+	else
+		point(ip);
 	ev_end();
-	ptm_exit();
+	ev_exit();
 }
 
 void pt_model_ev_cycles(u64 cycles)
 {
 	ptm_enter();
 	tick(cycles);
-	ptm_exit();
+	ev_exit();
 }
 
 void pt_model_set_tsc(u64 tsc)
@@ -658,7 +730,7 @@ void pt_model_ev_pad(unsigned int n)
 
 		pkt(&p);
 	}
-	ptm_exit();
+	ev_exit();
 }
 
 void pt_model_ev_overflow_begin(void)
@@ -670,7 +742,7 @@ void pt_model_ev_overflow_begin(void)
 		flush_tnt();
 		ptm.overflow = true;
 	}
-	ptm_exit();
+	ev_exit();
 }
 
 void pt_model_ev_overflow_end(void)
@@ -698,7 +770,7 @@ void pt_model_ev_overflow_end(void)
 		ev_end();
 	}
 	ptm.overflow = false;
-	ptm_exit();
+	ev_exit();
 }
 
 /* ------------------------------------------------------------ convenience */

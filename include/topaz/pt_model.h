@@ -270,16 +270,30 @@ enum ptm_intr {
 	PTM_INTR_SW,		/* INT n, INT3, INTO: @from is that instruction */
 };
 
+/*
+ * @target of pt_model_ev_interrupt() for a handler nobody reports (the trace
+ * engine does not follow handlers): the CPU is outside the trace until
+ * pt_model_ev_return(), as in a handler a CPL filter excludes (FUP, TIP.PGD
+ * without IP, then TIP.PGE where it returns).
+ */
+#define PTM_UNSEEN	(~0ULL)
+
 /**
  * pt_model_ev_interrupt() - an interrupt or exception is delivered
  * @kind: which kind
  * @from: the IP the FUP reports (see enum ptm_intr)
- * @target: the handler
+ * @target: the handler, or PTM_UNSEEN
  * @vector: the vector (not traced by PT; kept for the trace engine's log)
  * @cpl: @mode: privilege level and mode of the handler
  */
 void pt_model_ev_interrupt(enum ptm_intr kind, u64 from, u64 target, u8 vector,
 			   u8 cpl, enum ptm_mode mode);
+/**
+ * pt_model_ev_return() - the unseen handler returned to @ip (its IRET):
+ * TIP.PGE there if @ip is traced. A TraceEn set inside the handler (a PMI's
+ * restart) has its enable point here too.
+ */
+void pt_model_ev_return(u64 ip);
 
 /**
  * pt_model_ev_context() - set where the CPU is without generating packets:
@@ -292,7 +306,9 @@ void pt_model_ev_context(u64 ip, u8 cpl, enum ptm_mode mode);
  * enable point after a WRMSR that sets TraceEn (TIP.PGE carries @ip) and the
  * disable point before one that clears it (the FUP carries @ip). Without it,
  * the first event after the enable is the enable point. (Straight-line flow
- * never changes FilterEn: only branch and event targets are checked.)
+ * never changes FilterEn: only branch and event targets are checked.) Inside
+ * an unseen handler it is pt_model_ev_return(@ip): a new window that starts
+ * where the last one ended in a handler.
  */
 void pt_model_ev_at(u64 ip);
 
