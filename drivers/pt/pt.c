@@ -423,8 +423,6 @@ u64 pt_config_filters(struct perf_event *event)
 
 void pt_config_start(struct perf_event *event)
 {
-	if (event->paused)
-		return;
 	event->hw_config |= RTIT_CTL_TRACEEN;
 	wrmsr(MSR_IA32_RTIT_CTL, event->hw_config);
 }
@@ -436,19 +434,6 @@ void pt_config_stop(struct perf_event *event)
 	event->hw_config &= ~RTIT_CTL_TRACEEN;
 	wrmsr(MSR_IA32_RTIT_CTL, event->hw_config);
 	barrier();	/* the WRMSR flushed the packets; publish after it */
-}
-
-void pt_event_pause(struct perf_event *event)
-{
-	event->paused = true;
-	pt_config_stop(event);
-}
-
-void pt_event_resume(struct perf_event *event)
-{
-	event->paused = false;
-	if (!event->stopped)
-		pt_config_start(event);
 }
 
 void pt_config(struct perf_event *event)

@@ -171,7 +171,6 @@ struct perf_event {
 	u64 hw_config;		/* RTIT_CTL image when running */
 	bool started_once;
 	bool stopped;		/* perf's PERF_HES_STOPPED */
-	bool paused;		/* AUX pause (Linux 6.13): TraceEn stays 0 until resumed */
 	struct pt_aux *aux;
 	struct pt_buffer *buf;
 	struct pt_aux_handle handle;
@@ -201,13 +200,6 @@ void pt_event_destroy(struct perf_event *event);
 int pt_event_start(struct perf_event *event);
 #define PERF_EF_UPDATE BIT(2)
 void pt_event_stop(struct perf_event *event, unsigned int mode);
-/**
- * pt_event_pause() - clear TraceEn without ending the transaction (Linux's
- * PERF_EF_PAUSE); a PMI meanwhile publishes and re-arms but does not restart
- */
-void pt_event_pause(struct perf_event *event);
-/** pt_event_resume() - set TraceEn again unless a PMI stopped the event */
-void pt_event_resume(struct perf_event *event);
 /** pt_pmi_handler() - the PMI entry: checks and acks GLOBAL_STATUS bit 55, unmasks LVTPC */
 bool pt_pmi_handle(void);
 /** pt_snapshot_copy() - stop, copy the last @len bytes of a snapshot ring to @dst, restart */

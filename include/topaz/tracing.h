@@ -89,11 +89,5 @@ void pt_session_set_engine(const struct trace_engine_ops *ops);
 const struct trace_engine_ops *pt_session_engine(void);
 /** pt_trace_abort() - the panic path: the engine stops following at once */
 void pt_trace_abort(void);
-/**
- * pt_session_pause() - TraceEn off while a handler runs in traced code (FUP, TIP.PGD)
- * pt_session_resume() - and on again where it returns (TIP.PGE)
- */
-void pt_session_pause(void);
-void pt_session_resume(void);
 
 #endif

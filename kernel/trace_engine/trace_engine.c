@@ -5,8 +5,9 @@
  * handler (branch-step's INT3s); interrupt and exception handlers run with
  * TF clear (the CPU clears it on delivery) and their INT3 hits are emulated
  * untraced, so they are never traced: when one interrupts traced code the
- * engine pauses the trace (FUP, TIP.PGD) and resumes it where the handler
- * returns (TIP.PGE), as PT shows a handler outside the traced range.
+ * engine tells the model of the interrupt with an unseen handler (FUP,
+ * TIP.PGD) and of its return where tracing goes on (TIP.PGE), as PT shows a
+ * handler outside the traced context. TraceEn stays set throughout.
  */
 #define pr_fmt(fmt) "trace: " fmt
 #include <topaz/trace_engine.h>
@@ -45,7 +46,8 @@ static enum trace_step_mode step_mode = TRACE_STEP_BRANCH;
  *   CHECKING --a branch it cannot emulate or place--> OFF (the self-check fails)
  *
  * Between an event's async_enter and async_exit the engine stays FOLLOWING
- * with the trace paused; PAUSED is "resume at the next stop, at resume_ip".
+ * with the model in the unseen handler; PAUSED is "the handler returned:
+ * tell the model so (pt_model_ev_return) at the next stop, at resume_ip".
  */
 enum engine_state {
 	ENG_OFF,
@@ -242,21 +244,9 @@ static __noinline void stop_tracing(struct pt_regs *regs)
 static __noinline void resume(void)
 {
 	eng.state = ENG_FOLLOWING;
-	pt_session_resume();
-	pt_model_ev_at(eng.resume_ip);
+	pt_model_ev_return(eng.resume_ip);
 	if (eng.stepping)
 		eng.prev = eng.resume_ip;
-}
-
-/*
- * A PMI delivered as an NMI runs inside a stop's handler and turns tracing
- * off and on (FUP, TIP.PGD); the TIP.PGE belongs where execution goes on,
- * so say where that is before returning. @nmis: the NMI count at entry.
- */
-static inline void after_nmi(u64 nmis, const struct pt_regs *regs)
-{
-	if (READ_ONCE(irq_counts[X86_TRAP_NMI]) != nmis)
-		pt_model_ev_at(regs->rip);
 }
 
 static void engine_follow(void);
@@ -273,7 +263,7 @@ static bool in_function(u64 ip, uintptr_t fn)
 static bool on_debug(struct pt_regs *regs)
 {
 	u64 dr6 = read_dr6();
-	u64 rip = regs->rip, nmis = irq_counts[X86_TRAP_NMI];
+	u64 rip = regs->rip;
 
 	write_dr6(0);
 	eng.st.db_traps++;
@@ -314,7 +304,6 @@ static bool on_debug(struct pt_regs *regs)
 		return true;
 	}
 	arm(regs);
-	after_nmi(nmis, regs);
 	return true;
 }
 
@@ -386,7 +375,7 @@ static bool bp_fast(struct trap_frame *f)
  */
 static bool on_breakpoint(struct pt_regs *regs)
 {
-	u64 ip = regs->rip - 1, nmis = irq_counts[X86_TRAP_NMI];
+	u64 ip = regs->rip - 1;
 	struct branch_site *s = eng.next_site;	/* most often, the one armed */
 	struct branch_result res;
 	bool created;
@@ -442,7 +431,6 @@ static bool on_breakpoint(struct pt_regs *regs)
 		return true;
 	}
 	arm_block(regs, branch_site_next(s, regs->rip, res.taken, &created, &err), created);
-	after_nmi(nmis, regs);
 	return true;
 }
 
@@ -512,8 +500,11 @@ static void async_enter(struct pt_regs *regs)
 	}
 	if (!eng.stepping)	/* the block ran up to here */
 		eng.st.insns += branch_block_count(eng.landing, regs->rip, eng.pending);
-	pt_model_ev_at(regs->rip);
-	pt_session_pause();
+	/* the FUP is where it stopped: the next instruction of an interrupt,
+	 * the faulting one of an exception (regs->rip both) */
+	pt_model_ev_interrupt(regs->vector < 32 && regs->vector != X86_TRAP_NMI ?
+			      PTM_INTR_EXCEPTION : PTM_INTR_HW,
+			      regs->rip, PTM_UNSEEN, (u8)regs->vector, 0, PTM_MODE_64);
 }
 
 static void async_exit(struct pt_regs *regs)

@@ -103,16 +103,6 @@ void pt_session_stop(void)
 		pt_session_drain();
 }
 
-void pt_session_pause(void)
-{
-	pt_event_pause(&this_cpu_ptr(pt_streams)->event);
-}
-
-void pt_session_resume(void)
-{
-	pt_event_resume(&this_cpu_ptr(pt_streams)->event);
-}
-
 bool pt_session_ptwrite_on(void)
 {
 	const struct pt_stream *st = this_cpu_ptr(pt_streams);

@@ -41,9 +41,30 @@ static struct trace_engine_stats base;	/* the engine counts per boot: this test'
 static void *arena;
 static struct membuf out;	/* the container */
 
+/*
+ * The PMI as the CPU delivers it. An NMI comes at once, wherever the model
+ * raised it (inside a stop's handler too). A vector waits for IF=1: handlers
+ * and stops run with interrupts off, so when @pmi_deferred the test takes it
+ * as an interrupt in traced code at the next point the code runs
+ * (take_pending_pmi()).
+ */
+static bool pmi_deferred, pmi_pending;
+/* the NMIs that came inside a stop's handler: what after_nmi() is for */
+static unsigned int nmis_in_stops, in_stop;
+
 static void on_pmi(bool nmi)
 {
-	assert_true(pt_pmi_handle());
+	if (nmi) {
+		irq_counts[X86_TRAP_NMI]++;
+		nmis_in_stops += in_stop;
+		hosted_in_nmi = true;
+		assert_true(pt_pmi_handle());
+		hosted_in_nmi = false;
+	} else if (pmi_deferred) {
+		pmi_pending = true;
+	} else {
+		assert_true(pt_pmi_handle());
+	}
 }
 
 static u64 at(unsigned int off)
@@ -51,8 +72,11 @@ static u64 at(unsigned int off)
 	return (u64)(uintptr_t)(code + off);
 }
 
-/* The machine, the trace unit, the session (4 KiB regions), the engine (pt.step=@step). */
-static int setup_step(const char *step)
+/*
+ * The machine, the trace unit (@profile), the session (4 KiB regions, PTWRITE
+ * packets with @ptw, PMIs as NMIs with @nmi), the engine (pt.step=@step).
+ */
+static int setup_with(const char *step, const char *profile, bool ptw, bool nmi)
 {
 	char line[32];
 
@@ -79,11 +103,12 @@ static int setup_step(const char *step)
 	hosted_msr_reset();
 	hosted_msr_define(MSR_CORE_PERF_GLOBAL_STATUS, 0);	/* the model claims bit 55 */
 	pt_model_uninstall();
-	if (pt_model_init("skylake", false) != 1)
+	if (pt_model_init(profile, false) != 1)
 		return -1;
 	if (pt_pmu_hw_init())
 		return -1;
-	hosted_lvtpc = PT_PMI_VECTOR;
+	hosted_lvtpc = nmi ? APIC_DM_NMI : PT_PMI_VECTOR;
+	pmi_deferred = pmi_pending = false;
 	hosted_pmi_handler = on_pmi;
 	hosted_console_quiet = true;
 	snprintf(line, sizeof(line), "pt.step=%s", step);
@@ -93,6 +118,7 @@ static int setup_step(const char *step)
 	o.region_size = 4096;
 	o.filter = NULL;
 	o.snapshot = false;
+	o.ptw = ptw;
 	membuf_free(&out);
 	if (pt_session_open(&o, &sink, &unit, 0x100000, 0x20000, NULL))
 		return -1;
@@ -104,16 +130,24 @@ static int setup_step(const char *step)
 	return 0;
 }
 
+/* How a test's machine is set up: its cmocka initial state. */
+struct machine {
+	const char *step, *profile;
+	bool ptw, nmi;
+};
+
+static const struct machine branch_skylake = { "branch", "skylake", false, false };
+static const struct machine single_skylake = { "single", "skylake", false, false };
+static const struct machine branch_arrowlake_ptw = { "branch", "arrowlake", true, false };
+static const struct machine single_arrowlake_ptw = { "single", "arrowlake", true, false };
+static const struct machine branch_skylake_nmi = { "branch", "skylake", false, true };
+static const struct machine single_skylake_nmi = { "single", "skylake", false, true };
+
 static int setup(void **state)
 {
-	(void)state;
-	return setup_step("branch");
-}
+	const struct machine *m = *state;
 
-static int setup_single(void **state)
-{
-	(void)state;
-	return setup_step("single");
+	return setup_with(m->step, m->profile, m->ptw, m->nmi);
 }
 
 static int teardown(void **state)
@@ -132,8 +166,9 @@ static struct pt_regs regs_at(u64 rip, unsigned int v)
 	memset(&r, 0, sizeof(r));
 	r.rip = rip;
 	r.vector = v;
-	r.rflags = 0x202;
-		return r;
+	r.rflags = 0x202;	/* IF, ZF clear: a JNZ is taken */
+	r.rax = at(0);		/* where a JMP *%rax goes */
+	return r;
 }
 
 /* #DB after a single step that landed at @rip. */
@@ -155,28 +190,80 @@ static void interrupt(u64 rip, u64 ret)
 	hosted_trace_hooks->exit(&r);
 }
 
+/* A PMI waiting for IF=1 arrives at @rip, in traced code. */
+static void take_pending_pmi(u64 rip)
+{
+	struct pt_regs r = regs_at(rip, PT_PMI_VECTOR);
+
+	if (!pmi_pending)
+		return;
+	pmi_pending = false;
+	hosted_trace_hooks->enter(&r);
+	assert_true(pt_pmi_handle());
+	hosted_trace_hooks->exit(&r);
+}
+
 /* The INT3 on the branch at @ip: returns where the emulated branch went. */
 static u64 breakpoint(u64 ip)
 {
 	struct pt_regs r = regs_at(ip + 1, X86_TRAP_BP);
 
 	assert_int_equal(code[ip - at(0)], 0xcc);	/* the engine's INT3 is there */
+	in_stop = 1;
 	assert_true(hosted_trap_handlers[X86_TRAP_BP](&r));
+	in_stop = 0;
 	return r.rip;
 }
 
+/* INT3 at @ip as isr_bp takes it: the fast path first, then the full one. */
+static u64 int3(u64 ip, unsigned int *fast)
+{
+	struct trap_frame f = { .rip = ip + 1, .rflags = 0x202 };
+
+	if (hosted_bp_fast && hosted_bp_fast(&f)) {
+		(*fast)++;
+		return f.rip;
+	}
+	return breakpoint(ip);
+}
+
+#define MAX_DECODED 16384
+
 struct decoded {
-	u64 ips[64];
+	u64 ips[MAX_DECODED];
 	size_t n;
+	u64 ptw[8];
+	size_t n_ptw;
+	size_t async_disabled, enabled;
 };
 
 static void collect(void *ctx, const struct ptd_event *ev)
 {
 	struct decoded *d = ctx;
 
-	if (ev->type == PTD_EV_INSN && d->n < 64)
-		d->ips[d->n++] = ev->ip;
+	switch (ev->type) {
+	case PTD_EV_INSN:
+		if (d->n < MAX_DECODED)
+			d->ips[d->n] = ev->ip;
+		d->n++;
+		break;
+	case PTD_EV_PTWRITE:
+		if (d->n_ptw < ARRAY_SIZE(d->ptw))
+			d->ptw[d->n_ptw] = ev->value;
+		d->n_ptw++;
+		break;
+	case PTD_EV_ASYNC_DISABLED:
+		d->async_disabled++;
+		break;
+	case PTD_EV_ENABLED:
+		d->enabled++;
+		break;
+	default:
+		break;
+	}
 }
+
+static struct decoded dec;	/* too big for the stack */
 
 /* Close the window and the session, decode the container. */
 static void finish_and_decode(struct decoded *d, struct trace_engine_stats *st, size_t *problems)
@@ -216,15 +303,16 @@ static void check_window(const struct decoded *d, const struct trace_engine_stat
 {
 	assert_int_equal(problems, 0);
 	assert_int_equal(d->n, n);
+	assert_true(n <= MAX_DECODED);
 	for (size_t i = 0; i < n; i++)
 		assert_int_equal(d->ips[i], want[i]);
 	assert_int_equal(st->insns, n);
 }
 
-/* The code (+0..+5: @head, +0x10: nop; ret), TraceEn=1, the first #DB at +0. */
+/* The code (+0..+7: @head, +0x10: nop; ret), TraceEn=1, the first #DB at +0. */
 static void begin_window(const char *head)
 {
-	memcpy(code, head, 6);
+	memcpy(code, head, strlen(head));
 	memcpy(code + 0x10, "\x90\xc3", 2);
 	pt_trace_begin();		/* arm, TraceEn=1; "follow" is ours to script */
 	step_to(at(0));			/* the first instruction of the window */
@@ -234,11 +322,10 @@ static void begin_window(const char *head)
 static void end_window_ran_five(struct trace_engine_stats *st)
 {
 	const u64 want[] = { at(0), at(1), at(2), at(3), at(4) };
-	struct decoded d;
 	size_t problems;
 
-	finish_and_decode(&d, st, &problems);
-	check_window(&d, st, problems, want, ARRAY_SIZE(want));
+	finish_and_decode(&dec, st, &problems);
+	check_window(&dec, st, problems, want, ARRAY_SIZE(want));
 }
 
 /*
@@ -262,6 +349,10 @@ static void test_second_interrupt_after_the_code_ran_on(void **state)
 	assert_int_equal(st.async, 2);
 	assert_int_equal(st.async_chained, 1);
 	assert_int_equal(st.async_chained_ran, 1);
+	/* each interrupt is the model's: FUP, TIP.PGD; TIP.PGE at its return
+	 * (and the window's end is one more FUP, TIP.PGD) */
+	assert_int_equal(dec.async_disabled, 2 + 1);
+	assert_int_equal(dec.enabled, 3);
 	assert_int_equal(code[4], 0xeb);	/* the code is as it was */
 }
 
@@ -281,6 +372,8 @@ static void test_second_interrupt_before_the_code_ran(void **state)
 	end_window_ran_five(&st);
 	assert_int_equal(st.async_chained, 1);
 	assert_int_equal(st.async_chained_ran, 0);
+	assert_int_equal(dec.async_disabled, 1 + 1);	/* the second made no packet */
+	assert_int_equal(dec.enabled, 2);
 }
 
 /*
@@ -307,15 +400,195 @@ static void test_single_step_interrupt_and_sti(void **state)
 	assert_int_equal(st.async_chained, 0);
 }
 
+/*
+ * PTWRITE on a CPU without it: the window runs a register-form PTWRITE and
+ * the trace has its PTW packet with the register's value, after the
+ * instruction before it. Single-step takes the #UD (an event the engine must
+ * not report as an interrupt); branch-step emulates it at its INT3.
+ *
+ *   +0 nop  +1 ptwrite rax  +6 jmp +0x10
+ */
+#define PTW_CODE	"\x90\xf3\x48\x0f\xae\xe0\xeb\x08"
+#define PTW_VALUE	0x1122334455667788ULL
+
+static void end_window_ptwrite(void)
+{
+	const u64 want[] = { at(0), at(1), at(6) };
+	struct trace_engine_stats st;
+	size_t problems;
+
+	finish_and_decode(&dec, &st, &problems);
+	check_window(&dec, &st, problems, want, ARRAY_SIZE(want));
+	assert_int_equal(dec.n_ptw, 1);
+	assert_int_equal(dec.ptw[0], PTW_VALUE);
+	assert_int_equal(st.async, 0);		/* the #UD was no interrupt */
+	assert_int_equal(dec.async_disabled, 1);	/* the window's end only */
+}
+
+static void test_ptwrite_single_step_ud(void **state)
+{
+	struct pt_regs r;
+
+	(void)state;
+	begin_window(PTW_CODE);
+	step_to(at(1));				/* +0 retired */
+	r = regs_at(at(1), X86_TRAP_UD);	/* the PTWRITE faults */
+	r.rax = PTW_VALUE;
+	hosted_trace_hooks->enter(&r);
+	assert_true(hosted_trap_handlers[X86_TRAP_UD](&r));
+	hosted_trace_hooks->exit(&r);
+	assert_int_equal(r.rip, at(6));		/* it returns past the PTWRITE */
+	step_to(at(0x10));			/* the jmp */
+	end_window_ptwrite();
+}
+
+static void test_ptwrite_branch_step(void **state)
+{
+	struct pt_regs r;
+
+	(void)state;
+	begin_window(PTW_CODE);
+	r = regs_at(at(2), X86_TRAP_BP);	/* the INT3 on the PTWRITE */
+	r.rax = PTW_VALUE;
+	assert_int_equal(code[1], 0xcc);
+	assert_true(hosted_trap_handlers[X86_TRAP_BP](&r));
+	assert_int_equal(r.rip, at(6));
+	assert_int_equal(breakpoint(at(6)), at(0x10));
+	end_window_ptwrite();
+	assert_int_equal(code[1], 0xf3);	/* the code is as it was */
+}
+
+/*
+ * Single-step over a REP string instruction: its #DB after each iteration
+ * reports on the same instruction, which retires once, at the last.
+ *
+ *   +0 nop  +1 rep movsb  +3 nop  +4 jmp +0x10
+ */
+static void test_single_step_rep_string(void **state)
+{
+	const u64 want[] = { at(0), at(1), at(3), at(4) };
+	struct trace_engine_stats st;
+	size_t problems;
+
+	(void)state;
+	begin_window("\x90\xf3\xa4\x90\xeb\x0a");
+	step_to(at(1));
+	for (int i = 0; i < 3; i++)
+		step_to(at(1));		/* one iteration each */
+	step_to(at(3));			/* the last: rep movsb retired */
+	step_to(at(4));
+	step_to(at(0x10));
+	finish_and_decode(&dec, &st, &problems);
+	check_window(&dec, &st, problems, want, ARRAY_SIZE(want));
+}
+
+/*
+ * A long branch-step window: a loop whose branch stops each time, an
+ * interrupt every @period-th iteration, and ToPA regions that fill many
+ * times, so PMIs arrive: as vectors between stops and handlers, or as NMIs
+ * inside them. The decoded flow is the loop's, instruction for instruction.
+ *
+ *   +0 nop  +1 jnz +0 (taken, the fast INT3 path)  or  +1 jmp *%rax (a TIP each)
+ */
+#define LOOP_ITERS	6000
+#define LOOP_JNZ	"\x90\x75\xfd"
+#define LOOP_JMP_RAX	"\x90\xff\xe0"
+
+static void check_loop(struct trace_engine_stats *st, unsigned int period)
+{
+	size_t problems;
+
+	finish_and_decode(&dec, st, &problems);
+	assert_int_equal(problems, 0);
+	assert_int_equal(dec.n, 2 * LOOP_ITERS);
+	assert_int_equal(st->insns, 2 * LOOP_ITERS);
+	for (size_t i = 0; i < dec.n && i < MAX_DECODED; i++)
+		assert_int_equal(dec.ips[i], at(i & 1));
+	assert_true(dec.async_disabled >= LOOP_ITERS / period);
+}
+
+static void run_loop(const char *loop, unsigned int period, struct trace_engine_stats *st,
+		     unsigned int *fast)
+{
+	begin_window(loop);
+	for (unsigned int i = 0; i < LOOP_ITERS; i++) {
+		if (i % period == 1) {
+			interrupt(at(1), at(1));	/* before the branch */
+			take_pending_pmi(at(1));
+		}
+		assert_int_equal(int3(at(1), fast), at(0));
+		take_pending_pmi(at(0));
+	}
+	check_loop(st, period);
+}
+
+static void test_loop_pmis_as_vectors(void **state)
+{
+	struct trace_engine_stats st;
+	unsigned int fast = 0;
+	u64 pmis = this_cpu_ptr(pt_ctx)->pmis;
+
+	(void)state;
+	pmi_deferred = true;
+	run_loop(LOOP_JNZ, 4, &st, &fast);
+	pmis = this_cpu_ptr(pt_ctx)->pmis - pmis;
+	assert_true(pmis >= 2);
+	assert_true(fast >= LOOP_ITERS / 2);	/* the common stop took the fast path */
+	assert_int_equal(st.async, LOOP_ITERS / 4 + pmis);	/* each PMI was one too */
+}
+
+static void test_loop_pmis_as_nmis(void **state)
+{
+	struct trace_engine_stats st;
+	unsigned int fast = 0;
+	u64 nmis = irq_counts[X86_TRAP_NMI];
+
+	(void)state;
+	nmis_in_stops = 0;
+	run_loop(LOOP_JMP_RAX, 16, &st, &fast);
+	assert_true(irq_counts[X86_TRAP_NMI] - nmis >= 3);
+	assert_true(nmis_in_stops >= 1);
+	assert_int_equal(st.async, LOOP_ITERS / 16);	/* NMIs came inside handlers */
+}
+
+/*
+ * The same loop single-stepped, an interrupt before the nop each second
+ * iteration. The model hears of its return at the #DB after the nop; a PMI
+ * those packets raise comes as an NMI right there, where the model is at
+ * the nop: the trace must go on from the nop (without the model's enable
+ * point at the event's end it went on from the branch, the nop lost).
+ */
+static void test_single_step_loop_pmis_as_nmis(void **state)
+{
+	struct trace_engine_stats st;
+	u64 nmis = irq_counts[X86_TRAP_NMI];
+
+	(void)state;
+	begin_window(LOOP_JMP_RAX);
+	for (unsigned int i = 0; i < LOOP_ITERS; i++) {
+		if (i % 2 == 0)
+			interrupt(at(0), at(0));
+		step_to(at(1));		/* the nop */
+		step_to(at(0));		/* the jmp */
+	}
+	check_loop(&st, 2);
+	assert_true(irq_counts[X86_TRAP_NMI] - nmis >= 3);
+	assert_int_equal(st.async, LOOP_ITERS / 2);
+}
+
 int main(void)
 {
+#define T(fn, machine) cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown, (void *)&machine)
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_second_interrupt_after_the_code_ran_on, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_second_interrupt_before_the_code_ran, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_single_step_interrupt_and_sti, setup_single,
-						teardown),
+		T(test_second_interrupt_after_the_code_ran_on, branch_skylake),
+		T(test_second_interrupt_before_the_code_ran, branch_skylake),
+		T(test_single_step_interrupt_and_sti, single_skylake),
+		T(test_ptwrite_single_step_ud, single_arrowlake_ptw),
+		T(test_ptwrite_branch_step, branch_arrowlake_ptw),
+		T(test_single_step_rep_string, single_skylake),
+		T(test_loop_pmis_as_vectors, branch_skylake),
+		T(test_loop_pmis_as_nmis, branch_skylake_nmi),
+		T(test_single_step_loop_pmis_as_nmis, single_skylake_nmi),
 	};
 	return cmocka_run_group_tests_name("trace_engine", tests, NULL, NULL);
 }
