@@ -11,6 +11,7 @@ packages=(
 	libipt-dev			# Intel's PT encoder/decoder
 	zlib1g-dev			# ptdecode's CRC-32, the writer's cross-check
 	libcapstone-dev			# instruction cross-checks
+	linux-perf			# perf's Intel PT decoder: the perf.data cross-check
 	valgrind libmimalloc-dev libjemalloc-dev	# benchmarks
 )
 missing=()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The end of `make run`: decode the trace container the kernel sent (QEMU's
 # debugcon file, else the framed copy in the serial log) with the kernel ELF,
-# print a short summary and say where the full outputs are.
+# print a short summary and say where the full outputs are; export it as
+# build/perf.data for Linux perf and print the commands that read it.
 #   trace-summary.sh BUILD_DIR
 set -uo pipefail
 build=${1:-build}
@@ -19,8 +20,14 @@ if [ ! -s "$trace" ]; then
 	exit 0
 fi
 echo "trace: decoding $trace ($(stat -c %s "$trace") bytes) with $build/topaz.so"
-"$tool" --elf "$build/topaz.so" --out-dir "$out" --max-problems 10 "$trace"
+"$tool" --elf "$build/topaz.so" --out-dir "$out" --perf-data "$build/perf.data" --max-problems 10 "$trace"
 case $? in
 0|1) ;;
 *) echo "trace: $trace could not be decoded" >&2; exit 1 ;;
 esac
+if [ -s "$build/perf.data" ]; then
+	echo "perf: $build/perf.data (Linux perf's own Intel PT decoder):"
+	echo "  perf script -i $build/perf.data --itrace=i1i -F ip,sym,symoff    # every instruction"
+	echo "  perf script -i $build/perf.data --itrace=be -F ip,addr,sym       # the branches"
+	echo "  perf report -i $build/perf.data --itrace=g --stdio               # a call graph"
+fi

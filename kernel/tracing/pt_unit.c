@@ -10,6 +10,7 @@
 #include <topaz/cmdline.h>
 #include <topaz/kernel.h>
 #include <topaz/errno.h>
+#include <topaz/arch.h>
 
 /* pt.model=, pt.profile=, pt.skid=: how the software trace unit is installed. */
 enum { MODEL_AUTO, MODEL_ON, MODEL_OFF };
@@ -52,6 +53,10 @@ int pt_unit_boot(void)
 		pt_model_get_config(&cfg);
 		cfg.pmi_skid = (u32)skid_param;
 		pt_model_set_config(&cfg);
+		/* Its clock starts at the CPU's TSC, as a PT CPU's TSC packets
+		 * carry it: never 0 (perf's decoder takes a zero TSC for "no
+		 * timestamp yet", and perf 6.1 then crashes walking code). */
+		pt_model_set_tsc(rdtsc());
 	}
 	return ret;
 }

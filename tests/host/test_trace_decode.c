@@ -6,7 +6,9 @@
  * the code as a sideband image and its symbols, then decoded by the library
  * ptdecode runs: the exact instruction sequence, the call tree, the folded
  * stacks, the stats and the packet dump. Then the same with data lost in the
- * middle, with a damaged record, and the ELF loader on this test binary.
+ * middle, with a damaged record, and the ELF loader on this test binary; and
+ * the trace with a gap exported as perf.data, which Linux perf decodes to the
+ * same instructions.
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -17,6 +19,9 @@
 #include <cmocka.h>
 #include <dlfcn.h>
 #include <link.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
 #include "hosted.h"
 #include "trace_helpers.h"
 #include "ptdecode.h"
@@ -652,6 +657,177 @@ static void test_elf_image(void **state)
 	assert_int_equal(decode_test_probe(1), 4);
 }
 
+/* ------------------------------------------------------------ perf.data */
+
+struct perf_rec {
+	u32 type;
+	u16 misc;
+	const u8 *body;		/* after the 8-byte header */
+	size_t size;		/* header.size */
+	u64 off;		/* file offset */
+};
+
+static char *read_whole(const char *path, size_t *len)
+{
+	FILE *fp = fopen(path, "rb");
+	char *buf = NULL;
+
+	if (!fp)
+		return NULL;
+	fseek(fp, 0, SEEK_END);
+	*len = (size_t)ftell(fp);
+	rewind(fp);
+	buf = malloc(*len);
+	if (buf && fread(buf, 1, *len, fp) != *len) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(fp);
+	return buf;
+}
+
+/* The data section's records (an AUXTRACE record's data follows it). */
+static size_t perf_records(const u8 *f, size_t len, struct perf_rec *v, size_t max)
+{
+	u64 data_off, data_size, off;
+	size_t n = 0;
+
+	memcpy(&data_off, f + 40, 8);
+	memcpy(&data_size, f + 48, 8);
+	assert_true(data_off + data_size <= len);
+	for (off = data_off; off < data_off + data_size && n < max;) {
+		struct perf_event_header h;
+
+		memcpy(&h, f + off, sizeof(h));
+		assert_true(h.size >= 8);
+		v[n] = (struct perf_rec){ h.type, h.misc, f + off + 8, h.size, off };
+		off += h.size;
+		if (h.type == 71) {	/* PERF_RECORD_AUXTRACE: its data */
+			u64 sz;
+
+			memcpy(&sz, f + v[n].off + 8, 8);
+			off += sz;
+		}
+		n++;
+	}
+	assert_int_equal(off, data_off + data_size);
+	return n;
+}
+
+/*
+ * The trace with a gap as perf.data: the configuration, the traced code (the
+ * sideband image, written beside it), one AUXTRACE queue per segment with the
+ * segment's bytes, the loss as a truncated PERF_RECORD_AUX between them, the
+ * AUXTRACE index. Then Linux perf (linux-perf, installed by setup.sh) decodes
+ * it: the same instruction addresses as libipt, each segment from its PSB.
+ */
+static void test_perf_data(void **state)
+{
+	u8 a[64], b[64];
+	size_t na, nb = trace_split(a, &na, b), len, n;
+	struct piece p[2] = {
+		{ a, na, 0, 0, 0 },
+		{ b, nb, na + 300, 300, TPZ_TRACE_LOST },
+	};
+	char dir[] = "/tmp/topaz-perf-XXXXXX", path[128], cmd[512], line[256];
+
+	struct membuf m = { 0 };
+	struct perf_rec rec[16];
+	struct run r;
+	u8 *f;
+	u64 v[4], feat;
+	size_t auxtrace = 0, aux = 0, mmaps = 0, nips = 0;
+	FILE *pf;
+
+	make_container(&m, p, 2, 1);
+	decode(&r, &m);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/perf.data", dir);
+	assert_int_equal(ptd_write_perf_data(&r.c, &r.x.segs, NULL, 0, path), 0);
+	/* said: the symbols cannot go to perf (raw image, no ELF) */
+	assert_non_null(strstr(r.c.diags.v[r.c.diags.n - 1].msg, "perf reads symbols from ELF files only"));
+
+	f = (u8 *)read_whole(path, &len);
+	assert_non_null(f);
+	assert_memory_equal(f, "PERFILE2", 8);
+	n = perf_records(f, len, rec, ARRAY_SIZE(rec));
+	assert_int_equal(rec[0].type, 70);	/* AUXTRACE_INFO first: Intel PT, PMU type 8 */
+	memcpy(v, rec[0].body, 16);
+	assert_int_equal(v[0] & 0xffffffff, 1);
+	assert_int_equal(v[1], 8);
+	for (size_t i = 1; i < n; i++) {
+		if (rec[i].type == PERF_RECORD_MMAP) {
+			memcpy(v, rec[i].body + 8, 24);
+			assert_int_equal(v[0], BASE);	/* the image, read from offset 0 */
+			assert_int_equal(v[1], sizeof(code));
+			assert_int_equal(v[2], 0);
+			mmaps++;
+		} else if (rec[i].type == PERF_RECORD_AUX) {
+			memcpy(v, rec[i].body, 24);
+			assert_int_equal(v[0], na);	/* the hole: where, how much, truncated */
+			assert_int_equal(v[1], 300);
+			assert_int_equal(v[2], PERF_AUX_FLAG_TRUNCATED);
+			assert_int_equal(auxtrace, 1);	/* between the two queues */
+			aux++;
+		} else if (rec[i].type == 71) {
+			const struct ptd_segment *s = &r.x.segs.v[auxtrace];
+			u32 idx;
+
+			memcpy(v, rec[i].body, 24);	/* size, offset, reference */
+			memcpy(&idx, rec[i].body + 24, 4);
+			assert_int_equal(v[0], (s->size + 7) & ~7ul);
+			assert_int_equal(v[1], s->stream_off);
+			assert_int_equal(idx, auxtrace);	/* a queue each */
+			assert_memory_equal(rec[i].body + 40, s->data, s->size);
+			auxtrace++;
+		}
+	}
+	assert_int_equal(mmaps, 1);
+	assert_int_equal(aux, 1);
+	assert_int_equal(auxtrace, 2);
+	memcpy(&feat, f + 72, 8);	/* arch, nrcpus, cpuid, the AUXTRACE index */
+	assert_int_equal(feat, (1u << 6) | (1u << 7) | (1u << 9) | (1u << 18));
+	free(f);
+
+	/* perf decodes it: libipt's instructions, in order */
+	snprintf(cmd, sizeof(cmd), "perf script -i %s --itrace=i1i -F ip 2>%s/stderr", path, dir);
+	pf = popen(cmd, "r");
+	assert_non_null(pf);
+	while (fgets(line, sizeof(line), pf)) {
+		unsigned long long ip;
+
+		if (sscanf(line, " %llx", &ip) != 1) {
+			do
+				fprintf(stderr, "perf: %s", line);
+			while (fgets(line, sizeof(line), pf));
+			fail_msg("perf script printed something else: is linux-perf installed (scripts/setup.sh)?");
+		}
+		assert_true(nips < r.nips);
+		assert_int_equal(ip, r.ips[nips]);
+		nips++;
+	}
+	assert_int_equal(pclose(pf), 0);
+	assert_int_equal(nips, r.nips);
+	snprintf(path, sizeof(path), "%s/stderr", dir);
+	f = (u8 *)read_whole(path, &len);
+	assert_non_null(f);
+	f = realloc(f, len + 1);
+	f[len] = 0;
+	assert_non_null(strstr((char *)f, "AUX data lost 1 times out of 1"));	/* the gap, said */
+	free(f);
+	snprintf(path, sizeof(path), "%s/perf.data", dir);
+	snprintf(cmd, sizeof(cmd), "perf script -i %s --itrace=e 2>&1 | grep -c 'Lost trace data'", path);
+	pf = popen(cmd, "r");
+	assert_non_null(fgets(line, sizeof(line), pf));
+	assert_int_equal(atoi(line), 1);	/* perf shows the gap */
+	pclose(pf);
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+	run_free(&r);
+	membuf_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -662,6 +838,7 @@ int main(void)
 		cmocka_unit_test(test_decode_error_resyncs),
 		cmocka_unit_test(test_svg),
 		cmocka_unit_test(test_elf_image),
+		cmocka_unit_test(test_perf_data),
 	};
 	return cmocka_run_group_tests_name("trace_decode", tests, NULL, NULL);
 }

@@ -13,6 +13,11 @@
 # with symbols, the instructions and the packets around it; the logs stay in
 # $BUILD/oracle). The last line: "oracle: N passed, N failed, M instructions
 # compared in S s". Exit status 0 when all passed.
+# Each trace is also exported as a perf.data and decoded by Linux perf's own
+# Intel PT decoder (tests/qemu/perf_check.py): one "PASS|FAIL oracle.perf.NAME"
+# line each, perf's instruction addresses against libipt's over the whole
+# trace (the discovery boot's too, and the self-test's damaged trace, which
+# both decoders must report at one place).
 #
 # How (tests/qemu/oracle.py does the analysis):
 # - A discovery boot (pt=on, the same workloads, no QEMU log) gives the load
@@ -59,6 +64,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 elf=$build/topaz.so tool=$build/tools/ptdecode py=$here/tests/qemu/oracle.py
+perf_py=$here/tests/qemu/perf_check.py
 dir=$build/oracle
 t0=$(date +%s)
 
@@ -172,7 +178,10 @@ one() {
 	python3 "$py" compare --plan "$dir/plan.json" --elf "$elf" --ptdecode "$tool" --step "$step" \
 		--qemu-log "$dir/$name.qlog" --container "$dir/$name.tpz" --name "oracle.$name" \
 		--log "$dir/$name.log" --windows "$(tr ',' '\n' <<<"$w" | wc -l)" >"$res" 2>&1
-	if [ $? = 0 ] && [ $keep = 0 ] && [ "$name" != "$selftest" ]; then
+	local cmp=$?
+	python3 "$perf_py" --ptdecode "$tool" --elf "$elf" --container "$dir/$name.tpz" \
+		--name "oracle.perf.$name" >"$dir/$name.perf" 2>&1
+	if [ $cmp = 0 ] && [ $keep = 0 ] && [ "$name" != "$selftest" ]; then
 		rm -f "$dir/$name.qlog" "$dir/$name.qlog.insn"
 	elif ! grep -q '^\(PASS\|FAIL\) ' "$res"; then
 		sed -i '1i FAIL oracle.'"$name"': the comparison did not finish:' "$res"
@@ -208,21 +217,38 @@ if [ -n "$(printf '%s\n' "${names[@]}" | grep -x "$selftest")" ] && grep -q '^PA
 			sed 's/^/  /' "$dir/selftest.compare" | head -20
 		fi
 	} >"$dir/selftest.result"
+	python3 "$perf_py" --ptdecode "$tool" --elf "$elf" --container "$dir/selftest.tpz" \
+		--name oracle.perf.selftest --expect-error >"$dir/selftest.perf" 2>&1
 	[ $keep = 1 ] || rm -f "$dir/$selftest.qlog" "$dir/$selftest.qlog.insn"
 fi
 
-passed=0 failed=0 insns=0
+# perf on the discovery boot's trace too (no QEMU log: perf against libipt only)
+if [ "$only" = '*' ]; then
+	python3 "$perf_py" --ptdecode "$tool" --elf "$elf" --container "$dir/discovery.tpz" \
+		--name oracle.perf.discovery >"$dir/discovery.perf" 2>&1
+	names+=(discovery)
+fi
+
+passed=0 failed=0 insns=0 perf_insns=0
 for name in "${names[@]}"; do
-	res=$dir/$name.result
-	[ -s "$res" ] || echo "FAIL oracle.$name: no result" >"$res"
-	cat "$res"
-	if grep -q '^PASS ' "$res"; then
-		passed=$((passed + 1))
-		n=$(sed -nE 's/^PASS [^:]*: ([0-9]+) instructions compared.*/\1/p' "$res")
-		insns=$((insns + ${n:-0}))
-	else
-		failed=$((failed + 1))
-	fi
+	for res in "$dir/$name.result" "$dir/$name.perf"; do
+		[ "$name" = discovery ] && [ "$res" = "$dir/$name.result" ] && continue
+		label=oracle.$name
+		[ "${res##*.}" = perf ] && label=oracle.perf.$name
+		[ -s "$res" ] || echo "FAIL $label: no result" >"$res"
+		cat "$res"
+		if grep -q '^PASS ' "$res"; then
+			passed=$((passed + 1))
+			n=$(sed -nE 's/^PASS [^:]*: ([0-9]+) instructions compared.*/\1/p' "$res")
+			if [ "${res##*.}" = perf ]; then
+				perf_insns=$((perf_insns + ${n:-0}))
+			else
+				insns=$((insns + ${n:-0}))
+			fi
+		else
+			failed=$((failed + 1))
+		fi
+	done
 done
-echo "oracle: $passed passed, $failed failed, $insns instructions compared in $(( $(date +%s) - t0 )) s"
+echo "oracle: $passed passed, $failed failed, $insns instructions compared with QEMU, $perf_insns with perf, in $(( $(date +%s) - t0 )) s"
 [ $failed = 0 ] && [ $passed -gt 0 ]

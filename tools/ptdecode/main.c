@@ -30,6 +30,9 @@ static const char usage[] =
 "  --folded              stack counts in the folded format (\"a;b;c count\")\n"
 "  --svg FILE            a flame graph of the same stacks\n"
 "  --summary             a few lines: instructions, branches, PMIs, bytes, top functions\n"
+"  --perf-data FILE      a perf.data for Linux perf's own decoder (perf script,\n"
+"                        perf report: docs/trace-format.md); sideband images are\n"
+"                        written beside it, into FILE.images/\n"
 "  --out-dir DIR         all of the above into DIR (packets.txt insn.txt calls.txt\n"
 "                        stats.txt folded.txt flame.svg problems.txt), summary on stdout\n"
 "  --extract-serial LOG  write the container framed in a serial log to -o FILE\n"
@@ -42,7 +45,7 @@ static const char usage[] =
 enum {
 	OPT_ELF = 256, OPT_LOAD, OPT_SERIAL, OPT_CHECK, OPT_PACKETS, OPT_INSN, OPT_NO_DISASM,
 	OPT_CALLS, OPT_STATS, OPT_FOLDED, OPT_SVG, OPT_SUMMARY, OPT_OUT_DIR, OPT_EXTRACT, OPT_HELP,
-	OPT_MAX_PROBLEMS,
+	OPT_MAX_PROBLEMS, OPT_PERF_DATA,
 };
 
 static const struct option longopts[] = {
@@ -62,6 +65,7 @@ static const struct option longopts[] = {
 	{ "extract-serial", required_argument, NULL, OPT_EXTRACT },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "max-problems", required_argument, NULL, OPT_MAX_PROBLEMS },
+	{ "perf-data", required_argument, NULL, OPT_PERF_DATA },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -168,7 +172,7 @@ static void copy_out(FILE *f)
 
 /* What the command line asks for. */
 struct opts {
-	const char *elf, *svg, *out_dir, *extract_log, *out, *trace;
+	const char *elf, *svg, *out_dir, *extract_log, *out, *trace, *perf_data;
 	bool serial, check, summary, quiet, disasm, have_load;
 	bool want[O_NR];
 	size_t nwant, max_problems;
@@ -239,6 +243,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case OPT_SVG: o->svg = optarg; break;
 		case OPT_SUMMARY: o->summary = true; break;
 		case OPT_OUT_DIR: o->out_dir = optarg; break;
+		case OPT_PERF_DATA: o->perf_data = optarg; break;
 		case OPT_EXTRACT: o->extract_log = optarg; break;
 		case OPT_MAX_PROBLEMS:
 			o->max_problems = strtoul(optarg, &end, 0);
@@ -275,7 +280,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->want[i] = true;
 		o->summary = true;
 	}
-	any = o->summary || o->svg || o->check;
+	any = o->summary || o->svg || o->check || o->perf_data;
 	for (int i = 0; i < O_NR; i++) {
 		o->nwant += o->want[i];
 		any |= o->want[i];
@@ -325,7 +330,7 @@ static bool load_container(const struct opts *o, struct ptd_container *c)
 }
 
 /* The traced memory: the kernel ELF at the load address, and the sideband. */
-static void load_image(const struct opts *o, struct ptd_container *c, struct ptd_image *img)
+static u64 load_image(const struct opts *o, struct ptd_container *c, struct ptd_image *img)
 {
 	u64 load = o->load;
 
@@ -345,6 +350,7 @@ static void load_image(const struct opts *o, struct ptd_container *c, struct ptd
 	}
 	ptd_image_add_sideband(img, c);
 	ptd_image_finish(img);
+	return load;
 }
 
 /* The flame graph into --svg FILE or DIR/flame.svg; false: cannot write. */
@@ -383,15 +389,17 @@ int main(int argc, char **argv)
 	size_t ncons = 0;
 	bool flow;
 	int ret;
+	u64 load;
 
 	ret = parse_args(argc, argv, &o);
 	if (ret >= 0)
 		return ret;
+	ret = 0;
 	if (o.extract_log)
 		return extract(o.extract_log, o.out, o.quiet);
 	if (!load_container(&o, &c))
 		return 2;
-	load_image(&o, &c, &img);
+	load = load_image(&o, &c, &img);
 	flow = o.want[O_INSN] || o.want[O_CALLS] || o.want[O_STATS] || o.want[O_FOLDED] || o.svg ||
 	       o.summary || o.check;
 	if (!img.nregions && flow)
@@ -441,6 +449,8 @@ int main(int argc, char **argv)
 			copy_out(files[i]);
 		fclose(files[i]);
 	}
+	if (o.perf_data && ptd_write_perf_data(&c, &x.segs, o.elf, load, o.perf_data))
+		ret = 2;
 	if (o.out_dir)
 		write_problems(&o, &c);
 	if (o.summary) {
@@ -452,7 +462,8 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	if (!o.quiet)
 		print_problems(&c.diags, c.name, o.max_problems);
-	ret = c.diags.n ? 1 : 0;
+	if (ret != 2)
+		ret = c.diags.n ? 1 : 0;
 
 	ptd_calls_free(&calls);
 	ptd_stats_free(&st);

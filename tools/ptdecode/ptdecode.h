@@ -452,4 +452,20 @@ void ptd_stats_print(const struct ptd_stats *s, const struct ptd_container *c, F
 void ptd_summary_print(const struct ptd_stats *s, const struct ptd_container *c, FILE *out,
 		       size_t top);
 
+/* ------------------------------------------------------------- perf.data */
+
+/**
+ * ptd_write_perf_data() - the trace as a perf.data file for Linux perf's
+ * Intel PT decoder (perfdata.c has what perf is told, and why)
+ * @c: the container (its header gives the configuration; problems go to
+ *	@c->diags, among them what perf cannot use)
+ * @segs: its segments: one AUXTRACE queue each, so gaps stay gaps
+ * @elf: the kernel ELF (its PT_LOAD segments become perf's maps), or NULL
+ * @load: where it was loaded
+ * @path: the perf.data to write; sideband images go to "@path.images/"
+ * Return: 0, or -1 when nothing usable was written
+ */
+int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs, const char *elf,
+			u64 load, const char *path);
+
 #endif

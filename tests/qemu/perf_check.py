@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Linux perf's Intel PT decoder against libipt's (ptdecode) on one trace.
+
+    perf_check.py --ptdecode TOOL --elf ELF --container T.tpz --name NAME [--out DIR]
+
+The container is exported with `ptdecode --perf-data`; `perf script
+--itrace=i1i -F ip,sym,symoff` lists every instruction perf decodes and
+`ptdecode --insn` every instruction libipt decodes. The two address lists
+must be equal over the whole trace, and perf must report no decode error
+(`--itrace=e`) where ptdecode reports no problem; where ptdecode reports a
+gap, perf must report the loss too. Prints one PASS or FAIL line (then the
+first divergence with both decoders' context), exit status 0 or 1.
+
+--expect-error: the trace is damaged on purpose (the oracle's self-test):
+both decoders must report an error, perf's at the instruction where the two
+lists part, and the lists must agree up to there.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+
+CONTEXT = 6
+
+
+def run(cmd, ok=(0,)):
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       errors="replace")
+    dt = time.monotonic() - t0
+    if p.returncode not in ok:
+        raise RuntimeError(f"{' '.join(cmd)}: exit status {p.returncode}: {p.stderr.strip()[:600]}")
+    return p.stdout, p.stderr, dt
+
+
+INSN = re.compile(r"^([0-9a-f]{16})  (\S+)")
+PERF = re.compile(r"^\s*([0-9a-f]+)\s+(.*)$")
+
+
+def libipt_insns(args):
+    out, err, dt = run([args.ptdecode, "--elf", args.elf, "--insn", "--no-disasm",
+                        args.container], ok=(0, 1))
+    ips, lines = [], []
+    for line in out.splitlines():
+        m = INSN.match(line)
+        if m:
+            ips.append(int(m.group(1), 16))
+            lines.append(f"{int(m.group(1), 16):x} {m.group(2)}")
+    problems = [l for l in err.splitlines() if l.startswith("ptdecode:")]
+    return ips, lines, problems, dt
+
+
+def perf_insns(data):
+    out, err, dt = run(["perf", "script", "-i", data, "--itrace=i1i", "-F", "ip,sym,symoff"])
+    ips, lines = [], []
+    for line in out.splitlines():
+        m = PERF.match(line)
+        if m:
+            ips.append(int(m.group(1), 16))
+            lines.append(f"{int(m.group(1), 16):x} {m.group(2).strip()}")
+    warnings = [l for l in err.splitlines() if l.strip()]
+    return ips, lines, warnings, dt
+
+
+def perf_errors(data):
+    out, err, _ = run(["perf", "script", "-i", data, "--itrace=e"])
+    return [l.strip() for l in out.splitlines() if "trace error" in l]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ptdecode", required=True)
+    ap.add_argument("--elf", required=True)
+    ap.add_argument("--container", required=True)
+    ap.add_argument("--name", required=True)
+    ap.add_argument("--out", help="where the perf.data goes (default: beside the container)")
+    ap.add_argument("--expect-error", action="store_true")
+    a = ap.parse_args()
+    base = os.path.splitext(os.path.basename(a.container))[0]
+    data = os.path.join(a.out or os.path.dirname(os.path.abspath(a.container)), base + ".perf.data")
+    try:
+        _, exp_err, _ = run([a.ptdecode, "--elf", a.elf, "-q", "--perf-data", data, a.container],
+                            ok=(0, 1))
+        want, want_lines, problems, t_ipt = libipt_insns(a)
+        got, got_lines, warnings, t_perf = perf_insns(data)
+        errors = perf_errors(data)
+    except (RuntimeError, OSError) as e:
+        print(f"FAIL {a.name}: {e}")
+        return 1
+    gaps = [p for p in problems if "gap" in p or "lost" in p.lower()]
+    n = min(len(want), len(got))
+    div = next((i for i in range(n) if want[i] != got[i]), None)
+    if div is None and len(want) != len(got):
+        div = n
+    if a.expect_error:
+        m = re.search(r" ip (0x[0-9a-f]+) ", errors[0]) if errors else None
+        at = int(m.group(1), 16) if m else None
+        where = [x[div] for x in (want, got) if div is not None and div < len(x)]
+        if problems and at is not None and at in where:
+            print(f"PASS {a.name}: both decoders report the damage: perf at {at:#x}, where the two "
+                  f"lists part (instruction {div}, after {div} equal ones)")
+            return 0
+        print(f"FAIL {a.name}: the damaged trace was not reported by both decoders at one place "
+              f"(perf errors {len(errors)}, ptdecode problems {len(problems)}, lists part at {div})")
+        for e in errors[:3] + problems[:3]:
+            print(f"  {e}")
+        return 1
+    why = []
+    if div is not None:
+        why.append(f"first divergence at instruction {div} of {len(want)} (libipt) / {len(got)} (perf)")
+    if not problems and errors:
+        why.append(f"perf reports {len(errors)} decode errors on a trace libipt decodes without problem")
+    if gaps and not errors:
+        why.append(f"ptdecode reports {len(gaps)} gaps, perf none")
+    if not problems and warnings:
+        why.append(f"perf warns on a trace libipt decodes without problem: {warnings[0]}")
+    if not want:
+        why.append("nothing decoded")
+    if why:
+        print(f"FAIL {a.name}: " + "; ".join(why))
+        if div is not None:
+            lo = max(0, div - CONTEXT)
+            print("  around it (index: libipt | perf):")
+            for i in range(lo, min(max(len(want), len(got)), div + CONTEXT)):
+                l = want_lines[i] if i < len(want_lines) else "-"
+                r = got_lines[i] if i < len(got_lines) else "-"
+                print(f"  {'=>' if i == div else '  '} {i:9}: {l:40} | {r}")
+        for e in errors[:5]:
+            print(f"  perf: {e}")
+        for p in problems[:5]:
+            print(f"  {p}")
+        for w in warnings[:5]:
+            print(f"  perf stderr: {w}")
+        return 1
+    print(f"PASS {a.name}: {len(want)} instructions compared, perf = libipt; perf errors {len(errors)}"
+          f" (ptdecode problems {len(problems)}); perf script {t_perf:.2f} s, ptdecode --insn {t_ipt:.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,646 @@
+// SPDX-License-Identifier: MIT
+/*
+ * --perf-data: the trace as a perf.data file that Linux perf decodes with its
+ * own Intel PT decoder (docs/trace-format.md, "perf.data"). What perf is
+ * told, and why:
+ *
+ * - one intel_pt event (attr.config in RTIT_CTL bit positions, as perf's
+ *   intel_pt PMU format has them) with a sample id, which perf needs to find
+ *   "events with Intel Processor Trace data";
+ * - PERF_RECORD_AUXTRACE_INFO from the container's header: the RTIT_CTL bits
+ *   perf reads the packets with, the CPUID 0x15 ratio, the maximum non-turbo
+ *   ratio, the MTC frequency, the address filters as a perf filter string;
+ * - the traced code: perf treats addresses below 1 << 63 as user space, so
+ *   the kernel is a process ("topaz", pid TOPAZ_PID) whose maps are the
+ *   ELF's PT_LOAD segments at the load address (file offset p_offset) and
+ *   each sideband image, written as a file beside the perf.data;
+ * - the trace: one AUXTRACE queue per contiguous segment. perf joins the
+ *   chunks of a queue into one stream, so a gap (lost bytes, damaged
+ *   records) must start a new queue: perf then resynchronises at the next
+ *   PSB there, as libipt does, instead of decoding across the hole. A
+ *   PERF_RECORD_AUX with the truncated flag before each such queue makes
+ *   `perf script --itrace=e` report the loss.
+ *
+ * Decoding is timeless (perf's own mode when the trace has no TSC): the
+ * queues are decoded one after the other, in stream order.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include "ptdecode.h"
+
+#define PERF_MAGIC		0x32454c4946524550ULL	/* "PERFILE2" */
+#define PERF_RECORD_FINISHED_ROUND	68
+#define PERF_RECORD_AUXTRACE_INFO	70
+#define PERF_RECORD_AUXTRACE		71
+#define PERF_AUXTRACE_INTEL_PT	1
+#define PERF_RECORD_MISC_BUILD_ID_SIZE	(1 << 15)
+
+/* perf's header feature bits (tools/perf/util/header.h) */
+enum { FEAT_BUILD_ID = 2, FEAT_ARCH = 6, FEAT_NRCPUS = 7, FEAT_CPUID = 9, FEAT_AUXTRACE = 18 };
+
+/* priv[] of the Intel PT AUXTRACE_INFO record (tools/perf/util/intel-pt.h) */
+enum {
+	IPT_PMU_TYPE, IPT_TIME_SHIFT, IPT_TIME_MULT, IPT_TIME_ZERO, IPT_CAP_USER_TIME_ZERO,
+	IPT_TSC_BIT, IPT_NORETCOMP_BIT, IPT_HAVE_SCHED_SWITCH, IPT_SNAPSHOT_MODE,
+	IPT_PER_CPU_MMAPS, IPT_MTC_BIT, IPT_MTC_FREQ_BITS, IPT_TSC_CTC_N, IPT_TSC_CTC_D,
+	IPT_CYC_BIT, IPT_MAX_NONTURBO_RATIO, IPT_FILTER_STR_LEN, IPT_NR,
+};
+
+/* The PMU type perf record would read from sysfs: any value, as long as
+ * the attr and AUXTRACE_INFO agree (the decoder checks only that). */
+#define TOPAZ_PMU_TYPE		8
+#define TOPAZ_PID		1
+#define EVENT_ID		1
+#define SAMPLE_TYPE		(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
+				 PERF_SAMPLE_CPU)
+
+/* attr.config bits perf's intel_pt format defines, at their RTIT_CTL places
+ * (bit 0, TraceEn there, is perf's "pt") */
+#define PT_CONFIG_BITS		(BIT_ULL(0) | BIT_ULL(1) | BIT_ULL(4) | BIT_ULL(5) | BIT_ULL(9) | \
+				 BIT_ULL(10) | BIT_ULL(11) | BIT_ULL(12) | BIT_ULL(13) | \
+				 (0xfULL << 14) | (0xfULL << 19) | (0xfULL << 24))
+#define RTIT_BRANCH_EN		BIT_ULL(13)
+
+struct perf_file_section {
+	u64 offset, size;
+};
+
+struct perf_file_header {
+	u64 magic, size, attr_size;
+	struct perf_file_section attrs, data, event_types;
+	u64 features[4];
+};
+
+/* The output, with the offsets the header needs later. */
+struct out {
+	FILE *f;
+	const char *path;
+	bool failed;
+};
+
+static void put(struct out *o, const void *p, size_t n)
+{
+	if (n && fwrite(p, 1, n, o->f) != n)
+		o->failed = true;
+}
+
+static void put_zeros(struct out *o, size_t n)
+{
+	static const u8 z[64];
+
+	while (n) {
+		size_t k = n < sizeof(z) ? n : sizeof(z);
+
+		put(o, z, k);
+		n -= k;
+	}
+}
+
+static u64 where(struct out *o)
+{
+	long p = ftell(o->f);
+
+	if (p < 0)
+		o->failed = true;
+	return p < 0 ? 0 : (u64)p;
+}
+
+/* The sample_id_all trailer of a non-sample record (SAMPLE_TYPE's order). */
+static void put_sample_id(struct out *o, u32 tid, u32 cpu)
+{
+	u32 pid_tid[2] = { TOPAZ_PID, tid }, cpu_res[2] = { cpu, 0 };
+	u64 time = 0, id = EVENT_ID;	/* before every decoded event */
+
+	put(o, pid_tid, sizeof(pid_tid));
+	put(o, &time, sizeof(time));
+	put(o, cpu_res, sizeof(cpu_res));
+	put(o, &id, sizeof(id));
+}
+
+#define SAMPLE_ID_SIZE	32
+
+static void put_header(struct out *o, u32 type, u16 misc, size_t size)
+{
+	struct perf_event_header h = { .type = type, .misc = misc, .size = (u16)size };
+
+	put(o, &h, sizeof(h));
+}
+
+/* A string field padded with NULs to a multiple of 8 (perf's records). */
+static size_t padded8(const char *s)
+{
+	return (strlen(s) + 1 + 7) & ~(size_t)7;
+}
+
+static void put_padded(struct out *o, const char *s, size_t len)
+{
+	size_t n = strlen(s);
+
+	put(o, s, n);
+	put_zeros(o, len - n);
+}
+
+static void put_comm(struct out *o, u32 tid, u32 cpu)
+{
+	const char *comm = "topaz";
+	u32 ids[2] = { TOPAZ_PID, tid };
+	size_t len = padded8(comm);
+
+	put_header(o, PERF_RECORD_COMM, PERF_RECORD_MISC_USER,
+		   sizeof(struct perf_event_header) + 8 + len + SAMPLE_ID_SIZE);
+	put(o, ids, sizeof(ids));
+	put_padded(o, comm, len);
+	put_sample_id(o, tid, cpu);
+}
+
+static void put_mmap(struct out *o, u64 start, u64 len, u64 pgoff, const char *file)
+{
+	u32 ids[2] = { TOPAZ_PID, TOPAZ_PID };
+	u64 v[3] = { start, len, pgoff };
+	size_t flen = padded8(file);
+
+	put_header(o, PERF_RECORD_MMAP, PERF_RECORD_MISC_USER,
+		   sizeof(struct perf_event_header) + 8 + sizeof(v) + flen + SAMPLE_ID_SIZE);
+	put(o, ids, sizeof(ids));
+	put(o, v, sizeof(v));
+	put_padded(o, file, flen);
+	put_sample_id(o, TOPAZ_PID, 0);
+}
+
+/* ------------------------------------------------------------ the code */
+
+/* A map perf is given: where, from which file and offset. */
+struct pmap {
+	u64 start, len, pgoff;
+	char *file;
+};
+
+struct maps {
+	struct pmap *v;
+	size_t n;
+};
+
+static void add_map(struct maps *m, u64 start, u64 len, u64 pgoff, const char *file)
+{
+	m->v = realloc(m->v, (m->n + 1) * sizeof(*m->v));
+	if (!m->v)
+		abort();
+	m->v[m->n++] = (struct pmap){ start, len, pgoff, strdup(file) };
+}
+
+/* "PATH.images", made once. */
+static const char *images_dir(const char *path, char *dir, size_t size, struct ptd_diags *d)
+{
+	snprintf(dir, size, "%s.images", path);
+	if (mkdir(dir, 0777) && errno != EEXIST) {
+		ptd_diag_add(d, -1, 0, "--perf-data: %s: cannot create: %s", dir, strerror(errno));
+		return NULL;
+	}
+	return dir;
+}
+
+/*
+ * The copy of the ELF perf is given, "PATH.images/NAME". perf reads code at
+ * file offsets (address - map start + pgoff) and, for an ET_DYN object,
+ * takes symbol values for file offsets too; topaz.so's segments lie at file
+ * offset = address + 0x1000, so every symbol would be off by a page. For
+ * ET_EXEC perf converts symbol values to file offsets through the section
+ * headers: the copy is the same file with e_type ET_EXEC. Returns its
+ * absolute path (malloc'd) or NULL.
+ */
+static char *elf_copy(const char *elf, const char *path, struct ptd_diags *d)
+{
+	char dir[PATH_MAX], file[PATH_MAX + 256], buf[65536];
+	const char *base = strrchr(elf, '/');
+	FILE *in, *out;
+	size_t n;
+	bool ok = true;
+	u16 type = ET_EXEC;
+
+	if (!images_dir(path, dir, sizeof(dir), d))
+		return NULL;
+	snprintf(file, sizeof(file), "%s/%s", dir, base ? base + 1 : elf);
+	in = fopen(elf, "rb");
+	out = fopen(file, "wb");
+	if (!in || !out) {
+		ptd_diag_add(d, -1, 0, "--perf-data: %s: %s", in ? file : elf, strerror(errno));
+		if (in)
+			fclose(in);
+		if (out)
+			fclose(out);
+		return NULL;
+	}
+	while ((n = fread(buf, 1, sizeof(buf), in)))
+		ok &= fwrite(buf, 1, n, out) == n;
+	ok &= !ferror(in);
+	ok &= !fseek(out, offsetof(Elf64_Ehdr, e_type), SEEK_SET) && fwrite(&type, 2, 1, out) == 1;
+	fclose(in);
+	ok &= !fclose(out);
+	if (!ok) {
+		ptd_diag_add(d, -1, 0, "--perf-data: %s: cannot write: %s", file, strerror(errno));
+		return NULL;
+	}
+	return realpath(file, NULL);
+}
+
+/* The ELF's PT_LOAD segments at @load: a map each, read at p_offset. */
+static int elf_maps(const char *elf, u64 load, const char *path, struct maps *m,
+		    struct ptd_diags *d)
+{
+	size_t n;
+	Elf *e;
+	int fd;
+	char *copy;
+
+	elf_version(EV_CURRENT);
+	fd = open(elf, O_RDONLY);
+	e = fd < 0 ? NULL : elf_begin(fd, ELF_C_READ, NULL);
+	if (!e || elf_getphdrnum(e, &n) || elf_kind(e) != ELF_K_ELF) {
+		ptd_diag_add(d, -1, 0, "--perf-data: %s: not an ELF file perf can map", elf);
+		if (e)
+			elf_end(e);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	copy = elf_copy(elf, path, d);
+	for (size_t i = 0; copy && i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_filesz)
+			add_map(m, load + ph.p_vaddr, ph.p_filesz, ph.p_offset, copy);
+	}
+	free(copy);
+	elf_end(e);
+	close(fd);
+	return copy ? 0 : -1;
+}
+
+/*
+ * Each sideband image as a file perf can read (raw bytes: perf takes a file
+ * that is not ELF as 64-bit code, read at pgoff 0), in DIR = "PATH.images".
+ * Symbols cannot go with it: perf reads symbols only from ELF (said once).
+ */
+static void image_maps(const struct ptd_container *c, const char *path, struct maps *m,
+		       struct ptd_diags *d)
+{
+	char dir[PATH_MAX], file[PATH_MAX + 80];
+	bool made = false, said = false;
+
+	for (size_t i = 0; i < c->nrecs; i++) {
+		const struct ptd_record *r = &c->recs[i];
+		const struct tpz_sideband *sb = &r->body.sideband;
+		char name[sizeof(sb->name) + 1], *abs;
+		FILE *f;
+
+		if (r->type != TPZ_REC_SIDEBAND)
+			continue;
+		if (sb->kind == TPZ_SB_SYMBOLS) {
+			if (!said)
+				ptd_diag_add(d, r->seq, r->offset,
+					     "--perf-data: perf reads symbols from ELF files only: the sideband's symbols are left out (perf shows their addresses)");
+			said = true;
+			continue;
+		}
+		if (sb->kind != TPZ_SB_IMAGE) {
+			ptd_diag_add(d, r->seq, r->offset,
+				     "--perf-data: sideband kind %u is not known: not given to perf", sb->kind);
+			continue;
+		}
+		if (!r->payload_size)
+			continue;
+		if (!made && !images_dir(path, dir, sizeof(dir), d))
+			return;
+		made = true;
+		memcpy(name, sb->name, sizeof(sb->name));
+		name[sizeof(sb->name)] = 0;
+		for (char *p = name; *p; p++)
+			if (*p == '/' || *p == ' ')
+				*p = '_';
+		snprintf(file, sizeof(file), "%s/%s-%llx.bin", dir, name[0] ? name : "image",
+			 (unsigned long long)sb->vaddr);
+		f = fopen(file, "wb");
+		if (!f || fwrite(r->payload, 1, r->payload_size, f) != r->payload_size || fclose(f)) {
+			ptd_diag_add(d, r->seq, r->offset, "--perf-data: %s: cannot write: %s", file,
+				     strerror(errno));
+			continue;
+		}
+		abs = realpath(file, NULL);
+		add_map(m, sb->vaddr, r->payload_size, 0, abs ? abs : file);
+		free(abs);
+	}
+}
+
+/* ------------------------------------------------------------ records */
+
+/* With TSC packets perf orders events by time; without, it decodes timeless. */
+static bool timed(const struct tpz_header *h)
+{
+	return h->rtit_ctl & BIT_ULL(10);
+}
+
+/* The TSC rate: measured, else from CPUID 0x15 (crystal x EBX/EAX), else the
+ * maximum non-turbo ratio x 100 MHz; 0 when none is known. */
+static u64 tsc_rate(const struct tpz_header *h)
+{
+	if (h->tsc_hz)
+		return h->tsc_hz;
+	if (h->leaf15[0] && h->leaf15[1] && h->leaf15[2])
+		return (u64)h->leaf15[2] * h->leaf15[1] / h->leaf15[0];
+	return (u64)h->nom_freq * 100000000ULL;
+}
+
+/* The address filters as perf's filter string: "filter 0xA/0xSIZE,stop ..." */
+static void filter_string(const struct tpz_header *h, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (unsigned int i = 0; i < 4; i++) {
+		unsigned int cfg = (unsigned int)(h->rtit_ctl >> (32 + 4 * i)) & 0xf;
+		u64 a = h->addr[i][0], b = h->addr[i][1];
+
+		if ((cfg != 1 && cfg != 2) || b < a)
+			continue;
+		n += (size_t)snprintf(buf + n, size - n, "%s%s 0x%llx/0x%llx", n ? "," : "",
+				      cfg == 1 ? "filter" : "stop", (unsigned long long)a,
+				      (unsigned long long)(b - a + 1));
+		if (n >= size)
+			break;
+	}
+}
+
+static void put_auxtrace_info(struct out *o, const struct tpz_header *h)
+{
+	u64 priv[IPT_NR] = { 0 };
+	char filter[512];
+	size_t flen;
+	u32 type[2] = { PERF_AUXTRACE_INTEL_PT, 0 };
+
+	filter_string(h, filter, sizeof(filter));
+	flen = filter[0] ? padded8(filter) : 0;
+	priv[IPT_PMU_TYPE] = TOPAZ_PMU_TYPE;
+	priv[IPT_TIME_MULT] = 1;
+	if (timed(h)) {
+		/* perf time in ns = TSC * mult >> shift (perf_event_mmap_page's
+		 * time_mult and time_shift; mult a u32), counted from the TSC's
+		 * zero; one TSC tick a "ns" when the rate is unknown */
+		u64 hz = tsc_rate(h), shift = 0, mult = 1;
+
+		if (hz) {
+			shift = 31;
+			mult = (u64)(((unsigned __int128)1000000000 << 31) / hz);
+			while (mult > 0xffffffffULL) {
+				mult >>= 1;
+				shift--;
+			}
+		}
+		priv[IPT_TIME_SHIFT] = shift;
+		priv[IPT_TIME_MULT] = mult;
+		priv[IPT_CAP_USER_TIME_ZERO] = 1;
+	}
+	priv[IPT_TSC_BIT] = BIT_ULL(10);
+	priv[IPT_NORETCOMP_BIT] = BIT_ULL(11);
+	priv[IPT_MTC_BIT] = BIT_ULL(9);
+	priv[IPT_MTC_FREQ_BITS] = 0xfULL << 14;
+	priv[IPT_CYC_BIT] = BIT_ULL(1);
+	priv[IPT_TSC_CTC_N] = h->leaf15[1];
+	priv[IPT_TSC_CTC_D] = h->leaf15[0];
+	priv[IPT_MAX_NONTURBO_RATIO] = h->nom_freq;
+	priv[IPT_FILTER_STR_LEN] = filter[0] ? strlen(filter) : 0;
+	put_header(o, PERF_RECORD_AUXTRACE_INFO, 0,
+		   sizeof(struct perf_event_header) + sizeof(type) + sizeof(priv) + flen);
+	put(o, type, sizeof(type));
+	put(o, priv, sizeof(priv));
+	if (flen)
+		put_padded(o, filter, flen);
+}
+
+/* PERF_RECORD_AUX: "bytes were lost before @offset" (perf: "Lost trace data"). */
+static void put_aux_lost(struct out *o, u64 offset, u64 size, u32 tid, u32 cpu)
+{
+	u64 v[3] = { offset, size, PERF_AUX_FLAG_TRUNCATED };
+
+	put_header(o, PERF_RECORD_AUX, PERF_RECORD_MISC_USER,
+		   sizeof(struct perf_event_header) + sizeof(v) + SAMPLE_ID_SIZE);
+	put(o, v, sizeof(v));
+	put_sample_id(o, tid, cpu);
+}
+
+/* One queue's chunk: the record, then the data padded to 8 bytes (PAD packets). */
+static void put_auxtrace(struct out *o, const struct ptd_segment *s, u32 idx, u32 tid,
+			 u64 *index_off, u64 *index_size)
+{
+	struct {
+		struct perf_event_header h;
+		u64 size, offset, reference;
+		u32 idx, tid, cpu, reserved;
+	} __packed a = {
+		.h = { .type = PERF_RECORD_AUXTRACE, .size = 48 },
+		.size = (s->size + 7) & ~(u64)7,
+		.offset = s->stream_off,
+		.reference = idx,
+		.idx = idx,
+		.tid = tid,
+		.cpu = s->cpu,
+	};
+
+	*index_off = where(o);
+	*index_size = sizeof(a);	/* the record; its data follows (perf checks this size) */
+	put(o, &a, sizeof(a));
+	put(o, s->data, s->size);
+	put_zeros(o, a.size - s->size);
+}
+
+/* ------------------------------------------------------------ features */
+
+/* perf's header string: u32 length (a multiple of 64, NUL included), the bytes */
+static void put_feat_string(struct out *o, const char *s)
+{
+	u32 len = (u32)((strlen(s) + 1 + 63) & ~(size_t)63);
+
+	put(o, &len, sizeof(len));
+	put_padded(o, s, len);
+}
+
+static void put_feat_build_id(struct out *o, const struct tpz_header *h, const char *elf)
+{
+	struct {
+		struct perf_event_header h;
+		s32 pid;
+		u8 data[20];
+		u8 size, r1;
+		u16 r2;
+	} __packed b = { 0 };
+	char *abs = realpath(elf, NULL);
+	const char *name = abs ? abs : elf;
+	size_t len = (strlen(name) + 1 + 63) & ~(size_t)63;
+
+	b.h.misc = PERF_RECORD_MISC_USER | PERF_RECORD_MISC_BUILD_ID_SIZE;
+	b.h.size = (u16)(sizeof(b) + len);
+	b.pid = -1;	/* perf's HOST_KERNEL_ID: the machine, not a process */
+	b.size = h->build_id_len > 20 ? 20 : h->build_id_len;
+	memcpy(b.data, h->build_id, b.size);
+	put(o, &b, sizeof(b));
+	put_padded(o, name, len);
+	free(abs);
+}
+
+/* The AUXTRACE index: where each queue's record is, so perf queues them at once. */
+struct aux_index {
+	u64 *off, *size;
+	u32 n;
+};
+
+/* The features after the data: the section table, then each, in bit order. */
+static void put_features(struct out *o, struct perf_file_header *fh, const struct tpz_header *h,
+			 const char *elf, const struct aux_index *ix)
+{
+	struct perf_file_section feat[5];
+	u32 ncpus[2] = { h->ncpus ? h->ncpus : 1, h->ncpus ? h->ncpus : 1 };	/* online, available */
+	u64 table = where(o), n = ix->n;
+	unsigned int k = 0;
+	char cpuid[64];
+
+	fh->features[0] = BIT_ULL(FEAT_ARCH) | BIT_ULL(FEAT_NRCPUS) | BIT_ULL(FEAT_CPUID) |
+			  BIT_ULL(FEAT_AUXTRACE);
+	if ((h->flags & TPZ_HDR_BUILD_ID) && h->build_id_len && elf)
+		fh->features[0] |= BIT_ULL(FEAT_BUILD_ID);
+	put_zeros(o, (size_t)__builtin_popcountll(fh->features[0]) * sizeof(feat[0]));
+#define FEATURE(...) do {						\
+		feat[k].offset = where(o);				\
+		__VA_ARGS__;						\
+		feat[k].size = where(o) - feat[k].offset;		\
+		k++;							\
+	} while (0)
+	if (fh->features[0] & BIT_ULL(FEAT_BUILD_ID))
+		FEATURE(put_feat_build_id(o, h, elf));
+	FEATURE(put_feat_string(o, "x86_64"));
+	FEATURE(put(o, ncpus, sizeof(ncpus)));
+	snprintf(cpuid, sizeof(cpuid), "%.12s,%u,%u,%u", h->vendor[0] ? h->vendor : "GenuineIntel",
+		 h->family, h->model, h->stepping);
+	FEATURE(put_feat_string(o, cpuid));
+	FEATURE({
+		put(o, &n, sizeof(n));
+		for (u32 q = 0; q < ix->n; q++) {
+			u64 e[2] = { ix->off[q], ix->size[q] };
+
+			put(o, e, sizeof(e));
+		}
+	});
+#undef FEATURE
+	if (fseek(o->f, (long)table, SEEK_SET))
+		o->failed = true;
+	put(o, feat, k * sizeof(feat[0]));
+}
+
+/* ------------------------------------------------------------ the file */
+
+int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs, const char *elf,
+			u64 load, const char *path)
+{
+	struct perf_file_header fh = { .magic = PERF_MAGIC, .size = sizeof(fh) };
+	struct perf_event_attr attr;
+	struct perf_file_section attr_ids;
+	struct aux_index ix = { 0 };
+	struct maps maps = { 0 };
+	struct out o = { .path = path };
+	struct tpz_header h = c->header;
+	u64 id = EVENT_ID, data_start;
+	int ret = 0;
+
+	if (!c->have_header) {
+		ptd_diag_add(&c->diags, -1, 0,
+			     "--perf-data: the container has no header: perf would not know the PT configuration");
+		return -1;
+	}
+	if (!(h.rtit_ctl & RTIT_BRANCH_EN))
+		ptd_diag_add(&c->diags, -1, 0,
+			     "--perf-data: the trace has BranchEn clear: perf decodes no control flow from it");
+	if (elf)
+		elf_maps(elf, load, path, &maps, &c->diags);
+	image_maps(c, path, &maps, &c->diags);
+	if (!maps.n)
+		ptd_diag_add(&c->diags, -1, 0,
+			     "--perf-data: no code for perf to walk (give --elf): it will decode no instruction");
+
+	o.f = fopen(path, "wb");
+	if (!o.f) {
+		ptd_diag_add(&c->diags, -1, 0, "--perf-data: %s: cannot write: %s", path, strerror(errno));
+		ret = -1;
+		goto out;
+	}
+	ix.off = calloc(segs->n + 1, sizeof(u64));
+	ix.size = calloc(segs->n + 1, sizeof(u64));
+	if (!ix.off || !ix.size)
+		abort();
+
+	/* header (rewritten at the end), the event's id, the attr */
+	put(&o, &fh, sizeof(fh));
+	attr_ids.offset = where(&o);
+	attr_ids.size = sizeof(id);
+	put(&o, &id, sizeof(id));
+	memset(&attr, 0, sizeof(attr));
+	attr.type = TOPAZ_PMU_TYPE;
+	attr.size = sizeof(attr);
+	attr.config = (h.rtit_ctl & PT_CONFIG_BITS) | 1;
+	attr.sample_type = SAMPLE_TYPE;
+	attr.sample_period = 1;
+	attr.sample_id_all = 1;
+	attr.comm = 1;
+	attr.mmap = 1;
+	attr.exclude_guest = 1;
+	attr.exclude_kernel = 1;	/* perf's "kernel" is at and above 1 << 63: none traced */
+	attr.exclude_hv = 1;
+	fh.attr_size = sizeof(attr) + sizeof(attr_ids);
+	fh.attrs.offset = where(&o);
+	fh.attrs.size = fh.attr_size;
+	put(&o, &attr, sizeof(attr));
+	put(&o, &attr_ids, sizeof(attr_ids));
+
+	/* data: what the trace is, the process and its maps, the trace */
+	data_start = where(&o);
+	put_auxtrace_info(&o, &h);
+	put_comm(&o, TOPAZ_PID, 0);
+	for (size_t i = 0; i < maps.n; i++)
+		put_mmap(&o, maps.v[i].start, maps.v[i].len, maps.v[i].pgoff, maps.v[i].file);
+	for (size_t i = 0; i < segs->n; i++) {
+		const struct ptd_segment *s = &segs->v[i];
+
+		if (!s->size)
+			continue;
+		if (s->gap || s->gap_why)
+			put_aux_lost(&o, s->stream_off - s->gap, s->gap, TOPAZ_PID, s->cpu);
+		put_auxtrace(&o, s, ix.n, TOPAZ_PID, &ix.off[ix.n], &ix.size[ix.n]);
+		ix.n++;
+	}
+	fh.data.offset = data_start;
+	fh.data.size = where(&o) - data_start;
+
+	put_features(&o, &fh, &h, elf, &ix);
+	if (fseek(o.f, 0, SEEK_SET))
+		o.failed = true;
+	put(&o, &fh, sizeof(fh));
+	if (fclose(o.f))
+		o.failed = true;
+	free(ix.off);
+	free(ix.size);
+	if (o.failed) {
+		ptd_diag_add(&c->diags, -1, 0, "--perf-data: %s: cannot write: %s", path, strerror(errno));
+		ret = -1;
+	}
+out:
+	for (size_t i = 0; i < maps.n; i++)
+		free(maps.v[i].file);
+	free(maps.v);
+	return ret;
+}
