@@ -155,6 +155,11 @@ qemu_case() {
 		[ "$tpz" != /dev/null ] && why="${why:+$why; }$(check_trace "$clean" "$tpz" "$dir/$name")"
 		why=${why%; }
 		if [ -z "$why" ]; then echo "PASS qemu.$name"; else echo "FAIL qemu.$name: $why"; fi
+		# the same trace through Linux perf's decoder (tests/qemu/perf_check.py)
+		if [ "$tpz" != /dev/null ] && [ -s "$tpz" ]; then
+			python3 "$here/tests/qemu/perf_check.py" --ptdecode "$build/tools/ptdecode" \
+				--elf "$build/topaz.so" --container "$tpz" --name "qemu.perf.$name" 2>&1
+		fi
 	} >"$res"
 }
 

@@ -41,16 +41,48 @@ PERF = re.compile(r"^\s*([0-9a-f]+)\s+(.*)$")
 
 
 def libipt_insns(args):
+    """The instructions, and the indexes where a segment after a cut begins
+    (a gap whose segment before it ended because the trace unit stopped)."""
     out, err, dt = run([args.ptdecode, "--elf", args.elf, "--insn", "--no-disasm",
                         args.container], ok=(0, 1))
-    ips, lines = [], []
+    ips, lines, cuts = [], [], []
     for line in out.splitlines():
         m = INSN.match(line)
         if m:
             ips.append(int(m.group(1), 16))
             lines.append(f"{int(m.group(1), 16):x} {m.group(2)}")
+        elif line.startswith("[gap:") and "stopped" in line:
+            cuts.append(len(ips))
     problems = [l for l in err.splitlines() if l.startswith("ptdecode:")]
-    return ips, lines, problems, dt
+    return ips, lines, cuts, problems, dt
+
+
+# At most this many instructions before a cut that libipt lists and perf not.
+MAX_CUT_EDGE = 16
+
+
+def compare(want, got, cuts, bad_packets):
+    """Walk both lists. The one difference allowed, and reported: where the
+    trace unit stopped (ToPA STOP, SDM "the packet is cut"), the segment's
+    last packet is incomplete. libipt walks on from the last packet to the
+    branch that needs the lost one and lists those instructions; perf reads
+    the cut packet first, reports "Bad packet" at the first of them and
+    lists none. Returns (first divergence or None, [(index, skipped)])."""
+    i = j = 0
+    edges = []
+    while i < len(want) and j < len(got):
+        if want[i] == got[j]:
+            i += 1
+            j += 1
+            continue
+        cut = next((c for c in cuts if i < c <= i + MAX_CUT_EDGE), None)
+        if cut is None or want[cut] != got[j] or want[i] not in bad_packets:
+            return i, edges
+        edges.append((i, cut - i))
+        i = cut
+    if i != len(want) or j != len(got):
+        return i, edges
+    return None, edges
 
 
 def perf_insns(data):
@@ -84,18 +116,23 @@ def main():
     try:
         _, exp_err, _ = run([a.ptdecode, "--elf", a.elf, "-q", "--perf-data", data, a.container],
                             ok=(0, 1))
-        want, want_lines, problems, t_ipt = libipt_insns(a)
+        want, want_lines, cuts, problems, t_ipt = libipt_insns(a)
         got, got_lines, warnings, t_perf = perf_insns(data)
         errors = perf_errors(data)
     except (RuntimeError, OSError) as e:
         print(f"FAIL {a.name}: {e}")
         return 1
     gaps = [p for p in problems if "gap" in p or "lost" in p.lower()]
-    n = min(len(want), len(got))
-    div = next((i for i in range(n) if want[i] != got[i]), None)
-    if div is None and len(want) != len(got):
-        div = n
+    bad_packets = set()
+    for e in errors:
+        m = re.search(r" ip (0x[0-9a-f]+) code \d+: Bad packet", e)
+        if m:
+            bad_packets.add(int(m.group(1), 16))
     if a.expect_error:
+        n = min(len(want), len(got))
+        div = next((i for i in range(n) if want[i] != got[i]), None)
+        if div is None and len(want) != len(got):
+            div = n
         m = re.search(r" ip (0x[0-9a-f]+) ", errors[0]) if errors else None
         at = int(m.group(1), 16) if m else None
         where = [x[div] for x in (want, got) if div is not None and div < len(x)]
@@ -108,6 +145,7 @@ def main():
         for e in errors[:3] + problems[:3]:
             print(f"  {e}")
         return 1
+    div, edges = compare(want, got, cuts, bad_packets)
     why = []
     if div is not None:
         why.append(f"first divergence at instruction {div} of {len(want)} (libipt) / {len(got)} (perf)")
@@ -115,18 +153,19 @@ def main():
         why.append(f"perf reports {len(errors)} decode errors on a trace libipt decodes without problem")
     if gaps and not errors:
         why.append(f"ptdecode reports {len(gaps)} gaps, perf none")
-    if not problems and warnings:
+    if not gaps and warnings:
         why.append(f"perf warns on a trace libipt decodes without problem: {warnings[0]}")
     if not want:
         why.append("nothing decoded")
     if why:
         print(f"FAIL {a.name}: " + "; ".join(why))
         if div is not None:
+            off = sum(k for _, k in edges)	# perf's list is shorter by the cut edges before
             lo = max(0, div - CONTEXT)
             print("  around it (index: libipt | perf):")
-            for i in range(lo, min(max(len(want), len(got)), div + CONTEXT)):
+            for i in range(lo, min(max(len(want), len(got) + off), div + CONTEXT)):
                 l = want_lines[i] if i < len(want_lines) else "-"
-                r = got_lines[i] if i < len(got_lines) else "-"
+                r = got_lines[i - off] if 0 <= i - off < len(got_lines) else "-"
                 print(f"  {'=>' if i == div else '  '} {i:9}: {l:40} | {r}")
         for e in errors[:5]:
             print(f"  perf: {e}")
@@ -135,7 +174,11 @@ def main():
         for w in warnings[:5]:
             print(f"  perf stderr: {w}")
         return 1
-    print(f"PASS {a.name}: {len(want)} instructions compared, perf = libipt; perf errors {len(errors)}"
+    edge = ""
+    if edges:
+        edge = (f", except {sum(k for _, k in edges)} instructions at {len(edges)} cut packets"
+                f" (trace unit stopped) that libipt walks to and perf does not")
+    print(f"PASS {a.name}: {len(want)} instructions compared, perf = libipt{edge}; perf errors {len(errors)}"
           f" (ptdecode problems {len(problems)}); perf script {t_perf:.2f} s, ptdecode --insn {t_ipt:.2f} s")
     return 0
 

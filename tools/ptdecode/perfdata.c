@@ -359,34 +359,44 @@ static u64 tsc_rate(const struct tpz_header *h)
 	return (u64)h->nom_freq * 100000000ULL;
 }
 
-/* The address filters as perf's filter string: "filter 0xA/0xSIZE,stop ..." */
-static void filter_string(const struct tpz_header *h, char *buf, size_t size)
+/*
+ * The address filters as perf's filter string: "filter 0xOFF/0xSIZE@FILE,stop ...".
+ * perf matches a TIP.PGD's address in user space (all of topaz, for perf) by
+ * file and file offset, through the map that holds it: a range without the
+ * file matches nothing there, and perf would take every direct branch for
+ * one leaving the filter. So each range is named by the map it lies in.
+ */
+static void filter_string(const struct tpz_header *h, const struct maps *m, char *buf, size_t size)
 {
 	size_t n = 0;
 
 	buf[0] = 0;
-	for (unsigned int i = 0; i < 4; i++) {
+	for (unsigned int i = 0; i < 4 && n < size; i++) {
 		unsigned int cfg = (unsigned int)(h->rtit_ctl >> (32 + 4 * i)) & 0xf;
-		u64 a = h->addr[i][0], b = h->addr[i][1];
+		u64 a = h->addr[i][0], b = h->addr[i][1], off = a;
+		const char *file = NULL;
 
 		if ((cfg != 1 && cfg != 2) || b < a)
 			continue;
-		n += (size_t)snprintf(buf + n, size - n, "%s%s 0x%llx/0x%llx", n ? "," : "",
-				      cfg == 1 ? "filter" : "stop", (unsigned long long)a,
-				      (unsigned long long)(b - a + 1));
-		if (n >= size)
-			break;
+		for (size_t k = 0; k < m->n; k++)
+			if (a >= m->v[k].start && a - m->v[k].start < m->v[k].len) {
+				file = m->v[k].file;
+				off = a - m->v[k].start + m->v[k].pgoff;
+			}
+		n += (size_t)snprintf(buf + n, size - n, "%s%s 0x%llx/0x%llx%s%s", n ? "," : "",
+				      cfg == 1 ? "filter" : "stop", (unsigned long long)off,
+				      (unsigned long long)(b - a + 1), file ? "@" : "", file ? file : "");
 	}
 }
 
-static void put_auxtrace_info(struct out *o, const struct tpz_header *h)
+static void put_auxtrace_info(struct out *o, const struct tpz_header *h, const struct maps *m)
 {
 	u64 priv[IPT_NR] = { 0 };
-	char filter[512];
+	char filter[4 * (PATH_MAX + 64)];
 	size_t flen;
 	u32 type[2] = { PERF_AUXTRACE_INTEL_PT, 0 };
 
-	filter_string(h, filter, sizeof(filter));
+	filter_string(h, m, filter, sizeof(filter));
 	flen = filter[0] ? padded8(filter) : 0;
 	priv[IPT_PMU_TYPE] = TOPAZ_PMU_TYPE;
 	priv[IPT_TIME_MULT] = 1;
@@ -609,7 +619,7 @@ int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs
 
 	/* data: what the trace is, the process and its maps, the trace */
 	data_start = where(&o);
-	put_auxtrace_info(&o, &h);
+	put_auxtrace_info(&o, &h, &maps);
 	put_comm(&o, TOPAZ_PID, 0);
 	for (size_t i = 0; i < maps.n; i++)
 		put_mmap(&o, maps.v[i].start, maps.v[i].len, maps.v[i].pgoff, maps.v[i].file);
