@@ -97,6 +97,15 @@ def perf_insns(data):
     return ips, lines, warnings, dt
 
 
+def perf_times(data):
+    """perf's timestamps, or None when the file is timeless (no TSC packets)."""
+    p = subprocess.run(["perf", "script", "-i", data, "--itrace=i1i", "-F", "time"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace")
+    if p.returncode != 0 and "TIME attribute" in p.stderr:
+        return None
+    return [float(l.strip().rstrip(":")) for l in p.stdout.splitlines() if l.strip()]
+
+
 def perf_errors(data):
     out, err, _ = run(["perf", "script", "-i", data, "--itrace=e"])
     return [l.strip() for l in out.splitlines() if "trace error" in l]
@@ -119,6 +128,7 @@ def main():
         want, want_lines, cuts, problems, t_ipt = libipt_insns(a)
         got, got_lines, warnings, t_perf = perf_insns(data)
         errors = perf_errors(data)
+        times = perf_times(data)
     except (RuntimeError, OSError) as e:
         print(f"FAIL {a.name}: {e}")
         return 1
@@ -157,6 +167,9 @@ def main():
         why.append(f"perf warns on a trace libipt decodes without problem: {warnings[0]}")
     if not want:
         why.append("nothing decoded")
+    if times is not None and (len(times) != len(got) or any(b < a for a, b in zip(times, times[1:]))
+                              or not all(times)):
+        why.append(f"perf's timestamps are not in order ({len(times)} for {len(got)} instructions)")
     if why:
         print(f"FAIL {a.name}: " + "; ".join(why))
         if div is not None:
@@ -178,7 +191,8 @@ def main():
     if edges:
         edge = (f", except {sum(k for _, k in edges)} instructions at {len(edges)} cut packets"
                 f" (trace unit stopped) that libipt walks to and perf does not")
-    print(f"PASS {a.name}: {len(want)} instructions compared, perf = libipt{edge}; perf errors {len(errors)}"
+    timing = "timeless" if times is None else f"timed, {times[0]:.6f}..{times[-1]:.6f} s in order"
+    print(f"PASS {a.name}: {len(want)} instructions compared, perf = libipt{edge}; {timing}; perf errors {len(errors)}"
           f" (ptdecode problems {len(problems)}); perf script {t_perf:.2f} s, ptdecode --insn {t_ipt:.2f} s")
     return 0
 

@@ -21,8 +21,9 @@
  *   PERF_RECORD_AUX with the truncated flag before each such queue makes
  *   `perf script --itrace=e` report the loss.
  *
- * Decoding is timeless (perf's own mode when the trace has no TSC): the
- * queues are decoded one after the other, in stream order.
+ * With TSC packets the file is timed (TSC to ns by the TSC rate, each
+ * queue's reference a TSC); without, perf decodes timeless, the queues one
+ * after the other in stream order.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -448,7 +449,7 @@ static void put_aux_lost(struct out *o, u64 offset, u64 size, u32 tid, u32 cpu)
 
 /* One queue's chunk: the record, then the data padded to 8 bytes (PAD packets). */
 static void put_auxtrace(struct out *o, const struct ptd_segment *s, u32 idx, u32 tid,
-			 u64 *index_off, u64 *index_size)
+			 u64 reference, u64 *index_off, u64 *index_size)
 {
 	struct {
 		struct perf_event_header h;
@@ -458,7 +459,7 @@ static void put_auxtrace(struct out *o, const struct ptd_segment *s, u32 idx, u3
 		.h = { .type = PERF_RECORD_AUXTRACE, .size = 48 },
 		.size = (s->size + 7) & ~(u64)7,
 		.offset = s->stream_off,
-		.reference = idx,
+		.reference = reference,
 		.idx = idx,
 		.tid = tid,
 		.cpu = s->cpu,
@@ -469,6 +470,21 @@ static void put_auxtrace(struct out *o, const struct ptd_segment *s, u32 idx, u3
 	put(o, &a, sizeof(a));
 	put(o, s->data, s->size);
 	put_zeros(o, a.size - s->size);
+}
+
+/*
+ * A queue's reference: a TSC, as perf record stores the TSC it read the AUX
+ * data at. perf's decoder takes it as the time before the first TSC packet
+ * (perf 6.1 segfaults in timed decoding without it) and for the TSC's top byte:
+ * the TSC its first chunk was drained at, else the session's start.
+ */
+static u64 segment_tsc(const struct ptd_container *c, const struct ptd_segment *s)
+{
+	for (size_t i = 0; s->npieces && i < c->nrecs; i++)
+		if (c->recs[i].type == TPZ_REC_TRACE && c->recs[i].seq == s->pieces[0].seq &&
+		    c->recs[i].body.trace.tsc)
+			return c->recs[i].body.trace.tsc;
+	return c->header.start_tsc;
 }
 
 /* ------------------------------------------------------------ features */
@@ -630,7 +646,7 @@ int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs
 			continue;
 		if (s->gap || s->gap_why)
 			put_aux_lost(&o, s->stream_off - s->gap, s->gap, TOPAZ_PID, s->cpu);
-		put_auxtrace(&o, s, ix.n, TOPAZ_PID, &ix.off[ix.n], &ix.size[ix.n]);
+		put_auxtrace(&o, s, ix.n, TOPAZ_PID, segment_tsc(c, s), &ix.off[ix.n], &ix.size[ix.n]);
 		ix.n++;
 	}
 	fh.data.offset = data_start;
