@@ -447,9 +447,52 @@ static void put_aux_lost(struct out *o, u64 offset, u64 size, u32 tid, u32 cpu)
 	put_sample_id(o, tid, cpu);
 }
 
+/*
+ * The bytes of @s perf is given: all of them, unless the trace unit stopped
+ * right after (ToPA full): then it cut the packet it was writing (the rest of
+ * the packet is lost, as on hardware), and perf 6.1 reads a cut packet's
+ * prefix as flow (a TNT bit it never had, code that did not run). So the
+ * segment ends after its last whole packet, as libipt reads it.
+ */
+static size_t whole_packets(const struct ptd_segment *s, bool cut)
+{
+	struct pt_packet_decoder *d;
+	struct pt_config cfg;
+	struct pt_packet p;
+	uint64_t end = 0;
+	int r;
+
+	if (!cut)
+		return s->size;
+	pt_config_init(&cfg);
+	cfg.begin = s->data;
+	cfg.end = s->data + s->size;
+	d = pt_pkt_alloc_decoder(&cfg);
+	if (!d)
+		return s->size;
+	r = pt_pkt_sync_forward(d);
+	while (r >= 0) {
+		r = pt_pkt_next(d, &p, sizeof(p));
+		if (r >= 0)
+			pt_pkt_get_offset(d, &end);
+	}
+	pt_pkt_free_decoder(d);
+	/* only a packet cut by the end of the data; anything else stays as it is */
+	return r == -pte_eos && end && end < s->size ? (size_t)end : s->size;
+}
+
+/* Did the trace unit stop right after @s (the next segment of its CPU says so)? */
+static bool ends_in_stop(const struct ptd_segments *segs, size_t i)
+{
+	for (size_t k = i + 1; k < segs->n; k++)
+		if (segs->v[k].cpu == segs->v[i].cpu)
+			return segs->v[k].gap_why && strstr(segs->v[k].gap_why, "stopped");
+	return false;
+}
+
 /* One queue's chunk: the record, then the data padded to 8 bytes (PAD packets). */
-static void put_auxtrace(struct out *o, const struct ptd_segment *s, u32 idx, u32 tid,
-			 u64 reference, u64 *index_off, u64 *index_size)
+static void put_auxtrace(struct out *o, const struct ptd_segment *s, size_t size, u32 idx,
+			 u32 tid, u64 reference, u64 *index_off, u64 *index_size)
 {
 	struct {
 		struct perf_event_header h;
@@ -457,7 +500,7 @@ static void put_auxtrace(struct out *o, const struct ptd_segment *s, u32 idx, u3
 		u32 idx, tid, cpu, reserved;
 	} __packed a = {
 		.h = { .type = PERF_RECORD_AUXTRACE, .size = 48 },
-		.size = (s->size + 7) & ~(u64)7,
+		.size = (size + 7) & ~(u64)7,
 		.offset = s->stream_off,
 		.reference = reference,
 		.idx = idx,
@@ -468,8 +511,8 @@ static void put_auxtrace(struct out *o, const struct ptd_segment *s, u32 idx, u3
 	*index_off = where(o);
 	*index_size = sizeof(a);	/* the record; its data follows (perf checks this size) */
 	put(o, &a, sizeof(a));
-	put(o, s->data, s->size);
-	put_zeros(o, a.size - s->size);
+	put(o, s->data, size);
+	put_zeros(o, a.size - size);
 }
 
 /*
@@ -646,7 +689,8 @@ int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs
 			continue;
 		if (s->gap || s->gap_why)
 			put_aux_lost(&o, s->stream_off - s->gap, s->gap, TOPAZ_PID, s->cpu);
-		put_auxtrace(&o, s, ix.n, TOPAZ_PID, segment_tsc(c, s), &ix.off[ix.n], &ix.size[ix.n]);
+		put_auxtrace(&o, s, whole_packets(s, ends_in_stop(segs, i)), ix.n, TOPAZ_PID,
+			     segment_tsc(c, s), &ix.off[ix.n], &ix.size[ix.n]);
 		ix.n++;
 	}
 	fh.data.offset = data_start;
