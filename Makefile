@@ -217,7 +217,8 @@ BENCH_BINS += $(BUILD)/bench/pt-bench
 bench: setup $(BENCH_BINS) kernel
 	$(Q)status=0; tests/bench/run.sh $(BUILD)/bench || status=$$?; \
 	tests/bench/trace_speed.sh $(BUILD) sort || status=$$?; \
-	tests/bench/trace_speed.sh $(BUILD) slab || status=$$?; exit $$status
+	tests/bench/trace_speed.sh $(BUILD) slab || status=$$?; \
+	tests/bench/decode_speed.sh $(BUILD) || status=$$?; exit $$status
 
 clean:
 	rm -rf $(BUILD)

@@ -29,5 +29,5 @@ if [ -s "$build/perf.data" ]; then
 	echo "perf: $build/perf.data (Linux perf's own Intel PT decoder):"
 	echo "  perf script -i $build/perf.data --itrace=i1i -F ip,sym,symoff    # every instruction"
 	echo "  perf script -i $build/perf.data --itrace=be -F ip,addr,sym       # the branches"
-	echo "  perf report -i $build/perf.data --itrace=g --stdio               # a call graph"
+	echo "  perf report -i $build/perf.data --itrace=i100ig --stdio          # a call graph"
 fi
