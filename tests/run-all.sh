@@ -164,7 +164,7 @@ qemu_case() {
 }
 
 run_qemu() {
-	local dir name cmdline want patterns running=0 r
+	local dir name cmdline want patterns running=0 r status
 	dir=$build/qemu-results
 	rm -rf "$dir"; mkdir -p "$dir"
 	while IFS='|' read -r name cmdline want patterns via; do
@@ -174,6 +174,17 @@ run_qemu() {
 		if [ $running -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
 	done <"$here/tests/qemu/cases.sh"
 	wait
+	# ptdecode's outputs that cannot be written are an error (status 2, named)
+	local t=$dir/trace-skylake.tpz err
+	if [ -s "$t" ]; then
+		err=$("$build/tools/ptdecode" --elf "$build/topaz.so" --insn "$t" 2>&1 >/dev/full)
+		status=$?
+		if [ $status = 2 ] && grep -q 'standard output: cannot write' <<<"$err"; then
+			echo "PASS qemu.ptdecode-output-full" >"$dir/zz-output-full.result"
+		else
+			echo "FAIL qemu.ptdecode-output-full: status $status writing to /dev/full: $err" >"$dir/zz-output-full.result"
+		fi
+	fi
 	for r in "$dir"/*.result; do
 		while IFS= read -r line; do
 			case "$line" in

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
+#include <elf.h>
 #include "hosted.h"
 #include "trace_helpers.h"
 #include "ptdecode.h"
@@ -149,12 +150,16 @@ static size_t trace_all(u8 *out)
 
 /* ------------------------------------------------------------ container */
 
+/* The three functions' names (a test may give hostile ones: same lengths). */
+static const char plain_names[] = "main\0foo\0bar";
+static const char *sym_names = plain_names;
+
 static void write_symbols(struct trace_writer *w)
 {
-	static const char names[] = "main\0foo\0bar";
 	struct tpz_sym syms[] = { { 0x00, 0x15, 0 }, { 0x20, 0x06, 5 }, { 0x30, 0x0a, 9 } };
 
-	assert_int_equal(trace_write_symbols(w, "demo", BASE, syms, 3, names, sizeof(names)), 0);
+	assert_int_equal(trace_write_symbols(w, "demo", BASE, syms, 3, sym_names, sizeof(plain_names)),
+			 0);
 }
 
 struct piece {
@@ -626,6 +631,41 @@ __attribute__((noinline)) int decode_test_probe(int v)
 	return v * 3 + 1;
 }
 
+/*
+ * Symbol names from a hostile or damaged symbol table: ';' and spaces would
+ * split frames in the folded format, control bytes and '<' would make the
+ * SVG ill-formed. Folded writes them as \xHH, the SVG as entities (U+FFFD
+ * for what XML 1.0 cannot hold).
+ */
+static void test_hostile_names(void **state)
+{
+	u8 pt[128];
+	size_t n = trace_all(pt);
+	struct membuf m = { 0 };
+	struct piece p = { pt, n, 0, 0, 0 };
+	struct run r;
+	char *svg;
+	size_t len;
+	FILE *f;
+
+	sym_names = "m;a\n\0f o\0<\x01&";
+	make_container(&m, &p, 1, 0);
+	sym_names = plain_names;
+	decode(&r, &m);
+	assert_string_equal(r.folded, "m\\x3ba\\x0a 12\nm\\x3ba\\x0a;<\\x01& 3\n"
+				      "m\\x3ba\\x0a;f\\x20o 6\nm\\x3ba\\x0a;f\\x20o;<\\x01& 11\n");
+	f = open_memstream(&svg, &len);
+	ptd_write_svg(&r.calls, f, "t");
+	fclose(f);
+	assert_non_null(strstr(svg, "<title>&lt;&#xfffd;&amp; (11 instructions"));
+	assert_non_null(strstr(svg, "<title>m;a&#xfffd; (32 instructions"));
+	for (size_t i = 0; i < len; i++)	/* no control byte but the newlines */
+		assert_true(svg[i] >= ' ' || svg[i] == '\n');
+	free(svg);
+	run_free(&r);
+	membuf_free(&m);
+}
+
 static void test_elf_image(void **state)
 {
 	struct ptd_image img;
@@ -655,6 +695,94 @@ static void test_elf_image(void **state)
 	ptd_diags_free(&d);
 	ptd_image_free(&img);
 	assert_int_equal(decode_test_probe(1), 4);
+}
+
+/*
+ * Hostile ELF files given with --elf: every field is checked against the file
+ * before use. A segment whose file size exceeds its memory size (the copy
+ * overflowed the region: a heap write), one claiming a terabyte, and a
+ * build-id note that starts 12 bytes before the end of the file (its name
+ * was read past the end). ASan fails the test on either overflow.
+ */
+static void write_elf(const char *path, const Elf64_Phdr *ph, u64 note_at_end)
+{
+	u8 file[512] = { 0 };
+	Elf64_Ehdr eh = { 0 };
+	Elf64_Shdr sh[2] = { { 0 } };
+	size_t size = sizeof(file);
+	FILE *f;
+
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_EXEC;
+	eh.e_machine = EM_X86_64;
+	eh.e_version = EV_CURRENT;
+	eh.e_ehsize = sizeof(eh);
+	eh.e_phoff = sizeof(eh);
+	eh.e_phentsize = sizeof(*ph);
+	eh.e_phnum = 1;
+	eh.e_shoff = 256;
+	eh.e_shentsize = sizeof(sh[0]);
+	eh.e_shnum = 2;
+	sh[1].sh_type = SHT_NOTE;
+	sh[1].sh_offset = size - 12;	/* a note header, nothing after it */
+	sh[1].sh_size = note_at_end ? 12 : 0;
+	memcpy(file, &eh, sizeof(eh));
+	memcpy(file + sizeof(eh), ph, sizeof(*ph));
+	memcpy(file + 256, sh, sizeof(sh));
+	if (note_at_end) {
+		u32 hdr[3] = { 4, 20, NT_GNU_BUILD_ID };
+
+		memcpy(file + size - 12, hdr, sizeof(hdr));
+	}
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(file, 1, size, f), size);
+	fclose(f);
+}
+
+static void test_hostile_elf(void **state)
+{
+	char path[] = "/tmp/topaz-elf-XXXXXX";
+	Elf64_Phdr ph = { .p_type = PT_LOAD, .p_offset = 0x100, .p_vaddr = 0x1000,
+			  .p_filesz = 0x80, .p_memsz = 0x10 };
+	struct ptd_diags d = { 0 };
+	struct ptd_image img;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	/* file bigger than memory: refused by name, nothing mapped */
+	write_elf(path, &ph, 0);
+	ptd_image_init(&img);
+	assert_int_equal(ptd_image_add_elf(&img, path, 0, &d), 0);
+	assert_int_equal(img.nregions, 0);
+	assert_non_null(strstr(d.v[0].msg, "more bytes in the file (128) than in memory (16)"));
+	ptd_image_free(&img);
+	ptd_diags_free(&d);
+
+	/* a terabyte segment: refused, not allocated */
+	ph.p_memsz = 1ULL << 40;
+	write_elf(path, &ph, 0);
+	ptd_image_init(&img);
+	assert_int_equal(ptd_image_add_elf(&img, path, 0, &d), 0);
+	assert_int_equal(img.nregions, 0);
+	assert_non_null(strstr(d.v[0].msg, "is 1099511627776 bytes at 0x1000: not mapped"));
+	ptd_image_free(&img);
+	ptd_diags_free(&d);
+
+	/* a build-id note cut by the end of the file: no id, no read past it */
+	ph.p_memsz = 0x80;
+	write_elf(path, &ph, 1);
+	ptd_image_init(&img);
+	assert_int_equal(ptd_image_add_elf(&img, path, 0, &d), 0);
+	assert_int_equal(img.nregions, 1);
+	assert_int_equal(img.elf_build_id_len, 0);
+	ptd_image_free(&img);
+	ptd_diags_free(&d);
+	unlink(path);
 }
 
 /* ------------------------------------------------------------ perf.data */
@@ -837,7 +965,9 @@ int main(void)
 		cmocka_unit_test(test_decode_with_damaged_record),
 		cmocka_unit_test(test_decode_error_resyncs),
 		cmocka_unit_test(test_svg),
+		cmocka_unit_test(test_hostile_names),
 		cmocka_unit_test(test_elf_image),
+		cmocka_unit_test(test_hostile_elf),
 		cmocka_unit_test(test_perf_data),
 	};
 	return cmocka_run_group_tests_name("trace_decode", tests, NULL, NULL);

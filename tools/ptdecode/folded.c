@@ -35,13 +35,33 @@ static struct ptd_fnode **sorted_children(const struct ptd_fnode *n)
 	return v;
 }
 
+/*
+ * A frame name in the folded format: ';' separates frames and the count
+ * follows the last space, so those, and bytes that are not printable ASCII
+ * (a hostile or damaged symbol table), are written as \xHH.
+ */
+static void folded_name(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c <= ' ' || c >= 0x7f || c == ';' || c == '\\')
+			fprintf(out, "\\x%02x", c);
+		else
+			fputc(c, out);
+	}
+}
+
 static void folded(const struct ptd_fnode *n, const char **path, size_t depth, FILE *out)
 {
 	struct ptd_fnode **v;
 
 	if (n->self) {
-		for (size_t i = 0; i < depth; i++)
-			fprintf(out, "%s%s", i ? ";" : "", path[i]);
+		for (size_t i = 0; i < depth; i++) {
+			if (i)
+				fputc(';', out);
+			folded_name(out, path[i]);
+		}
 		fprintf(out, " %llu\n", (unsigned long long)n->self);
 	}
 	v = sorted_children(n);
@@ -96,7 +116,14 @@ static void xml_escape(FILE *out, const char *s, size_t max_chars)
 		case '>': fputs("&gt;", out); break;
 		case '"': fputs("&quot;", out); break;
 		case '\'': fputs("&apos;", out); break;
-		default: fputc(s[i], out); break;
+		default:
+			/* XML 1.0 has no control characters (not even as references)
+			 * and wants UTF-8: anything else becomes U+FFFD */
+			if ((unsigned char)s[i] < ' ' || (unsigned char)s[i] >= 0x7f)
+				fputs("&#xfffd;", out);
+			else
+				fputc(s[i], out);
+			break;
 		}
 	}
 }

@@ -198,6 +198,10 @@ void ptd_image_add_sideband(struct ptd_image *img, const struct ptd_container *c
 
 /* ---------------------------------------------------------------- ELF */
 
+/* The largest segment mapped: a kernel or firmware image, not a size field
+ * a damaged file makes up (each segment is allocated whole). */
+#define PTD_MAX_SEGMENT	(1ULL << 30)
+
 static bool read_build_id_note(const u8 *note, size_t avail, struct ptd_image *img)
 {
 	u32 namesz, descsz, type;
@@ -209,8 +213,10 @@ static bool read_build_id_note(const u8 *note, size_t avail, struct ptd_image *i
 	memcpy(&descsz, note + 4, 4);
 	memcpy(&type, note + 8, 4);
 	desc_off = 12 + ALIGN_UP((size_t)namesz, 4);
-	if (type != NT_GNU_BUILD_ID || namesz != 4 || memcmp(note + 12, "GNU", 4) ||
-	    desc_off + descsz > avail || descsz > sizeof(img->elf_build_id))
+	/* every size against what the file holds before any byte is read */
+	if (type != NT_GNU_BUILD_ID || namesz != 4 || desc_off > avail ||
+	    descsz > avail - desc_off || descsz > sizeof(img->elf_build_id) ||
+	    memcmp(note + 12, "GNU", 4))
 		return false;
 	memcpy(img->elf_build_id, note + desc_off, descsz);
 	img->elf_build_id_len = descsz;
@@ -302,6 +308,18 @@ int ptd_image_add_elf(struct ptd_image *img, const char *path, u64 load, struct 
 			continue;
 		if (ph.p_offset > file_size || ph.p_filesz > file_size - ph.p_offset) {
 			ptd_diag_add(diags, -1, 0, "%s: segment %zu lies outside the file", path, i);
+			continue;
+		}
+		if (ph.p_filesz > ph.p_memsz) {
+			ptd_diag_add(diags, -1, 0,
+				     "%s: segment %zu has more bytes in the file (%llu) than in memory (%llu): not mapped",
+				     path, i, (unsigned long long)ph.p_filesz, (unsigned long long)ph.p_memsz);
+			continue;
+		}
+		if (ph.p_memsz > PTD_MAX_SEGMENT || load + ph.p_vaddr + ph.p_memsz < load + ph.p_vaddr) {
+			ptd_diag_add(diags, -1, 0, "%s: segment %zu is %llu bytes at 0x%llx: not mapped",
+				     path, i, (unsigned long long)ph.p_memsz,
+				     (unsigned long long)(load + ph.p_vaddr));
 			continue;
 		}
 		ptd_image_add_region(img, base, load + ph.p_vaddr, NULL, ph.p_memsz);

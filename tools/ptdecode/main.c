@@ -166,8 +166,20 @@ static void copy_out(FILE *f)
 	size_t n;
 
 	rewind(f);
-	while ((n = fread(buf, 1, sizeof(buf), f)))
-		fwrite(buf, 1, n, stdout);
+	while ((n = fread(buf, 1, sizeof(buf), f)) && fwrite(buf, 1, n, stdout) == n)
+		;
+}
+
+/* An output that could not be written (a full disk, stdout on /dev/full) is
+ * an error: status 2, with the name. */
+static bool closed_ok(FILE *f, const char *name)
+{
+	bool bad = ferror(f);
+
+	bad |= f == stdout ? fflush(f) != 0 : fclose(f) != 0;
+	if (bad)
+		fprintf(stderr, "ptdecode: %s: cannot write: %s\n", name, errno ? strerror(errno) : "I/O error");
+	return !bad;
 }
 
 /* What the command line asks for. */
@@ -371,7 +383,10 @@ static bool write_svg(const struct opts *o, const struct ptd_container *c,
 		return false;
 	}
 	ptd_write_svg(calls, f, title);
-	fclose(f);
+	if (ferror(f) | fclose(f)) {
+		fprintf(stderr, "ptdecode: %s: cannot write: %s\n", path, strerror(errno));
+		return false;
+	}
 	return true;
 }
 
@@ -447,7 +462,8 @@ int main(int argc, char **argv)
 			continue;
 		if (!o.out_dir)
 			copy_out(files[i]);
-		fclose(files[i]);
+		if (!closed_ok(files[i], o.out_dir ? out_names[i] : "a temporary file"))
+			ret = 2;
 	}
 	if (o.perf_data && ptd_write_perf_data(&c, &x.segs, o.elf, load, o.perf_data))
 		ret = 2;
@@ -459,7 +475,8 @@ int main(int argc, char **argv)
 			printf("full outputs: %s/{insn,calls,packets,stats,folded}.txt, %s/flame.svg%s\n",
 			       o.out_dir, o.out_dir, c.diags.n ? ", problems.txt" : "");
 	}
-	fflush(stdout);
+	if (!closed_ok(stdout, "standard output"))
+		ret = 2;
 	if (!o.quiet)
 		print_problems(&c.diags, c.name, o.max_problems);
 	if (ret != 2)
