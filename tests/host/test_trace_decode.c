@@ -666,6 +666,30 @@ static void test_hostile_names(void **state)
 	membuf_free(&m);
 }
 
+/* A hundred thousand distinct names (a large SYMBOLS sideband): each interned
+ * once, found again by pointer, none mixed up (the table grows under them). */
+static void test_intern_many(void **state)
+{
+	enum { N = 100000 };
+	static const char *first[N];
+	struct ptd_image img;
+	char name[32];
+
+	ptd_image_init(&img);
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "fn_%d", i);
+		first[i] = ptd_intern(&img, name);
+		assert_string_equal(first[i], name);
+	}
+	assert_int_equal(img.nstrings, N);
+	for (int i = N; i-- > 0;) {
+		snprintf(name, sizeof(name), "fn_%d", i);
+		assert_ptr_equal(ptd_intern(&img, name), first[i]);
+	}
+	assert_int_equal(img.nstrings, N);
+	ptd_image_free(&img);
+}
+
 static void test_elf_image(void **state)
 {
 	struct ptd_image img;
@@ -966,6 +990,7 @@ int main(void)
 		cmocka_unit_test(test_decode_error_resyncs),
 		cmocka_unit_test(test_svg),
 		cmocka_unit_test(test_hostile_names),
+		cmocka_unit_test(test_intern_many),
 		cmocka_unit_test(test_elf_image),
 		cmocka_unit_test(test_hostile_elf),
 		cmocka_unit_test(test_perf_data),

@@ -23,7 +23,7 @@ void ptd_image_free(struct ptd_image *img)
 		free(img->regions[i].bytes);
 		free(img->regions[i].name);
 	}
-	for (size_t i = 0; i < img->nstrings; i++)
+	for (size_t i = 0; i < img->cap_strings; i++)
 		free(img->strings[i]);
 	free(img->regions);
 	free(img->syms);
@@ -31,17 +31,54 @@ void ptd_image_free(struct ptd_image *img)
 	memset(img, 0, sizeof(*img));
 }
 
-/* Names are interned so frames and counters compare them by pointer. A linear
- * search at load time only: lookups at decode time return stored pointers. */
+static size_t name_hash(const char *s)
+{
+	size_t h = 14695981039346656037ULL;	/* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* The slot holding @s, or the empty one where it goes (open addressing). */
+static char **name_slot(char **table, size_t cap, const char *s)
+{
+	size_t i = name_hash(s) & (cap - 1);
+
+	while (table[i] && strcmp(table[i], s))
+		i = (i + 1) & (cap - 1);
+	return &table[i];
+}
+
+/*
+ * Names are interned so frames and counters compare them by pointer: a hash
+ * table, so a sideband with a hundred thousand names loads in linear time.
+ */
 const char *ptd_intern(struct ptd_image *img, const char *s)
 {
-	for (size_t i = img->nstrings; i-- > 0;)
-		if (!strcmp(img->strings[i], s))
-			return img->strings[i];
-	img->strings = realloc(img->strings, (img->nstrings + 1) * sizeof(*img->strings));
-	if (!img->strings || !(img->strings[img->nstrings] = strdup(s)))
-		abort();
-	return img->strings[img->nstrings++];
+	char **slot;
+
+	if (2 * (img->nstrings + 1) > img->cap_strings) {
+		size_t cap = img->cap_strings ? 2 * img->cap_strings : 1024;
+		char **table = calloc(cap, sizeof(*table));
+
+		if (!table)
+			abort();
+		for (size_t i = 0; i < img->cap_strings; i++)
+			if (img->strings[i])
+				*name_slot(table, cap, img->strings[i]) = img->strings[i];
+		free(img->strings);
+		img->strings = table;
+		img->cap_strings = cap;
+	}
+	slot = name_slot(img->strings, img->cap_strings, s);
+	if (!*slot) {
+		*slot = strdup(s);
+		if (!*slot)
+			abort();
+		img->nstrings++;
+	}
+	return *slot;
 }
 
 int ptd_image_add_region(struct ptd_image *img, const char *name, u64 vaddr, const void *bytes,

@@ -164,8 +164,8 @@ struct ptd_image {
 	size_t nregions;
 	struct ptd_symbol *syms;
 	size_t nsyms, cap_syms;
-	char **strings;
-	size_t nstrings;
+	char **strings;		/* interned names: a hash table of @cap_strings slots */
+	size_t nstrings, cap_strings;
 	u8 elf_build_id[32];
 	size_t elf_build_id_len;
 	bool finished;
