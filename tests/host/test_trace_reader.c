@@ -372,6 +372,36 @@ static void test_serial_damaged_frame(void **state)
 	membuf_free(&m);
 }
 
+/*
+ * A hostile file: a megabyte of record headers back to back, each intact
+ * (magic, header CRC), each claiming the rest of the file, none with a good
+ * payload CRC. Each is reported (the next record starts inside it), in one
+ * pass: the reader used to compute a CRC over the rest of the file for each
+ * (43,690 times, about 20 GB).
+ */
+static void test_headers_claiming_the_rest(void **state)
+{
+	enum { SIZE = 1 << 20, N = SIZE / TPZ_REC_SIZE };
+	u8 *f = calloc(1, SIZE);
+	struct ptd_container c;
+
+	for (u32 i = 0; i < N; i++) {
+		struct tpz_rec h = {
+			.magic = TPZ_REC_MAGIC, .type = TPZ_REC_TRACE, .body_size = 0,
+			.size = (N - i) * TPZ_REC_SIZE, .seq = i, .body_crc = 0,
+		};
+
+		h.hdr_crc = ptd_crc32(0, &h, offsetof(struct tpz_rec, hdr_crc));
+		memcpy(f + i * TPZ_REC_SIZE, &h, sizeof(h));
+	}
+	/* problems, and the last header (24 bytes, an empty body) is intact */
+	assert_int_equal(ptd_container_parse(&c, "hostile", f, N * TPZ_REC_SIZE), 1);
+	assert_true(c.diags.n >= N - 1);
+	assert_non_null(strstr(c.diags.v[0].msg, "the next record starts inside this one, at offset 0x18"));
+	ptd_container_free(&c);
+	free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -383,6 +413,7 @@ int main(void)
 		cmocka_unit_test(test_noise_around_the_container),
 		cmocka_unit_test(test_empty_and_garbage),
 		cmocka_unit_test(test_serial_damaged_frame),
+		cmocka_unit_test(test_headers_claiming_the_rest),
 	};
 	return cmocka_run_group_tests_name("trace_reader", tests, NULL, NULL);
 }

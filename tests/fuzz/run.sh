@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Run the libFuzzer harnesses built in FUZZ_DIR (make fuzz, make fuzz-smoke).
+#
+#   tests/fuzz/run.sh fuzz  FUZZ_DIR SECONDS HARNESS...
+#   tests/fuzz/run.sh smoke FUZZ_DIR SECONDS HARNESS...
+#
+# fuzz:  each harness fuzzes SECONDS over a scratch copy of its corpus
+#        (FUZZ_DIR/work/NAME/corpus: new inputs stay out of the repository)
+#        and prints its executions and coverage.
+# smoke: each harness first replays its committed corpus (tests/fuzz/corpus/
+#        NAME, -runs=0: every seed once, nothing written), then fuzzes SECONDS
+#        over a scratch copy; one "PASS fuzz.NAME: N executions" or
+#        "FAIL fuzz.NAME: reason" line each, as tests/run-all.sh prints them.
+# A crash, leak, sanitizer report or timeout leaves its input in
+# FUZZ_DIR/crashes/NAME/ and fails the harness; the exit status is 1 then.
+set -uo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+mode=${1:?usage: run.sh fuzz|smoke FUZZ_DIR SECONDS HARNESS...}
+dir=${2:?FUZZ_DIR}
+seconds=${3:?SECONDS}
+shift 3
+# -timeout: one input running this long is a hang; -rss_limit_mb: libFuzzer's default
+opts=(-timeout=10 -rss_limit_mb=2048 -print_final_stats=1)
+status=0
+summary=()
+
+# VALUE of the last "stat::KEY: VALUE" line of LOG
+stat() { sed -nE "s/^stat::$1: *([0-9]+).*/\\1/p" "$2" | tail -n 1; }
+# the last "cov: N" and "ft: N" of LOG
+last_cov() { grep -oE ' cov: [0-9]+' "$1" | tail -n 1 | grep -oE '[0-9]+'; }
+last_ft() { grep -oE ' ft: [0-9]+' "$1" | tail -n 1 | grep -oE '[0-9]+'; }
+# why libFuzzer stopped, from LOG: the sanitizer's SUMMARY or libFuzzer's ERROR line
+reason() {
+	{ grep -m1 -E '^SUMMARY: ' "$1" || grep -m1 -E '^==[0-9]+== ERROR: libFuzzer' "$1" ||
+	  grep -m1 -E 'ERROR|Test unit written' "$1" || echo "exit status $2"; } |
+		sed -E 's/^==[0-9]+== //'
+}
+
+for name in "$@"; do
+	bin=$dir/$name
+	seeds=$here/tests/fuzz/corpus/$name
+	work=$dir/work/$name
+	crashes=$dir/crashes/$name
+	rm -rf "$work"
+	mkdir -p "$work/corpus" "$crashes"
+	[ -d "$seeds" ] && cp "$seeds"/* "$work/corpus/" 2>/dev/null
+	nseeds=$(find "$work/corpus" -type f | wc -l)
+	if [ ! -x "$bin" ]; then
+		summary+=("FAIL fuzz.$name: $bin is not built")
+		status=1
+		continue
+	fi
+
+	if [ "$mode" = smoke ]; then
+		"$bin" "${opts[@]}" -runs=0 -artifact_prefix="$crashes/" "$seeds" >"$work/replay.log" 2>&1
+		rc=$?
+		replayed=$(stat number_of_executed_units "$work/replay.log")
+		if [ "$rc" != 0 ]; then
+			summary+=("FAIL fuzz.$name: replaying the corpus: $(reason "$work/replay.log" "$rc")")
+			tail -n 30 "$work/replay.log"
+			status=1
+			continue
+		fi
+	fi
+
+	start=$(date +%s)
+	"$bin" "${opts[@]}" -max_total_time="$seconds" -artifact_prefix="$crashes/" \
+		"$work/corpus" >"$work/fuzz.log" 2>&1
+	rc=$?
+	secs=$(($(date +%s) - start))
+	execs=$(stat number_of_executed_units "$work/fuzz.log")
+	cov=$(last_cov "$work/fuzz.log")
+	ft=$(last_ft "$work/fuzz.log")
+	ncorpus=$(find "$work/corpus" -type f | wc -l)
+	if [ "$rc" != 0 ]; then
+		summary+=("FAIL fuzz.$name: $(reason "$work/fuzz.log" "$rc") (input in $crashes/, log $work/fuzz.log)")
+		grep -E '^ +#[0-9]+ 0x' "$work/fuzz.log" | head -n 12
+		status=1
+		continue
+	fi
+	if [ "$mode" = smoke ]; then
+		summary+=("PASS fuzz.$name: $((execs + replayed)) executions")
+		echo "fuzz.$name: replayed $replayed seeds, then ${secs}s: $execs executions, cov ${cov:-?}, ft ${ft:-?}"
+	else
+		summary+=("fuzz.$name: ${execs:-?} executions in ${secs}s ($((${execs:-0} / (secs ? secs : 1)))/s), cov ${cov:-?}, ft ${ft:-?}, corpus $nseeds -> $ncorpus inputs (in $work/corpus)")
+	fi
+done
+printf '%s\n' "${summary[@]}"
+exit $status
