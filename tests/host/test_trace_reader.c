@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <cmocka.h>
+#include <unistd.h>
 #include "hosted.h"
 #include "trace_helpers.h"
 #include "ptdecode.h"
@@ -402,6 +403,30 @@ static void test_headers_claiming_the_rest(void **state)
 	free(f);
 }
 
+/*
+ * Files that cannot be containers are refused from their start, before the
+ * rest is read: /dev/zero (never ends) and a 3 GiB sparse file (it used to
+ * be read whole into a doubling buffer first).
+ */
+static void test_refused_from_the_start(void **state)
+{
+	char path[] = "/tmp/topaz-sparse-XXXXXX";
+	struct ptd_container c;
+	int fd;
+
+	assert_int_equal(ptd_container_load(&c, "/dev/zero"), 2);
+	assert_non_null(strstr(c.diags.v[0].msg, "no record header in its first 67108888 bytes"));
+	ptd_container_free(&c);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 3ll << 30), 0);
+	close(fd);
+	assert_int_equal(ptd_container_load(&c, path), 2);
+	assert_non_null(strstr(c.diags.v[0].msg, "not a topaz trace container"));
+	ptd_container_free(&c);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -414,6 +439,7 @@ int main(void)
 		cmocka_unit_test(test_empty_and_garbage),
 		cmocka_unit_test(test_serial_damaged_frame),
 		cmocka_unit_test(test_headers_claiming_the_rest),
+		cmocka_unit_test(test_refused_from_the_start),
 	};
 	return cmocka_run_group_tests_name("trace_reader", tests, NULL, NULL);
 }

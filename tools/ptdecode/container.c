@@ -7,6 +7,11 @@
  * damaged size or missing bytes cost only the damaged record.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -377,40 +382,110 @@ int ptd_container_parse(struct ptd_container *c, const char *name, const void *d
 	return c->diags.n ? 1 : 0;
 }
 
+/* Noise before record 0 is tolerated, but only so much: a container has a
+ * record header within its first record's largest size. */
+#define LOOK_FOR_HEADER		((size_t)TPZ_MAX_RECORD + TPZ_REC_SIZE)
+
+/* Is there an intact record header in @data[0..@size)? */
+static bool has_header(const u8 *data, size_t size)
+{
+	for (size_t off = 0; off + TPZ_REC_SIZE <= size; off++) {
+		const u8 *p = memchr(data + off, 'T', size - TPZ_REC_SIZE + 1 - off);
+		struct tpz_rec r;
+
+		if (!p)
+			return false;
+		off = (size_t)(p - data);
+		memcpy(&r, p, sizeof(r));
+		if (r.magic == TPZ_REC_MAGIC &&
+		    r.hdr_crc == ptd_crc32(0, p, offsetof(struct tpz_rec, hdr_crc)))
+			return true;
+	}
+	return false;
+}
+
+static int load_failed(struct ptd_container *c, const char *path, const char *why)
+{
+	memset(c, 0, sizeof(*c));
+	c->name = path;
+	ptd_diag_add(&c->diags, -1, 0, "%s", why);
+	c->unusable = true;
+	return 2;
+}
+
+/*
+ * The file is mapped, not read whole, and its start is checked before the
+ * rest is touched: /dev/zero, a large sparse file or any file with no record
+ * header in its first 64 MiB is refused with that reason (it used to be read
+ * into memory first, 4 GiB for a 2 GB sparse file). Pipes and devices are
+ * read up to the same point before the check.
+ */
 int ptd_container_load(struct ptd_container *c, const char *path)
 {
-	FILE *f = fopen(path, "rb");
+	int fd = open(path, O_RDONLY);
+	char why[160];
+	struct stat st;
 	u8 *buf = NULL;
-	size_t len = 0, cap = 0, n;
+	size_t len = 0, cap = 0;
+	ssize_t n;
 	int ret;
 
-	if (!f) {
-		memset(c, 0, sizeof(*c));
-		c->name = path;
-		ptd_diag_add(&c->diags, -1, 0, "cannot open: %s", strerror(errno));
-		c->unusable = true;
-		return 2;
+	if (fd < 0 || fstat(fd, &st)) {
+		snprintf(why, sizeof(why), "cannot open: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return load_failed(c, path, why);
 	}
-	do {
+	if (S_ISREG(st.st_mode)) {
+		void *map = st.st_size ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+
+		close(fd);
+		if (st.st_size && map == MAP_FAILED) {
+			snprintf(why, sizeof(why), "cannot map: %s", strerror(errno));
+			return load_failed(c, path, why);
+		}
+		if (st.st_size && !has_header(map, min((size_t)st.st_size, LOOK_FOR_HEADER))) {
+			munmap(map, (size_t)st.st_size);
+			snprintf(why, sizeof(why), "no record header in its first %zu bytes: not a topaz trace container",
+				 min((size_t)st.st_size, LOOK_FOR_HEADER));
+			return load_failed(c, path, why);
+		}
+		ret = ptd_container_parse(c, path, map, (size_t)st.st_size);
+		if (st.st_size)
+			munmap(map, (size_t)st.st_size);
+		return ret;
+	}
+	for (;;) {
 		if (len == cap) {
 			cap = cap ? cap * 2 : 1 << 16;
 			buf = realloc(buf, cap);
 			if (!buf)
 				abort();
 		}
-		n = fread(buf + len, 1, cap - len, f);
-		len += n;
-	} while (n);
-	if (ferror(f)) {
-		fclose(f);
-		free(buf);
-		memset(c, 0, sizeof(*c));
-		c->name = path;
-		ptd_diag_add(&c->diags, -1, 0, "read error: %s", strerror(errno));
-		c->unusable = true;
-		return 2;
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(why, sizeof(why), "read error: %s", strerror(errno));
+			free(buf);
+			close(fd);
+			return load_failed(c, path, why);
+		}
+		len += (size_t)n;
+		/* the check once the window is full (a device never ends) */
+		if (!n || (len >= LOOK_FOR_HEADER && len - (size_t)n < LOOK_FOR_HEADER)) {
+			if (!has_header(buf, min(len, LOOK_FOR_HEADER))) {
+				snprintf(why, sizeof(why), "no record header in its first %zu bytes: not a topaz trace container",
+					 min(len, LOOK_FOR_HEADER));
+				free(buf);
+				close(fd);
+				return load_failed(c, path, why);
+			}
+			if (!n)
+				break;
+		}
 	}
-	fclose(f);
+	close(fd);
 	ret = ptd_container_parse(c, path, buf, len);
 	free(buf);
 	return ret;
