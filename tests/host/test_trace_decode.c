@@ -666,6 +666,98 @@ static void test_hostile_names(void **state)
 	membuf_free(&m);
 }
 
+/*
+ * 600,000 nested calls (a function that calls itself through a register, a
+ * TIP each): the call tree's walkers used to recurse once per level (a stack
+ * overflow), and the folded stacks and calls.txt grew with the depth on every
+ * line (gigabytes). Now the tree is as deep as the calls, the outputs stay
+ * within a constant per node: folded lines elide the middle of deep stacks
+ * (and say so), calls.txt stops indenting at 32 levels, the SVG draws 512.
+ */
+static void test_deep_calls(void **state)
+{
+	enum { N = 600000 };
+	static const u8 fcode[16] = { 0xff, 0xd0 };	/* f: call *%rax */
+	static const char names[] = "f";
+	struct tpz_sym sym = { 0, 2, 0 };
+	size_t len = 0, flen, slen, tlen;
+	u8 *pt = malloc(3 * N + 64);
+	struct membuf m = { 0 };
+	struct trace_sink sink = { membuf_write, &m };
+	struct trace_writer w;
+	struct trace_chunk ch = { 0 };
+	struct trace_totals t = { 0 };
+	struct tpz_header h;
+	struct ptd_container c;
+	struct ptd_image img;
+	struct ptd_ctx x;
+	struct ptd_calls calls;
+	struct ptd_consumer cons;
+	struct enc e;
+	char *folded, *svg, *tree;
+	FILE *ff, *sf, *tf;
+
+	enc_init(&e);
+	put_psb(&e);
+	put_psbend(&e);
+	put_mode64(&e);
+	put_ip(&e, ppt_tip_pge, pt_ipc_sext_48, BASE);
+	len = enc_done(&e);
+	memcpy(pt, e.buf, len);
+	for (int i = 0; i < N; i++) {	/* TIP, IP update 16: f again */
+		pt[len++] = 0x2d;
+		pt[len++] = (u8)BASE;
+		pt[len++] = (u8)(BASE >> 8);
+	}
+	pt[len++] = 0x01;		/* TIP.PGD, no IP */
+
+	sample_header(&h);
+	h.load_address = 0;
+	trace_writer_init(&w, &sink);
+	assert_int_equal(trace_write_header(&w, &h), 0);
+	assert_int_equal(trace_write_image(&w, "demo", BASE, fcode, sizeof(fcode)), 0);
+	assert_int_equal(trace_write_symbols(&w, "demo", BASE, &sym, 1, names, sizeof(names)), 0);
+	assert_int_equal(trace_write_trace(&w, &ch, pt, len), 0);
+	assert_int_equal(trace_write_trailer(&w, &t), 0);
+	free(pt);
+
+	ptd_container_parse(&c, "deep.tpz", m.p, m.len);
+	ptd_image_init(&img);
+	ptd_image_add_sideband(&img, &c);
+	ptd_image_finish(&img);
+	ptd_ctx_init(&x, &c, &img);
+	tf = open_memstream(&tree, &tlen);
+	ptd_calls_init(&calls, &img, tf);
+	cons = (struct ptd_consumer){ ptd_calls_event, &calls };
+	ptd_decode_flow(&x, &cons, 1);
+	ptd_calls_finish(&calls);
+	fclose(tf);
+	assert_true(calls.max_depth >= N);
+	assert_int_equal(calls.root.total, N + 1);
+
+	ff = open_memstream(&folded, &flen);
+	ptd_write_folded(&calls, ff);
+	fclose(ff);
+	sf = open_memstream(&svg, &slen);
+	ptd_write_svg(&calls, sf, "deep");
+	fclose(sf);
+	/* a constant per node: (16 + 16) frames and the elision note a line */
+	assert_true(flen < (size_t)(N + 1) * 100);
+	assert_true(tlen < (size_t)(N + 1) * 2 * 120);
+	assert_non_null(strstr(folded, ";[599969 frames elided];"));
+	assert_non_null(strstr(tree, "[depth 599999] f() {"));
+	assert_non_null(strstr(svg, "deeper levels not drawn"));
+	assert_true(slen < 512 * 1024);
+	free(folded);
+	free(svg);
+	free(tree);
+	ptd_calls_free(&calls);
+	ptd_ctx_free(&x);
+	ptd_image_free(&img);
+	ptd_container_free(&c);
+	membuf_free(&m);
+}
+
 /* A hundred thousand distinct names (a large SYMBOLS sideband): each interned
  * once, found again by pointer, none mixed up (the table grows under them). */
 static void test_intern_many(void **state)
@@ -991,6 +1083,7 @@ int main(void)
 		cmocka_unit_test(test_svg),
 		cmocka_unit_test(test_hostile_names),
 		cmocka_unit_test(test_intern_many),
+		cmocka_unit_test(test_deep_calls),
 		cmocka_unit_test(test_elf_image),
 		cmocka_unit_test(test_hostile_elf),
 		cmocka_unit_test(test_perf_data),

@@ -23,20 +23,29 @@ void ptd_calls_init(struct ptd_calls *k, const struct ptd_image *img, FILE *tree
 	k->root.name = "all";
 }
 
-static void free_nodes(struct ptd_fnode *n)
+/*
+ * The tree's walks go by its parent links, not by recursion: a trace can nest
+ * hundreds of thousands of calls (a stack overflow, 600,000 deep). Post-order:
+ * a node comes after all of its children.
+ */
+static struct ptd_fnode *first_leaf(struct ptd_fnode *n)
 {
-	while (n) {
-		struct ptd_fnode *next = n->next;
+	while (n->child)
+		n = n->child;
+	return n;
+}
 
-		free_nodes(n->child);
-		free(n);
-		n = next;
-	}
+static struct ptd_fnode *post_next(struct ptd_fnode *n)
+{
+	return n->next ? first_leaf(n->next) : n->parent;
 }
 
 void ptd_calls_free(struct ptd_calls *k)
 {
-	free_nodes(k->root.child);
+	for (struct ptd_fnode *n = first_leaf(&k->root), *next; n != &k->root; n = next) {
+		next = post_next(n);
+		free(n);
+	}
 	free(k->frames);
 	memset(k, 0, sizeof(*k));
 }
@@ -58,8 +67,16 @@ static struct ptd_fnode *child_node(struct ptd_fnode *parent, const char *name)
 	return n;
 }
 
+/* Lines deeper than this say their depth instead of indenting further, so
+ * calls.txt grows with the calls, not with the calls times their depth. */
+#define CALLS_MAX_INDENT	32
+
 static void indent(struct ptd_calls *k, size_t depth)
 {
+	if (depth > CALLS_MAX_INDENT) {
+		fprintf(k->tree, "%*s[depth %zu] ", 2 * CALLS_MAX_INDENT, "", depth);
+		return;
+	}
 	for (size_t i = 0; i < depth; i++)
 		fputs("  ", k->tree);
 }
@@ -94,11 +111,10 @@ static void open_frames(struct ptd_calls *k)
 
 	if (!k->tree)
 		return;
-	for (size_t i = 0; i < k->depth; i++) {
+	/* the printed frames are the bottom of the stack: start above them */
+	for (size_t i = k->nprinted; i < k->depth; i++) {
 		struct ptd_frame *f = &k->frames[i];
 
-		if (f->printed)
-			continue;
 		frame_comment(k, f, c, sizeof(c));
 		indent(k, i);
 		if (c[0])
@@ -107,6 +123,7 @@ static void open_frames(struct ptd_calls *k)
 			fprintf(k->tree, "%s() {\n", f->name);
 		f->printed = true;
 	}
+	k->nprinted = k->depth;
 }
 
 static void pop_frame(struct ptd_calls *k, const char *note)
@@ -128,6 +145,8 @@ static void pop_frame(struct ptd_calls *k, const char *note)
 		}
 	}
 	k->depth--;
+	if (k->nprinted > k->depth)
+		k->nprinted = k->depth;
 }
 
 static void close_all(struct ptd_calls *k, const char *note)
@@ -319,18 +338,14 @@ void ptd_calls_event(void *calls, const struct ptd_event *ev)
 	}
 }
 
-static u64 sum_totals(struct ptd_fnode *n)
-{
-	u64 t = n->self;
-
-	for (struct ptd_fnode *c = n->child; c; c = c->next)
-		t += sum_totals(c);
-	n->total = t;
-	return t;
-}
-
 void ptd_calls_finish(struct ptd_calls *k)
 {
 	close_all(k, "trace ends");
-	sum_totals(&k->root);
+	for (struct ptd_fnode *n = first_leaf(&k->root);; n = post_next(n)) {
+		n->total = n->self;
+		for (struct ptd_fnode *c = n->child; c; c = c->next)
+			n->total += c->total;
+		if (n == &k->root)
+			break;
+	}
 }

@@ -52,43 +52,112 @@ static void folded_name(FILE *out, const char *s)
 	}
 }
 
-static void folded(const struct ptd_fnode *n, const char **path, size_t depth, FILE *out)
-{
-	struct ptd_fnode **v;
+/*
+ * A depth-first walk of the call tree in name order, without recursion (a
+ * trace can nest hundreds of thousands of calls): the path from the root is
+ * an explicit stack, each level with its children sorted when it is entered.
+ */
+struct level {
+	const struct ptd_fnode *node;
+	struct ptd_fnode **kids;	/* sorted, NULL-terminated */
+	size_t next;			/* the next child to enter */
+	u64 x;				/* instructions left of it (the flame graph) */
+	u64 kid_x;			/* ... and of its next child */
+};
 
-	if (n->self) {
-		for (size_t i = 0; i < depth; i++) {
-			if (i)
-				fputc(';', out);
-			folded_name(out, path[i]);
-		}
-		fprintf(out, " %llu\n", (unsigned long long)n->self);
+struct walk {
+	struct level *v;
+	size_t depth, cap;	/* levels on the stack: the node visited last is v[depth - 1] */
+	bool started;
+};
+
+static void walk_push(struct walk *w, const struct ptd_fnode *n, u64 x)
+{
+	if (w->depth == w->cap) {
+		w->cap = w->cap ? 2 * w->cap : 64;
+		w->v = realloc(w->v, w->cap * sizeof(*w->v));
+		if (!w->v)
+			abort();
 	}
-	v = sorted_children(n);
-	for (size_t i = 0; v[i]; i++) {
-		path[depth] = v[i]->name;
-		folded(v[i], path, depth + 1, out);
-	}
-	free(v);
+	w->v[w->depth++] = (struct level){ n, sorted_children(n), 0, x, x };
 }
 
-static size_t tree_depth(const struct ptd_fnode *n)
+/* The next node in pre-order (the root first), or NULL at the end. */
+static const struct ptd_fnode *walk_next(struct walk *w, const struct ptd_fnode *root)
 {
+	if (!w->started) {
+		w->started = true;
+		walk_push(w, root, 0);
+		return root;
+	}
+	while (w->depth) {
+		struct level *l = &w->v[w->depth - 1];
+		struct ptd_fnode *c = l->kids[l->next];
+
+		if (c) {
+			u64 x = l->kid_x;
+
+			l->next++;
+			l->kid_x += c->total;
+			walk_push(w, c, x);
+			return c;
+		}
+		free(l->kids);
+		w->depth--;
+	}
+	free(w->v);
+	return NULL;
+}
+
+/* Do not enter the children of the node visited last. */
+static void walk_skip(struct walk *w)
+{
+	struct level *l = &w->v[w->depth - 1];
+
+	while (l->kids[l->next])
+		l->next++;
+}
+
+/* Stacks deeper than this are written with their middle elided (said in the
+ * line): each line stays bounded, so the output grows with the tree, not with
+ * the tree times its depth. */
+#define FOLDED_MAX_FRAMES	32
+
+static void folded_line(FILE *out, const struct walk *w, u64 count)
+{
+	size_t frames = w->depth - 1, keep = FOLDED_MAX_FRAMES / 2;
+
+	for (size_t i = 1; i <= frames; i++) {
+		if (frames > FOLDED_MAX_FRAMES && i == keep + 1) {
+			fprintf(out, ";[%zu frames elided]", frames - 2 * keep);
+			i = frames - keep;
+			continue;
+		}
+		if (i > 1)
+			fputc(';', out);
+		folded_name(out, w->v[i].node->name);
+	}
+	fprintf(out, " %llu\n", (unsigned long long)count);
+}
+
+static size_t tree_depth(const struct ptd_fnode *root)
+{
+	struct walk w = { 0 };
 	size_t d = 0;
 
-	for (const struct ptd_fnode *c = n->child; c; c = c->next)
-		d = max(d, tree_depth(c) + 1);
+	while (walk_next(&w, root))
+		d = max(d, w.depth - 1);
 	return d;
 }
 
 void ptd_write_folded(const struct ptd_calls *k, FILE *out)
 {
-	const char **path = calloc(tree_depth(&k->root) + 1, sizeof(*path));
+	struct walk w = { 0 };
+	const struct ptd_fnode *n;
 
-	if (!path)
-		abort();
-	folded(&k->root, path, 0, out);
-	free(path);
+	while ((n = walk_next(&w, &k->root)))
+		if (n->self)
+			folded_line(out, &w, n->self);
 }
 
 /* ---------------------------------------------------------------- SVG */
@@ -99,6 +168,7 @@ void ptd_write_folded(const struct ptd_calls *k, FILE *out)
 #define SVG_TOP		40
 #define SVG_FONT	12
 #define SVG_CHAR	7.0	/* average glyph width of the 12px font */
+#define SVG_MAX_LEVELS	512	/* deeper frames are not drawn (said in the image) */
 
 struct svg {
 	FILE *out;
@@ -140,16 +210,16 @@ static void colour(const char *name, int *r, int *g, int *b)
 	*b = (int)((h >> 16) % 55);
 }
 
-static void svg_node(struct svg *s, const struct ptd_fnode *n, u64 x, size_t depth)
+/* One box; false when it is too narrow to draw (nor are its children). */
+static bool svg_node(struct svg *s, const struct ptd_fnode *n, u64 x, size_t depth)
 {
 	double px = SVG_PAD + (double)x * s->scale, w = (double)n->total * s->scale;
 	double y = s->height - SVG_PAD - (double)(depth + 1) * SVG_ROW;
-	struct ptd_fnode **v;
 	int r, g, b;
 	size_t fit;
 
-	if (w < 0.1)
-		return;
+	if (w < 0.1 || depth >= SVG_MAX_LEVELS)
+		return false;
 	colour(n->name, &r, &g, &b);
 	fputs("<g><title>", s->out);
 	xml_escape(s->out, n->name, SIZE_MAX);
@@ -171,18 +241,14 @@ static void svg_node(struct svg *s, const struct ptd_fnode *n, u64 x, size_t dep
 		fputs("</text>", s->out);
 	}
 	fputs("</g>\n", s->out);
-
-	v = sorted_children(n);
-	for (size_t i = 0; v[i]; i++) {
-		svg_node(s, v[i], x, depth + 1);
-		x += v[i]->total;
-	}
-	free(v);
+	return true;
 }
 
 void ptd_write_svg(const struct ptd_calls *k, FILE *out, const char *title)
 {
-	size_t levels = tree_depth(&k->root) + 1;
+	size_t depth = tree_depth(&k->root), levels = min(depth + 1, (size_t)SVG_MAX_LEVELS);
+	const struct ptd_fnode *n;
+	struct walk w = { 0 };
 	struct svg s = {
 		.out = out,
 		.total = k->root.total,
@@ -204,6 +270,11 @@ void ptd_write_svg(const struct ptd_calls *k, FILE *out, const char *title)
 		fprintf(out, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">no instructions decoded</text>\n",
 			SVG_WIDTH / 2, SVG_TOP + SVG_ROW);
 	else
-		svg_node(&s, &k->root, 0, 0);
+		while ((n = walk_next(&w, &k->root)))
+			if (!svg_node(&s, n, w.v[w.depth - 1].x, w.depth - 1))
+				walk_skip(&w);
+	if (depth + 1 > SVG_MAX_LEVELS)
+		fprintf(out, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%zu deeper levels not drawn</text>\n",
+			SVG_WIDTH / 2, SVG_TOP - 4, depth + 1 - SVG_MAX_LEVELS);
 	fprintf(out, "</svg>\n");
 }

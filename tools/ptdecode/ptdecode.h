@@ -387,6 +387,7 @@ struct ptd_calls {
 	const struct ptd_image *img;
 	struct ptd_frame *frames;
 	size_t depth, cap;
+	size_t nprinted;	/* frames[0..nprinted) have their "name() {" line out */
 	struct ptd_fnode root;
 	u64 count;
 	int pending;		/* what the previous instruction does to the stack */
