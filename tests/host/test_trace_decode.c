@@ -666,6 +666,87 @@ static void test_hostile_names(void **state)
 	membuf_free(&m);
 }
 
+/* A container of @bytes (code) at BASE, function "f" at its start, and the packets @pt. */
+static void code_container(struct membuf *m, const u8 *bytes, size_t size, const u8 *pt, size_t len)
+{
+	static const char names[] = "f";
+	struct tpz_sym sym = { 0, 2, 0 };
+	struct trace_sink sink = { membuf_write, m };
+	struct trace_writer w;
+	struct trace_chunk ch = { 0 };
+	struct trace_totals t = { 0 };
+	struct tpz_header h;
+
+	sample_header(&h);
+	h.load_address = 0;
+	trace_writer_init(&w, &sink);
+	assert_int_equal(trace_write_header(&w, &h), 0);
+	assert_int_equal(trace_write_image(&w, "demo", BASE, bytes, size), 0);
+	assert_int_equal(trace_write_symbols(&w, "demo", BASE, &sym, 1, names, sizeof(names)), 0);
+	assert_int_equal(trace_write_trace(&w, &ch, pt, len), 0);
+	assert_int_equal(trace_write_trailer(&w, &t), 0);
+}
+
+/*
+ * A JMP to itself, then a CALL to itself, each followed by a TIP.PGD: libipt
+ * walks on to the branch the TIP.PGD belongs to, and no packet ends either
+ * loop, so the decoder used to run forever (the CALL grew the call stack
+ * without bound).
+ * Each is cut after a million instructions without a packet and reported;
+ * decoding would go on at the next PSB.
+ */
+static void test_self_loops(void **state)
+{
+	static const u8 loops[2][16] = {
+		{ 0xeb, 0xfe },				/* jmp . */
+		{ 0xe8, 0xfb, 0xff, 0xff, 0xff },	/* call . */
+	};
+
+	for (int k = 0; k < 2; k++) {
+		struct membuf m = { 0 };
+		struct ptd_container c;
+		struct ptd_image img;
+		struct ptd_ctx x;
+		struct ptd_calls calls;
+		struct ptd_stats st;
+		struct ptd_consumer cons[2];
+		struct enc e;
+		size_t len;
+
+		enc_init(&e);
+		put_psb(&e);
+		put_psbend(&e);
+		put_mode64(&e);
+		put_ip(&e, ppt_tip_pge, pt_ipc_sext_48, BASE);
+		put_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);	/* libipt walks to its branch */
+		len = enc_done(&e);
+		code_container(&m, loops[k], sizeof(loops[k]), e.buf, len);
+		ptd_container_parse(&c, "loop.tpz", m.p, m.len);
+		ptd_image_init(&img);
+		ptd_image_add_sideband(&img, &c);
+		ptd_image_finish(&img);
+		ptd_ctx_init(&x, &c, &img);
+		ptd_stats_init(&st, &img);
+		ptd_calls_init(&calls, &img, NULL);
+		cons[0] = (struct ptd_consumer){ ptd_stats_event, &st };
+		cons[1] = (struct ptd_consumer){ ptd_calls_event, &calls };
+		assert_int_equal(ptd_decode_flow(&x, cons, 2), 1);
+		ptd_calls_finish(&calls);
+		assert_int_equal(c.diags.n, 1);
+		assert_non_null(strstr(c.diags.v[0].msg,
+				       "1000000 instructions decoded at stream offset 0x"));
+		assert_non_null(strstr(c.diags.v[0].msg, "without reading a packet, the last at f+0x0"));
+		/* the first, then a million more: cut there */
+		assert_int_equal(calls.root.total, 1000001);
+		ptd_calls_free(&calls);
+		ptd_stats_free(&st);
+		ptd_ctx_free(&x);
+		ptd_image_free(&img);
+		ptd_container_free(&c);
+		membuf_free(&m);
+	}
+}
+
 /*
  * 600,000 nested calls (a function that calls itself through a register, a
  * TIP each): the call tree's walkers used to recurse once per level (a stack
@@ -678,16 +759,9 @@ static void test_deep_calls(void **state)
 {
 	enum { N = 600000 };
 	static const u8 fcode[16] = { 0xff, 0xd0 };	/* f: call *%rax */
-	static const char names[] = "f";
-	struct tpz_sym sym = { 0, 2, 0 };
 	size_t len = 0, flen, slen, tlen;
 	u8 *pt = malloc(3 * N + 64);
 	struct membuf m = { 0 };
-	struct trace_sink sink = { membuf_write, &m };
-	struct trace_writer w;
-	struct trace_chunk ch = { 0 };
-	struct trace_totals t = { 0 };
-	struct tpz_header h;
 	struct ptd_container c;
 	struct ptd_image img;
 	struct ptd_ctx x;
@@ -711,14 +785,7 @@ static void test_deep_calls(void **state)
 	}
 	pt[len++] = 0x01;		/* TIP.PGD, no IP */
 
-	sample_header(&h);
-	h.load_address = 0;
-	trace_writer_init(&w, &sink);
-	assert_int_equal(trace_write_header(&w, &h), 0);
-	assert_int_equal(trace_write_image(&w, "demo", BASE, fcode, sizeof(fcode)), 0);
-	assert_int_equal(trace_write_symbols(&w, "demo", BASE, &sym, 1, names, sizeof(names)), 0);
-	assert_int_equal(trace_write_trace(&w, &ch, pt, len), 0);
-	assert_int_equal(trace_write_trailer(&w, &t), 0);
+	code_container(&m, fcode, sizeof(fcode), pt, len);
 	free(pt);
 
 	ptd_container_parse(&c, "deep.tpz", m.p, m.len);
@@ -1084,6 +1151,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_names),
 		cmocka_unit_test(test_intern_many),
 		cmocka_unit_test(test_deep_calls),
+		cmocka_unit_test(test_self_loops),
 		cmocka_unit_test(test_elf_image),
 		cmocka_unit_test(test_hostile_elf),
 		cmocka_unit_test(test_perf_data),

@@ -201,6 +201,15 @@ void ptd_report_gaps(struct ptd_container *c, const struct ptd_segments *segs)
 }
 
 /* @prev: the last instruction decoded on this CPU before @seg, if @have_prev. */
+/*
+ * Instructions decoded without reading a packet. Only direct jumps and calls
+ * need none, and a conditional branch takes a bit of at most 47 in a packet:
+ * this many means a loop of direct jumps or calls (a JMP or CALL to itself),
+ * which the trace cannot end. It used to decode forever (a self-CALL also
+ * grew the call stack without bound).
+ */
+#define MAX_INSNS_WITHOUT_PACKET	1000000ul
+
 static unsigned long decode_segment(struct ptd_ctx *x, const struct ptd_segment *seg,
 				    const struct ptd_consumer *cons, size_t ncons, u64 *prev,
 				    bool *have_prev)
@@ -210,7 +219,8 @@ static unsigned long decode_segment(struct ptd_ctx *x, const struct ptd_segment 
 	struct ptd_event ev = { .type = PTD_EV_SEGMENT, .seg = seg };
 	struct pt_insn_decoder *dec;
 	unsigned long errors = 0;
-	u64 last_sync = ~0ull, last_ip = 0;
+	u64 last_sync = ~0ull, last_ip = 0, progress_off = ~0ull;
+	unsigned long stuck = 0;
 	bool synced = false, have_ip = false;
 	int status;
 
@@ -292,9 +302,35 @@ static unsigned long decode_segment(struct ptd_ctx *x, const struct ptd_segment 
 				}
 				*prev = insn.ip;
 				*have_prev = true;
+				if (ev.seg_off != progress_off) {
+					progress_off = ev.seg_off;
+					stuck = 0;
+				} else if (++stuck == MAX_INSNS_WITHOUT_PACKET) {
+					status = -pte_bad_context;
+					break;
+				}
 			}
 			if (status < 0)
 				break;
+		}
+		if (stuck >= MAX_INSNS_WITHOUT_PACKET) {
+			u32 seq;
+			u64 rec_off, file_off;
+			char sym[160];
+
+			ptd_segment_where(seg, ev.seg_off, &seq, &rec_off, &file_off);
+			ptd_diag_add(&x->c->diags, seq, rec_off,
+				     "cpu %u: %lu instructions decoded at stream offset 0x%llx without reading a packet, the last at %s: a loop of direct jumps or calls, which the trace cannot end; resynchronising at the next PSB",
+				     seg->cpu, stuck, (unsigned long long)(seg->stream_off + ev.seg_off),
+				     ptd_format_addr(x->img, last_ip, sym, sizeof(sym)));
+			ev = (struct ptd_event){ .type = PTD_EV_ERROR, .seg = seg, .err = status,
+						 .ip = last_ip, .ip_valid = true };
+			emit(cons, ncons, &ev);
+			errors++;
+			stuck = 0;
+			progress_off = ~0ull;
+			have_ip = false;
+			continue;
 		}
 		if (status == -pte_eos) {
 			ev = (struct ptd_event){ .type = PTD_EV_END, .seg = seg };
