@@ -583,6 +583,36 @@ static void test_decode_error_resyncs(void **state)
 	membuf_free(&m);
 }
 
+/*
+ * One damaged byte inside the first PSB+ (a reserved opcode where MODE.Exec
+ * was): that PSB cannot be read, and the decode goes on at the next one. It
+ * used to give up on the segment (0 of 383,114 instructions decoded with six
+ * intact PSBs after the damage).
+ */
+static void test_damaged_first_psb(void **state)
+{
+	u8 a[64], b[64], buf[160];
+	size_t na, nb = trace_split(a, &na, b);
+	struct piece p = { buf, 0, 0, 0, 0 };
+	struct membuf m = { 0 };
+	struct run r;
+
+	memcpy(buf, a, na);
+	memcpy(buf + na, b, nb);
+	p.size = na + nb;
+	assert_int_equal(buf[18], 0x99);	/* MODE.Exec after PSB, PSBEND */
+	buf[18] = 0xd9;				/* a reserved opcode */
+	make_container(&m, &p, 1, 0);
+	assert_int_equal(decode(&r, &m), 0);
+	assert_int_equal(r.c.diags.n, 1);
+	assert_non_null(strstr(r.c.diags.v[0].msg, "cannot synchronise"));
+	assert_non_null(strstr(r.c.diags.v[0].msg, "resynchronising at the next PSB"));
+	assert_int_equal(r.nips, sizeof(expect_seg1));	/* all after the second PSB */
+	check_ips(&r, 0, expect_seg1, sizeof(expect_seg1), 0);
+	run_free(&r);
+	membuf_free(&m);
+}
+
 /* The flame graph: a well-formed document with one box per stack. */
 static void test_svg(void **state)
 {
@@ -1147,6 +1177,7 @@ int main(void)
 		cmocka_unit_test(test_decode_with_gap),
 		cmocka_unit_test(test_decode_with_damaged_record),
 		cmocka_unit_test(test_decode_error_resyncs),
+		cmocka_unit_test(test_damaged_first_psb),
 		cmocka_unit_test(test_svg),
 		cmocka_unit_test(test_hostile_names),
 		cmocka_unit_test(test_intern_many),

@@ -201,6 +201,18 @@ void ptd_report_gaps(struct ptd_container *c, const struct ptd_segments *segs)
 }
 
 /* @prev: the last instruction decoded on this CPU before @seg, if @have_prev. */
+/* The offset of the first PSB at or after @from in @seg, or its size. */
+static u64 next_psb(const struct ptd_segment *seg, u64 from)
+{
+	static const u8 psb[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+				    0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82 };
+
+	for (u64 i = from; i + sizeof(psb) <= seg->size; i++)
+		if (seg->data[i] == 0x02 && !memcmp(seg->data + i, psb, sizeof(psb)))
+			return i;
+	return seg->size;
+}
+
 /*
  * Instructions decoded without reading a packet. Only direct jumps and calls
  * need none, and a conditional branch takes a bit of at most 47 in a packet:
@@ -219,7 +231,7 @@ static unsigned long decode_segment(struct ptd_ctx *x, const struct ptd_segment 
 	struct ptd_event ev = { .type = PTD_EV_SEGMENT, .seg = seg };
 	struct pt_insn_decoder *dec;
 	unsigned long errors = 0;
-	u64 last_sync = ~0ull, last_ip = 0, progress_off = ~0ull;
+	u64 last_sync = ~0ull, last_ip = 0, progress_off = ~0ull, resync_at = ~0ull;
 	unsigned long stuck = 0;
 	bool synced = false, have_ip = false;
 	int status;
@@ -239,12 +251,28 @@ static unsigned long decode_segment(struct ptd_ctx *x, const struct ptd_segment 
 		u64 off = 0;
 
 		memset(&insn, 0, sizeof(insn));
-		status = pt_insn_sync_forward(dec);
+		if (resync_at != ~0ull) {
+			/* after a PSB+ that could not be read: the next PSB */
+			off = next_psb(seg, resync_at);
+			resync_at = ~0ull;
+			if (off >= seg->size)
+				break;
+			status = pt_insn_sync_set(dec, off);
+		} else {
+			status = pt_insn_sync_forward(dec);
+		}
 		if (status < 0) {
 			if (status != -pte_eos) {
+				u64 psb = off;
+
+				if (pt_insn_get_sync_offset(dec, &psb) < 0 || psb < off)
+					psb = off;
 				pt_insn_get_offset(dec, &off);
 				report_error(x, seg, off, 0, false, status, "cannot synchronise");
 				errors++;
+				/* a damaged PSB+ costs that PSB, not the segment */
+				resync_at = max(psb, last_sync == ~0ull ? 0 : last_sync) + 1;
+				continue;
 			} else if (!synced) {
 				u32 seq;
 				u64 rec_off, file_off;
