@@ -613,6 +613,54 @@ static void test_damaged_first_psb(void **state)
 	membuf_free(&m);
 }
 
+/*
+ * An OVF (the trace unit dropped packets inside itself) is a problem, like a
+ * gap: 30,000 of them used to exit 0. And problems beyond the first thousand
+ * are counted, not kept (a million bad records took 380 MB and printed 141 MB).
+ */
+static void test_overflow_and_many_problems(void **state)
+{
+	struct membuf m = { 0 };
+	struct ptd_diags d = { 0 };
+	struct piece p;
+	struct run r;
+	struct enc e;
+	char *out;
+	size_t len, n;
+	FILE *f;
+
+	enc_init(&e);
+	put_psb(&e);
+	put_psbend(&e);
+	put_mode64(&e);
+	put_ip(&e, ppt_tip_pge, pt_ipc_sext_48, BASE);
+	put(&e, (struct pt_packet){ .type = ppt_ovf });
+	put_ip(&e, ppt_fup, pt_ipc_sext_48, BASE + 0x20);
+	put_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);
+	n = enc_done(&e);
+	p = (struct piece){ e.buf, n, 0, 0, 0 };
+	make_container(&m, &p, 1, 0);
+	decode(&r, &m);
+	assert_int_equal(ptd_diags_count(&r.c.diags), 1);
+	assert_non_null(strstr(r.c.diags.v[0].msg, "internal buffer overflowed at stream offset 0x"));
+	assert_non_null(strstr(r.c.diags.v[0].msg, "tracing resumes at foo+0x0"));
+	run_free(&r);
+	membuf_free(&m);
+
+	for (int i = 0; i < 2500; i++)
+		ptd_diag_add(&d, i, 0, "problem %d", i);
+	assert_int_equal(d.n, PTD_DIAGS_KEPT);
+	assert_int_equal(ptd_diags_count(&d), 2500);
+	f = open_memstream(&out, &len);
+	ptd_diags_print(&d, 0, "x", f);
+	fclose(f);
+	assert_non_null(strstr(out, "record 999 at offset 0x0: problem 999\n"));
+	assert_null(strstr(out, "problem 1000\n"));
+	assert_non_null(strstr(out, "... and 1500 more problems (counted, not kept: the first 1000 are)"));
+	free(out);
+	ptd_diags_free(&d);
+}
+
 /* The flame graph: a well-formed document with one box per stack. */
 static void test_svg(void **state)
 {
@@ -1178,6 +1226,7 @@ int main(void)
 		cmocka_unit_test(test_decode_with_damaged_record),
 		cmocka_unit_test(test_decode_error_resyncs),
 		cmocka_unit_test(test_damaged_first_psb),
+		cmocka_unit_test(test_overflow_and_many_problems),
 		cmocka_unit_test(test_svg),
 		cmocka_unit_test(test_hostile_names),
 		cmocka_unit_test(test_intern_many),

@@ -379,7 +379,7 @@ int ptd_container_parse(struct ptd_container *c, const char *name, const void *d
 			     "no trailer record: the container is incomplete (the file ends here)");
 	if (c->unusable)
 		return 2;
-	return c->diags.n ? 1 : 0;
+	return ptd_diags_count(&c->diags) ? 1 : 0;
 }
 
 /* Noise before record 0 is tolerated, but only so much: a container has a

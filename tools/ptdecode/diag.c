@@ -10,6 +10,10 @@ void ptd_diag_add(struct ptd_diags *d, long record, u64 offset, const char *fmt,
 	struct ptd_diag *g;
 	va_list ap;
 
+	if (d->n >= PTD_DIAGS_KEPT) {
+		d->more++;
+		return;
+	}
 	if (d->n == d->cap) {
 		d->cap = d->cap ? d->cap * 2 : 16;
 		d->v = realloc(d->v, d->cap * sizeof(*d->v));
@@ -41,6 +45,9 @@ void ptd_diags_print(const struct ptd_diags *d, size_t from, const char *file, F
 		ptd_diag_format(&d->v[i], file, line, sizeof(line));
 		fprintf(out, "%s\n", line);
 	}
+	if (d->more)
+		fprintf(out, "ptdecode: %s: ... and %zu more problems (counted, not kept: the first %d are)\n",
+			file, d->more, PTD_DIAGS_KEPT);
 }
 
 void ptd_diags_free(struct ptd_diags *d)

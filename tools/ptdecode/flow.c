@@ -146,6 +146,23 @@ static void report_error(struct ptd_ctx *x, const struct ptd_segment *seg, u64 o
 		     have_ip ? ptd_format_addr(x->img, ip, sym, sizeof(sym)) : "", pt_errstr(pt_errcode(err)));
 }
 
+/* OVF: the trace unit dropped packets inside itself; the code run meanwhile
+ * is not in the trace. A problem like a gap (30,000 of them exited 0). */
+static void report_overflow(struct ptd_ctx *x, const struct ptd_segment *seg,
+			    const struct ptd_event *ev)
+{
+	u32 seq;
+	u64 rec_off, file_off;
+	char sym[160];
+
+	ptd_segment_where(seg, ev->seg_off, &seq, &rec_off, &file_off);
+	ptd_diag_add(&x->c->diags, seq, rec_off,
+		     "cpu %u: the trace unit's internal buffer overflowed at stream offset 0x%llx (OVF): packets were lost%s%s",
+		     seg->cpu, (unsigned long long)(seg->stream_off + ev->seg_off),
+		     ev->ip_valid ? "; tracing resumes at " : "",
+		     ev->ip_valid ? ptd_format_addr(x->img, ev->ip, sym, sizeof(sym)) : "");
+}
+
 /* How many bytes a segment's gap lost, in words. */
 static const char *gap_size(const struct ptd_segment *seg, char *buf, size_t size)
 {
@@ -308,6 +325,8 @@ static unsigned long decode_segment(struct ptd_ctx *x, const struct ptd_segment 
 				translate(&pev, &ev);
 				pt_insn_get_offset(dec, &ev.seg_off);
 				emit(cons, ncons, &ev);
+				if (ev.type == PTD_EV_OVERFLOW)
+					report_overflow(x, seg, &ev);
 			}
 			if (status < 0)
 				break;

@@ -78,11 +78,14 @@ static void print_problems(const struct ptd_diags *d, const char *file, size_t m
 {
 	struct ptd_diags head = *d;
 
-	if (head.n > max)
+	if (head.n > max) {
 		head.n = max;
+		head.more = 0;
+	}
 	ptd_diags_print(&head, 0, file, stderr);
-	if (d->n > max)
-		fprintf(stderr, "ptdecode: %s: ... and %zu more problems\n", file, d->n - max);
+	if (ptd_diags_count(d) > ptd_diags_count(&head))
+		fprintf(stderr, "ptdecode: %s: ... and %zu more problems\n", file,
+			ptd_diags_count(d) - ptd_diags_count(&head));
 }
 
 static bool read_file(const char *path, char **buf, size_t *len)
@@ -473,14 +476,14 @@ int main(int argc, char **argv)
 		ptd_summary_print(&st, &c, stdout, 5);
 		if (o.out_dir)
 			printf("full outputs: %s/{insn,calls,packets,stats,folded}.txt, %s/flame.svg%s\n",
-			       o.out_dir, o.out_dir, c.diags.n ? ", problems.txt" : "");
+			       o.out_dir, o.out_dir, ptd_diags_count(&c.diags) ? ", problems.txt" : "");
 	}
 	if (!closed_ok(stdout, "standard output"))
 		ret = 2;
 	if (!o.quiet)
 		print_problems(&c.diags, c.name, o.max_problems);
 	if (ret != 2)
-		ret = c.diags.n ? 1 : 0;
+		ret = ptd_diags_count(&c.diags) ? 1 : 0;
 
 	ptd_calls_free(&calls);
 	ptd_stats_free(&st);

@@ -41,10 +41,22 @@ struct ptd_diag {
 	char msg[512];
 };
 
+/* The first PTD_DIAGS_KEPT problems are kept with their text; the rest only
+ * counted (@more), so a file of a million bad records costs no more memory or
+ * output than a thousand. */
+#define PTD_DIAGS_KEPT	1000
+
 struct ptd_diags {
 	struct ptd_diag *v;
 	size_t n, cap;
+	size_t more;		/* problems after the first PTD_DIAGS_KEPT, counted only */
 };
+
+/** ptd_diags_count() - every problem found, kept or only counted */
+static inline size_t ptd_diags_count(const struct ptd_diags *d)
+{
+	return d->n + d->more;
+}
 
 __printf(4, 5) void ptd_diag_add(struct ptd_diags *d, long record, u64 offset, const char *fmt, ...);
 /** ptd_diag_format() - "ptdecode: FILE: record N at offset 0xOFF: reason" */

@@ -157,7 +157,7 @@ int ptd_extract_serial(const char *log, size_t log_size, u8 **out, size_t *out_s
 	const char *p = log, *end = log + log_size;
 	bool begun = false, ended = false;
 	unsigned long line = 0, frames = 0;
-	size_t first_diag = diags->n;
+	size_t first_diag = ptd_diags_count(diags);
 
 	while (p < end && !ended) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -228,5 +228,5 @@ next:
 			     line);
 	*out = x.out;
 	*out_size = x.len;
-	return diags->n > first_diag ? 1 : 0;
+	return ptd_diags_count(diags) > first_diag ? 1 : 0;
 }

@@ -227,7 +227,8 @@ void ptd_stats_print(const struct ptd_stats *s, const struct ptd_container *c, F
 			h->family, h->model, h->stepping, h->flags & TPZ_HDR_PT_MODEL ? " (PT model)" : "",
 			h->topaz_version);
 	fprintf(out, "container: %u trace and %u sideband records intact, %zu problem%s\n",
-		c->trace_records, c->sideband_records, c->diags.n, c->diags.n == 1 ? "" : "s");
+		c->trace_records, c->sideband_records, ptd_diags_count(&c->diags),
+		ptd_diags_count(&c->diags) == 1 ? "" : "s");
 	fprintf(out, "trace: %llu bytes in %llu segment%s, %llu gap%s (%llu bytes missing); %llu bytes lost as recorded\n",
 		(unsigned long long)c->trace_bytes, (unsigned long long)s->segments,
 		s->segments == 1 ? "" : "s", (unsigned long long)s->gaps, s->gaps == 1 ? "" : "s",
@@ -270,7 +271,8 @@ void ptd_stats_print(const struct ptd_stats *s, const struct ptd_container *c, F
 		"problems=%zu bad_packets=%llu decode_errors=%llu pmis=%llu\n",
 		(unsigned long long)s->insns, (unsigned long long)s->branches,
 		(unsigned long long)c->trace_bytes, (unsigned long long)lost, (unsigned long long)s->gaps,
-		c->diags.n, (unsigned long long)s->packet_errors, (unsigned long long)s->decode_errors,
+		ptd_diags_count(&c->diags), (unsigned long long)s->packet_errors,
+		(unsigned long long)s->decode_errors,
 		(unsigned long long)(c->have_trailer ? c->trailer.pmis : 0));
 }
 
@@ -289,8 +291,9 @@ void ptd_summary_print(const struct ptd_stats *s, const struct ptd_container *c,
 		(unsigned long long)c->trace_bytes, (unsigned long long)lost);
 	if (s->gaps)
 		fprintf(out, ", %llu gap%s", (unsigned long long)s->gaps, s->gaps == 1 ? "" : "s");
-	if (c->diags.n)
-		fprintf(out, ", %zu problem%s", c->diags.n, c->diags.n == 1 ? "" : "s");
+	if (ptd_diags_count(&c->diags))
+		fprintf(out, ", %zu problem%s", ptd_diags_count(&c->diags),
+			ptd_diags_count(&c->diags) == 1 ? "" : "s");
 	fprintf(out, "\n");
 	if (s->nfns) {
 		fprintf(out, "top functions:");
