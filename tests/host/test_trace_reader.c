@@ -427,6 +427,31 @@ static void test_refused_from_the_start(void **state)
 	unlink(path);
 }
 
+/*
+ * Frame numbers are 8 hex digits: a stream that reaches frame 0xffffffff and
+ * goes on with frame 0 (a wrapped counter) must not have its frames taken a
+ * second time; they were, as the next frame after 0xffffffff was 0 again.
+ */
+static void test_serial_frame_number_wraps(void **state)
+{
+	struct membuf log = { 0 };
+	struct ptd_diags d = { 0 };
+	struct trace_framer f;
+	u8 data[3 * TPZ_FRAME_DATA], *out;
+	size_t out_len;
+
+	memset(data, 0xab, sizeof(data));
+	trace_framer_begin(&f, text_out, &log);
+	f.frames = 0xfffffffe;
+	trace_framer_write(&f, data, sizeof(data));	/* frames fffffffe, ffffffff, 0 */
+	trace_framer_end(&f);
+	assert_int_equal(ptd_extract_serial((char *)log.p, log.len, &out, &out_len, &d), 1);
+	assert_true(has_sdiag(&d, "frame 0x0 repeated, ignored"));
+	free(out);
+	ptd_diags_free(&d);
+	membuf_free(&log);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -440,6 +465,7 @@ int main(void)
 		cmocka_unit_test(test_serial_damaged_frame),
 		cmocka_unit_test(test_headers_claiming_the_rest),
 		cmocka_unit_test(test_refused_from_the_start),
+		cmocka_unit_test(test_serial_frame_number_wraps),
 	};
 	return cmocka_run_group_tests_name("trace_reader", tests, NULL, NULL);
 }

@@ -76,7 +76,7 @@ static bool parse_hex(const char **s, const char *end, int digits, u64 *v)
 struct extract {
 	u8 *out;
 	size_t len, cap;
-	u32 next_frame;
+	u64 next_frame;		/* u64: after frame 0xffffffff, 0 is not next again */
 	u32 crc;
 	struct ptd_diags *diags;
 };
@@ -141,12 +141,12 @@ static int frame_line(struct extract *x, const char *s, const char *end, unsigne
 	}
 	if (frame > x->next_frame) {
 		ptd_diag_add(x->diags, -1, 0, "line %lu: frame%s 0x%x%s missing before frame 0x%llx (about %llu bytes lost)",
-			     line, frame - x->next_frame > 1 ? "s" : "", x->next_frame,
+			     line, frame - x->next_frame > 1 ? "s" : "", (unsigned)x->next_frame,
 			     frame - x->next_frame > 1 ? " and following" : "", (unsigned long long)frame,
 			     (unsigned long long)(frame - x->next_frame) * TPZ_FRAME_DATA);
 	}
 	append(x, buf, (size_t)n);
-	x->next_frame = (u32)frame + 1;
+	x->next_frame = frame + 1;
 	return 0;
 }
 
@@ -198,8 +198,8 @@ int ptd_extract_serial(const char *log, size_t log_size, u8 **out, size_t *out_s
 					goto next;
 				}
 				if (nframes != x.next_frame)
-					ptd_diag_add(diags, -1, 0, "line %lu: @TPZ-END announces %llu frames, the last one received is frame %u",
-						     line, (unsigned long long)nframes, x.next_frame);
+					ptd_diag_add(diags, -1, 0, "line %lu: @TPZ-END announces %llu frames, the last one received is frame %llu",
+						     line, (unsigned long long)nframes, (unsigned long long)x.next_frame);
 				if (bytes != x.len || crc != x.crc)
 					ptd_diag_add(diags, -1, 0, "line %lu: @TPZ-END announces %llu bytes (CRC 0x%08llx), extracted %zu (CRC 0x%08x)",
 						     line, (unsigned long long)bytes, (unsigned long long)crc,
