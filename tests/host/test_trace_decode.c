@@ -661,6 +661,36 @@ static void test_overflow_and_many_problems(void **state)
 	ptd_diags_free(&d);
 }
 
+/* Two sideband images over the same bytes: the first is the one decoded, and
+ * that is said (it was settled silently, and the decode changed with it). */
+static void test_overlapping_images(void **state)
+{
+	static const u8 other[16] = { 0x90 };
+	struct membuf m = { 0 };
+	struct trace_sink sink = { membuf_write, &m };
+	struct trace_writer w;
+	struct trace_totals t = { 0 };
+	struct tpz_header h;
+	struct ptd_container c;
+	struct ptd_image img;
+
+	sample_header(&h);
+	trace_writer_init(&w, &sink);
+	assert_int_equal(trace_write_header(&w, &h), 0);
+	assert_int_equal(trace_write_image(&w, "demo", BASE, code, sizeof(code)), 0);
+	assert_int_equal(trace_write_image(&w, "patch", BASE + 0x30, other, sizeof(other)), 0);
+	assert_int_equal(trace_write_trailer(&w, &t), 0);
+	ptd_container_parse(&c, "overlap.tpz", m.p, m.len);
+	ptd_image_init(&img);
+	ptd_image_add_sideband(&img, &c);
+	assert_int_equal(ptd_diags_count(&c.diags), 1);
+	assert_non_null(strstr(c.diags.v[0].msg,
+			       "sideband image patch at 0x401030..0x401040 overlaps demo at 0x401000..0x401040: the bytes of demo are decoded there"));
+	ptd_image_free(&img);
+	ptd_container_free(&c);
+	membuf_free(&m);
+}
+
 /* The flame graph: a well-formed document with one box per stack. */
 static void test_svg(void **state)
 {
@@ -1227,6 +1257,7 @@ int main(void)
 		cmocka_unit_test(test_decode_error_resyncs),
 		cmocka_unit_test(test_damaged_first_psb),
 		cmocka_unit_test(test_overflow_and_many_problems),
+		cmocka_unit_test(test_overlapping_images),
 		cmocka_unit_test(test_svg),
 		cmocka_unit_test(test_hostile_names),
 		cmocka_unit_test(test_intern_many),

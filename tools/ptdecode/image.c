@@ -209,7 +209,7 @@ const char *ptd_format_addr(const struct ptd_image *img, u64 addr, char *buf, si
 	return buf;
 }
 
-void ptd_image_add_sideband(struct ptd_image *img, const struct ptd_container *c)
+void ptd_image_add_sideband(struct ptd_image *img, struct ptd_container *c)
 {
 	for (size_t i = 0; i < c->nrecs; i++) {
 		const struct ptd_record *r = &c->recs[i];
@@ -217,6 +217,22 @@ void ptd_image_add_sideband(struct ptd_image *img, const struct ptd_container *c
 
 		if (r->type != TPZ_REC_SIDEBAND)
 			continue;
+		if (sb->kind == TPZ_SB_IMAGE && r->payload_size) {
+			/* The first image mapped at an address is the one read there:
+			 * an overlap is said, not settled silently. */
+			for (size_t k = 0; k < img->nregions; k++) {
+				const struct ptd_region *o = &img->regions[k];
+
+				if (sb->vaddr < o->vaddr + o->size && o->vaddr < sb->vaddr + r->payload_size)
+					ptd_diag_add(&c->diags, r->seq, r->offset,
+						     "sideband image %.32s at 0x%llx..0x%llx overlaps %s at 0x%llx..0x%llx: the bytes of %s are decoded there",
+						     sb->name[0] ? sb->name : "sideband",
+						     (unsigned long long)sb->vaddr,
+						     (unsigned long long)(sb->vaddr + r->payload_size),
+						     o->name, (unsigned long long)o->vaddr,
+						     (unsigned long long)(o->vaddr + o->size), o->name);
+			}
+		}
 		if (sb->kind == TPZ_SB_IMAGE) {
 			ptd_image_add_region(img, sb->name[0] ? sb->name : "sideband", sb->vaddr,
 					     r->payload, r->payload_size);

@@ -196,8 +196,9 @@ void ptd_image_add_symbol(struct ptd_image *img, const char *name, u64 start, u6
  * Return: 0, or -1 when the file cannot be used
  */
 int ptd_image_add_elf(struct ptd_image *img, const char *path, u64 load, struct ptd_diags *diags);
-/** ptd_image_add_sideband() - the container's sideband images and symbols */
-void ptd_image_add_sideband(struct ptd_image *img, const struct ptd_container *c);
+/** ptd_image_add_sideband() - the container's sideband images and symbols;
+ * an image that overlaps one mapped already is a problem in @c's diags */
+void ptd_image_add_sideband(struct ptd_image *img, struct ptd_container *c);
 /** ptd_image_finish() - sort symbols and close zero-size ones; call before lookups */
 void ptd_image_finish(struct ptd_image *img);
 /** ptd_image_lookup() - the function containing @addr, else its region's stand-in, else NULL */
