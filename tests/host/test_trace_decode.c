@@ -661,6 +661,42 @@ static void test_overflow_and_many_problems(void **state)
 	ptd_diags_free(&d);
 }
 
+/*
+ * An interrupt whose handler is not traced (the software trace unit's, or a
+ * handler a filter excludes): tracing off at an instruction (FUP, TIP.PGD)
+ * and on again at it. stats.txt counts it as an interrupt and calls.txt says
+ * so; they showed only "tracing disabled", "enabled" and 0 interrupts.
+ */
+static void test_untraced_handler(void **state)
+{
+	struct membuf m = { 0 };
+	struct piece p;
+	struct run r;
+	struct enc e;
+	size_t n;
+
+	enc_init(&e);
+	put_psb(&e);
+	put_psbend(&e);
+	put_mode64(&e);
+	put_ip(&e, ppt_tip_pge, pt_ipc_sext_48, BASE);
+	put_ip(&e, ppt_fup, pt_ipc_sext_48, BASE + 5);		/* before "call foo" */
+	put_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);
+	put_ip(&e, ppt_tip_pge, pt_ipc_sext_48, BASE + 5);	/* back there */
+	put_ip(&e, ppt_fup, pt_ipc_sext_48, BASE + 0x20);	/* in foo: the end */
+	put_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);
+	n = enc_done(&e);
+	p = (struct piece){ e.buf, n, 0, 0, 0 };
+	make_container(&m, &p, 1, 0);
+	decode(&r, &m);
+	assert_int_equal(ptd_diags_count(&r.c.diags), 0);
+	assert_int_equal(r.st.interrupts_untraced, 1);
+	assert_non_null(strstr(r.tree, "/* interrupt or exception at main+0x5, handler not traced */"));
+	assert_non_null(strstr(r.tree, "/* tracing disabled */"));	/* the end */
+	run_free(&r);
+	membuf_free(&m);
+}
+
 /* Two sideband images over the same bytes: the first is the one decoded, and
  * that is said (it was settled silently, and the decode changed with it). */
 static void test_overlapping_images(void **state)
@@ -1258,6 +1294,7 @@ int main(void)
 		cmocka_unit_test(test_damaged_first_psb),
 		cmocka_unit_test(test_overflow_and_many_problems),
 		cmocka_unit_test(test_overlapping_images),
+		cmocka_unit_test(test_untraced_handler),
 		cmocka_unit_test(test_svg),
 		cmocka_unit_test(test_hostile_names),
 		cmocka_unit_test(test_intern_many),

@@ -279,6 +279,14 @@ static void on_insn(struct ptd_calls *k, const struct pt_insn *in)
 	}
 }
 
+/* Tracing went off at an instruction and did not come on again. */
+static void async_end(struct ptd_calls *k)
+{
+	if (k->async_pending && k->depth)
+		comment(k, "%s", "tracing disabled");
+	k->async_pending = false;
+}
+
 void ptd_calls_event(void *calls, const struct ptd_event *ev)
 {
 	struct ptd_calls *k = calls;
@@ -287,6 +295,7 @@ void ptd_calls_event(void *calls, const struct ptd_event *ev)
 
 	switch (ev->type) {
 	case PTD_EV_SEGMENT:
+		async_end(k);
 		close_all(k, "gap");
 		if (k->tree) {
 			fprintf(k->tree, "# cpu %u, segment %u at stream offset 0x%llx\n", s->cpu, s->index,
@@ -311,26 +320,45 @@ void ptd_calls_event(void *calls, const struct ptd_event *ev)
 		k->pending_from = ev->ip;
 		break;
 	case PTD_EV_DISABLED:
-	case PTD_EV_ASYNC_DISABLED:
 		if (k->depth)
 			comment(k, "%s", "tracing disabled");
 		break;
+	case PTD_EV_ASYNC_DISABLED:
+		/* an interrupt if tracing comes on again, else the end */
+		k->async_pending = true;
+		k->async_ip = ev->ip_valid ? ev->ip : 0;
+		break;
 	case PTD_EV_ENABLED:
-		if (k->depth)
+		if (k->depth && k->async_pending && k->async_ip == ev->ip) {
+			comment(k, "interrupt or exception at %s, handler not traced",
+				ptd_format_addr(k->img, ev->ip, a, sizeof(a)));
+		} else if (k->depth && k->async_pending) {
+			char b[200], line[420];
+
+			snprintf(line, sizeof(line), "tracing disabled at %s, enabled at %s",
+				 k->async_ip ? ptd_format_addr(k->img, k->async_ip, b, sizeof(b)) : "?",
+				 ptd_format_addr(k->img, ev->ip, a, sizeof(a)));
+			comment(k, "%s", line);
+		} else if (k->depth) {
 			comment(k, "tracing enabled at %s", ptd_format_addr(k->img, ev->ip, a, sizeof(a)));
+		}
+		k->async_pending = false;
 		break;
 	case PTD_EV_OVERFLOW:
+		async_end(k);
 		close_all(k, "overflow");
 		if (k->tree)
 			fprintf(k->tree, "# overflow: packets lost in the trace unit\n");
 		break;
 	case PTD_EV_ERROR:
+		async_end(k);
 		close_all(k, "decode error");
 		if (k->tree)
 			fprintf(k->tree, "# decode error: %s; resynchronising at the next PSB\n",
 				pt_errstr(pt_errcode(ev->err)));
 		break;
 	case PTD_EV_END:
+		async_end(k);
 		close_all(k, "trace ends");
 		break;
 	default:

@@ -408,6 +408,8 @@ struct ptd_calls {
 	const struct ptd_symbol *last_sym;
 	u64 last_ip;
 	u64 calls, returns, interrupts, unmatched_returns;
+	bool async_pending;	/* tracing went off at @async_ip: an interrupt if it comes on again */
+	u64 async_ip;
 	size_t max_depth;
 };
 
@@ -441,6 +443,9 @@ struct ptd_stats {
 	u64 cond, cond_taken, cond_not_taken;
 	u64 jump_direct, jump_indirect, call_direct, call_indirect, ret, far;
 	u64 interrupts, enables, disables, overflows_flow, decode_errors;
+	u64 interrupts_untraced;	/* tracing off at an instruction, on again at it: a handler not traced */
+	bool async_pending;		/* an asynchronous disable at @async_ip waits for its enable */
+	u64 async_ip;
 	u64 packets, packet_errors, pkt[ppt_ptw + 1];
 	u64 segments, gaps, gap_bytes;
 	/* per function (self instructions); sorted by ptd_stats_finish */

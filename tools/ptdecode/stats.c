@@ -105,6 +105,7 @@ void ptd_stats_event(void *stats, const struct ptd_event *ev)
 			s->gap_bytes += ev->seg->gap;
 		}
 		s->cond_pending = false;
+		s->async_pending = false;
 		break;
 	case PTD_EV_INSN:
 		resolve_cond(s, in->ip);
@@ -153,21 +154,33 @@ void ptd_stats_event(void *stats, const struct ptd_event *ev)
 		break;
 	case PTD_EV_ENABLED:
 		s->enables++;
+		/* off at an instruction and on again there: an interrupt or
+		 * exception whose handler was not traced (PT shows no more of
+		 * it); on elsewhere may be a new trace window, not counted */
+		s->interrupts_untraced += s->async_pending && ev->ip_valid && ev->ip == s->async_ip;
+		s->async_pending = false;
 		break;
 	case PTD_EV_DISABLED:
+		s->disables++;
+		break;
 	case PTD_EV_ASYNC_DISABLED:
 		s->disables++;
+		s->async_pending = ev->ip_valid;
+		s->async_ip = ev->ip;
 		break;
 	case PTD_EV_OVERFLOW:
 		s->overflows_flow++;
 		s->cond_pending = false;
+		s->async_pending = false;
 		break;
 	case PTD_EV_ERROR:
 		s->decode_errors++;
 		s->cond_pending = false;
+		s->async_pending = false;
 		break;
 	case PTD_EV_END:
 		s->cond_pending = false;
+		s->async_pending = false;
 		break;
 	default:
 		break;
@@ -257,7 +270,8 @@ void ptd_stats_print(const struct ptd_stats *s, const struct ptd_container *c, F
 	fprintf(out, "  indirect call   %10llu\n", (unsigned long long)s->call_indirect);
 	fprintf(out, "  return          %10llu\n", (unsigned long long)s->ret);
 	fprintf(out, "  far transfer    %10llu\n", (unsigned long long)s->far);
-	fprintf(out, "interrupts: %llu\n", (unsigned long long)s->interrupts);
+	fprintf(out, "interrupts: %llu traced, %llu with a handler not traced (tracing off at an instruction, on again at it)\n",
+		(unsigned long long)s->interrupts, (unsigned long long)s->interrupts_untraced);
 	fprintf(out, "tracing: %llu enabled, %llu disabled, %llu overflow%s, %llu decode error%s\n",
 		(unsigned long long)s->enables, (unsigned long long)s->disables,
 		(unsigned long long)s->overflows_flow, s->overflows_flow == 1 ? "" : "s",
