@@ -154,6 +154,42 @@ $(BUILD)/host/test_pt_driver: tests/host/test_pt_driver.c $(BUILD)/host/libtopaz
 	@mkdir -p $(dir $@)
 	$(Q)$(LINK_DECODER_TEST)
 
+# ---------------------------------------------------------------- fuzzing
+# libFuzzer harnesses for ptdecode's input parsers (tests/fuzz/fuzz_*.c):
+# clang, the decoder library under ASan+UBSan with libFuzzer's coverage, one
+# binary per harness in $(BUILD)/fuzz/. `make fuzz` fuzzes each for
+# FUZZ_SECONDS over a scratch copy of its corpus (tests/fuzz/corpus/NAME;
+# new inputs stay in $(BUILD)/fuzz/work/NAME/corpus); `make fuzz-smoke`
+# replays the committed corpora and fuzzes each FUZZ_SMOKE_SECONDS, one
+# PASS/FAIL line per harness. Crash inputs land in $(BUILD)/fuzz/crashes/.
+# `make fuzz-seeds` regenerates the seed corpora with the kernel's writer.
+FUZZ_CC            ?= clang
+FUZZ_SECONDS       ?= 120
+FUZZ_SMOKE_SECONDS ?= 10
+FUZZ_NAMES    := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS     := $(addprefix $(BUILD)/fuzz/,$(FUZZ_NAMES))
+FZCFLAGS      := -std=gnu11 -O1 -g $(WARN) -Iinclude -Itools/ptdecode -DTOPAZ_HOSTED \
+	-fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_LIB_OBJS := $(patsubst %,$(BUILD)/fuzz/obj/%.o,$(HOST_TOOL_SRCS))
+
+$(FUZZ_LIB_OBJS): $(BUILD)/fuzz/obj/%.c.o: %.c
+	@mkdir -p $(dir $@)
+	$(Q)$(FUZZ_CC) $(FZCFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+$(FUZZ_BINS): $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_OBJS)
+	$(Q)$(FUZZ_CC) $(FZCFLAGS) -fsanitize=fuzzer -MMD -MP $< $(FUZZ_LIB_OBJS) $(TOOL_LIBS) -o $@
+$(BUILD)/fuzz/gen_seeds: tests/fuzz/gen_seeds.c $(BUILD)/host/libtopaz.a
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(HCFLAGS) $< $(BUILD)/host/libtopaz.a $(HLDLIBS) -o $@
+
+.PHONY: fuzz-build fuzz fuzz-smoke fuzz-seeds
+fuzz-build: $(FUZZ_BINS)
+fuzz: fuzz-build
+	$(Q)tests/fuzz/run.sh fuzz $(BUILD)/fuzz $(FUZZ_SECONDS) $(FUZZ_NAMES)
+fuzz-smoke: fuzz-build
+	$(Q)tests/fuzz/run.sh smoke $(BUILD)/fuzz $(FUZZ_SMOKE_SECONDS) $(FUZZ_NAMES)
+fuzz-seeds: $(BUILD)/fuzz/gen_seeds
+	$(Q)$(BUILD)/fuzz/gen_seeds tests/fuzz/corpus
+
 # ---------------------------------------------------------------- commands
 setup:
 	$(Q)scripts/setup.sh

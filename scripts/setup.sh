@@ -12,6 +12,7 @@ packages=(
 	zlib1g-dev			# ptdecode's CRC-32, the writer's cross-check
 	libcapstone-dev			# instruction cross-checks
 	linux-perf			# perf's Intel PT decoder: the perf.data cross-check
+	clang				# libFuzzer harnesses (make fuzz)
 	valgrind libmimalloc-dev libjemalloc-dev	# benchmarks
 )
 missing=()

@@ -42,6 +42,24 @@ run_host() {
 	done
 }
 
+# The libFuzzer harnesses (make fuzz-smoke): each replays its committed
+# corpus (seeds and every input that once crashed or hung it), then fuzzes
+# for a few seconds; one PASS/FAIL line each.
+run_fuzz_smoke() {
+	local line out n=0
+	out=$(make --no-print-directory -C "$here" BUILD="$build" fuzz-smoke 2>&1)
+	while IFS= read -r line; do
+		case "$line" in
+		PASS\ fuzz.*) pass "${line#PASS }"; n=$((n + 1)) ;;
+		FAIL\ fuzz.*) fail "${line#FAIL }"; n=$((n + 1)) ;;
+		esac
+	done <<<"$out"
+	if [ $n = 0 ]; then
+		fail fuzz "make fuzz-smoke gave no result"
+		tail -15 <<<"$out"
+	fi
+}
+
 # KEY's value in the "result: WHAT key=value ..." line of FILE (the kernel's
 # log or ptdecode --stats), empty when there is none.
 result() {
@@ -210,6 +228,7 @@ run_oracle() {
 }
 
 [ $mode != qemu ] && run_host
+[ $mode != qemu ] && run_fuzz_smoke
 [ $mode != host ] && run_qemu
 [ $mode != host ] && [ $oracle = 1 ] && run_oracle
 echo "$passed passed, $failed failed"

@@ -224,7 +224,6 @@ static size_t trace_zoo(u8 *out)
 	p = (struct pt_packet){ .type = ppt_vmcs };
 	p.payload.vmcs.base = 0x5000;
 	put(&x, p);
-	put_ip(&x, ppt_fup, pt_ipc_sext_48, BASE);
 	put_type(&x, ppt_psbend);
 	put_ip(&x, ppt_tip_pge, pt_ipc_sext_48, BASE);
 	p = (struct pt_packet){ .type = ppt_mtc };

@@ -26,7 +26,7 @@ status=0
 summary=()
 
 # VALUE of the last "stat::KEY: VALUE" line of LOG
-stat() { sed -nE "s/^stat::$1: *([0-9]+).*/\\1/p" "$2" | tail -n 1; }
+libfuzzer_stat() { sed -nE "s/^stat::$1: *([0-9]+).*/\\1/p" "$2" | tail -n 1; }
 # the last "cov: N" and "ft: N" of LOG
 last_cov() { grep -oE ' cov: [0-9]+' "$1" | tail -n 1 | grep -oE '[0-9]+'; }
 last_ft() { grep -oE ' ft: [0-9]+' "$1" | tail -n 1 | grep -oE '[0-9]+'; }
@@ -34,7 +34,7 @@ last_ft() { grep -oE ' ft: [0-9]+' "$1" | tail -n 1 | grep -oE '[0-9]+'; }
 reason() {
 	{ grep -m1 -E '^SUMMARY: ' "$1" || grep -m1 -E '^==[0-9]+== ERROR: libFuzzer' "$1" ||
 	  grep -m1 -E 'ERROR|Test unit written' "$1" || echo "exit status $2"; } |
-		sed -E 's/^==[0-9]+== //'
+		sed -E 's/^==[0-9]+== //; s/^SUMMARY: //'
 }
 
 for name in "$@"; do
@@ -55,7 +55,7 @@ for name in "$@"; do
 	if [ "$mode" = smoke ]; then
 		"$bin" "${opts[@]}" -runs=0 -artifact_prefix="$crashes/" "$seeds" >"$work/replay.log" 2>&1
 		rc=$?
-		replayed=$(stat number_of_executed_units "$work/replay.log")
+		replayed=$(libfuzzer_stat number_of_executed_units "$work/replay.log")
 		if [ "$rc" != 0 ]; then
 			summary+=("FAIL fuzz.$name: replaying the corpus: $(reason "$work/replay.log" "$rc")")
 			tail -n 30 "$work/replay.log"
@@ -69,19 +69,22 @@ for name in "$@"; do
 		"$work/corpus" >"$work/fuzz.log" 2>&1
 	rc=$?
 	secs=$(($(date +%s) - start))
-	execs=$(stat number_of_executed_units "$work/fuzz.log")
+	execs=$(libfuzzer_stat number_of_executed_units "$work/fuzz.log")
 	cov=$(last_cov "$work/fuzz.log")
 	ft=$(last_ft "$work/fuzz.log")
 	ncorpus=$(find "$work/corpus" -type f | wc -l)
 	if [ "$rc" != 0 ]; then
 		summary+=("FAIL fuzz.$name: $(reason "$work/fuzz.log" "$rc") (input in $crashes/, log $work/fuzz.log)")
-		grep -E '^ +#[0-9]+ 0x' "$work/fuzz.log" | head -n 12
+		# the stack, without libFuzzer's and the sanitizers' own frames
+		grep -E '^ +#[0-9]+ 0x' "$work/fuzz.log" |
+			grep -vE 'fuzzer::|__sanitizer|__asan|__ubsan|libc\.so' |
+			awk '{ print } /LLVMFuzzerTestOneInput/ { exit }' | head -n 16
 		status=1
 		continue
 	fi
 	if [ "$mode" = smoke ]; then
 		summary+=("PASS fuzz.$name: $((execs + replayed)) executions")
-		echo "fuzz.$name: replayed $replayed seeds, then ${secs}s: $execs executions, cov ${cov:-?}, ft ${ft:-?}"
+		echo "fuzz.$name: replayed $nseeds seeds ($replayed executions), then ${secs}s: $execs executions, cov ${cov:-?}, ft ${ft:-?}"
 	else
 		summary+=("fuzz.$name: ${execs:-?} executions in ${secs}s ($((${execs:-0} / (secs ? secs : 1)))/s), cov ${cov:-?}, ft ${ft:-?}, corpus $nseeds -> $ncorpus inputs (in $work/corpus)")
 	fi

@@ -9,6 +9,16 @@
 #include <string.h>
 #include "ptdecode.h"
 
+/*
+ * Instructions decoded without reading a packet. Only direct jumps and calls
+ * need none, and a conditional branch takes a bit of at most 47 in a packet:
+ * this many (47 blocks of over 2,000 instructions each) means a loop of
+ * direct jumps or calls (a JMP or CALL to itself), which the trace cannot
+ * end. It used to decode forever (a self-CALL also grew the call stack
+ * without bound; the fuzzer found both).
+ */
+#define MAX_INSNS_WITHOUT_PACKET	100000ul
+
 void ptd_ctx_init(struct ptd_ctx *x, struct ptd_container *c, struct ptd_image *img)
 {
 	const struct tpz_header *h = &c->header;
@@ -16,6 +26,7 @@ void ptd_ctx_init(struct ptd_ctx *x, struct ptd_container *c, struct ptd_image *
 	memset(x, 0, sizeof(*x));
 	x->c = c;
 	x->img = img;
+	x->max_stuck = MAX_INSNS_WITHOUT_PACKET;
 	if (!img->finished)
 		ptd_image_finish(img);
 	ptd_segments_build(c, &x->segs);
@@ -230,14 +241,6 @@ static u64 next_psb(const struct ptd_segment *seg, u64 from)
 	return seg->size;
 }
 
-/*
- * Instructions decoded without reading a packet. Only direct jumps and calls
- * need none, and a conditional branch takes a bit of at most 47 in a packet:
- * this many means a loop of direct jumps or calls (a JMP or CALL to itself),
- * which the trace cannot end. It used to decode forever (a self-CALL also
- * grew the call stack without bound).
- */
-#define MAX_INSNS_WITHOUT_PACKET	1000000ul
 
 static unsigned long decode_segment(struct ptd_ctx *x, const struct ptd_segment *seg,
 				    const struct ptd_consumer *cons, size_t ncons, u64 *prev,
@@ -295,9 +298,15 @@ static unsigned long decode_segment(struct ptd_ctx *x, const struct ptd_segment 
 				u64 rec_off, file_off;
 
 				ptd_segment_where(seg, 0, &seq, &rec_off, &file_off);
-				ptd_diag_add(&x->c->diags, seq, rec_off,
-					     "cpu %u: no PSB in %zu bytes of trace from stream offset 0x%llx: they cannot be decoded",
-					     seg->cpu, seg->size, (unsigned long long)seg->stream_off);
+				if (next_psb(seg, 0) < seg->size)
+					ptd_diag_add(&x->c->diags, seq, rec_off,
+						     "cpu %u: %zu bytes of trace from stream offset 0x%llx: a PSB at 0x%llx, but nothing to decode from after it",
+						     seg->cpu, seg->size, (unsigned long long)seg->stream_off,
+						     (unsigned long long)(seg->stream_off + next_psb(seg, 0)));
+				else
+					ptd_diag_add(&x->c->diags, seq, rec_off,
+						     "cpu %u: no PSB in %zu bytes of trace from stream offset 0x%llx: they cannot be decoded",
+						     seg->cpu, seg->size, (unsigned long long)seg->stream_off);
 				errors++;
 			}
 			break;
@@ -352,7 +361,7 @@ static unsigned long decode_segment(struct ptd_ctx *x, const struct ptd_segment 
 				if (ev.seg_off != progress_off) {
 					progress_off = ev.seg_off;
 					stuck = 0;
-				} else if (++stuck == MAX_INSNS_WITHOUT_PACKET) {
+				} else if (++stuck == x->max_stuck) {
 					status = -pte_bad_context;
 					break;
 				}
@@ -360,7 +369,7 @@ static unsigned long decode_segment(struct ptd_ctx *x, const struct ptd_segment 
 			if (status < 0)
 				break;
 		}
-		if (stuck >= MAX_INSNS_WITHOUT_PACKET) {
+		if (stuck && stuck >= x->max_stuck) {
 			u32 seq;
 			u64 rec_off, file_off;
 			char sym[160];

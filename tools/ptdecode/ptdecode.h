@@ -262,6 +262,7 @@ struct ptd_ctx {
 	struct ptd_image *img;
 	struct ptd_segments segs;
 	struct pt_config cfg;	/* cpu, timing; begin/end per segment */
+	unsigned long max_stuck;	/* instructions without a packet before a loop is cut */
 };
 
 /** ptd_ctx_init() - segments and the libipt configuration from @c's header */
