@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <intel-pt.h>
 #include <topaz/trace_writer.h>
+#include "../host/pt_packets.h"
 
 #define BASE	0x401000ull
 #define MAX_SEED 4096
@@ -145,31 +146,17 @@ static void put_type(struct enc *x, enum pt_packet_type t)
 
 static void put_mode64(struct enc *x)
 {
-	struct pt_packet p = { .type = ppt_mode };
-
-	p.payload.mode.leaf = pt_mol_exec;
-	p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
-	put(x, p);
+	put(x, pkt_mode64());
 }
 
 static void put_ip(struct enc *x, enum pt_packet_type t, enum pt_ip_compression ipc, u64 ip)
 {
-	struct pt_packet p = { .type = t };
-
-	p.payload.ip.ipc = ipc;
-	p.payload.ip.ip = ip;
-	put(x, p);
+	put(x, pkt_ip(t, ipc, ip));
 }
 
-/* @bits: oldest first, '!' taken, '.' not taken */
 static void put_tnt(struct enc *x, enum pt_packet_type t, const char *bits)
 {
-	struct pt_packet p = { .type = t };
-
-	for (const char *b = bits; *b; b++)
-		p.payload.tnt.payload = p.payload.tnt.payload << 1 | (*b == '!');
-	p.payload.tnt.bit_size = (u8)strlen(bits);
-	put(x, p);
+	put(x, pkt_tnt(t, bits));
 }
 
 static size_t enc_done(struct enc *x, u8 *out)

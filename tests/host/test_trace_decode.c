@@ -26,6 +26,7 @@
 #include "hosted.h"
 #include "trace_helpers.h"
 #include "ptdecode.h"
+#include "pt_packets.h"
 
 #define BASE 0x401000ull
 
@@ -92,31 +93,18 @@ static void put_psbend(struct enc *x) { put(x, (struct pt_packet){ .type = ppt_p
 
 static void put_mode64(struct enc *x)
 {
-	struct pt_packet p = { .type = ppt_mode };
-
-	p.payload.mode.leaf = pt_mol_exec;
-	p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
-	put(x, p);
+	put(x, pkt_mode64());
 }
 
 static void put_ip(struct enc *x, enum pt_packet_type t, enum pt_ip_compression ipc, u64 ip)
 {
-	struct pt_packet p = { .type = t };
-
-	p.payload.ip.ipc = ipc;
-	p.payload.ip.ip = ip;
-	put(x, p);
+	put(x, pkt_ip(t, ipc, ip));
 }
 
 /* @bits: results oldest first, as '!' (taken) and '.' (not taken). */
 static void put_tnt(struct enc *x, const char *bits)
 {
-	struct pt_packet p = { .type = ppt_tnt_8 };
-
-	for (const char *b = bits; *b; b++)
-		p.payload.tnt.payload = p.payload.tnt.payload << 1 | (*b == '!');
-	p.payload.tnt.bit_size = (u8)strlen(bits);
-	put(x, p);
+	put(x, pkt_tnt(ppt_tnt_8, bits));
 }
 
 static size_t enc_done(struct enc *x)
@@ -831,6 +819,43 @@ static void code_container(struct membuf *m, const u8 *bytes, size_t size, const
 	assert_int_equal(trace_write_trailer(&w, &t), 0);
 }
 
+/* A container decoded into its call stacks (calls.txt to @tree) and stats. */
+struct flow {
+	struct ptd_container c;
+	struct ptd_image img;
+	struct ptd_ctx x;
+	struct ptd_calls calls;
+	struct ptd_stats st;
+};
+
+static unsigned long flow_decode(struct flow *f, const struct membuf *m, FILE *tree)
+{
+	struct ptd_consumer cons[2];
+	unsigned long errors;
+
+	ptd_container_parse(&f->c, "flow.tpz", m->p, m->len);
+	ptd_image_init(&f->img);
+	ptd_image_add_sideband(&f->img, &f->c);
+	ptd_image_finish(&f->img);
+	ptd_ctx_init(&f->x, &f->c, &f->img);
+	ptd_stats_init(&f->st, &f->img);
+	ptd_calls_init(&f->calls, &f->img, tree);
+	cons[0] = (struct ptd_consumer){ ptd_stats_event, &f->st };
+	cons[1] = (struct ptd_consumer){ ptd_calls_event, &f->calls };
+	errors = ptd_decode_flow(&f->x, cons, 2);
+	ptd_calls_finish(&f->calls);
+	return errors;
+}
+
+static void flow_free(struct flow *f)
+{
+	ptd_calls_free(&f->calls);
+	ptd_stats_free(&f->st);
+	ptd_ctx_free(&f->x);
+	ptd_image_free(&f->img);
+	ptd_container_free(&f->c);
+}
+
 /*
  * A JMP to itself, then a CALL to itself, each followed by a TIP.PGD: libipt
  * walks on to the branch the TIP.PGD belongs to, and no packet ends either
@@ -848,12 +873,7 @@ static void test_self_loops(void **state)
 
 	for (int k = 0; k < 2; k++) {
 		struct membuf m = { 0 };
-		struct ptd_container c;
-		struct ptd_image img;
-		struct ptd_ctx x;
-		struct ptd_calls calls;
-		struct ptd_stats st;
-		struct ptd_consumer cons[2];
+		struct flow f;
 		struct enc e;
 		size_t len;
 
@@ -865,28 +885,14 @@ static void test_self_loops(void **state)
 		put_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);	/* libipt walks to its branch */
 		len = enc_done(&e);
 		code_container(&m, loops[k], sizeof(loops[k]), e.buf, len);
-		ptd_container_parse(&c, "loop.tpz", m.p, m.len);
-		ptd_image_init(&img);
-		ptd_image_add_sideband(&img, &c);
-		ptd_image_finish(&img);
-		ptd_ctx_init(&x, &c, &img);
-		ptd_stats_init(&st, &img);
-		ptd_calls_init(&calls, &img, NULL);
-		cons[0] = (struct ptd_consumer){ ptd_stats_event, &st };
-		cons[1] = (struct ptd_consumer){ ptd_calls_event, &calls };
-		assert_int_equal(ptd_decode_flow(&x, cons, 2), 1);
-		ptd_calls_finish(&calls);
-		assert_int_equal(c.diags.n, 1);
-		assert_non_null(strstr(c.diags.v[0].msg,
+		assert_int_equal(flow_decode(&f, &m, NULL), 1);
+		assert_int_equal(f.c.diags.n, 1);
+		assert_non_null(strstr(f.c.diags.v[0].msg,
 				       "100000 instructions decoded at stream offset 0x"));
-		assert_non_null(strstr(c.diags.v[0].msg, "without reading a packet, the last at f+0x0"));
+		assert_non_null(strstr(f.c.diags.v[0].msg, "without reading a packet, the last at f+0x0"));
 		/* the first, then 100,000 more: cut there */
-		assert_int_equal(calls.root.total, 100001);
-		ptd_calls_free(&calls);
-		ptd_stats_free(&st);
-		ptd_ctx_free(&x);
-		ptd_image_free(&img);
-		ptd_container_free(&c);
+		assert_int_equal(f.calls.root.total, 100001);
+		flow_free(&f);
 		membuf_free(&m);
 	}
 }
@@ -906,11 +912,7 @@ static void test_deep_calls(void **state)
 	size_t len = 0, flen, slen, tlen;
 	u8 *pt = malloc(3 * N + 64);
 	struct membuf m = { 0 };
-	struct ptd_container c;
-	struct ptd_image img;
-	struct ptd_ctx x;
-	struct ptd_calls calls;
-	struct ptd_consumer cons;
+	struct flow fl;
 	struct enc e;
 	char *folded, *svg, *tree;
 	FILE *ff, *sf, *tf;
@@ -932,25 +934,17 @@ static void test_deep_calls(void **state)
 	code_container(&m, fcode, sizeof(fcode), pt, len);
 	free(pt);
 
-	ptd_container_parse(&c, "deep.tpz", m.p, m.len);
-	ptd_image_init(&img);
-	ptd_image_add_sideband(&img, &c);
-	ptd_image_finish(&img);
-	ptd_ctx_init(&x, &c, &img);
 	tf = open_memstream(&tree, &tlen);
-	ptd_calls_init(&calls, &img, tf);
-	cons = (struct ptd_consumer){ ptd_calls_event, &calls };
-	ptd_decode_flow(&x, &cons, 1);
-	ptd_calls_finish(&calls);
+	flow_decode(&fl, &m, tf);
 	fclose(tf);
-	assert_true(calls.max_depth >= N);
-	assert_int_equal(calls.root.total, N + 1);
+	assert_true(fl.calls.max_depth >= N);
+	assert_int_equal(fl.calls.root.total, N + 1);
 
 	ff = open_memstream(&folded, &flen);
-	ptd_write_folded(&calls, ff);
+	ptd_write_folded(&fl.calls, ff);
 	fclose(ff);
 	sf = open_memstream(&svg, &slen);
-	ptd_write_svg(&calls, sf, "deep");
+	ptd_write_svg(&fl.calls, sf, "deep");
 	fclose(sf);
 	/* a constant per node: (16 + 16) frames and the elision note a line */
 	assert_true(flen < (size_t)(N + 1) * 100);
@@ -962,10 +956,7 @@ static void test_deep_calls(void **state)
 	free(folded);
 	free(svg);
 	free(tree);
-	ptd_calls_free(&calls);
-	ptd_ctx_free(&x);
-	ptd_image_free(&img);
-	ptd_container_free(&c);
+	flow_free(&fl);
 	membuf_free(&m);
 }
 
