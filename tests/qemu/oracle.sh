@@ -16,8 +16,8 @@
 # Each trace is also exported as a perf.data and decoded by Linux perf's own
 # Intel PT decoder (tests/qemu/perf_check.py): one "PASS|FAIL oracle.perf.NAME"
 # line each, perf's instruction addresses against libipt's over the whole
-# trace (the discovery boot's too, and the self-test's damaged trace, which
-# both decoders must report at one place).
+# trace (the discovery boot's too; and its own self-test: perf on the intact
+# trace against libipt on the one with a TNT bit flipped must part).
 #
 # How (tests/qemu/oracle.py does the analysis):
 # - A discovery boot (pt=on, the same workloads, no QEMU log) gives the load
@@ -218,7 +218,8 @@ if [ -n "$(printf '%s\n' "${names[@]}" | grep -x "$selftest")" ] && grep -q '^PA
 		fi
 	} >"$dir/selftest.result"
 	python3 "$perf_py" --ptdecode "$tool" --elf "$elf" --container "$dir/selftest.tpz" \
-		--name oracle.perf.selftest --expect-error >"$dir/selftest.perf" 2>&1
+		--perf-container "$dir/$selftest.tpz" --name oracle.perf.selftest --expect-divergence \
+		>"$dir/selftest.perf" 2>&1
 	[ $keep = 1 ] || rm -f "$dir/$selftest.qlog" "$dir/$selftest.qlog.insn"
 fi
 
