@@ -142,7 +142,7 @@ void kernel_main(struct boot_info *bi)
 	uintptr_t ist[NR_IST_STACKS];
 	struct cmdline_result cr;
 	u64 ready;
-	int failed;
+	int failed, pt_err;
 
 	cmdline_parse(bi->cmdline, &cr);
 	printk("\ntopaz %s: a unikernel around an Intel PT driver\n", TOPAZ_VERSION);
@@ -179,7 +179,7 @@ void kernel_main(struct boot_info *bi)
 	       (unsigned long long)(tsc_to_ns(ready - bi->tsc_at_entry) / 1000000),
 	       (unsigned long long)(ready - bi->tsc_at_entry), (unsigned long long)tsc_khz);
 
-	pt_boot_init(bi);
+	pt_err = pt_boot_init(bi);
 	if (pt_boot_active())
 		trace_engine_init();	/* registers when the software trace unit answers */
 	crash_if_requested();
@@ -192,6 +192,11 @@ void kernel_main(struct boot_info *bi)
 		failed = ktest_run(test_spec ? test_spec : "all");
 	}
 	pt_boot_finish();
+	if (pt_err) {
+		/* a trace asked for and not taken: the job did not do what it was for */
+		pr_err("topaz: pt=on, but no trace was taken (error %d): the boot fails\n", pt_err);
+		failed++;
+	}
 	if (mm_stats)
 		page_alloc_show_stats();
 	power_off(failed == 0);
