@@ -129,6 +129,12 @@ check_trace() {
 	[ "${lost:-0}" = 0 ] || echo "the trace unit dropped $lost bytes while stopped; "
 	[ "${pmis:-0}" -ge "${TRACE_MIN_PMIS:-2}" ] || echo "only ${pmis:-0} PMIs; "
 	case "$base" in
+	*trace-skylake|*trace-tigerlake|*trace-arrowlake|*trace-broadwell)
+		# run=demo has the recursion workload: 100 calls deep for real
+		# (past RET compression's 64 entries), as the decoded stack shows
+		local depth
+		depth=$(result decode depth "$stats")
+		[ "${depth:-0}" -ge 100 ] || echo "decoded call depth ${depth:-?}, the recursion goes 100 deep; " ;;
 	*ptwrite*)
 		[ "$("$build/tools/ptdecode" --elf "$build/topaz.so" --insn "$tpz" 2>/dev/null |
 			grep -c '^\[ptwrite: ')" -gt 0 ] || echo "no PTWRITE in the decoded flow; " ;;

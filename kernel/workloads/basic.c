@@ -56,16 +56,26 @@ static __noinline u64 fib(u32 n)
 	return n < 2 ? n : fib(n - 1) + fib(n - 2);
 }
 
+/* Every level a real call and return: the result goes through an empty asm,
+ * so the compiler cannot fold the recursion into a loop or a constant (it
+ * did: deep.constprop.0 was "mov $0x13bb, %eax; ret"). */
 static __noinline u64 deep(u32 depth)
 {
+	u64 r;
+
 	if (!depth)
 		return 1;
-	return deep(depth - 1) + depth;
+	r = deep(depth - 1);
+	__asm__ volatile("" : "+r"(r));
+	return r + depth;
 }
+
+/* the depth, where the compiler cannot see it */
+static volatile u32 deep_depth = 100;
 
 static u64 work_recursion(void)
 {
-	return fib(12) * 1000 + deep(100);	/* 100 deep: past RET compression's 64 */
+	return fib(12) * 1000 + deep(deep_depth);	/* 100 deep: past RET compression's 64 */
 }
 WORKLOAD(recursion, work_recursion, "fib(12) and a 100-deep recursion (call/ret)");
 

@@ -444,6 +444,7 @@ struct ptd_stats {
 	u64 cond, cond_taken, cond_not_taken;
 	u64 jump_direct, jump_indirect, call_direct, call_indirect, ret, far;
 	u64 interrupts, enables, disables, overflows_flow, decode_errors;
+	u64 call_depth;		/* the deepest call stack (set from struct ptd_calls) */
 	u64 interrupts_untraced;	/* tracing off at an instruction, on again at it: a handler not traced */
 	bool async_pending;		/* an asynchronous disable at @async_ip waits for its enable */
 	u64 async_ip;

@@ -270,6 +270,7 @@ void ptd_stats_print(const struct ptd_stats *s, const struct ptd_container *c, F
 	fprintf(out, "  indirect call   %10llu\n", (unsigned long long)s->call_indirect);
 	fprintf(out, "  return          %10llu\n", (unsigned long long)s->ret);
 	fprintf(out, "  far transfer    %10llu\n", (unsigned long long)s->far);
+	fprintf(out, "call depth: %llu at the deepest\n", (unsigned long long)s->call_depth);
 	fprintf(out, "interrupts: %llu traced, %llu with a handler not traced (tracing off at an instruction, on again at it)\n",
 		(unsigned long long)s->interrupts, (unsigned long long)s->interrupts_untraced);
 	fprintf(out, "tracing: %llu enabled, %llu disabled, %llu overflow%s, %llu decode error%s\n",
@@ -282,12 +283,13 @@ void ptd_stats_print(const struct ptd_stats *s, const struct ptd_container *c, F
 			pct(s->fns[i].count, s->insns), s->fns[i].name);
 	/* the same, for scripts */
 	fprintf(out, "result: decode insns=%llu branches=%llu bytes=%llu lost=%llu gaps=%llu "
-		"problems=%zu bad_packets=%llu decode_errors=%llu pmis=%llu\n",
+		"problems=%zu bad_packets=%llu decode_errors=%llu pmis=%llu depth=%llu\n",
 		(unsigned long long)s->insns, (unsigned long long)s->branches,
 		(unsigned long long)c->trace_bytes, (unsigned long long)lost, (unsigned long long)s->gaps,
 		ptd_diags_count(&c->diags), (unsigned long long)s->packet_errors,
 		(unsigned long long)s->decode_errors,
-		(unsigned long long)(c->have_trailer ? c->trailer.pmis : 0));
+		(unsigned long long)(c->have_trailer ? c->trailer.pmis : 0),
+		(unsigned long long)s->call_depth);
 }
 
 void ptd_summary_print(const struct ptd_stats *s, const struct ptd_container *c, FILE *out,
