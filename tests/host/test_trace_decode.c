@@ -685,6 +685,47 @@ static void test_untraced_handler(void **state)
 	membuf_free(&m);
 }
 
+/*
+ * Two trace windows: the first ends (asynchronously, as pt_trace_end ends
+ * one) at foo's first instruction, the second begins in bar. What ran
+ * between is unknown, so the second window is a call tree of its own, not
+ * bar inside main;foo (make run's flame graph stacked each window on the
+ * last, pt_run_traced five deep): main's two instructions in one, bar's
+ * three in the other, each at the root.
+ */
+static void test_windows_are_roots(void **state)
+{
+	struct membuf m = { 0 };
+	struct piece p;
+	struct run r;
+	struct enc e;
+	size_t n;
+
+	enc_init(&e);
+	put_psb(&e);
+	put_psbend(&e);
+	put_mode64(&e);
+	put_ip(&e, ppt_tip_pge, pt_ipc_sext_48, BASE);		/* main */
+	put_ip(&e, ppt_fup, pt_ipc_sext_48, BASE + 0x20);	/* off at foo's first */
+	put_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);
+	put_ip(&e, ppt_tip_pge, pt_ipc_sext_48, BASE + 0x30);	/* on again in bar */
+	put_tnt(&e, "!");					/* jz .s taken */
+	put_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);		/* its ret leaves */
+	n = enc_done(&e);
+	p = (struct piece){ e.buf, n, 0, 0, 0 };
+	make_container(&m, &p, 1, 0);
+	decode(&r, &m);
+	assert_int_equal(ptd_diags_count(&r.c.diags), 0);
+	/* the instructions: main's mov and call; bar's test, jz, ret */
+	assert_int_equal(r.nips, 5);
+	assert_int_equal(r.ips[1], BASE + 0x05);
+	assert_int_equal(r.ips[2], BASE + 0x30);
+	assert_string_equal(r.folded, "bar 3\nmain 2\n");
+	assert_non_null(strstr(r.tree, "tracing disabled at foo+0x0; enabled again at bar+0x0"));
+	run_free(&r);
+	membuf_free(&m);
+}
+
 /* Two sideband images over the same bytes: the first is the one decoded, and
  * that is said (it was settled silently, and the decode changed with it). */
 static void test_overlapping_images(void **state)
@@ -1286,6 +1327,7 @@ int main(void)
 		cmocka_unit_test(test_overflow_and_many_problems),
 		cmocka_unit_test(test_overlapping_images),
 		cmocka_unit_test(test_untraced_handler),
+		cmocka_unit_test(test_windows_are_roots),
 		cmocka_unit_test(test_svg),
 		cmocka_unit_test(test_hostile_names),
 		cmocka_unit_test(test_intern_many),

@@ -332,6 +332,21 @@ void ptd_calls_event(void *calls, const struct ptd_event *ev)
 		if (k->depth && k->async_pending && k->async_ip == ev->ip) {
 			comment(k, "interrupt or exception at %s, handler not traced",
 				ptd_format_addr(k->img, ev->ip, a, sizeof(a)));
+		} else if (k->depth && k->async_pending &&
+			   ptd_image_lookup(k->img, k->async_ip) != ptd_image_lookup(k->img, ev->ip)) {
+			/*
+			 * Off in one function, on in another: a new trace window
+			 * (pt_trace_end, then the next pt_trace_begin's caller).
+			 * What ran between is unknown, so is the stack: the window
+			 * starts from its own root instead of inside the last one.
+			 */
+			char b[200], line[420];
+
+			snprintf(line, sizeof(line), "tracing disabled at %s; enabled again at %s",
+				 k->async_ip ? ptd_format_addr(k->img, k->async_ip, b, sizeof(b)) : "?",
+				 ptd_format_addr(k->img, ev->ip, a, sizeof(a)));
+			comment(k, "%s", line);
+			close_all(k, "tracing disabled");
 		} else if (k->depth && k->async_pending) {
 			char b[200], line[420];
 
