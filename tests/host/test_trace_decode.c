@@ -107,6 +107,15 @@ static void put_tnt(struct enc *x, const char *bits)
 	put(x, pkt_tnt(ppt_tnt_8, bits));
 }
 
+/* A trace's start: PSB+, 64-bit mode, tracing enabled at @ip. */
+static void put_start(struct enc *x, u64 ip)
+{
+	put_psb(x);
+	put_psbend(x);
+	put_mode64(x);
+	put_ip(x, ppt_tip_pge, pt_ipc_sext_48, ip);
+}
+
 static size_t enc_done(struct enc *x)
 {
 	u64 off;
@@ -123,10 +132,7 @@ static size_t trace_all(u8 *out)
 	size_t n;
 
 	enc_init(&x);
-	put_psb(&x);
-	put_psbend(&x);
-	put_mode64(&x);
-	put_ip(&x, ppt_tip_pge, pt_ipc_sext_48, BASE);
+	put_start(&x, BASE);
 	put_tnt(&x, ".!!!!!");		/* jz, ret, ret, jnz | jz, ret */
 	put_tnt(&x, "!!.!!.");		/* ret, jnz | jz, ret, ret, jnz */
 	put_tnt(&x, "!!");		/* jz, ret */
@@ -247,6 +253,15 @@ static int decode(struct run *r, const struct membuf *m)
 	fclose(folded);
 	fclose(insn);
 	return ret;
+}
+
+/* The packets written to @e as the one trace chunk of a container in @m, decoded. */
+static int decode_packets(struct run *r, struct membuf *m, struct enc *e)
+{
+	struct piece p = { e->buf, enc_done(e), 0, 0, 0 };
+
+	make_container(m, &p, 1, 0);
+	return decode(r, m);
 }
 
 static void run_free(struct run *r)
@@ -410,10 +425,7 @@ static size_t trace_split(u8 *a, size_t *na, u8 *b)
 	struct enc x;
 
 	enc_init(&x);
-	put_psb(&x);
-	put_psbend(&x);
-	put_mode64(&x);
-	put_ip(&x, ppt_tip_pge, pt_ipc_sext_48, BASE);
+	put_start(&x, BASE);
 	put_tnt(&x, ".!!!!!");
 	*na = enc_done(&x);
 	memcpy(a, x.buf, *na);
@@ -610,25 +622,18 @@ static void test_overflow_and_many_problems(void **state)
 {
 	struct membuf m = { 0 };
 	struct ptd_diags d = { 0 };
-	struct piece p;
 	struct run r;
 	struct enc e;
 	char *out;
-	size_t len, n;
+	size_t len;
 	FILE *f;
 
 	enc_init(&e);
-	put_psb(&e);
-	put_psbend(&e);
-	put_mode64(&e);
-	put_ip(&e, ppt_tip_pge, pt_ipc_sext_48, BASE);
+	put_start(&e, BASE);
 	put(&e, (struct pt_packet){ .type = ppt_ovf });
 	put_ip(&e, ppt_fup, pt_ipc_sext_48, BASE + 0x20);
 	put_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);
-	n = enc_done(&e);
-	p = (struct piece){ e.buf, n, 0, 0, 0 };
-	make_container(&m, &p, 1, 0);
-	decode(&r, &m);
+	decode_packets(&r, &m, &e);
 	assert_int_equal(ptd_diags_count(&r.c.diags), 1);
 	assert_non_null(strstr(r.c.diags.v[0].msg, "internal buffer overflowed at stream offset 0x"));
 	assert_non_null(strstr(r.c.diags.v[0].msg, "tracing resumes at foo+0x0"));
@@ -658,25 +663,17 @@ static void test_overflow_and_many_problems(void **state)
 static void test_untraced_handler(void **state)
 {
 	struct membuf m = { 0 };
-	struct piece p;
 	struct run r;
 	struct enc e;
-	size_t n;
 
 	enc_init(&e);
-	put_psb(&e);
-	put_psbend(&e);
-	put_mode64(&e);
-	put_ip(&e, ppt_tip_pge, pt_ipc_sext_48, BASE);
+	put_start(&e, BASE);
 	put_ip(&e, ppt_fup, pt_ipc_sext_48, BASE + 5);		/* before "call foo" */
 	put_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);
 	put_ip(&e, ppt_tip_pge, pt_ipc_sext_48, BASE + 5);	/* back there */
 	put_ip(&e, ppt_fup, pt_ipc_sext_48, BASE + 0x20);	/* in foo: the end */
 	put_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);
-	n = enc_done(&e);
-	p = (struct piece){ e.buf, n, 0, 0, 0 };
-	make_container(&m, &p, 1, 0);
-	decode(&r, &m);
+	decode_packets(&r, &m, &e);
 	assert_int_equal(ptd_diags_count(&r.c.diags), 0);
 	assert_int_equal(r.st.interrupts_untraced, 1);
 	assert_non_null(strstr(r.tree, "/* interrupt or exception at main+0x5, handler not traced */"));
@@ -696,25 +693,17 @@ static void test_untraced_handler(void **state)
 static void test_windows_are_roots(void **state)
 {
 	struct membuf m = { 0 };
-	struct piece p;
 	struct run r;
 	struct enc e;
-	size_t n;
 
 	enc_init(&e);
-	put_psb(&e);
-	put_psbend(&e);
-	put_mode64(&e);
-	put_ip(&e, ppt_tip_pge, pt_ipc_sext_48, BASE);		/* main */
+	put_start(&e, BASE);		/* main */
 	put_ip(&e, ppt_fup, pt_ipc_sext_48, BASE + 0x20);	/* off at foo's first */
 	put_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);
 	put_ip(&e, ppt_tip_pge, pt_ipc_sext_48, BASE + 0x30);	/* on again in bar */
 	put_tnt(&e, "!");					/* jz .s taken */
 	put_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);		/* its ret leaves */
-	n = enc_done(&e);
-	p = (struct piece){ e.buf, n, 0, 0, 0 };
-	make_container(&m, &p, 1, 0);
-	decode(&r, &m);
+	decode_packets(&r, &m, &e);
 	assert_int_equal(ptd_diags_count(&r.c.diags), 0);
 	/* the instructions: main's mov and call; bar's test, jz, ret */
 	assert_int_equal(r.nips, 5);
@@ -919,10 +908,7 @@ static void test_self_loops(void **state)
 		size_t len;
 
 		enc_init(&e);
-		put_psb(&e);
-		put_psbend(&e);
-		put_mode64(&e);
-		put_ip(&e, ppt_tip_pge, pt_ipc_sext_48, BASE);
+		put_start(&e, BASE);
 		put_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);	/* libipt walks to its branch */
 		len = enc_done(&e);
 		code_container(&m, loops[k], sizeof(loops[k]), e.buf, len);
@@ -959,10 +945,7 @@ static void test_deep_calls(void **state)
 	FILE *ff, *sf, *tf;
 
 	enc_init(&e);
-	put_psb(&e);
-	put_psbend(&e);
-	put_mode64(&e);
-	put_ip(&e, ppt_tip_pge, pt_ipc_sext_48, BASE);
+	put_start(&e, BASE);
 	len = enc_done(&e);
 	memcpy(pt, e.buf, len);
 	for (int i = 0; i < N; i++) {	/* TIP, IP update 16: f again */
