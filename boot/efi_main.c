@@ -31,15 +31,34 @@ static void copy_ucs2(char *dst, size_t cap, const CHAR16 *src, size_t nchars)
  * Load options from the shell or a boot entry hold the command line. The
  * shell passes the program's own name first: drop a first word ending in .efi.
  */
+/*
+ * A line longer than the buffer keeps its whole words only: a word cut in
+ * two would be a different (wrong) setting. What is left out is counted for
+ * the kernel to report (it used to be cut silently, mid-word).
+ */
+static void keep_whole_words(struct boot_info *bi, size_t total)
+{
+	size_t len = strlen(bi->cmdline), keep = len;
+
+	if (total <= len)
+		return;
+	while (keep && bi->cmdline[keep] != ' ' && bi->cmdline[keep - 1] != ' ')
+		keep--;
+	bi->cmdline[keep] = '\0';
+	bi->cmdline_cut = (u32)(total - keep);
+}
+
 static bool cmdline_from_load_options(EFI_LOADED_IMAGE *li, struct boot_info *bi)
 {
-	char tmp[sizeof(bi->cmdline)];
+	static char tmp[sizeof(bi->cmdline)];
 	const char *s = tmp;
-	size_t nchars;
+	size_t nchars, total = 0;
 
 	if (!li->LoadOptions || li->LoadOptionsSize < 2)
 		return false;
 	nchars = li->LoadOptionsSize / sizeof(CHAR16);
+	while (total < nchars && ((CHAR16 *)li->LoadOptions)[total])
+		total++;
 	copy_ucs2(tmp, sizeof(tmp), li->LoadOptions, nchars);
 	while (*s == ' ')
 		s++;
@@ -52,6 +71,7 @@ static bool cmdline_from_load_options(EFI_LOADED_IMAGE *li, struct boot_info *bi
 	if (!*s)
 		return false;
 	strscpy(bi->cmdline, s, sizeof(bi->cmdline));
+	keep_whole_words(bi, total - (size_t)(s - tmp));
 	bi->cmdline_source = "load options";
 	return true;
 }
@@ -78,6 +98,19 @@ static bool cmdline_from_file(EFI_LOADED_IMAGE *li, struct boot_info *bi)
 	for (UINTN i = 0; i < size; i++)
 		if (bi->cmdline[i] == '\n' || bi->cmdline[i] == '\r')
 			bi->cmdline[i] = ' ';
+	if (size == sizeof(bi->cmdline) - 1) {
+		/* full: how much more is there? */
+		char more[256];
+		UINTN n, total = size;
+
+		do {
+			n = sizeof(more);
+			if (file->Read(file, &n, more) != EFI_SUCCESS)
+				n = 0;
+			total += n;
+		} while (n);
+		keep_whole_words(bi, total);
+	}
 	file->Close(file);
 	root->Close(root);
 	bi->cmdline_source = "file \\EFI\\topaz\\cmdline.txt";

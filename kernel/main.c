@@ -145,6 +145,7 @@ void kernel_main(struct boot_info *bi)
 	int failed, pt_err;
 
 	cmdline_parse(bi->cmdline, &cr);
+	cr.errors += bi->cmdline_cut != 0;	/* a line that did not fit: said below */
 	printk("\ntopaz %s: a unikernel around an Intel PT driver\n", TOPAZ_VERSION);
 	print_build_id();
 	printk("topaz: loaded at %#lx, %llu KiB, %u symbols; ExitBootServices took %u tries\n",
@@ -152,6 +153,9 @@ void kernel_main(struct boot_info *bi)
 	       bi->ebs_tries);
 	printk("topaz: command line (from %s): \"%s\", %u applied, %u errors\n", bi->cmdline_source,
 	       cmdline_get(), cr.applied, cr.errors);
+	if (bi->cmdline_cut)
+		pr_err("command line: longer than %d bytes: its last %u bytes are left out (the words that fit are used)\n",
+		       CMDLINE_MAX - 1, bi->cmdline_cut);
 	printk("topaz: ACPI RSDP at %#llx\n", (unsigned long long)bi->rsdp);
 
 	for (int i = 0; i < NR_IST_STACKS; i++)

@@ -4,6 +4,7 @@
 #define TOPAZ_BOOTINFO_H
 
 #include <topaz/types.h>
+#include <topaz/cmdline.h>
 
 /* The UEFI memory descriptor, as the firmware lays it out (walk by desc_size). */
 struct efi_mem_desc {
@@ -40,8 +41,9 @@ struct boot_info {
 	u64 rsdp;			/* ACPI RSDP physical address, 0 if none */
 	void *runtime_services;		/* EFI_RUNTIME_SERVICES * */
 	void *system_table;		/* EFI_SYSTEM_TABLE * */
-	char cmdline[1024];
+	char cmdline[CMDLINE_MAX];
 	const char *cmdline_source;	/* "load options", "file \\EFI\\topaz\\cmdline.txt", "none" */
+	u32 cmdline_cut;		/* bytes left out of a line longer than @cmdline holds */
 	/* One allocation: [guard][boot stack][guard][IST 1]...[guard][IST 4] */
 	uintptr_t stacks;
 	u64 stacks_size;

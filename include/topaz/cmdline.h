@@ -36,7 +36,8 @@ struct kparam {
 #define KPARAM_CUSTOM(key, id, fn, h) \
 	__KPARAM(id, .name = key, .help = h, .type = KP_CUSTOM, .set = (fn))
 
-#define CMDLINE_MAX 1024
+/* The longest command line, NUL included (load options hold far more than 1 KiB). */
+#define CMDLINE_MAX 8192
 
 struct cmdline_result {
 	unsigned int applied;
