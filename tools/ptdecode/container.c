@@ -43,32 +43,30 @@ const char *ptd_record_type_name(u16 type, char *buf, size_t size)
 	return buf;
 }
 
-static bool valid_header_at(const struct ptd_container *c, size_t off, struct tpz_rec *r)
+/* The first offset >= @from of @data[0..@size) holding an intact record
+ * header (magic and header CRC), or @size. */
+static size_t find_header(const u8 *data, size_t size, size_t from)
 {
-	if (c->size - off < TPZ_REC_SIZE)
-		return false;
-	memcpy(r, c->data + off, sizeof(*r));
-	return r->magic == TPZ_REC_MAGIC &&
-	       r->hdr_crc == ptd_crc32(0, c->data + off, offsetof(struct tpz_rec, hdr_crc));
+	while (from + TPZ_REC_SIZE <= size) {
+		const u8 *p = memchr(data + from, 'T', size - TPZ_REC_SIZE + 1 - from);
+		struct tpz_rec r;
+
+		if (!p)
+			break;
+		from = (size_t)(p - data);
+		memcpy(&r, p, sizeof(r));
+		if (r.magic == TPZ_REC_MAGIC &&
+		    r.hdr_crc == ptd_crc32(0, p, offsetof(struct tpz_rec, hdr_crc)))
+			return from;
+		from++;
+	}
+	return size;
 }
 
 /* The next offset >= @from holding a valid record header, or the file size. */
 static size_t resync(const struct ptd_container *c, size_t from)
 {
-	static const u8 magic[4] = { 'T', 'P', 'Z', 'R' };
-	struct tpz_rec r;
-
-	while (from + TPZ_REC_SIZE <= c->size) {
-		const u8 *p = memchr(c->data + from, magic[0], c->size - TPZ_REC_SIZE + 1 - from);
-
-		if (!p)
-			break;
-		from = (size_t)(p - c->data);
-		if (!memcmp(p, magic, sizeof(magic)) && valid_header_at(c, from, &r))
-			return from;
-		from++;
-	}
-	return c->size;
+	return find_header(c->data, c->size, from);
 }
 
 static const char *skip_note(const struct ptd_container *c, size_t next, char *buf, size_t size)
@@ -386,24 +384,6 @@ int ptd_container_parse(struct ptd_container *c, const char *name, const void *d
  * record header within its first record's largest size. */
 #define LOOK_FOR_HEADER		((size_t)TPZ_MAX_RECORD + TPZ_REC_SIZE)
 
-/* Is there an intact record header in @data[0..@size)? */
-static bool has_header(const u8 *data, size_t size)
-{
-	for (size_t off = 0; off + TPZ_REC_SIZE <= size; off++) {
-		const u8 *p = memchr(data + off, 'T', size - TPZ_REC_SIZE + 1 - off);
-		struct tpz_rec r;
-
-		if (!p)
-			return false;
-		off = (size_t)(p - data);
-		memcpy(&r, p, sizeof(r));
-		if (r.magic == TPZ_REC_MAGIC &&
-		    r.hdr_crc == ptd_crc32(0, p, offsetof(struct tpz_rec, hdr_crc)))
-			return true;
-	}
-	return false;
-}
-
 static int load_failed(struct ptd_container *c, const char *path, const char *why)
 {
 	memset(c, 0, sizeof(*c));
@@ -444,10 +424,12 @@ int ptd_container_load(struct ptd_container *c, const char *path)
 			snprintf(why, sizeof(why), "cannot map: %s", strerror(errno));
 			return load_failed(c, path, why);
 		}
-		if (st.st_size && !has_header(map, min((size_t)st.st_size, LOOK_FOR_HEADER))) {
+		size_t window = min((size_t)st.st_size, LOOK_FOR_HEADER);
+
+		if (st.st_size && find_header(map, window, 0) == window) {
 			munmap(map, (size_t)st.st_size);
 			snprintf(why, sizeof(why), "no record header in its first %zu bytes: not a topaz trace container",
-				 min((size_t)st.st_size, LOOK_FOR_HEADER));
+				 window);
 			return load_failed(c, path, why);
 		}
 		ret = ptd_container_parse(c, path, map, (size_t)st.st_size);
@@ -474,9 +456,11 @@ int ptd_container_load(struct ptd_container *c, const char *path)
 		len += (size_t)n;
 		/* the check once the window is full (a device never ends) */
 		if (!n || (len >= LOOK_FOR_HEADER && len - (size_t)n < LOOK_FOR_HEADER)) {
-			if (!has_header(buf, min(len, LOOK_FOR_HEADER))) {
+			size_t window = min(len, LOOK_FOR_HEADER);
+
+			if (find_header(buf, window, 0) == window) {
 				snprintf(why, sizeof(why), "no record header in its first %zu bytes: not a topaz trace container",
-					 min(len, LOOK_FOR_HEADER));
+					 window);
 				free(buf);
 				close(fd);
 				return load_failed(c, path, why);
