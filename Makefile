@@ -170,13 +170,20 @@ FUZZ_NAMES    := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS     := $(addprefix $(BUILD)/fuzz/,$(FUZZ_NAMES))
 FZCFLAGS      := -std=gnu11 -O1 -g $(WARN) -Iinclude -Itools/ptdecode -DTOPAZ_HOSTED \
 	-fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
-FUZZ_LIB_OBJS := $(patsubst %,$(BUILD)/fuzz/obj/%.o,$(HOST_TOOL_SRCS))
+# Every harness links the decoder library and the portable kernel sources
+# (command line, probes, slab, trace unit, x86 decoder) with the hosted machine,
+# whole: the command line's parameter table is every object's KPARAMs.
+FUZZ_LIB_OBJS := $(patsubst %,$(BUILD)/fuzz/obj/%.o,$(HOST_TOOL_SRCS) $(PORTABLE_SRCS) \
+	$(HOST_SUPPORT_SRCS))
 
 $(FUZZ_LIB_OBJS): $(BUILD)/fuzz/obj/%.c.o: %.c
 	@mkdir -p $(dir $@)
 	$(Q)$(FUZZ_CC) $(FZCFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
-$(FUZZ_BINS): $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_OBJS)
-	$(Q)$(FUZZ_CC) $(FZCFLAGS) -fsanitize=fuzzer -MMD -MP $< $(FUZZ_LIB_OBJS) $(TOOL_LIBS) -o $@
+$(BUILD)/fuzz/libfuzztopaz.a: $(FUZZ_LIB_OBJS)
+	$(Q)rm -f $@ && ar rcs $@ $^
+$(FUZZ_BINS): $(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/fuzz/libfuzztopaz.a
+	$(Q)$(FUZZ_CC) $(FZCFLAGS) -fsanitize=fuzzer -MMD -MP $< -Wl,--whole-archive \
+		$(BUILD)/fuzz/libfuzztopaz.a -Wl,--no-whole-archive $(TOOL_LIBS) -lelf -ldl -o $@
 $(BUILD)/fuzz/gen_seeds: tests/fuzz/gen_seeds.c $(BUILD)/host/libtopaz.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(HCFLAGS) $< $(BUILD)/host/libtopaz.a $(HLDLIBS) -o $@

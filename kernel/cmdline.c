@@ -92,7 +92,12 @@ static int apply(const struct kparam *p, const char *val, char *why, size_t whyl
 	return -EINVAL;
 }
 
-/* Split @line into words in place: key=value, key="quoted value", key. */
+/*
+ * Split @line into words: key=value or a bare key. Double quotes group, as in
+ * a shell or Linux's command line: whitespace inside them is part of the word
+ * and the quotes themselves are dropped, wherever they stand ("pt=on",
+ * key="a b", key=a" "b). The first '=' of a word, quoted or not, ends its key.
+ */
 void cmdline_parse(const char *line, struct cmdline_result *res)
 {
 	struct cmdline_result r = { 0, 0 };
@@ -111,8 +116,8 @@ void cmdline_parse(const char *line, struct cmdline_result *res)
 
 	for (;;) {
 		char *key, *val = NULL;
-		bool bad = false;
-		const char *start;
+		bool bad = false, quoted = false;
+		const char *start, *quote = NULL;
 
 		while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
 			s++;
@@ -120,27 +125,25 @@ void cmdline_parse(const char *line, struct cmdline_result *res)
 			break;
 		start = s;
 		key = w + n;
-		while (*s && *s != ' ' && *s != '\t' && *s != '\n' && *s != '\r') {
+		for (; *s; s++) {
+			if (*s == '"') {
+				quoted = !quoted;
+				quote = s;
+				continue;
+			}
+			if (!quoted && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r'))
+				break;
 			if (*s == '=' && !val) {
 				words[n++] = '\0';
 				val = words + n;
-				s++;
 				continue;
 			}
-			if (*s == '"' && val) {
-				s++;
-				while (*s && *s != '"')
-					words[n++] = *s++;
-				if (*s != '"') {
-					pr_err("unterminated quote in '%s' (at column %d): ignored\n",
-					       start, (int)(start - saved) + 1);
-					bad = true;
-					break;
-				}
-				s++;
-				continue;
-			}
-			words[n++] = *s++;
+			words[n++] = *s;
+		}
+		if (quoted) {
+			pr_err("unterminated quote at column %d in '%s': ignored\n",
+			       (int)(quote - saved) + 1, start);
+			bad = true;
 		}
 		words[n++] = '\0';
 		if (bad) {
@@ -184,9 +187,18 @@ void cmdline_print_help(void)
 		printk("  %-20s %s\n", p->name, p->help);
 }
 
+static bool help_asked;
+
+bool cmdline_help_asked(void)
+{
+	return help_asked;
+}
+
 static int set_help(const char *val, char *why, size_t whylen)
 {
 	cmdline_print_help();
+	help_asked = true;
 	return 0;
 }
-KPARAM_CUSTOM("help", help, set_help, "list the command line parameters");
+KPARAM_CUSTOM("help", help, set_help,
+	      "list the command line parameters (and stop, unless run= or test= is given)");

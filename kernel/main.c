@@ -153,6 +153,11 @@ void kernel_main(struct boot_info *bi)
 	       bi->ebs_tries);
 	printk("topaz: command line (from %s): \"%s\", %u applied, %u errors\n", bi->cmdline_source,
 	       cmdline_get(), cr.applied, cr.errors);
+	if (cmdline_help_asked() && !run_spec && !test_spec) {
+		/* help alone is a question, not a job: no self-tests after it */
+		printk("topaz: 'help' without run= or test=: nothing else to do\n");
+		power_off(cr.errors == 0);
+	}
 	if (bi->cmdline_cut)
 		pr_err("command line: longer than %d bytes: its last %u bytes are left out (the words that fit are used)\n",
 		       CMDLINE_MAX - 1, bi->cmdline_cut);

@@ -14,5 +14,12 @@ bool uart_present(void);
 /* QEMU's debugcon (port 0xe9): binary-clean, fast output for trace data. */
 #define DEBUGCON_PORT 0xe9
 void debugcon_write(const void *buf, size_t n);
+/**
+ * debugcon_present() - whether a debug console answers at port 0xe9
+ *
+ * QEMU's isa-debugcon reads back 0xe9 (its "readback" property); a port
+ * with no device reads 0xff, in QEMU and on real machines.
+ */
+bool debugcon_present(void);
 
 #endif

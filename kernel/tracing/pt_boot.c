@@ -76,6 +76,16 @@ int pt_boot_init(const struct boot_info *bi)
 
 	if (!pt_opts.enabled)
 		return 0;
+	if (pt_opts.sink == PT_SINK_DEBUGCON && !debugcon_present()) {
+		/* without the device every byte would vanish: the serial port is slower but read */
+		if (uart_present()) {
+			pr_warn("pt.sink=debugcon: no debug console at port 0xe9 (QEMU: -debugcon file:NAME); the trace goes to the serial port, framed (pt.sink=serial)\n");
+			pt_opts.sink = PT_SINK_SERIAL;
+		} else {
+			pr_warn("pt.sink=debugcon: no debug console at port 0xe9 and no serial port; the trace stays in memory (pt.sink=memory)\n");
+			pt_opts.sink = PT_SINK_MEMORY;
+		}
+	}
 	switch (pt_opts.sink) {
 	case PT_SINK_SERIAL:
 		trace_framer_begin(&framer, serial_out, NULL);

@@ -91,6 +91,30 @@ static void test_syntax_errors(void **state)
 	assert_non_null(strstr(out, "unterminated quote"));
 }
 
+/* Quotes group wherever they stand, as in Linux: "pt=on" run=sort is two words. */
+static void test_quotes_anywhere(void **state)
+{
+	struct cmdline_result r;
+
+	t_flag = false;
+	r = run("\"t.num=12\" t.str=a\" \"b \"t.flag\"");
+	assert_int_equal(r.errors, 0);
+	assert_int_equal(r.applied, 3);
+	assert_int_equal(t_num, 12);
+	assert_string_equal(t_str, "a b");
+	assert_true(t_flag);
+	r = run("t.str=\"x=y z\" \"t.custom\"=good t.num=\"\"13");
+	assert_int_equal(r.errors, 0);
+	assert_string_equal(t_str, "x=y z");
+	assert_string_equal(t_custom, "good");
+	assert_int_equal(t_num, 13);
+	/* an unterminated quote names its column and takes the rest of the line */
+	r = run("t.num=14 \"t.num=15 t.num=16");
+	assert_int_equal(r.errors, 1);
+	assert_int_equal(t_num, 14);
+	assert_non_null(strstr(out, "unterminated quote at column 10"));
+}
+
 static void test_overlong_line(void **state)
 {
 	char big[CMDLINE_MAX + 200];
@@ -120,6 +144,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_key_named),
 		cmocka_unit_test(test_bad_values_named_and_ignored),
 		cmocka_unit_test(test_syntax_errors),
+		cmocka_unit_test(test_quotes_anywhere),
 		cmocka_unit_test(test_overlong_line),
 		cmocka_unit_test(test_empty_and_null),
 	};

@@ -1,5 +1,8 @@
 # QEMU smoke cases: one per line, fields separated by '|':
-#   name | command line | expected exit (33 pass, 35 fail) | patterns that must appear (';'-separated) | "shell" to boot through the UEFI shell (load options)
+#   name | command line | expected exit (33 pass, 35 fail) | patterns that must appear
+#   (';'-separated; "!text": text that must not) | flags (','-separated): "shell" to boot
+#   through the UEFI shell (load options), "nodebugcon" for a machine without port 0xe9,
+#   "mem=SIZE" for the machine's memory
 # A case whose log has "ktest: plan N" must also show N result lines; each
 # in-kernel test result counts on its own in the summary.
 selftest|loglevel=7 test=all|33|topaz: build id;cpu: ;Intel PT (CPUID.7.0:EBX[25]);memory map: conventional;page_alloc: free blocks per order;apic: local APIC id;topaz: ready
@@ -26,3 +29,10 @@ trace-snapshot-fault-topa|pt=on pt.snapshot=1 pt.buf=16K pt.region=4K pt.profile
 trace-ptwrite|pt=on pt.profile=arrowlake pt.ptw=1 pt.step=branch pt.buf=8K pt.region=4K probe=vm.kmalloc:trace run=slab|33|probe: trace attached to 1 point matching 'vm.kmalloc'
 trace-stop-loss|pt=on pt.buf=4K pt.region=4K run=slab|33|tracing with the software trace unit
 trace-serial|pt=on pt.sink=serial pt.noretcomp pt.buf=8K pt.region=4K run=sort,slab|33|sink serial;@TPZ-BEGIN;@TPZ-END
+help|help|33|command line parameters:;pt.buf;'help' without run= or test=: nothing else to do;!ktest:;!run:
+quoted-words|"pt=on" "pt.buf=8K" pt.region="4K" run=sort|33|tracing with the software trace unit;run: sort returned;0 errors;!unterminated quote
+trace-no-debugcon|pt=on pt.buf=8K pt.region=4K run=sort,slab|33|no debug console at port 0xe9;sink serial;@TPZ-BEGIN;@TPZ-END|nodebugcon
+# PMI storms: the smallest ToPA (two 4K regions), every timing packet at its highest rate, no
+# RET compression, the timer at 5 kHz interrupting traced code, over a million instructions
+trace-storm-vector|pt=on pt.profile=arrowlake pt.buf=8K pt.region=4K pt.tsc=1 pt.mtc=1 pt.cyc=1 pt.mtc_period=0 pt.cyc_thresh=0 pt.psb_period=0 pt.noretcomp pt.pmi=vector pt.step=branch timer.hz=5000 run=slab,slab,slab,slab,slab,slab,sort,recursion,dispatch,timer,firmware|33|profile arrowlake;run: firmware returned
+trace-storm-nmi|pt=on pt.profile=tigerlake pt.buf=8K pt.region=4K pt.tsc=1 pt.mtc=1 pt.cyc=1 pt.mtc_period=0 pt.cyc_thresh=0 pt.psb_period=0 pt.noretcomp pt.pmi=nmi pt.step=single timer.hz=5000 run=slab,slab,slab,slab,slab,slab,sort,recursion,dispatch,timer,firmware|33|profile tigerlake;run: firmware returned
