@@ -88,14 +88,23 @@ check_trace() {
 	bad=$(result decode bad_packets "$stats")
 	[ -n "$produced" ] || { echo "no trace unit totals in the log; "; return; }
 	case "$base" in
-	*snapshot*)
-		# the flight recorder: the decoded trace ends where the crash was
+	*fault*)
+		# a panic in traced code: the decoded trace ends where the fault was
 		local rip last
 		rip=$(sed -nE 's/.*RIP: [0-9a-f]+:0x[0-9a-f]+ ([^ ]+)$/\1/p' "$clean" | head -1)
 		last=$("$build/tools/ptdecode" --elf "$build/topaz.so" --insn "$tpz" 2>/dev/null |
 			sed -nE 's/^\[disabled at ([^]]+)\]$/\1/p' | tail -n 1)
 		[ -n "$rip" ] && [ "$rip" = "$last" ] ||
-			echo "the trace ends at '${last:-nothing}', the fault was at '${rip:-?}'; "
+			echo "the trace ends at '${last:-nothing}', the fault was at '${rip:-?}'; " ;;
+	*panic-pmi*)
+		# a panic inside a PMI: the trace ends where that PMI interrupted traced code
+		"$build/tools/ptdecode" --elf "$build/topaz.so" --insn "$tpz" 2>/dev/null | tail -n 2 |
+			head -n 1 | grep -q '^\[disabled at ' ||
+			echo "the trace does not end at the interrupted instruction; " ;;
+	esac
+	case "$base" in
+	*snapshot*)
+		# the flight recorder: only its last bytes, so no totals to compare
 		[ "$problems" = 0 ] || echo "container problems; "
 		[ "$decode_errors" = 0 ] || echo "libipt decode errors; "
 		return ;;

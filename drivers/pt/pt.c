@@ -13,6 +13,7 @@
 #include <topaz/mm.h>
 #include <topaz/kernel.h>
 #include <topaz/errno.h>
+#include <topaz/cmdline.h>
 
 
 struct pt_pmu pt_pmu;
@@ -557,6 +558,15 @@ void pt_event_stop(struct perf_event *event, unsigned int mode)
 }
 
 /* flatten: the PMI path's helpers in this file inline into one function */
+/*
+ * Fault injection, as Linux's fail_* knobs: pt.fail_pmi=N panics inside the
+ * Nth PMI, with the trace unit stopped and its data not yet published, so a
+ * test sees the panic path write the trace from the worst place.
+ */
+static u64 fail_pmi;
+KPARAM_UINT("pt.fail_pmi", pt_fail_pmi, &fail_pmi, 0, 1ull << 40,
+	    "fault injection: panic inside the Nth PMI handler (0: never)");
+
 __attribute__((flatten)) void intel_pt_interrupt(void)
 {
 	struct pt *pt = this_cpu_ptr(pt_ctx);
@@ -571,6 +581,9 @@ __attribute__((flatten)) void intel_pt_interrupt(void)
 	pt_config_stop(event);
 	buf = event->buf;
 	pt_read_offset(buf);
+	if (unlikely(fail_pmi) && pt->pmis == fail_pmi)
+		panic("pt.fail_pmi=%llu: a panic inside that PMI's handler, as asked",
+		      (unsigned long long)fail_pmi);
 	pt_handle_status(pt);
 	pt_update_head(pt);
 	publish(pt, event);

@@ -20,11 +20,13 @@
 
 /**
  * struct trace_sink - where container bytes go
- * @write: called with consecutive pieces of the container, in order
+ * @write: called with consecutive pieces of the container, in order; returns
+ *	0 when the whole piece is stored, or a negative errno when the sink
+ *	failed (it is then called no more: the container ends before the piece)
  * @ctx: passed to @write
  */
 struct trace_sink {
-	void (*write)(void *ctx, const void *buf, size_t n);
+	int (*write)(void *ctx, const void *buf, size_t n);
 	void *ctx;
 };
 
@@ -37,7 +39,16 @@ struct trace_writer {
 	u32 seq;
 	u32 trace_records, sideband_records;
 	u64 trace_bytes, lost_bytes, file_bytes;
+	int sink_error;		/* the sink's error: nothing more goes to it */
+	u64 unwritten_bytes;	/* container bytes from that piece on, not stored */
 };
+
+/**
+ * trace_writer_sink_error() - 0 while the sink takes every byte; after it
+ * failed, its error, with @stored and @unwritten (may be NULL) set to the
+ * container bytes it took and the bytes the writer could not give it since
+ */
+int trace_writer_sink_error(const struct trace_writer *w, u64 *stored, u64 *unwritten);
 
 /**
  * trace_crc32() - CRC-32 (IEEE 802.3, reflected, as zlib's crc32())
@@ -158,8 +169,8 @@ struct trace_framer {
 /** trace_framer_begin() - start a framed stream: writes the BEGIN line */
 void trace_framer_begin(struct trace_framer *f, void (*out)(void *ctx, const char *s, size_t n),
 			void *ctx);
-/** trace_framer_write() - a trace_sink write function; @framer is the framer */
-void trace_framer_write(void *framer, const void *buf, size_t n);
+/** trace_framer_write() - a trace_sink write function; @framer is the framer (never fails) */
+int trace_framer_write(void *framer, const void *buf, size_t n);
 /** trace_framer_end() - flush the last frame and write the END line */
 void trace_framer_end(struct trace_framer *f);
 

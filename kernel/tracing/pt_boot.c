@@ -19,40 +19,17 @@ extern const u8 __build_id_note[] __hidden;
 
 static bool active;
 static struct trace_framer framer;
-static u8 *mem_buf;
-static u64 mem_len, mem_cap;
+static struct trace_mem_sink mem_sink;
 
-static void debugcon_sink(void *ctx, const void *buf, size_t n)
+static int debugcon_sink(void *ctx, const void *buf, size_t n)
 {
 	debugcon_write(buf, n);
+	return 0;
 }
 
 static void serial_out(void *ctx, const char *s, size_t n)
 {
 	uart_write(s, n);
-}
-
-/* pt.sink=memory: the container stays in RAM (a debugger or a dump reads it). */
-static void memory_sink(void *ctx, const void *buf, size_t n)
-{
-	if (mem_len + n > mem_cap) {
-		u64 cap = mem_cap ? mem_cap * 2 : 256 * 1024;
-		u8 *nb;
-
-		while (cap < mem_len + n)
-			cap *= 2;
-		nb = (u8 *)__get_free_pages(GFP_ATOMIC | __GFP_NOWARN, get_order((size_t)cap));
-		if (!nb)
-			return;	/* counted as lost by the reader: the trailer totals differ */
-		if (mem_buf) {
-			memcpy(nb, mem_buf, (size_t)mem_len);
-			free_pages((uintptr_t)mem_buf, get_order((size_t)mem_cap));
-		}
-		mem_buf = nb;
-		mem_cap = cap;
-	}
-	memcpy(mem_buf + mem_len, buf, n);
-	mem_len += n;
 }
 
 /* A crash comes with the control flow that led to it. */
@@ -92,7 +69,7 @@ int pt_boot_init(const struct boot_info *bi)
 		sink = trace_framer_sink(&framer);
 		break;
 	case PT_SINK_MEMORY:
-		sink = (struct trace_sink){ memory_sink, NULL };
+		sink = (struct trace_sink){ trace_mem_sink_write, &mem_sink };
 		break;
 	default:
 		sink = (struct trace_sink){ debugcon_sink, NULL };
@@ -205,6 +182,6 @@ void pt_boot_finish(void)
 			(unsigned long long)ms.bytes_lost, (unsigned long long)ms.pmis);
 	}
 	if (pt_opts.sink == PT_SINK_MEMORY)
-		pr_info("trace: container in memory at %#lx, %llu bytes\n", (unsigned long)mem_buf,
-			(unsigned long long)mem_len);
+		pr_info("trace: container in memory at %#lx, %llu bytes\n", (unsigned long)mem_sink.buf,
+			(unsigned long long)mem_sink.len);
 }

@@ -24,6 +24,7 @@ int pt_session_open(const struct pt_options *o, const struct trace_sink *sink,
 	struct pt_stream *st = this_cpu_ptr(pt_streams);
 	struct pt_event_attr attr;
 	unsigned int max_order = get_order(o->region_size);
+	struct page_alloc_stats mem;
 	int err;
 
 	if (s->open)
@@ -38,16 +39,29 @@ int pt_session_open(const struct pt_options *o, const struct trace_sink *sink,
 		return -EINVAL;
 	if (o->snapshot == false && !intel_pt_validate_hw_cap(PT_CAP_topa_multiple_entries))
 		max_order = get_order(o->buf_size);	/* single-entry ToPA: one block per table */
+	page_alloc_get_stats(&mem);
+	if (o->buf_size > mem.free_pages << PAGE_SHIFT) {
+		/* refused before trying: allocating and freeing most of memory takes seconds */
+		pr_err("pt.buf=%lluK is more than the free memory (%lluK free of %lluK): choose a smaller pt.buf\n",
+		       (unsigned long long)(o->buf_size >> 10),
+		       (unsigned long long)(mem.free_pages << (PAGE_SHIFT - 10)),
+		       (unsigned long long)(mem.total_pages << (PAGE_SHIFT - 10)));
+		return -ENOMEM;
+	}
 	st->aux = pt_aux_alloc(o->buf_size, max_order, o->snapshot, GFP_KERNEL);
 	if (!st->aux) {
-		pr_err("pt.buf=%lluK: cannot allocate the trace buffer\n",
-		       (unsigned long long)(o->buf_size >> 10));
+		pr_err("pt.buf=%lluK: cannot allocate the trace buffer in blocks of at most %lluK (%lluK free of %lluK)\n",
+		       (unsigned long long)(o->buf_size >> 10),
+		       (unsigned long long)(PAGE_SIZE << max_order >> 10),
+		       (unsigned long long)(mem.free_pages << (PAGE_SHIFT - 10)),
+		       (unsigned long long)(mem.total_pages << (PAGE_SHIFT - 10)));
 		return -ENOMEM;
 	}
 	st->aux->watermark = max(o->buf_size / 4, (u64)PAGE_SIZE);
 	st->aux->wakeup = st->aux->watermark;
 	err = pt_event_init(&st->event, &attr, st->aux, 0);
 	if (err) {
+		pr_err("pt=on: cannot set up the PT event (error %d)\n", err);
 		pt_aux_free(st->aux);
 		st->aux = NULL;
 		return err;
@@ -248,6 +262,8 @@ void pt_session_close(void)
 	struct pt_stream *st = this_cpu_ptr(pt_streams);
 	struct pt_session *s = &pt_session;
 	struct trace_totals t = { 0 };
+	u64 stored, unwritten;
+	int err;
 
 	if (!s->open)
 		return;
@@ -267,6 +283,10 @@ void pt_session_close(void)
 	t.pmis = this_cpu_ptr(pt_ctx)->pmis;
 	t.end_tsc = rdtsc();
 	trace_write_trailer(&s->writer, &t);
+	err = trace_writer_sink_error(&s->writer, &stored, &unwritten);
+	if (err)
+		pr_err("the sink failed (error %d) after %llu bytes of the container: the %llu bytes after them are not written, the container ends there\n",
+		       err, (unsigned long long)stored, (unsigned long long)unwritten);
 	pt_event_destroy(&st->event);
 	pt_aux_free(st->aux);
 	st->aux = NULL;

@@ -79,7 +79,25 @@ void pt_session_drain(void);
 void pt_session_snapshot(u64 len);
 /** pt_session_add_image() - a sideband memory image of traced code outside the kernel */
 void pt_session_add_image(const char *name, u64 vaddr, const void *data, u64 size);
-/** pt_session_close() - stop, drain (or snapshot), write the trailer */
+/**
+ * pt_session_close() - stop, drain (or snapshot), write the trailer; a sink
+ * that failed is reported (how much of the container it holds)
+ */
 void pt_session_close(void);
+
+/**
+ * struct trace_mem_sink - pt.sink=memory (kernel/tracing/mem_sink.c)
+ * @buf: @len: the container so far, in a block of @cap bytes of pages
+ * @failed_at: 0, or the size the container needed when a bigger block could
+ *	not be allocated (the sink failed there)
+ */
+struct trace_mem_sink {
+	u8 *buf;
+	u64 len, cap, failed_at;
+};
+/** trace_mem_sink_write() - a trace_sink write function; @ctx is a trace_mem_sink */
+int trace_mem_sink_write(void *ctx, const void *buf, size_t n);
+/** trace_mem_sink_free() - give back its pages */
+void trace_mem_sink_free(struct trace_mem_sink *m);
 
 #endif

@@ -57,11 +57,33 @@ void trace_writer_init(struct trace_writer *w, const struct trace_sink *sink)
 	w->state = TRACE_W_NEW;
 }
 
+/* After the sink failed the container ends there: later bytes are counted, not sent. */
 static void emit(struct trace_writer *w, const void *buf, size_t n)
 {
-	if (n)
-		w->sink.write(w->sink.ctx, buf, n);
+	int err;
+
+	if (!n)
+		return;
+	if (w->sink_error) {
+		w->unwritten_bytes += n;
+		return;
+	}
+	err = w->sink.write(w->sink.ctx, buf, n);
+	if (err) {
+		w->sink_error = err < 0 ? err : -EIO;
+		w->unwritten_bytes += n;
+		return;
+	}
 	w->file_bytes += n;
+}
+
+int trace_writer_sink_error(const struct trace_writer *w, u64 *stored, u64 *unwritten)
+{
+	if (stored)
+		*stored = w->file_bytes;
+	if (unwritten)
+		*unwritten = w->unwritten_bytes;
+	return w->sink_error;
 }
 
 /* One record: header, fixed body, payload. Both CRCs are computed before the
@@ -346,7 +368,7 @@ static void framer_flush(struct trace_framer *f)
 	f->len = 0;
 }
 
-void trace_framer_write(void *framer, const void *buf, size_t n)
+int trace_framer_write(void *framer, const void *buf, size_t n)
 {
 	struct trace_framer *f = framer;
 	const u8 *p = buf;
@@ -363,6 +385,7 @@ void trace_framer_write(void *framer, const void *buf, size_t n)
 		if (f->len == TPZ_FRAME_DATA)
 			framer_flush(f);
 	}
+	return 0;
 }
 
 void trace_framer_end(struct trace_framer *f)

@@ -42,7 +42,7 @@ struct buf {
 	size_t len;
 };
 
-static void buf_write(void *ctx, const void *data, size_t n)
+static int buf_write(void *ctx, const void *data, size_t n)
 {
 	struct buf *b = ctx;
 
@@ -50,6 +50,7 @@ static void buf_write(void *ctx, const void *data, size_t n)
 		die("seed too large");
 	memcpy(b->p + b->len, data, n);
 	b->len += n;
+	return 0;
 }
 
 static void buf_text(void *ctx, const char *s, size_t n)

@@ -422,7 +422,7 @@ static void test_options_from_cmdline(void **state)
 static u8 *file;
 static size_t file_len, file_cap;
 
-static void file_write(void *ctx, const void *buf, size_t n)
+static int file_write(void *ctx, const void *buf, size_t n)
 {
 	if (file_len + n > file_cap) {
 		file_cap = (file_len + n) * 2;
@@ -430,6 +430,7 @@ static void file_write(void *ctx, const void *buf, size_t n)
 	}
 	memcpy(file + file_len, buf, n);
 	file_len += n;
+	return 0;
 }
 
 /* Walk the container: every record's magic and size, the trace payloads joined. */
@@ -464,23 +465,38 @@ static size_t container_trace(u8 *out, size_t cap, unsigned int *types)
  * writes its container to `file`; the model generates 20000 iterations of
  * flow() (@bytes_lost: the trace unit's loss counter, or none).
  */
-static void session_run(u64 bytes, u64 (*bytes_lost)(void))
+static struct pt_options session_options(u64 bytes)
 {
-	struct trace_sink sink = { file_write, NULL };
-	struct pt_session_unit unit = { .model = true, .bytes_lost = bytes_lost };
 	struct pt_options o = pt_opts;
 
-	setup_machine("skylake");
 	o.enabled = true;
 	o.buf_size = bytes;
 	o.region_size = 4096;
 	o.filter = NULL;
 	o.snapshot = false;
-	file_len = 0;
+	return o;
+}
+
+/* The same on @sink, @iterations of flow(); the machine is set up by the caller. */
+static void session_run_on(const struct trace_sink *sink, u64 bytes, u64 (*bytes_lost)(void),
+			   unsigned int iterations)
+{
+	struct pt_session_unit unit = { .model = true, .bytes_lost = bytes_lost };
+	struct pt_options o = session_options(bytes);
+
 	flow_start();
-	assert_int_equal(pt_session_open(&o, &sink, &unit, 0x100000, 0x20000, NULL), 0);
+	assert_int_equal(pt_session_open(&o, sink, &unit, 0x100000, 0x20000, NULL), 0);
 	assert_int_equal(pt_session_start(), 0);
-	flow(20000);
+	flow(iterations);
+}
+
+static void session_run(u64 bytes, u64 (*bytes_lost)(void))
+{
+	struct trace_sink sink = { file_write, NULL };
+
+	setup_machine("skylake");
+	file_len = 0;
+	session_run_on(&sink, bytes, bytes_lost, 20000);
 }
 
 static void test_session_writes_a_container(void **state)
@@ -606,6 +622,161 @@ static void test_session_stop_without_a_loss_count(void **state)
 	ptd_diag_format(&gaps.v[0], "x", line, sizeof(line));
 	assert_non_null(strstr(line, "an unknown number of bytes lost"));
 	ptd_diags_free(&gaps);
+}
+
+/*
+ * Session setup failing at each of its allocations (the ToPA tables, the
+ * buffer's blocks, the bookkeeping): -ENOMEM, said, nothing leaked, and the
+ * session can be opened again; past the last allocation it opens.
+ */
+static void test_session_open_fails_cleanly_at_each_allocation(void **state)
+{
+	struct trace_sink sink = { file_write, NULL };
+	struct pt_session_unit unit = { .model = true, .bytes_lost = pt_model_bytes_lost };
+	struct pt_options o = session_options(64 * 1024);
+	struct page_alloc_stats before, after;
+	char out[2048];
+	unsigned long nth;
+	int err = -ENOMEM;
+
+	setup_machine("skylake");
+	page_alloc_get_stats(&before);
+	for (nth = 1; nth < 200 && err; nth++) {
+		file_len = 0;
+		page_alloc_fail_nth(nth);
+		printk_capture_start(out, sizeof(out));
+		err = pt_session_open(&o, &sink, &unit, 0x100000, 0x20000, NULL);
+		printk_capture_stop();
+		page_alloc_fail_nth(0);
+		if (err) {
+			assert_int_equal(err, -ENOMEM);
+			assert_true(strstr(out, "cannot allocate the trace buffer") ||
+				    strstr(out, "cannot set up the PT event"));
+			assert_false(pt_session.open);
+			page_alloc_get_stats(&after);
+			assert_int_equal(after.free_pages, before.free_pages);
+		}
+	}
+	assert_int_equal(err, 0);
+	assert_true(nth > 16 + 2);	/* 16 pages and a table at least were tried */
+	pt_session_close();
+	page_alloc_get_stats(&after);
+	assert_int_equal(after.free_pages, before.free_pages);
+}
+
+/* A sink that takes @sink_limit bytes, then fails (as a full disk would). */
+static size_t sink_limit;
+
+static int limited_write(void *ctx, const void *buf, size_t n)
+{
+	if (file_len + n > sink_limit)
+		return -EIO;
+	return file_write(ctx, buf, n);
+}
+
+/*
+ * What the decoder makes of a container that ends early: the problem names
+ * where it ended, and the trace it holds is the model's first bytes.
+ */
+static void check_cut_container(const char *name, u8 *data, size_t len)
+{
+	struct ptd_container c;
+	struct ptd_segments segs;
+	bool said = false;
+
+	assert_in_range(ptd_container_parse(&c, name, data, len), 1, 2);
+	ptd_segments_build(&c, &segs);
+	for (size_t i = 0; i < c.diags.n; i++) {
+		char line[1024];
+
+		ptd_diag_format(&c.diags.v[i], name, line, sizeof(line));
+		said |= strstr(line, "no trailer") || strstr(line, "no intact record");
+	}
+	assert_true(said);
+	for (size_t i = 0; i < segs.n; i++) {
+		assert_true(segs.v[i].stream_off + segs.v[i].size <= gen_len);
+		assert_memory_equal(segs.v[i].data, gen + segs.v[i].stream_off, segs.v[i].size);
+	}
+	ptd_segments_free(&segs);
+	ptd_container_free(&c);
+}
+
+/*
+ * The sink fails midway (before the header, inside it, between chunks):
+ * the writer stops at that write, the session says how much the container
+ * holds, and what it holds decodes up to there.
+ */
+static void test_session_sink_fails_midway(void **state)
+{
+	static const size_t limits[] = { 0, 100, 400, 5000, 20000, 40000 };
+	struct trace_sink sink = { limited_write, NULL };
+	struct page_alloc_stats before, after;
+	char out[4096], want[96];
+
+	for (size_t i = 0; i < ARRAY_SIZE(limits); i++) {
+		setup_machine("skylake");
+		page_alloc_get_stats(&before);
+		file_len = 0;
+		sink_limit = limits[i];
+		session_run_on(&sink, 16384, pt_model_bytes_lost, 20000);
+		printk_capture_start(out, sizeof(out));
+		pt_session_close();
+		printk_capture_stop();
+		assert_true(file_len <= sink_limit);
+		snprintf(want, sizeof(want), "the sink failed (error %d) after %zu bytes of the container",
+			 -EIO, file_len);
+		assert_non_null(strstr(out, want));
+		page_alloc_get_stats(&after);
+		assert_int_equal(after.free_pages, before.free_pages);
+		if (file_len >= TPZ_REC_SIZE)
+			check_cut_container("cut.tpz", file, file_len);
+	}
+}
+
+/*
+ * pt.sink=memory cannot grow (each of its allocations fails in turn): the
+ * container in memory ends at the write that needed more, decodes up to
+ * there, and every page comes back.
+ */
+static void test_memory_sink_growth_fails(void **state)
+{
+	struct page_alloc_stats before, after;
+	unsigned int failed = 0;
+
+	for (unsigned long nth = 1; nth < 8; nth++) {
+		struct trace_mem_sink m = { 0 };
+		struct trace_sink sink = { trace_mem_sink_write, &m };
+		struct pt_session_unit unit = { .model = true, .bytes_lost = pt_model_bytes_lost };
+		struct pt_options o = session_options(16384);
+		char out[4096];
+
+		setup_machine("skylake");
+		page_alloc_get_stats(&before);
+		flow_start();
+		assert_int_equal(pt_session_open(&o, &sink, &unit, 0x100000, 0x20000, NULL), 0);
+		/* from here the sink's growth is the only allocation */
+		page_alloc_fail_nth(nth);
+		assert_int_equal(pt_session_start(), 0);
+		flow(150000);
+		printk_capture_start(out, sizeof(out));
+		pt_session_close();
+		printk_capture_stop();
+		page_alloc_fail_nth(0);
+		if (!m.failed_at) {
+			assert_null(strstr(out, "the sink failed"));
+			trace_mem_sink_free(&m);
+			break;
+		}
+		failed++;
+		assert_true(m.len < m.failed_at);
+		assert_non_null(strstr(out, "the sink failed (error -12)"));
+		if (m.len >= TPZ_REC_SIZE)
+			check_cut_container("mem.tpz", m.buf, (size_t)m.len);
+		trace_mem_sink_free(&m);
+		page_alloc_get_stats(&after);
+		assert_int_equal(after.free_pages, before.free_pages);
+	}
+	assert_true(failed >= 2);	/* the first block, and a growth */
 }
 
 int main(void)

@@ -14,7 +14,7 @@ struct membuf {
 	unsigned int writes;
 };
 
-static inline void membuf_write(void *ctx, const void *buf, size_t n)
+static inline int membuf_write(void *ctx, const void *buf, size_t n)
 {
 	struct membuf *m = ctx;
 
@@ -27,6 +27,7 @@ static inline void membuf_write(void *ctx, const void *buf, size_t n)
 	memcpy(m->p + m->len, buf, n);
 	m->len += n;
 	m->writes++;
+	return 0;
 }
 
 static inline void membuf_free(struct membuf *m)

@@ -8,11 +8,12 @@
 static u8 kt_buf[4096];
 static size_t kt_len;
 
-static void kt_sink(void *ctx, const void *buf, size_t n)
+static int kt_sink(void *ctx, const void *buf, size_t n)
 {
 	if (kt_len + n <= sizeof(kt_buf))
 		memcpy(kt_buf + kt_len, buf, n);
 	kt_len += n;
+	return 0;
 }
 
 static char kt_text[4096];

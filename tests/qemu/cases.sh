@@ -36,3 +36,11 @@ trace-no-debugcon|pt=on pt.buf=8K pt.region=4K run=sort,slab|33|no debug console
 # RET compression, the timer at 5 kHz interrupting traced code, over a million instructions
 trace-storm-vector|pt=on pt.profile=arrowlake pt.buf=8K pt.region=4K pt.tsc=1 pt.mtc=1 pt.cyc=1 pt.mtc_period=0 pt.cyc_thresh=0 pt.psb_period=0 pt.noretcomp pt.pmi=vector pt.step=branch timer.hz=5000 run=slab,slab,slab,slab,slab,slab,sort,recursion,dispatch,timer,firmware|33|profile arrowlake;run: firmware returned
 trace-storm-nmi|pt=on pt.profile=tigerlake pt.buf=8K pt.region=4K pt.tsc=1 pt.mtc=1 pt.cyc=1 pt.mtc_period=0 pt.cyc_thresh=0 pt.psb_period=0 pt.noretcomp pt.pmi=nmi pt.step=single timer.hz=5000 run=slab,slab,slab,slab,slab,slab,sort,recursion,dispatch,timer,firmware|33|profile tigerlake;run: firmware returned
+# Faults while tracing: a page fault in traced code (normal mode: what was not drained yet is
+# written), and a panic inside a PMI handler with the trace unit stopped mid-service
+trace-fault-normal|pt=on pt.buf=8K pt.region=4K pt.noretcomp pt.pmi=nmi run=slab,fault|35|PANIC: exception #PF;pt: panic: writing the trace (what was not drained yet)
+trace-panic-pmi-vector|pt=on pt.buf=8K pt.region=4K pt.noretcomp pt.pmi=vector pt.fail_pmi=5 run=slab,sort|35|Kernel panic: pt.fail_pmi=5: a panic inside that PMI's handler;pt: panic: writing the trace
+trace-panic-pmi-nmi|pt=on pt.buf=8K pt.region=4K pt.noretcomp pt.pmi=nmi pt.fail_pmi=5 run=slab,sort|35|Kernel panic: pt.fail_pmi=5: a panic inside that PMI's handler;pt: panic: writing the trace
+# Memory pressure: a buffer larger than free memory is refused with the numbers; 128 MiB traces
+pt-buf-too-big|pt=on pt.buf=1G run=sort|35|pt.buf=1048576K is more than the free memory (;pt=on, but no trace was taken
+trace-mem-128m|pt=on pt.buf=8K pt.region=4K pt.noretcomp run=demo|33|memory map: conventional;run: firmware returned|mem=128M
