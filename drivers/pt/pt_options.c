@@ -112,11 +112,15 @@ static int filter_error(const char *f, size_t len, const char *why)
 	return -EINVAL;
 }
 
+/* The non-canonical addresses with 48-bit linear addresses. */
+#define NONCANON_FIRST	0x0000800000000000ull
+#define NONCANON_LAST	0xffff7fffffffffffull
+
 /* One "ACTION SPEC" item of @len bytes at @f. */
 static int parse_one(const char *f, size_t len, struct pt_filter *out)
 {
 	char item[160], *spec, *slash;
-	u64 start, size = 0;
+	u64 start, end, size = 0;
 	uintptr_t sym_size = 0;
 
 	while (len && (*f == ' ' || *f == '\t')) {
@@ -165,8 +169,23 @@ static int parse_one(const char *f, size_t len, struct pt_filter *out)
 	}
 	if (start + size - 1 < start)
 		return filter_error(f, len, "range wraps around the address space");
+	end = start + size - 1;
+	/*
+	 * IA32_RTIT_ADDRn_A/B #GP on a non-canonical address (the model too:
+	 * PT_GP_ADDR_NONCANONICAL), so a range reaching into the hole crashed
+	 * the boot at the first wrmsr. No code runs in the hole (topaz pages
+	 * with 4 levels: 48-bit linear addresses), so, as Linux's
+	 * pt_event_addr_filters_sync(), an end in it moves to the nearest
+	 * canonical address without changing what the filter selects.
+	 */
+	if (start >= NONCANON_FIRST && start <= NONCANON_LAST)
+		start = NONCANON_LAST + 1;
+	if (end >= NONCANON_FIRST && end <= NONCANON_LAST)
+		end = NONCANON_FIRST - 1;
+	if (end < start)
+		return filter_error(f, len, "range lies in the non-canonical address hole");
 	out->msr_a = start;
-	out->msr_b = start + size - 1;
+	out->msr_b = end;
 	return 0;
 }
 

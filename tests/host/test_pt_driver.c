@@ -388,6 +388,43 @@ static void test_filters_parse_perf_syntax(void **state)
 	assert_non_null(strstr(out, "'drain': expected ACTION SPEC"));
 }
 
+/*
+ * The ADDRn MSRs #GP on a non-canonical address: a range's end in the hole
+ * moves to the nearest canonical address, a range wholly inside is refused,
+ * and the accepted ranges program without a fault.
+ */
+static void test_filters_skip_noncanonical_hole(void **state)
+{
+	struct pt_event_attr attr = { 0 };	/* the parser sets the filters only */
+	struct pt_aux *aux;
+	unsigned int faults;
+	char out[1024];
+
+	setup_machine("skylake");
+	assert_int_equal(pt_parse_filters("filter 0x7fffffff0000/128K,stop 0xffff7ffffff00000/2M",
+					  &attr), 0);
+	assert_int_equal(attr.nr_filters, 2);
+	assert_int_equal(attr.filters[0].msr_a, 0x7fffffff0000ull);
+	assert_int_equal(attr.filters[0].msr_b, 0x7fffffffffffull);
+	assert_int_equal(attr.filters[1].msr_a, 0xffff800000000000ull);
+	assert_int_equal(attr.filters[1].msr_b, 0xffff8000000fffffull);
+
+	faults = hosted_msr_faults;
+	aux = pt_aux_alloc(64 * 1024, 0, false, GFP_KERNEL);
+	assert_non_null(aux);
+	aux->watermark = aux->wakeup = 16 * 1024;
+	flow_start();
+	assert_int_equal(pt_event_init(&event, &attr, aux, 0), 0);
+	assert_int_equal(pt_event_start(&event), 0);
+	assert_int_equal(hosted_msr_faults, faults);
+	finish(aux);
+
+	printk_capture_start(out, sizeof(out));
+	assert_int_equal(pt_parse_filters("filter 0xfffffffff0000/64K", &attr), -EINVAL);
+	printk_capture_stop();
+	assert_non_null(strstr(out, "'filter 0xfffffffff0000/64K': range lies in the non-canonical"));
+}
+
 static void test_options_from_cmdline(void **state)
 {
 	struct pt_event_attr attr;
@@ -790,10 +827,14 @@ int main(void)
 		cmocka_unit_test(test_invalid_config_named),
 		cmocka_unit_test(test_setup_fails_cleanly_at_each_allocation),
 		cmocka_unit_test(test_filters_parse_perf_syntax),
+		cmocka_unit_test(test_filters_skip_noncanonical_hole),
 		cmocka_unit_test(test_options_from_cmdline),
 		cmocka_unit_test(test_session_writes_a_container),
 		cmocka_unit_test(test_session_stop_losses_reach_the_container),
 		cmocka_unit_test(test_session_stop_without_a_loss_count),
+		cmocka_unit_test(test_session_open_fails_cleanly_at_each_allocation),
+		cmocka_unit_test(test_session_sink_fails_midway),
+		cmocka_unit_test(test_memory_sink_growth_fails),
 	};
 	return cmocka_run_group_tests_name("pt_driver", tests, NULL, NULL);
 }
