@@ -67,6 +67,31 @@ void kmem_cache_init(void)
 	}
 }
 
+#if defined(TOPAZ_HOSTED) && !defined(TOPAZ_BENCH)
+/* Hosted only: the fuzzers start each input from no kmalloc caches. */
+int kmalloc_caches_reset(void)
+{
+	int kept = 0;
+
+	for (unsigned int i = 1; i <= KMALLOC_SHIFT_HIGH; i++) {
+		struct kmem_cache *s = kmalloc_caches[i];
+		struct slabinfo si;
+
+		if (!s)
+			continue;
+		kmem_cache_shrink(s);
+		kmem_cache_get_slabinfo(s, &si);
+		if (si.active_slabs) {
+			kept++;
+			continue;
+		}
+		kmem_cache_destroy(s);
+		kmalloc_caches[i] = NULL;
+	}
+	return kept;
+}
+#endif
+
 static void mark_large(struct page *head, size_t size)
 {
 	unsigned int n = 1u << head->order;

@@ -1015,6 +1015,14 @@ static struct kmem_cache *__kmem_cache_create_caller(const char *name, unsigned 
 	desc_order = get_order(desc_bytes);
 	page = __alloc_pages_caller(NUMA_NO_NODE, GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN,
 				    desc_order, caller);
+	/*
+	 * Memory pressure: creation may block, so empty slabs and the CPU arrays
+	 * go back first, as for a slab; without this it failed while pages were
+	 * reclaimable (found by tests/fuzz/fuzz_slab).
+	 */
+	if (!page && kmem_cache_shrink_all())
+		page = __alloc_pages_caller(NUMA_NO_NODE, GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN,
+					    desc_order, caller);
 	if (!page)
 		return create_failed(flags, caller, name,
 				     "no memory for the cache descriptor (%lu bytes)", desc_bytes);

@@ -340,7 +340,12 @@ void slab_print_object(const void *p)
 	if (s->object_size <= DUMP_MAX) {
 		slab_hexdump("Object", obj, s->object_size);
 	} else {
-		size_t at = start ? 0 : (size_t)((const u8 *)p - obj);
+		/*
+		 * @p may sit before the object: in the first slot's left red zone
+		 * slab_obj_index() answers object 0. Dump from the start then;
+		 * the difference went negative here (found by tests/fuzz/fuzz_slab).
+		 */
+		size_t at = start || (const u8 *)p < obj ? 0 : (size_t)((const u8 *)p - obj);
 
 		at = ALIGN_DOWN(at, 16UL);
 		if (at + DUMP_MAX > s->object_size)

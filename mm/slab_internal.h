@@ -111,6 +111,9 @@ static __always_inline struct slab_cpu *slab_cpu(struct kmem_cache *s, unsigned 
  * sections (never compiled into the kernel or the benchmark). */
 #if defined(TOPAZ_HOSTED) && !defined(TOPAZ_BENCH)
 extern void (*slab_test_irq_hook)(int where);
+/* Destroy the kmalloc caches, so that kmem_cache_init() makes them anew (under
+ * another slub_debug=); returns how many still held objects and were kept. */
+int kmalloc_caches_reset(void);
 #define SLAB_TEST_HOOK(where) do { if (slab_test_irq_hook) slab_test_irq_hook(where); } while (0)
 #else
 #define SLAB_TEST_HOOK(where) do { } while (0)

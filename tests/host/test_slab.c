@@ -404,6 +404,38 @@ static void test_memory_pressure_reclaims_empty_slabs(void **state)
 	kmem_cache_destroy(b);
 }
 
+/* Creating a cache may block: it reclaims empty slabs before it fails. */
+static void test_create_under_memory_pressure_reclaims(void **state)
+{
+	struct kmem_cache *a = kmem_cache_create("t-cpress-a", 256, 0, 0, NULL);
+	struct kmem_cache *b;
+	static uintptr_t pages[20000];
+	static void *p[2000];
+	struct slabinfo si;
+	int n = 0;
+
+	for (int i = 0; i < 2000; i++)
+		p[i] = kmem_cache_alloc(a, GFP_KERNEL);
+	for (int i = 0; i < 2000; i++)
+		kmem_cache_free(a, p[i]);
+	kmem_cache_get_slabinfo(a, &si);
+	assert_true(si.nr_free > 0 || si.cpu_cached > 0);
+	/* take every free page */
+	for (unsigned int o = MAX_ORDER + 1; o-- > 0;)
+		while (n < 20000 && (pages[n] = __get_free_pages(GFP_KERNEL | __GFP_NOWARN, o)))
+			pages[n++] |= o;	/* order in the low bits */
+	/* the descriptor (one page: no CPU array) comes out of a's empty slabs */
+	b = kmem_cache_create("t-cpress-b", 64, 0, SLAB_CONSISTENCY_CHECKS, NULL);
+	assert_non_null(b);
+	kmem_cache_get_slabinfo(a, &si);
+	assert_int_equal(si.nr_free, 0);
+	assert_int_equal(si.cpu_cached, 0);
+	kmem_cache_destroy(b);
+	while (n--)
+		free_pages(pages[n] & PAGE_MASK, (unsigned int)(pages[n] & ~PAGE_MASK));
+	kmem_cache_destroy(a);
+}
+
 static void test_destroy_with_objects_reports_and_keeps(void **state)
 {
 	struct kmem_cache *s = kmem_cache_create("t-leak", 32, 0, SLAB_STORE_USER, NULL);
@@ -698,6 +730,7 @@ int main(void)
 		cmocka_unit_test(test_bulk),
 		cmocka_unit_test(test_shrink_returns_empty_slabs),
 		cmocka_unit_test(test_memory_pressure_reclaims_empty_slabs),
+		cmocka_unit_test(test_create_under_memory_pressure_reclaims),
 		cmocka_unit_test(test_destroy_with_objects_reports_and_keeps),
 		cmocka_unit_test(test_create_rejects_bad_arguments),
 		cmocka_unit_test(test_interrupt_during_fast_path),

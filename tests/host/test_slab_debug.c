@@ -120,6 +120,24 @@ static void test_left_redzone(void **state)
 	kmem_cache_destroy(s);
 }
 
+/* A free of a pointer in the first object's left red zone: the dump starts at the object. */
+static void test_free_into_first_left_redzone(void **state)
+{
+	struct kmem_cache *s = kmem_cache_create("d-lrz-big", 300, 0, SLAB_RED_ZONE, NULL);
+	u8 *p = kmem_cache_alloc(s, GFP_KERNEL);
+
+	assert_ptr_equal(p - s->red_left_pad, slab_base(slab_head_page(p)));	/* slot 0 */
+	capture();
+	kmem_cache_free(s, p - 4);
+	uncapture();
+	EXPECT("BUG d-lrz-big: Free of a pointer that is not an object's start (slab padding)");
+	EXPECT("INFO: 300-byte object: bytes 0-127 shown");
+	assert_int_equal(errors(s), 1);
+	kmem_cache_free(s, p);		/* not freed by the bad call */
+	assert_int_equal(errors(s), 1);
+	kmem_cache_destroy(s);
+}
+
 static void test_use_after_free_caught_on_alloc(void **state)
 {
 	struct kmem_cache *s = kmem_cache_create("d-uaf", 80, 0, SLAB_POISON | SLAB_STORE_USER, NULL);
@@ -463,6 +481,7 @@ int main(void)
 		cmocka_unit_test(test_clean_use_reports_nothing),
 		cmocka_unit_test(test_right_redzone_one_byte_past),
 		cmocka_unit_test(test_left_redzone),
+		cmocka_unit_test(test_free_into_first_left_redzone),
 		cmocka_unit_test(test_use_after_free_caught_on_alloc),
 		cmocka_unit_test(test_use_after_free_caught_by_validate),
 		cmocka_unit_test(test_double_free),
