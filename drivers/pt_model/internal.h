@@ -80,9 +80,14 @@ _Static_assert(sizeof(bool) == 1, "the gate word holds one byte a flag");
 static inline u32 ptm_cap(int sub, int reg) { return ptm.prof->leaf14[sub][reg]; }
 static inline bool ptm_ebx(u32 bit) { return ptm_cap(0, 1) & bit; }
 static inline bool ptm_ecx(u32 bit) { return ptm_cap(0, 2) & bit; }
+/* CPUID.14H.1:EAX[2:0] may say up to 7, but only ADDR0..3 (and ADDR0..3_CFG)
+ * exist: a profile claiming more has 4, not an index past addr_a[]/addr_b[]
+ * (found by tests/fuzz/fuzz_msr with a synthetic profile). */
 static inline unsigned int ptm_nr_ranges(void)
 {
-	return ptm_ebx(PT_CAP_IP_FILTER) ? (ptm_cap(1, 0) & PT_CAP_NUM_RANGES_MASK) : 0;
+	unsigned int n = ptm_ebx(PT_CAP_IP_FILTER) ? (ptm_cap(1, 0) & PT_CAP_NUM_RANGES_MASK) : 0;
+
+	return min(n, (unsigned int)ARRAY_SIZE(ptm.addr_a));
 }
 static inline unsigned int ptm_addr_cfg(unsigned int n)
 {

@@ -196,11 +196,13 @@ static int model_write(u32 msr, u64 val)
 		ret = arch_wrmsr_safe(msr, val);
 		break;
 	case MSR_CORE_PERF_GLOBAL_OVF_CTRL:
-		if (val & MSR_CORE_PERF_GLOBAL_OVF_CTRL_TRACE_TOPA_PMI)
+		/* The CPU's bits first: a WRMSR that #GPs has no effect, so a
+		 * write the CPU refuses must not clear TraceToPAPMI either
+		 * (found by tests/fuzz/fuzz_msr). */
+		if (val & ~MSR_CORE_PERF_GLOBAL_OVF_CTRL_TRACE_TOPA_PMI)
+			ret = arch_wrmsr_safe(msr, val & ~MSR_CORE_PERF_GLOBAL_OVF_CTRL_TRACE_TOPA_PMI);
+		if (!ret && (val & MSR_CORE_PERF_GLOBAL_OVF_CTRL_TRACE_TOPA_PMI))
 			ptm.topa_pmi = false;
-		val &= ~MSR_CORE_PERF_GLOBAL_OVF_CTRL_TRACE_TOPA_PMI;
-		if (val)
-			ret = arch_wrmsr_safe(msr, val);
 		break;
 	default: {
 		unsigned int n = (msr - MSR_IA32_RTIT_ADDR0_A) / 2;

@@ -181,6 +181,36 @@ static void test_synthetic_capability_rules(void **state)
 	assert_int_equal(rd(MSR_IA32_RTIT_STATUS), 0);
 }
 
+/*
+ * CPUID.14H.1:EAX[2:0] can say 7 ranges, but only ADDR0..3 exist: the model
+ * has 4. With 7, FilterEn looked at ADDR6_CFG (CTL bits 59:56, where
+ * InjectPsbPmiOnEnable is bit 56) and read addr_a[6] (fuzz_msr found it).
+ */
+static const struct pt_profile seven_ranges = {
+	.name = "synthetic-seven-ranges", .cpu = "synthetic", .source = "test",
+	.leaf14 = { { 1, PT_CAP_IP_FILTER | PT_CAP_PSB_PMI_PRESERVE, PT_CAP_TOPA | PT_CAP_TOPA_MULTI, 0 },
+		    { 7, 0, 0, 0 } },
+	.maxphyaddr = 39, .linear_bits = 48, .cbr = 1,
+};
+
+static void test_more_ranges_than_msrs(void **state)
+{
+	install(&seven_ranges);
+	simple_output();
+	wr(MSR_IA32_RTIT_ADDR3_B, 0x1000);
+	wr(MSR_IA32_RTIT_ADDR0_A, 0x401000);
+	wr(MSR_IA32_RTIT_ADDR0_B, 0x401fff);
+	wr(MSR_IA32_RTIT_CTL, EN | (1ULL << RTIT_CTL_ADDR0_OFFSET) | RTIT_CTL_INJECT_PSB_PMI);
+	capture_reset();
+	/* enable point outside ADDR0: FilterEn=0, no TIP.PGE */
+	pt_model_ev_at(0x500000);
+	assert_int_equal(capture_count(PTPK_TIP_PGE), 0);
+	assert_false(rd(MSR_IA32_RTIT_STATUS) & RTIT_STATUS_FILTEREN);
+	pt_model_ev_jump_indirect(0x500000, 0x401800);
+	assert_int_equal(capture_count(PTPK_TIP_PGE), 1);
+	assert_true(rd(MSR_IA32_RTIT_STATUS) & RTIT_STATUS_FILTEREN);
+}
+
 /* --------------------------------------------------------- STATUS */
 
 static void test_status_rules(void **state)
@@ -495,6 +525,39 @@ static void test_pass_through(void **state)
 	assert_int_equal(wrmsr_safe(MSR_CORE_PERF_GLOBAL_STATUS, 0), -EIO);
 }
 
+/*
+ * An OVF_CTRL write the CPU refuses (#GP) changes nothing: TraceToPAPMI
+ * stays set. The model used to clear it before passing the CPU's bits on
+ * (fuzz_msr found it).
+ */
+static void test_refused_ovf_ctrl_keeps_topa_pmi(void **state)
+{
+	const u64 ack = MSR_CORE_PERF_GLOBAL_OVF_CTRL_TRACE_TOPA_PMI;
+
+	/* Tiger Lake: a preserved ToPA PMI sets TraceToPAPMI at the enable */
+	setup_profile("tigerlake");
+	simple_output();
+	wr(MSR_IA32_RTIT_STATUS, RTIT_STATUS_PENDTOPAPMI);
+	wr(MSR_IA32_RTIT_CTL, EN | RTIT_CTL_INJECT_PSB_PMI);
+	assert_true(rd(MSR_CORE_PERF_GLOBAL_STATUS) & GLOBAL_STATUS_TRACE_TOPAPMI);
+	/* the fake CPU has no OVF_CTRL: its bit 0 faults, bit 55 must stay */
+	pt_model_clear_faults();
+	assert_int_equal(wrmsr_safe(MSR_CORE_PERF_GLOBAL_OVF_CTRL, ack | BIT_ULL(0)), -EIO);
+	assert_int_equal(pt_model_last_gp(), -1);
+	assert_true(rd(MSR_CORE_PERF_GLOBAL_STATUS) & GLOBAL_STATUS_TRACE_TOPAPMI);
+	/* bit 55 alone is the model's: accepted, and it clears */
+	wr(MSR_CORE_PERF_GLOBAL_OVF_CTRL, ack);
+	assert_false(rd(MSR_CORE_PERF_GLOBAL_STATUS) & GLOBAL_STATUS_TRACE_TOPAPMI);
+	/* with the CPU's OVF_CTRL present, both go through */
+	hosted_msr_define(MSR_CORE_PERF_GLOBAL_OVF_CTRL, 0);
+	wr(MSR_IA32_RTIT_CTL, EN & ~RTIT_CTL_TRACEEN);
+	wr(MSR_IA32_RTIT_STATUS, RTIT_STATUS_PENDTOPAPMI);
+	wr(MSR_IA32_RTIT_CTL, EN | RTIT_CTL_INJECT_PSB_PMI);
+	assert_true(rd(MSR_CORE_PERF_GLOBAL_STATUS) & GLOBAL_STATUS_TRACE_TOPAPMI);
+	wr(MSR_CORE_PERF_GLOBAL_OVF_CTRL, ack | BIT_ULL(0));
+	assert_false(rd(MSR_CORE_PERF_GLOBAL_STATUS) & GLOBAL_STATUS_TRACE_TOPAPMI);
+}
+
 static void test_install_decisions(void **state)
 {
 	struct cpuid_regs l0 = { 0x20, 0, 0, 0 }, l7 = { 0, CPUID_7_0_EBX_INTEL_PT, 0, 0 };
@@ -610,6 +673,7 @@ int main(void)
 		cmocka_unit_test_setup(test_ctl_feature_rules_broadwell, setup),
 		cmocka_unit_test_setup(test_ctl_features_present_elsewhere, setup),
 		cmocka_unit_test_setup(test_synthetic_capability_rules, setup),
+		cmocka_unit_test_setup(test_more_ranges_than_msrs, setup),
 		cmocka_unit_test_setup(test_status_rules, setup),
 		cmocka_unit_test_setup(test_output_rules, setup),
 		cmocka_unit_test_setup(test_cr3_and_addr_rules, setup),
@@ -624,6 +688,7 @@ int main(void)
 		cmocka_unit_test_setup(test_cpuid_answers, setup),
 		cmocka_unit_test_setup(test_cpuid_keeps_cpu_bits, setup),
 		cmocka_unit_test_setup(test_pass_through, setup),
+		cmocka_unit_test_setup(test_refused_ovf_ctrl_keeps_topa_pmi, setup),
 		cmocka_unit_test_setup(test_install_decisions, setup),
 		cmocka_unit_test_setup(test_command_line, setup),
 		cmocka_unit_test_setup(test_profiles, setup),
