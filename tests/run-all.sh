@@ -212,10 +212,17 @@ qemu_case() {
 		[ "$tpz" != /dev/null ] && why="${why:+$why; }$(check_trace "$clean" "$tpz" "$dir/$name")"
 		why=${why%; }
 		if [ -z "$why" ]; then echo "PASS qemu.$name"; else echo "FAIL qemu.$name: $why"; fi
-		# the same trace through Linux perf's decoder (tests/qemu/perf_check.py)
+		# the same trace through Linux perf's decoder (tests/qemu/perf_check.py),
+		# and the call tree against a stack rebuilt from the instruction list
 		if [ "$tpz" != /dev/null ] && [ -s "$tpz" ]; then
 			python3 "$here/tests/qemu/perf_check.py" --ptdecode "$build/tools/ptdecode" \
 				--elf "$build/topaz.so" --container "$tpz" --name "qemu.perf.$name" 2>&1
+			local out verdict
+			out=$(python3 "$here/tests/qemu/calltree_check.py" --name "qemu.calltree.$name" \
+				"$build/tools/ptdecode" "$build/topaz.so" "$tpz" 2>&1)
+			printf '%s\n' "$out" >"$dir/$name.calltree"	# the differences, if any
+			verdict=$(grep -E '^(PASS|FAIL) ' <<<"$out")
+			echo "${verdict:-FAIL qemu.calltree.$name: no verdict ($(tail -n 1 <<<"$out"))}"
 		fi
 	} >"$res"
 }
