@@ -257,11 +257,20 @@ $(BUILD)/bench/pt-bench: tests/bench/pt_bench.c $(BENCH_OBJS) $(PT_BENCH_OBJS)
 	$(Q)$(CC) $(BCFLAGS) $^ -lelf -ldl -o $@
 BENCH_BINS += $(BUILD)/bench/pt-bench
 
-bench: setup $(BENCH_BINS) kernel
+# The decode-speed floor (tests/bench/ipt_bare.c): libipt counting
+# instructions, on ptdecode's library objects as the tool builds them (-O2).
+IPT_BARE_OBJS := $(filter-out %/main.c.o,$(TOOL_OBJS))
+$(BUILD)/bench/ipt-bare: tests/bench/ipt_bare.c $(IPT_BARE_OBJS)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(TCFLAGS) -Itools/ptdecode $^ $(TOOL_LIBS) -o $@
+BENCH_BINS += $(BUILD)/bench/ipt-bare
+
+bench: setup $(BENCH_BINS) kernel tools
 	$(Q)status=0; tests/bench/run.sh $(BUILD)/bench || status=$$?; \
 	tests/bench/trace_speed.sh $(BUILD) sort || status=$$?; \
 	tests/bench/trace_speed.sh $(BUILD) slab || status=$$?; \
-	tests/bench/decode_speed.sh $(BUILD) || status=$$?; exit $$status
+	tests/bench/decode_speed.sh $(BUILD) || status=$$?; \
+	tests/bench/decode_bare.sh $(BUILD) || status=$$?; exit $$status
 
 clean:
 	rm -rf $(BUILD)

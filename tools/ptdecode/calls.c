@@ -159,7 +159,7 @@ static void close_all(struct ptd_calls *k, const char *note)
 
 static void push_frame(struct ptd_calls *k, enum ptd_frame_kind kind, u64 ip, u64 ret, u64 from)
 {
-	const struct ptd_symbol *sym = ptd_image_lookup(k->img, ip);
+	const struct ptd_symbol *sym = ptd_image_lookup_cached(k->img, &k->syms, ip);
 	struct ptd_fnode *parent = k->depth ? k->frames[k->depth - 1].node : &k->root;
 	struct ptd_frame *f;
 
@@ -235,33 +235,24 @@ static void comment(struct ptd_calls *k, const char *fmt, const char *arg)
 	fputs(" */\n", k->tree);
 }
 
-static void on_insn(struct ptd_calls *k, const struct pt_insn *in)
+/* A jump into another function replaces the top frame. Out of line: the
+ * per-instruction path below stays small (no buffers on its stack). */
+static __noinline struct ptd_frame *jump_frame(struct ptd_calls *k, u64 ip)
 {
-	const struct ptd_symbol *sym;
-	struct ptd_frame *top;
+	u64 ret = k->frames[k->depth - 1].ret;
+	char note[240], a[200];
 
-	resolve_pending(k, in->ip);
-	if (!k->depth)
-		push_frame(k, PTD_FRAME_ROOT, in->ip, 0, 0);
-	top = &k->frames[k->depth - 1];
-	/* Most instructions stay in the function of the one before. */
-	sym = k->last_sym && in->ip >= k->last_sym->start && in->ip < k->last_sym->end ?
-	      k->last_sym : ptd_image_lookup(k->img, in->ip);
-	if (sym != top->sym) {
-		u64 ret = top->ret;
-		char note[240], a[200];
+	/* the note is only printed into the tree */
+	if (k->tree)
+		snprintf(note, sizeof(note), "jumps to %s", ptd_format_addr(k->img, ip, a, sizeof(a)));
+	pop_frame(k, k->tree ? note : NULL);
+	push_frame(k, PTD_FRAME_JUMP, ip, ret, k->last_ip);
+	return &k->frames[k->depth - 1];
+}
 
-		snprintf(note, sizeof(note), "jumps to %s",
-			 ptd_format_addr(k->img, in->ip, a, sizeof(a)));
-		pop_frame(k, note);
-		push_frame(k, PTD_FRAME_JUMP, in->ip, ret, k->last_ip);
-		top = &k->frames[k->depth - 1];
-	}
-	k->last_sym = sym;
-	k->last_ip = in->ip;
-	k->count++;
-	top->node->self++;
-
+/* What @in does to the stack, settled at the next instruction. */
+static inline void note_branch(struct ptd_calls *k, const struct pt_insn *in)
+{
 	switch (in->iclass) {
 	case ptic_call:
 	case ptic_far_call:
@@ -279,6 +270,27 @@ static void on_insn(struct ptd_calls *k, const struct pt_insn *in)
 	}
 }
 
+static __noinline void on_insn(struct ptd_calls *k, const struct pt_insn *in)
+{
+	const struct ptd_symbol *sym;
+	struct ptd_frame *top;
+
+	resolve_pending(k, in->ip);
+	if (!k->depth)
+		push_frame(k, PTD_FRAME_ROOT, in->ip, 0, 0);
+	top = &k->frames[k->depth - 1];
+	/* Most instructions stay in the function of the one before. */
+	sym = k->last_sym && in->ip >= k->last_sym->start && in->ip < k->last_sym->end ?
+	      k->last_sym : ptd_image_lookup_cached(k->img, &k->syms, in->ip);
+	if (sym != top->sym)
+		top = jump_frame(k, in->ip);
+	k->last_sym = sym;
+	k->last_ip = in->ip;
+	k->count++;
+	top->node->self++;
+	note_branch(k, in);
+}
+
 /* Tracing went off at an instruction and did not come on again. */
 static void async_end(struct ptd_calls *k)
 {
@@ -287,9 +299,9 @@ static void async_end(struct ptd_calls *k)
 	k->async_pending = false;
 }
 
-void ptd_calls_event(void *calls, const struct ptd_event *ev)
+/* Everything but instructions. */
+static __noinline void calls_other_event(struct ptd_calls *k, const struct ptd_event *ev)
 {
-	struct ptd_calls *k = calls;
 	const struct ptd_segment *s = ev->seg;
 	char a[200];
 
@@ -304,9 +316,6 @@ void ptd_calls_event(void *calls, const struct ptd_event *ev)
 				fprintf(k->tree, "# gap: %llu bytes missing before this segment (%s)\n",
 					(unsigned long long)s->gap, s->gap_why ? s->gap_why : "lost");
 		}
-		break;
-	case PTD_EV_INSN:
-		on_insn(k, ev->insn);
 		break;
 	case PTD_EV_INTERRUPT:
 		/* The interrupted instruction did not run: @ip is where execution
@@ -378,6 +387,81 @@ void ptd_calls_event(void *calls, const struct ptd_event *ev)
 		break;
 	default:
 		break;
+	}
+}
+
+/*
+ * Every instruction. Most are in the function of the one before, which is
+ * the top frame's, with no call or return to settle: on_insn()'s work comes
+ * down to counters then, done here without a call. Anything else goes the
+ * long way.
+ */
+static inline void calls_one(struct ptd_calls *k, const struct pt_insn *in)
+{
+	const struct ptd_symbol *sym = k->last_sym;
+	struct ptd_frame *top;
+
+	if (unlikely(k->pending != PEND_NONE || !k->depth || !sym || in->ip < sym->start ||
+		     in->ip >= sym->end)) {
+		on_insn(k, in);
+		return;
+	}
+	top = &k->frames[k->depth - 1];
+	if (unlikely(top->sym != sym)) {
+		on_insn(k, in);
+		return;
+	}
+	k->last_ip = in->ip;
+	k->count++;
+	top->node->self++;
+	note_branch(k, in);
+}
+
+void ptd_calls_event(void *calls, const struct ptd_event *ev)
+{
+	if (ev->type == PTD_EV_INSN)
+		calls_one(calls, ev->insn);
+	else
+		calls_other_event(calls, ev);
+}
+
+/* The classes note_branch() acts on. */
+#define STACK_CLASSES	(1u << ptic_call | 1u << ptic_far_call | 1u << ptic_return | 1u << ptic_far_return)
+
+/*
+ * calls_one() on each, with a run of instructions in the top frame's
+ * function counted as a run: it ends at a call or return (the next
+ * instruction settles it the long way) or where the function is left.
+ */
+void ptd_calls_insns(void *calls, const struct pt_insn *v, size_t n)
+{
+	struct ptd_calls *k = calls;
+	const struct pt_insn *in = v, *end = v + n;
+
+	while (in < end) {
+		const struct ptd_symbol *sym = k->last_sym;
+		struct ptd_frame *top = k->depth ? &k->frames[k->depth - 1] : NULL;
+
+		if (k->pending == PEND_NONE && top && sym && top->sym == sym) {
+			u64 lo = sym->start, hi = sym->end, run = 0;
+
+			for (; in < end && in->ip >= lo && in->ip < hi; in++) {
+				run++;
+				if (unlikely((1u << (in->iclass & 31)) & STACK_CLASSES)) {
+					note_branch(k, in++);
+					break;
+				}
+			}
+			if (run) {
+				k->last_ip = in[-1].ip;
+				k->count += run;
+				top->node->self += run;
+			}
+			if (k->pending != PEND_NONE)
+				continue;
+		}
+		if (in < end)
+			on_insn(k, in++);
 	}
 }
 

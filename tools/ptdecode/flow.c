@@ -3,7 +3,11 @@
  * Instruction-flow decoding with libipt's instruction decoder, segment by
  * segment, as ptxed does it: sync at the first PSB, drain events, step
  * instructions; after an error, report it and resynchronise at the next PSB.
- * The result goes to consumers as struct ptd_event.
+ * The result goes to consumers as struct ptd_event; the instructions are
+ * decoded a batch at a time, and the library's own consumers (stats, calls)
+ * take a batch in one call: what ptdecode costs beyond libipt's own decoding
+ * is mostly per instruction, so it is kept to a few dozen machine
+ * instructions there (tests/bench/decode_bare.sh measures it).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -242,20 +246,129 @@ static u64 next_psb(const struct ptd_segment *seg, u64 from)
 }
 
 
+typedef void (*insns_fn)(void *ctx, const struct pt_insn *v, size_t n);
+
+/* Instructions decoded before the consumers see them: a batch. */
+#define INSN_BATCH	64
+
+/* The instruction loop's state that outlives one run_insns(). */
+struct insn_run {
+	struct pt_insn insn[INSN_BATCH];
+	u64 off[INSN_BATCH];		/* the decoder's offset after each */
+	struct ptd_event ev;		/* PTD_EV_INSN, for consumers without a batch form */
+	struct pt_insn last;		/* what the last pt_insn_next() gave */
+	u64 last_ip, last_off;		/* of the last instruction emitted */
+	u64 progress_off;		/* the offset when the last instruction was decoded */
+	unsigned long stuck;		/* instructions since the offset moved */
+	unsigned long max_stuck;
+	unsigned long limit;		/* run_insns() stops after this many */
+	u64 n;				/* instructions emitted */
+	const insns_fn *batch;		/* per consumer: its batch form, or NULL */
+};
+
+/* The batch form of a consumer's event function, if it has one. */
+static insns_fn batch_form(void (*event)(void *ctx, const struct ptd_event *ev))
+{
+	if (event == ptd_stats_event)
+		return ptd_stats_insns;
+	if (event == ptd_calls_event)
+		return ptd_calls_insns;
+	return NULL;
+}
+
+/*
+ * A batch to every consumer in turn (they are independent of each other):
+ * one call for those with a batch form, one event per instruction for the
+ * others. Either way each indirect call site has one target while it runs,
+ * which the CPU predicts; one call site taking turns between consumers per
+ * instruction is mispredicted about every time.
+ */
+static void flush_insns(struct insn_run *r, size_t n, const struct ptd_consumer *cons, size_t ncons)
+{
+	for (size_t c = 0; c < ncons; c++) {
+		if (r->batch[c]) {
+			r->batch[c](cons[c].ctx, r->insn, n);
+			continue;
+		}
+		for (size_t i = 0; i < n; i++) {
+			r->ev.ip = r->insn[i].ip;
+			r->ev.insn = &r->insn[i];
+			r->ev.seg_off = r->off[i];
+			cons[c].event(cons[c].ctx, &r->ev);
+		}
+	}
+	r->last_ip = r->insn[n - 1].ip;
+	r->last_off = r->off[n - 1];
+	r->n += n;
+}
+
+/*
+ * The instructions up to the next event, the end of the trace, an error or a
+ * loop that reads no packet (then -pte_bad_context): the hot loop, on its
+ * own so its few variables stay in registers. What decode_segment()'s loop
+ * does for an instruction when no event is pending, and no more, the
+ * consumers served in batches; at most @r->limit instructions.
+ * Return: pt_insn_next()'s status that stopped it (0 only at the limit).
+ */
+static __noinline int run_insns(struct pt_insn_decoder *dec, struct insn_run *r,
+				const struct ptd_consumer *cons, size_t ncons)
+{
+	u64 progress_off = r->progress_off, off;
+	unsigned long stuck = r->stuck, left = r->limit;
+	struct pt_insn *in;
+	size_t k = 0;
+	int status;
+
+	for (;;) {
+		in = &r->insn[k];
+		/* pt_insn_next() clears @in, except when it returns early
+		 * (tracing off): these two are what is read then */
+		in->iclass = ptic_error;
+		in->ip = 0;
+		status = pt_insn_next(dec, in, sizeof(*in));
+		if (in->iclass == ptic_error)
+			break;
+		pt_insn_get_offset(dec, &off);
+		r->off[k++] = off;
+		/* a packet is read every few dozen instructions */
+		if (off != progress_off) {
+			progress_off = off;
+			stuck = 0;
+		} else if (unlikely(++stuck == r->max_stuck)) {
+			status = -pte_bad_context;
+			break;
+		}
+		if (status || !--left)
+			break;
+		if (k == INSN_BATCH) {
+			flush_insns(r, k, cons, ncons);
+			k = 0;
+		}
+	}
+	r->last = *in;
+	if (k)
+		flush_insns(r, k, cons, ncons);
+	r->progress_off = progress_off;
+	r->stuck = stuck;
+	return status;
+}
+
 static unsigned long decode_segment(struct ptd_ctx *x, const struct ptd_segment *seg,
 				    const struct ptd_consumer *cons, size_t ncons, u64 *prev,
-				    bool *have_prev)
+				    bool *have_prev, struct pt_image *ipt, const insns_fn *batch)
 {
 	bool gap = seg->gap || seg->gap_why;
 	u64 skipped = 0;
 	struct ptd_event ev = { .type = PTD_EV_SEGMENT, .seg = seg };
 	struct pt_insn_decoder *dec;
 	unsigned long errors = 0;
-	u64 last_sync = ~0ull, last_ip = 0, progress_off = ~0ull, resync_at = ~0ull;
-	unsigned long stuck = 0;
+	u64 last_sync = ~0ull, last_ip = 0, resync_at = ~0ull;
 	bool synced = false, have_ip = false;
+	struct insn_run r = { .progress_off = ~0ull, .max_stuck = x->max_stuck, .batch = batch };
+	struct pt_insn *insn = &r.last;
 	int status;
 
+	r.ev = (struct ptd_event){ .type = PTD_EV_INSN, .seg = seg, .ip_valid = true };
 	emit(cons, ncons, &ev);
 	x->cfg.begin = seg->data;
 	x->cfg.end = seg->data + seg->size;
@@ -264,13 +377,15 @@ static unsigned long decode_segment(struct ptd_ctx *x, const struct ptd_segment 
 		report_error(x, seg, 0, 0, false, -pte_nomem, "cannot allocate a decoder");
 		return 1;
 	}
-	pt_image_set_callback(pt_insn_get_image(dec), ptd_image_read, x->img);
+	if (ipt)
+		pt_insn_set_image(dec, ipt);
+	else
+		pt_image_set_callback(pt_insn_get_image(dec), ptd_image_read, x->img);
 
 	for (;;) {
-		struct pt_insn insn;
 		u64 off = 0;
 
-		memset(&insn, 0, sizeof(insn));
+		memset(insn, 0, sizeof(*insn));
 		if (resync_at != ~0ull) {
 			/* after a PSB+ that could not be read: the next PSB */
 			off = next_psb(seg, resync_at);
@@ -343,48 +458,40 @@ static unsigned long decode_segment(struct ptd_ctx *x, const struct ptd_segment 
 				status = -pte_eos;
 				break;
 			}
-			memset(&insn, 0, sizeof(insn));
-			status = pt_insn_next(dec, &insn, sizeof(insn));
-			if (insn.iclass != ptic_error) {
-				ev = (struct ptd_event){ .type = PTD_EV_INSN, .seg = seg, .ip = insn.ip,
-							 .ip_valid = true, .insn = &insn };
-				pt_insn_get_offset(dec, &ev.seg_off);
-				emit(cons, ncons, &ev);
-				last_ip = insn.ip;
+			/* the first instruction after a gap alone: it says what
+			 * the gap cost */
+			r.n = 0;
+			r.limit = gap ? 1 : ~0ul;
+			status = run_insns(dec, &r, cons, ncons);
+			if (gap && r.n) {
+				report_gap(x, seg, *have_prev ? prev : NULL, &insn->ip, skipped);
+				gap = false;
+			}
+			if (r.n) {
+				last_ip = r.last_ip;
 				have_ip = true;
-				if (gap) {
-					report_gap(x, seg, *have_prev ? prev : NULL, &insn.ip, skipped);
-					gap = false;
-				}
-				*prev = insn.ip;
+				*prev = r.last_ip;
 				*have_prev = true;
-				if (ev.seg_off != progress_off) {
-					progress_off = ev.seg_off;
-					stuck = 0;
-				} else if (++stuck == x->max_stuck) {
-					status = -pte_bad_context;
-					break;
-				}
 			}
 			if (status < 0)
 				break;
 		}
-		if (stuck && stuck >= x->max_stuck) {
+		if (r.stuck && r.stuck >= x->max_stuck) {
 			u32 seq;
 			u64 rec_off, file_off;
 			char sym[160];
 
-			ptd_segment_where(seg, ev.seg_off, &seq, &rec_off, &file_off);
+			ptd_segment_where(seg, r.last_off, &seq, &rec_off, &file_off);
 			ptd_diag_add(&x->c->diags, seq, rec_off,
 				     "cpu %u: %lu instructions decoded at stream offset 0x%llx without reading a packet, the last at %s: a loop of direct jumps or calls, which the trace cannot end; resynchronising at the next PSB",
-				     seg->cpu, stuck, (unsigned long long)(seg->stream_off + ev.seg_off),
+				     seg->cpu, r.stuck, (unsigned long long)(seg->stream_off + r.last_off),
 				     ptd_format_addr(x->img, last_ip, sym, sizeof(sym)));
 			ev = (struct ptd_event){ .type = PTD_EV_ERROR, .seg = seg, .err = status,
 						 .ip = last_ip, .ip_valid = true };
 			emit(cons, ncons, &ev);
 			errors++;
-			stuck = 0;
-			progress_off = ~0ull;
+			r.stuck = 0;
+			r.progress_off = ~0ull;
 			have_ip = false;
 			continue;
 		}
@@ -398,8 +505,8 @@ static unsigned long decode_segment(struct ptd_ctx *x, const struct ptd_segment 
 		 * past, else the last one it delivered. */
 		ev = (struct ptd_event){ .type = PTD_EV_ERROR, .seg = seg, .err = status };
 		pt_insn_get_offset(dec, &ev.seg_off);
-		if (insn.iclass == ptic_error && insn.ip) {
-			last_ip = insn.ip;
+		if (insn->iclass == ptic_error && insn->ip) {
+			last_ip = insn->ip;
 			have_ip = true;
 		}
 		ev.ip = last_ip;
@@ -417,14 +524,21 @@ static unsigned long decode_segment(struct ptd_ctx *x, const struct ptd_segment 
 
 unsigned long ptd_decode_flow(struct ptd_ctx *x, const struct ptd_consumer *cons, size_t ncons)
 {
+	struct pt_image *ipt = ptd_image_sections(x->img);
+	insns_fn *batch = calloc(ncons + 1, sizeof(*batch));
 	unsigned long errors = 0;
 	u64 prev = 0;
 	bool have_prev = false;
 
+	if (!batch)
+		abort();
+	for (size_t i = 0; i < ncons; i++)
+		batch[i] = batch_form(cons[i].event);
 	for (size_t i = 0; i < x->segs.n; i++) {
 		if (i && x->segs.v[i].cpu != x->segs.v[i - 1].cpu)
 			have_prev = false;
-		errors += decode_segment(x, &x->segs.v[i], cons, ncons, &prev, &have_prev);
+		errors += decode_segment(x, &x->segs.v[i], cons, ncons, &prev, &have_prev, ipt, batch);
 	}
+	free(batch);
 	return errors;
 }

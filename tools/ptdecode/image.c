@@ -5,10 +5,12 @@
  * run time; its code is position-independent, so the file's bytes are what
  * ran), sideband images, and the symbols of both.
  */
+#define _GNU_SOURCE		/* memfd_create() */
 #include <fcntl.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include "ptdecode.h"
 
@@ -17,8 +19,20 @@ void ptd_image_init(struct ptd_image *img)
 	memset(img, 0, sizeof(*img));
 }
 
+static void drop_sections(struct ptd_image *img)
+{
+	if (!img->ipt)
+		return;
+	pt_image_free(img->ipt);
+	pt_iscache_free(img->iscache);
+	close(img->ipt_fd);
+	img->ipt = NULL;
+	img->iscache = NULL;
+}
+
 void ptd_image_free(struct ptd_image *img)
 {
+	drop_sections(img);
 	for (size_t i = 0; i < img->nregions; i++) {
 		free(img->regions[i].bytes);
 		free(img->regions[i].name);
@@ -104,6 +118,9 @@ int ptd_image_add_region(struct ptd_image *img, const char *name, u64 vaddr, con
 	snprintf(whole, sizeof(whole), "[%s]", name);
 	r->whole = (struct ptd_symbol){ vaddr, vaddr + size, ptd_intern(img, whole) };
 	img->finished = false;
+	/* the sections are of the old regions (and the caller may still
+	 * write this one's bytes) */
+	drop_sections(img);
 	return 0;
 }
 
@@ -186,6 +203,33 @@ const struct ptd_symbol *ptd_image_lookup(const struct ptd_image *img, u64 addr)
 	return r ? &r->whole : NULL;
 }
 
+const struct ptd_symbol *ptd_image_lookup_cached(const struct ptd_image *img, struct ptd_sym_cache *c,
+						 u64 addr)
+{
+	size_t slot = (size_t)(addr >> 4) & (PTD_SYM_CACHE - 1);
+	size_t lo = 0, hi = img->nsyms;
+	const struct ptd_symbol *s;
+
+	if (addr - c->e[slot].lo < c->e[slot].hi - c->e[slot].lo)
+		return c->e[slot].sym;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (img->syms[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= img->syms[lo - 1].end)
+		return ptd_image_lookup(img, addr);	/* no function: not cached */
+	s = &img->syms[lo - 1];
+	/* past the next symbol's start the lookup answers that one */
+	c->e[slot].lo = s->start;
+	c->e[slot].hi = lo < img->nsyms ? min(s->end, img->syms[lo].start) : s->end;
+	c->e[slot].sym = s;
+	return s;
+}
+
 int ptd_image_read(uint8_t *buf, size_t size, const struct pt_asid *asid, uint64_t ip, void *ctx)
 {
 	const struct ptd_region *r = region_of(ctx, ip);
@@ -196,6 +240,96 @@ int ptd_image_read(uint8_t *buf, size_t size, const struct pt_asid *asid, uint64
 	n = min((u64)size, r->vaddr + r->size - ip);
 	memcpy(buf, r->bytes + (ip - r->vaddr), n);
 	return (int)n;
+}
+
+/* Write all of @buf at @off, through short writes. */
+static bool write_all(int fd, const u8 *buf, u64 size, u64 off)
+{
+	while (size) {
+		ssize_t n = pwrite(fd, buf, min(size, (u64)(1 << 30)), (off_t)off);
+
+		if (n <= 0)
+			return false;
+		buf += n;
+		size -= (u64)n;
+		off += (u64)n;
+	}
+	return true;
+}
+
+/* A region's bytes at @off of a file that reads zeros: the chunks that are
+ * all zeros (a segment's .bss, up to a gigabyte) stay holes, not memory. */
+static bool write_region(int fd, const struct ptd_region *r, u64 off)
+{
+	static const u8 zeros[65536];
+
+	for (u64 at = 0; at < r->size; at += sizeof(zeros)) {
+		u64 n = min(r->size - at, (u64)sizeof(zeros));
+
+		if (memcmp(r->bytes + at, zeros, n) && !write_all(fd, r->bytes + at, n, off + at))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * libipt reads file sections from a mapping it caches per decoder: a lookup
+ * and a copy per instruction. Through the callback each instruction costs a
+ * failed section lookup, a second one inside pt_image_read() and then the
+ * callback: about 30% more decode time. libipt takes sections from
+ * files only, so the regions go into a memory file it opens by its /proc
+ * name. The section cache keeps them mapped while the decoder moves between
+ * them (the kernel and a firmware image), and across segments.
+ */
+struct pt_image *ptd_image_sections(struct ptd_image *img)
+{
+	char path[64];
+	u64 *offs, off = 0;
+	int fd;
+
+	if (img->ipt || !img->nregions)
+		return img->ipt;
+	fd = memfd_create("ptdecode-image", MFD_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	offs = calloc(img->nregions, sizeof(*offs));
+	if (!offs)
+		abort();
+	img->ipt_fd = fd;
+	img->iscache = pt_iscache_alloc(NULL);
+	img->ipt = pt_image_alloc(NULL);
+	if (!img->iscache || !img->ipt || pt_iscache_set_limit(img->iscache, ~0ull) < 0)
+		goto fail;
+	for (size_t i = 0; i < img->nregions; i++) {
+		offs[i] = off;
+		off += img->regions[i].size;
+	}
+	if (ftruncate(fd, (off_t)off))
+		goto fail;
+	for (size_t i = 0; i < img->nregions; i++)
+		if (!write_region(fd, &img->regions[i], offs[i]))
+			goto fail;
+	/* A section added later hides the ones below it; in ptd_image_read()
+	 * the first region wins: add them last to first. */
+	for (size_t i = img->nregions; i-- > 0;) {
+		const struct ptd_region *r = &img->regions[i];
+		int isid = pt_iscache_add_file(img->iscache, path, offs[i], r->size, r->vaddr);
+
+		if (isid < 0 || pt_image_add_cached(img->ipt, img->iscache, isid, NULL) < 0)
+			goto fail;
+	}
+	free(offs);
+	return img->ipt;
+
+fail:
+	free(offs);
+	pt_image_free(img->ipt);
+	pt_iscache_free(img->iscache);
+	close(fd);
+	img->ipt = NULL;
+	img->iscache = NULL;
+	return NULL;
 }
 
 const char *ptd_format_addr(const struct ptd_image *img, u64 addr, char *buf, size_t size)

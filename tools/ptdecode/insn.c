@@ -6,6 +6,7 @@
  */
 #include <capstone/capstone.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 #include "ptdecode.h"
 
@@ -20,6 +21,8 @@ void ptd_insn_printer_init(struct ptd_insn_printer *p, FILE *out, const struct p
 
 void ptd_insn_printer_free(struct ptd_insn_printer *p)
 {
+	free(p->cache);
+	p->cache = NULL;
 	for (int i = 0; i < 4; i++)
 		if (p->cs[i]) {
 			csh h = p->cs[i];
@@ -59,27 +62,150 @@ static csh capstone(struct ptd_insn_printer *p, enum pt_exec_mode mode)
 	return p->cs[i];
 }
 
-static void print_insn(struct ptd_insn_printer *p, const struct pt_insn *in)
+/*
+ * The line is built by hand: with printf's formatting (a call per raw byte,
+ * the symbol, the padding) it cost three times capstone's disassembly, and
+ * insn.txt is the largest output. The text is what these formats made:
+ * "%s%016" PRIx64 "  %-28s %-24s %s\n", raw bytes "%02x" apart by spaces,
+ * the symbol as ptd_format_addr() writes it.
+ */
+static const char hex[] = "0123456789abcdef";
+
+/* Append @s to @buf (@size bytes, @n used), cut as snprintf() cuts. */
+static size_t append(char *buf, size_t size, size_t n, const char *s, size_t len)
 {
-	char sym[200], raw[64] = "", text[256] = "";
+	if (n + 1 >= size)
+		return n;
+	len = min(len, size - 1 - n);
+	memcpy(buf + n, s, len);
+	n += len;
+	buf[n] = 0;
+	return n;
+}
+
+/* @v in lower-case hex, no leading zeros (at least one digit): its length. */
+static size_t put_hex(char *out, u64 v)
+{
+	char tmp[16];
+	size_t n = 0, len;
+
+	do {
+		tmp[n++] = hex[v & 0xf];
+		v >>= 4;
+	} while (v);
+	len = n;
+	while (n)
+		*out++ = tmp[--n];
+	return len;
+}
+
+/* ptd_format_addr(), through the printer's lookup cache. */
+static size_t format_addr(struct ptd_insn_printer *p, u64 addr, char *buf, size_t size)
+{
+	const struct ptd_symbol *s = ptd_image_lookup_cached(p->img, &p->syms, addr);
+	char num[20] = "0x";
 	size_t n = 0;
 
-	for (u8 i = 0; i < in->size && n + 4 < sizeof(raw); i++)
-		n += (size_t)snprintf(raw + n, sizeof(raw) - n, "%s%02x", i ? " " : "", in->raw[i]);
-	if (p->disasm) {
-		csh h = capstone(p, in->mode);
-		cs_insn *ci;
-
-		if (h && cs_disasm(h, in->raw, in->size, in->ip, 1, &ci) == 1) {
-			snprintf(text, sizeof(text), "%s%s%s", ci->mnemonic, ci->op_str[0] ? " " : "",
-				 ci->op_str);
-			cs_free(ci, 1);
-		}
+	buf[0] = 0;
+	if (s) {
+		n = append(buf, size, n, s->name, strlen(s->name));
+		n = append(buf, size, n, "+", 1);
+		addr -= s->start;
 	}
+	return append(buf, size, n, num, 2 + put_hex(num + 2, addr));
+}
+
+/* capstone's text for @in, into @text: empty when it cannot say. */
+static size_t disasm_text(struct ptd_insn_printer *p, const struct pt_insn *in, char *text, size_t size)
+{
+	csh h = capstone(p, in->mode);
+	cs_insn *ci;
+	size_t n = 0;
+
+	text[0] = 0;
+	if (h && cs_disasm(h, in->raw, in->size, in->ip, 1, &ci) == 1) {
+		n = append(text, size, 0, ci->mnemonic, strlen(ci->mnemonic));
+		if (ci->op_str[0]) {
+			n = append(text, size, n, " ", 1);
+			n = append(text, size, n, ci->op_str, strlen(ci->op_str));
+		}
+		cs_free(ci, 1);
+	}
+	return n;
+}
+
+/*
+ * disasm_text() through a cache: a trace runs the same few thousand
+ * instructions over and over, and capstone was most of the printer's cost.
+ * A slot is used only for the same address, mode and bytes, so the text is
+ * what capstone says for them; a text too long for a slot is not kept.
+ */
+static size_t disassemble(struct ptd_insn_printer *p, const struct pt_insn *in, char *text, size_t size)
+{
+	struct ptd_disasm *d;
+	size_t n;
+
+	if (!p->cache) {
+		p->cache = calloc(PTD_DISASM_CACHE, sizeof(*p->cache));
+		if (!p->cache)
+			abort();
+	}
+	d = &p->cache[(in->ip ^ (in->ip >> 12)) & (PTD_DISASM_CACHE - 1)];
+	if (d->len && d->ip == in->ip && d->mode == (u8)in->mode && d->size == in->size &&
+	    !memcmp(d->raw, in->raw, in->size))
+		return append(text, size, 0, d->text, d->len);
+	n = disasm_text(p, in, text, size);
+	if (n && n < sizeof(d->text) && in->size <= sizeof(d->raw)) {
+		d->ip = in->ip;
+		d->mode = (u8)in->mode;
+		d->size = in->size;
+		memcpy(d->raw, in->raw, in->size);
+		memcpy(d->text, text, n);
+		d->len = (u8)n;
+	}
+	return n;
+}
+
+static void print_insn(struct ptd_insn_printer *p, const struct pt_insn *in)
+{
+	char sym[200], raw[64] = "", text[256] = "", line[600];
+	size_t n = 0, ns, nt = 0, l = 0;
+
+	for (u8 i = 0; i < in->size && n + 4 < sizeof(raw); i++) {
+		if (i)
+			raw[n++] = ' ';
+		raw[n++] = hex[in->raw[i] >> 4];
+		raw[n++] = hex[in->raw[i] & 0xf];
+	}
+	raw[n] = 0;
+	if (p->disasm)
+		nt = disassemble(p, in, text, sizeof(text));
 	if (!text[0])
-		snprintf(text, sizeof(text), "%s", class_name(in->iclass));
-	fprintf(p->out, "%s%016" PRIx64 "  %-28s %-24s %s\n", in->speculative ? "? " : "", in->ip,
-		ptd_format_addr(p->img, in->ip, sym, sizeof(sym)), raw, text);
+		nt = append(text, sizeof(text), 0, class_name(in->iclass), strlen(class_name(in->iclass)));
+	ns = format_addr(p, in->ip, sym, sizeof(sym));
+
+	if (in->speculative) {
+		memcpy(line, "? ", 2);
+		l = 2;
+	}
+	for (int i = 15; i >= 0; i--)
+		line[l++] = hex[(in->ip >> (4 * i)) & 0xf];
+	line[l++] = ' ';
+	line[l++] = ' ';
+	memcpy(line + l, sym, ns);
+	l += ns;
+	for (; ns < 28; ns++)
+		line[l++] = ' ';
+	line[l++] = ' ';
+	memcpy(line + l, raw, n);
+	l += n;
+	for (; n < 24; n++)
+		line[l++] = ' ';
+	line[l++] = ' ';
+	memcpy(line + l, text, nt);
+	l += nt;
+	line[l++] = '\n';
+	fwrite(line, 1, l, p->out);
 }
 
 void ptd_insn_event(void *printer, const struct ptd_event *ev)

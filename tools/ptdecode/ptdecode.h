@@ -181,6 +181,10 @@ struct ptd_image {
 	u8 elf_build_id[32];
 	size_t elf_build_id_len;
 	bool finished;
+	/* the regions as libipt sections (ptd_image_sections()), or NULL */
+	struct pt_image *ipt;
+	struct pt_image_section_cache *iscache;
+	int ipt_fd;
 };
 
 void ptd_image_init(struct ptd_image *img);
@@ -203,8 +207,38 @@ void ptd_image_add_sideband(struct ptd_image *img, struct ptd_container *c);
 void ptd_image_finish(struct ptd_image *img);
 /** ptd_image_lookup() - the function containing @addr, else its region's stand-in, else NULL */
 const struct ptd_symbol *ptd_image_lookup(const struct ptd_image *img, u64 addr);
+
+/*
+ * ptd_image_lookup() with a cache, for the per-instruction consumers: a
+ * direct-mapped table of the address ranges over which the lookup answers
+ * one function (the function up to the next symbol's start), so the calls
+ * and returns between a few functions cost no binary search. Zeroed: empty
+ * (the consumers' init functions zero it); good while the symbols stay as
+ * ptd_image_finish() left them.
+ */
+#define PTD_SYM_CACHE	256
+
+struct ptd_sym_cache {
+	struct {
+		u64 lo, hi;
+		const struct ptd_symbol *sym;
+	} e[PTD_SYM_CACHE];
+};
+
+/** ptd_image_lookup_cached() - what ptd_image_lookup() answers, through @c */
+const struct ptd_symbol *ptd_image_lookup_cached(const struct ptd_image *img, struct ptd_sym_cache *c,
+						 u64 addr);
 /** ptd_image_read() - libipt's read_memory_callback_t over the regions */
 int ptd_image_read(uint8_t *buf, size_t size, const struct pt_asid *asid, uint64_t ip, void *img);
+/**
+ * ptd_image_sections() - the regions as a libipt image of file sections (the
+ * bytes in an anonymous memory file), built on first use and dropped when a
+ * region is added; the instruction decoder reads them from its cache of the
+ * mapped section instead of calling ptd_image_read() for every instruction.
+ * The same bytes at every address (the first region mapped wins, as in
+ * ptd_image_read()). NULL when the system cannot: use the callback then.
+ */
+struct pt_image *ptd_image_sections(struct ptd_image *img);
 /** ptd_format_addr() - "name+0xoff", or "0x<hex>" outside every region */
 const char *ptd_format_addr(const struct ptd_image *img, u64 addr, char *buf, size_t size);
 const char *ptd_intern(struct ptd_image *img, const char *s);
@@ -303,6 +337,13 @@ struct ptd_event {
 	const char *what;
 };
 
+/*
+ * A consumer gets every event in order. The library's own ones (stats,
+ * calls) have a batch form too, which ptd_decode_flow() uses for them: the
+ * instructions (PTD_EV_INSN) @n at a time, between the events around them;
+ * the call and dispatch per instruction are much of what a decoder adds to
+ * libipt's cost.
+ */
 struct ptd_consumer {
 	void (*event)(void *ctx, const struct ptd_event *ev);
 	void *ctx;
@@ -355,11 +396,22 @@ void ptd_format_packet(const struct ptd_packet *p, const struct ptd_image *img, 
 
 /* ------------------------------------------------------------------- insn */
 
+/* A disassembly the printer made, kept for the next time the instruction runs. */
+struct ptd_disasm {
+	u64 ip;
+	u8 raw[15], size, mode, len;	/* @len 0: empty slot */
+	char text[160];
+};
+
+#define PTD_DISASM_CACHE	4096
+
 struct ptd_insn_printer {
 	FILE *out;
 	const struct ptd_image *img;
 	bool disasm;
 	size_t cs[4];		/* capstone handles per pt_exec_mode, 0 = not open */
+	struct ptd_sym_cache syms;
+	struct ptd_disasm *cache;	/* PTD_DISASM_CACHE slots, by address */
 };
 
 void ptd_insn_printer_init(struct ptd_insn_printer *p, FILE *out, const struct ptd_image *img,
@@ -412,10 +464,13 @@ struct ptd_calls {
 	bool async_pending;	/* tracing went off at @async_ip: an interrupt if it comes on again */
 	u64 async_ip;
 	size_t max_depth;
+	struct ptd_sym_cache syms;
 };
 
 void ptd_calls_init(struct ptd_calls *k, const struct ptd_image *img, FILE *tree);
 void ptd_calls_event(void *calls, const struct ptd_event *ev);
+/** ptd_calls_insns() - ptd_calls_event() on a batch of instructions */
+void ptd_calls_insns(void *calls, const struct pt_insn *v, size_t n);
 /** ptd_calls_finish() - close open frames, compute totals */
 void ptd_calls_finish(struct ptd_calls *k);
 void ptd_calls_free(struct ptd_calls *k);
@@ -460,10 +515,13 @@ struct ptd_stats {
 	u64 cond_next;
 	const struct ptd_symbol *last_sym;
 	size_t last_fn;
+	struct ptd_sym_cache syms;
 };
 
 void ptd_stats_init(struct ptd_stats *s, const struct ptd_image *img);
 void ptd_stats_event(void *stats, const struct ptd_event *ev);
+/** ptd_stats_insns() - ptd_stats_event() on a batch of instructions */
+void ptd_stats_insns(void *stats, const struct pt_insn *v, size_t n);
 void ptd_stats_packet(void *stats, const struct ptd_packet *p, int err);
 void ptd_stats_finish(struct ptd_stats *s, const struct ptd_segments *segs);
 void ptd_stats_free(struct ptd_stats *s);

@@ -64,7 +64,7 @@ static size_t fn_index(struct ptd_stats *s, const char *name)
 }
 
 /* Direct or indirect, from the opcode after the prefixes. */
-static bool is_indirect(const struct pt_insn *in)
+static inline bool is_indirect(const struct pt_insn *in)
 {
 	u8 i = 0;
 
@@ -80,7 +80,7 @@ static bool is_indirect(const struct pt_insn *in)
 	return i < in->size && in->raw[i] == 0xff;
 }
 
-static void resolve_cond(struct ptd_stats *s, u64 next)
+static inline void resolve_cond(struct ptd_stats *s, u64 next)
 {
 	if (!s->cond_pending)
 		return;
@@ -91,12 +91,68 @@ static void resolve_cond(struct ptd_stats *s, u64 next)
 	s->cond_pending = false;
 }
 
-void ptd_stats_event(void *stats, const struct ptd_event *ev)
+/* The instruction's function changed: its counter. */
+static __noinline void enter_fn(struct ptd_stats *s, const struct ptd_symbol *sym)
 {
-	struct ptd_stats *s = stats;
-	const struct pt_insn *in = ev->insn;
+	s->last_fn = fn_index(s, sym ? sym->name : "[unknown]");
+	s->last_sym = sym;
+}
+
+/* Branches by kind. Most instructions are none: tested first, alone, as a
+ * conditional branch the CPU predicts better than the switch's jump table. */
+static inline void count_branch(struct ptd_stats *s, const struct pt_insn *in)
+{
+	if (likely(in->iclass == ptic_other))
+		return;
+	switch (in->iclass) {
+	case ptic_cond_jump:
+		s->cond++;
+		s->cond_pending = true;
+		s->cond_next = in->ip + in->size;
+		break;
+	case ptic_jump:
+		if (is_indirect(in))
+			s->jump_indirect++;
+		else
+			s->jump_direct++;
+		break;
+	case ptic_call:
+		if (is_indirect(in))
+			s->call_indirect++;
+		else
+			s->call_direct++;
+		break;
+	case ptic_return:
+		s->ret++;
+		break;
+	case ptic_far_call:
+	case ptic_far_return:
+	case ptic_far_jump:
+		s->far++;
+		break;
+	default:
+		return;
+	}
+	s->branches++;
+}
+
+static __noinline void stats_insn(struct ptd_stats *s, const struct pt_insn *in)
+{
 	const struct ptd_symbol *sym;
 
+	resolve_cond(s, in->ip);
+	s->insns++;
+	sym = s->last_sym && in->ip >= s->last_sym->start && in->ip < s->last_sym->end ?
+	      s->last_sym : ptd_image_lookup_cached(s->img, &s->syms, in->ip);
+	if (sym != s->last_sym || s->last_fn == SIZE_MAX)
+		enter_fn(s, sym);
+	s->fns[s->last_fn].count++;
+	count_branch(s, in);
+}
+
+/* Everything but instructions. */
+static __noinline void stats_other_event(struct ptd_stats *s, const struct ptd_event *ev)
+{
 	switch (ev->type) {
 	case PTD_EV_SEGMENT:
 		s->segments++;
@@ -106,47 +162,6 @@ void ptd_stats_event(void *stats, const struct ptd_event *ev)
 		}
 		s->cond_pending = false;
 		s->async_pending = false;
-		break;
-	case PTD_EV_INSN:
-		resolve_cond(s, in->ip);
-		s->insns++;
-		sym = s->last_sym && in->ip >= s->last_sym->start && in->ip < s->last_sym->end ?
-		      s->last_sym : ptd_image_lookup(s->img, in->ip);
-		if (sym != s->last_sym || s->last_fn == SIZE_MAX) {
-			s->last_fn = fn_index(s, sym ? sym->name : "[unknown]");
-			s->last_sym = sym;
-		}
-		s->fns[s->last_fn].count++;
-		switch (in->iclass) {
-		case ptic_cond_jump:
-			s->cond++;
-			s->cond_pending = true;
-			s->cond_next = in->ip + in->size;
-			break;
-		case ptic_jump:
-			if (is_indirect(in))
-				s->jump_indirect++;
-			else
-				s->jump_direct++;
-			break;
-		case ptic_call:
-			if (is_indirect(in))
-				s->call_indirect++;
-			else
-				s->call_direct++;
-			break;
-		case ptic_return:
-			s->ret++;
-			break;
-		case ptic_far_call:
-		case ptic_far_return:
-		case ptic_far_jump:
-			s->far++;
-			break;
-		default:
-			return;
-		}
-		s->branches++;
 		break;
 	case PTD_EV_INTERRUPT:
 		resolve_cond(s, ev->ip);
@@ -184,6 +199,62 @@ void ptd_stats_event(void *stats, const struct ptd_event *ev)
 		break;
 	default:
 		break;
+	}
+}
+
+/*
+ * Every instruction. Most are in the function of the one before: counters
+ * only, here, without a call; a new function (its counter to find) goes the
+ * long way.
+ */
+static inline void stats_one(struct ptd_stats *s, const struct pt_insn *in)
+{
+	const struct ptd_symbol *sym = s->last_sym;
+
+	if (unlikely(!sym || in->ip < sym->start || in->ip >= sym->end || s->last_fn == SIZE_MAX)) {
+		stats_insn(s, in);
+		return;
+	}
+	resolve_cond(s, in->ip);
+	s->insns++;
+	s->fns[s->last_fn].count++;
+	count_branch(s, in);
+}
+
+void ptd_stats_event(void *stats, const struct ptd_event *ev)
+{
+	if (ev->type == PTD_EV_INSN)
+		stats_one(stats, ev->insn);
+	else
+		stats_other_event(stats, ev);
+}
+
+/*
+ * stats_one() on each, with the run of instructions that stay in one
+ * function counted as a run: the function's bounds and the counts in
+ * registers, the function's counter added to once.
+ */
+void ptd_stats_insns(void *stats, const struct pt_insn *v, size_t n)
+{
+	struct ptd_stats *s = stats;
+	const struct pt_insn *in = v, *end = v + n;
+
+	while (in < end) {
+		const struct ptd_symbol *sym = s->last_sym;
+
+		if (sym && s->last_fn != SIZE_MAX) {
+			u64 lo = sym->start, hi = sym->end, run = 0;
+
+			for (; in < end && in->ip >= lo && in->ip < hi; in++, run++) {
+				resolve_cond(s, in->ip);
+				count_branch(s, in);
+			}
+			s->insns += run;
+			s->fns[s->last_fn].count += run;
+		}
+		/* one that leaves the function (or the first): the long way */
+		if (in < end)
+			stats_insn(s, in++);
 	}
 }
 
