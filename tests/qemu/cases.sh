@@ -44,3 +44,6 @@ trace-panic-pmi-nmi|pt=on pt.buf=8K pt.region=4K pt.noretcomp pt.pmi=nmi pt.fail
 # Memory pressure: a buffer larger than free memory is refused with the numbers; 128 MiB traces
 pt-buf-too-big|pt=on pt.buf=1G run=sort|35|pt.buf=1048576K is more than the free memory (;pt=on, but no trace was taken
 trace-mem-128m|pt=on pt.buf=8K pt.region=4K pt.noretcomp run=demo|33|memory map: conventional;run: firmware returned|mem=128M
+# A filter whose traced code is called back from untraced code (work_slab calls kmem_cache_create,
+# which calls page_to_pfn): the call tree keeps work_slab below page_to_pfn (calltree_check)
+trace-filter-callback|pt=on pt.filter="filter work_slab, filter page_to_pfn" pt.buf=8K pt.region=4K pt.noretcomp run=slab|33|tracing with the software trace unit

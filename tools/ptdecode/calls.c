@@ -8,6 +8,12 @@
  *
  * Decoding starts inside some function: the first instruction's function is
  * the root; returning from the root makes the caller the new root.
+ *
+ * With pt.filter, a call can leave the traced code ("disabled" at its
+ * target): an untraced frame stands for it until tracing comes back on at its
+ * return address; traced code that comes on anywhere else meanwhile was
+ * called from the untraced code (a callback), not jumped to. Untraced frames
+ * show in the --calls tree but not in the stack profile or the depth.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +104,12 @@ static void frame_comment(struct ptd_calls *k, const struct ptd_frame *f, char *
 	case PTD_FRAME_RETURNED:
 		snprintf(buf, size, "returned to %s", ptd_format_addr(k->img, f->entry_ip, a, sizeof(a)));
 		break;
+	case PTD_FRAME_UNTRACED:
+		snprintf(buf, size, "not traced, called from %s", ptd_format_addr(k->img, f->from, a, sizeof(a)));
+		break;
+	case PTD_FRAME_CALLBACK:
+		snprintf(buf, size, "called from code not traced");
+		break;
 	default:
 		buf[0] = 0;
 		break;
@@ -144,6 +156,7 @@ static void pop_frame(struct ptd_calls *k, const char *note)
 				note ? ", " : "", note ? note : "");
 		}
 	}
+	k->untraced -= f->kind == PTD_FRAME_UNTRACED;
 	k->depth--;
 	if (k->nprinted > k->depth)
 		k->nprinted = k->depth;
@@ -175,13 +188,42 @@ static void push_frame(struct ptd_calls *k, enum ptd_frame_kind kind, u64 ip, u6
 	memset(f, 0, sizeof(*f));
 	f->sym = sym;
 	f->name = sym ? sym->name : "[unknown]";
-	f->node = child_node(parent, f->name);
+	/* untraced code runs no counted instruction: its callees hang below its caller */
+	f->node = kind == PTD_FRAME_UNTRACED ? parent : child_node(parent, f->name);
 	f->ret = ret;
 	f->entry_ip = ip;
 	f->from = from;
 	f->start_count = k->count;
 	f->kind = kind;
-	k->max_depth = max(k->max_depth, k->depth);
+	k->untraced += kind == PTD_FRAME_UNTRACED;
+	k->max_depth = max(k->max_depth, k->depth - k->untraced);
+}
+
+/*
+ * A return landing on @ip pops the frame whose return address it is (and any
+ * above it); landing elsewhere it pops the top frame. When the stack empties,
+ * the function returned to is the new root, if it is traced (@traced).
+ */
+static void settle_return(struct ptd_calls *k, u64 ip, bool traced)
+{
+	size_t j = k->depth;
+
+	k->returns++;
+	while (j > 0 && k->frames[j - 1].ret != ip)
+		j--;
+	if (j > 0) {
+		while (k->depth > j)
+			pop_frame(k, "unwound");
+		pop_frame(k, NULL);
+	} else {
+		/* a callback's return address is unknown: leaving the traced code is it */
+		if (!(k->depth && !traced && k->frames[k->depth - 1].kind == PTD_FRAME_CALLBACK))
+			k->unmatched_returns++;
+		if (k->depth)
+			pop_frame(k, NULL);
+	}
+	if (!k->depth && traced)
+		push_frame(k, PTD_FRAME_RETURNED, ip, 0, k->pending_from);
 }
 
 /* The previous instruction's effect, now that the next IP is known. */
@@ -199,25 +241,9 @@ static void resolve_pending(struct ptd_calls *k, u64 ip)
 		push_frame(k, PTD_FRAME_IRQ, ip, k->pending_ret, k->pending_from);
 		k->interrupts++;
 		break;
-	case PEND_RET: {
-		size_t j = k->depth;
-
-		k->returns++;
-		while (j > 0 && k->frames[j - 1].ret != ip)
-			j--;
-		if (j > 0) {
-			while (k->depth > j)
-				pop_frame(k, "unwound");
-			pop_frame(k, NULL);
-		} else {
-			k->unmatched_returns++;
-			if (k->depth)
-				pop_frame(k, NULL);
-		}
-		if (!k->depth)
-			push_frame(k, PTD_FRAME_RETURNED, ip, 0, k->pending_from);
+	case PEND_RET:
+		settle_return(k, ip, true);
 		break;
-	}
 	default:
 		break;
 	}
@@ -282,8 +308,14 @@ static __noinline void on_insn(struct ptd_calls *k, const struct pt_insn *in)
 	/* Most instructions stay in the function of the one before. */
 	sym = k->last_sym && in->ip >= k->last_sym->start && in->ip < k->last_sym->end ?
 	      k->last_sym : ptd_image_lookup_cached(k->img, &k->syms, in->ip);
-	if (sym != top->sym)
+	if (sym != top->sym && top->kind == PTD_FRAME_UNTRACED) {
+		/* tracing came on in traced code that the untraced code called */
+		push_frame(k, PTD_FRAME_CALLBACK, in->ip, 0, 0);
+		k->calls++;
+		top = &k->frames[k->depth - 1];
+	} else if (sym != top->sym) {
 		top = jump_frame(k, in->ip);
+	}
 	k->last_sym = sym;
 	k->last_ip = in->ip;
 	k->count++;
@@ -329,6 +361,15 @@ static __noinline void calls_other_event(struct ptd_calls *k, const struct ptd_e
 		k->pending_from = ev->ip;
 		break;
 	case PTD_EV_DISABLED:
+		/* @ip: where the branch that left the traced code went */
+		if (k->depth && ev->ip_valid && k->pending == PEND_CALL && ev->ip != k->pending_ret) {
+			push_frame(k, PTD_FRAME_UNTRACED, ev->ip, k->pending_ret, k->pending_from);
+			k->calls++;
+			k->pending = PEND_NONE;
+		} else if (k->depth && ev->ip_valid && k->pending == PEND_RET) {
+			settle_return(k, ev->ip, false);
+			k->pending = PEND_NONE;
+		}
 		if (k->depth)
 			comment(k, "%s", "tracing disabled");
 		break;
@@ -338,6 +379,20 @@ static __noinline void calls_other_event(struct ptd_calls *k, const struct ptd_e
 		k->async_ip = ev->ip_valid ? ev->ip : 0;
 		break;
 	case PTD_EV_ENABLED:
+		if (!k->async_pending && k->untraced) {
+			/* back at the return address of a call that left the traced code */
+			size_t j = k->depth;
+
+			while (j > 0 && !(k->frames[j - 1].kind == PTD_FRAME_UNTRACED &&
+					  k->frames[j - 1].ret == ev->ip))
+				j--;
+			if (j > 0) {
+				while (k->depth > j)
+					pop_frame(k, "unwound");
+				pop_frame(k, NULL);
+				k->last_sym = NULL;
+			}
+		}
 		if (k->depth && k->async_pending && k->async_ip == ev->ip) {
 			comment(k, "interrupt or exception at %s, handler not traced",
 				ptd_format_addr(k->img, ev->ip, a, sizeof(a)));

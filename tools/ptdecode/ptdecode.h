@@ -429,7 +429,13 @@ struct ptd_fnode {
 	u64 total;	/* self plus the children's totals (ptd_calls_finish) */
 };
 
-enum ptd_frame_kind { PTD_FRAME_ROOT, PTD_FRAME_CALL, PTD_FRAME_IRQ, PTD_FRAME_JUMP, PTD_FRAME_RETURNED };
+/*
+ * UNTRACED: a call that left the traced code (pt.filter), held until tracing
+ * comes back on at its return address; it is not in the stack profile.
+ * CALLBACK: traced code that untraced code called (its return address unknown).
+ */
+enum ptd_frame_kind { PTD_FRAME_ROOT, PTD_FRAME_CALL, PTD_FRAME_IRQ, PTD_FRAME_JUMP, PTD_FRAME_RETURNED,
+		      PTD_FRAME_UNTRACED, PTD_FRAME_CALLBACK };
 
 struct ptd_frame {
 	const struct ptd_symbol *sym;
@@ -463,7 +469,8 @@ struct ptd_calls {
 	u64 calls, returns, interrupts, unmatched_returns;
 	bool async_pending;	/* tracing went off at @async_ip: an interrupt if it comes on again */
 	u64 async_ip;
-	size_t max_depth;
+	size_t max_depth;	/* traced frames only */
+	size_t untraced;	/* PTD_FRAME_UNTRACED frames on the stack */
 	struct ptd_sym_cache syms;
 };
 
