@@ -54,6 +54,9 @@ mirrored here rather than derived:
     is untraced code calling traced code, a callee of the hidden frame (its
     frame holds no known return address). A return that leaves the traced code
     is settled at the disable, against its target T;
+  - code without symbols (a sideband region such as firmware, "[firmware]"
+    on the --insn lines) entered by a call, an interrupt or a jump is named by
+    its entry, "[firmware@0x7e9f1234]": distinct functions stay apart;
   - --folded writes a stack deeper than 32 frames as its first 16 names,
     "[K frames elided]", and its last 16; names are escaped as \\xHH for
     spaces, ';', '\\' and bytes outside printable ASCII; a symbol-less
@@ -142,13 +145,24 @@ class Addrs:
         return text
 
 
+def by_target(name, entry):
+    """Code without symbols (a region's "[name]", e.g. firmware) entered by a
+    call, an interrupt or a jump is named by its entry, "[name@0xENTRY]", so
+    distinct functions stay apart (ptdecode's convention); a root or a frame
+    returned to keeps the region's name."""
+    if entry is None or name == "[unknown]" or not (name.startswith("[") and name.endswith("]")):
+        return name
+    return "%s@0x%x]" % (name[:-1], entry)
+
+
 class Stack:
     """The real call stack: each frame its return address and the function running in it."""
 
     def __init__(self, addrs):
         self.addrs = addrs
         self.rets = []      # return address per frame; None: the root's, not seen
-        self.names = []     # function executing in the frame
+        self.names = []     # function executing in the frame, as the profile names it
+        self.bases = []     # ... as --insn names it (a region's "[name]" for code without symbols)
         self.hidden = []    # True: a frame of code that is not traced
         self.key = None     # cached tuple of the visible names
         self.profile = collections.Counter()
@@ -159,16 +173,17 @@ class Stack:
         self.calls = self.returns = self.unwound = self.unmatched = 0
         self.irqs = self.roots = self.windows = 0
 
-    def push(self, ret, name, hidden=False):
+    def push(self, ret, name, hidden=False, entry=None):
         self.rets.append(ret)
-        self.names.append(name)
+        self.bases.append(name)
+        self.names.append(by_target(name, entry))
         self.hidden.append(hidden)
         self.key = None
         self.max_depth = max(self.max_depth, len(self.rets) - sum(self.hidden))
 
     def cut(self, j):
         """Pop frame j and every frame above it."""
-        del self.rets[j:], self.names[j:], self.hidden[j:]
+        del self.rets[j:], self.names[j:], self.bases[j:], self.hidden[j:]
         self.key = None
 
     def drop(self):
@@ -197,10 +212,10 @@ class Stack:
         if p[0] == "call":
             if ip != p[1]:  # else "call next": not a function call
                 self.calls += 1
-                self.push(p[1], name)
+                self.push(p[1], name, entry=ip)
         elif p[0] == "irq":
             self.irqs += 1
-            self.push(p[1], name)
+            self.push(p[1], name, entry=ip)
         else:
             self.ret_to(ip)
 
@@ -213,10 +228,11 @@ class Stack:
         if not self.rets:
             self.root(name)
         elif self.hidden[-1]:
-            self.push(None, name)  # back from untraced code without an enable: a callee
-        elif self.names[-1] != name:
+            self.push(None, name, entry=ip)  # back from untraced code without an enable: a callee
+        elif self.bases[-1] != name:
             # a jump (or a fall-through) into another function: the frame runs it now
-            self.names[-1] = name
+            self.bases[-1] = name
+            self.names[-1] = by_target(name, ip)
             self.key = None
         key = self.key
         if key is None:

@@ -56,7 +56,7 @@ void ptd_calls_free(struct ptd_calls *k)
 	memset(k, 0, sizeof(*k));
 }
 
-static struct ptd_fnode *child_node(struct ptd_fnode *parent, const char *name)
+static struct ptd_fnode *child_node(struct ptd_fnode *parent, const char *name, const char *region)
 {
 	struct ptd_fnode *n;
 
@@ -67,6 +67,7 @@ static struct ptd_fnode *child_node(struct ptd_fnode *parent, const char *name)
 	if (!n)
 		abort();
 	n->name = name;
+	n->region = region;
 	n->parent = parent;
 	n->next = parent->child;
 	parent->child = n;
@@ -174,6 +175,7 @@ static void push_frame(struct ptd_calls *k, enum ptd_frame_kind kind, u64 ip, u6
 {
 	const struct ptd_symbol *sym = ptd_image_lookup_cached(k->img, &k->syms, ip);
 	struct ptd_fnode *parent = k->depth ? k->frames[k->depth - 1].node : &k->root;
+	const char *region;
 	struct ptd_frame *f;
 
 	if (kind != PTD_FRAME_JUMP)
@@ -188,8 +190,23 @@ static void push_frame(struct ptd_calls *k, enum ptd_frame_kind kind, u64 ip, u6
 	memset(f, 0, sizeof(*f));
 	f->sym = sym;
 	f->name = sym ? sym->name : "[unknown]";
+	region = sym && !ptd_image_is_symbol(k->img, sym) ? sym->name : NULL;
+	if (region && (kind == PTD_FRAME_CALL || kind == PTD_FRAME_CALLBACK || kind == PTD_FRAME_IRQ ||
+		       kind == PTD_FRAME_JUMP)) {
+		/*
+		 * Code without symbols (firmware): the function is its entry,
+		 * so distinct functions do not merge into one "[firmware]"
+		 * (module names come with the firmware sideband).
+		 */
+		char name[200];
+
+		snprintf(name, sizeof(name), "%.*s@0x%llx]", (int)strlen(region) - 1, region,
+			 (unsigned long long)ip);
+		/* the image's string table (the only thing changed in it) */
+		f->name = ptd_intern((struct ptd_image *)k->img, name);
+	}
 	/* untraced code runs no counted instruction: its callees hang below its caller */
-	f->node = kind == PTD_FRAME_UNTRACED ? parent : child_node(parent, f->name);
+	f->node = kind == PTD_FRAME_UNTRACED ? parent : child_node(parent, f->name, region);
 	f->ret = ret;
 	f->entry_ip = ip;
 	f->from = from;
@@ -529,5 +546,22 @@ void ptd_calls_finish(struct ptd_calls *k)
 			n->total += c->total;
 		if (n == &k->root)
 			break;
+	}
+}
+
+void ptd_stats_call_targets(struct ptd_stats *s, const struct ptd_calls *k)
+{
+	/* every node, by the parent links (no recursion: see first_leaf()) */
+	for (const struct ptd_fnode *n = k->root.child; n;) {
+		if (n->region && n->self && n->name != n->region)
+			ptd_stats_move(s, n->region, n->name, n->self);
+		if (n->child) {
+			n = n->child;
+			continue;
+		}
+		while (n && !n->next)
+			n = n->parent == &k->root ? NULL : n->parent;
+		if (n)
+			n = n->next;
 	}
 }

@@ -449,6 +449,7 @@ int main(int argc, char **argv)
 	else
 		ptd_report_gaps(&c, &x.segs);
 	ptd_calls_finish(&calls);
+	ptd_stats_call_targets(&st, &calls);
 	st.call_depth = calls.max_depth;
 	ptd_stats_finish(&st, &x.segs);
 	if (o.want[O_INSN])

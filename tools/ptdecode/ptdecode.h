@@ -207,6 +207,11 @@ void ptd_image_add_sideband(struct ptd_image *img, struct ptd_container *c);
 void ptd_image_finish(struct ptd_image *img);
 /** ptd_image_lookup() - the function containing @addr, else its region's stand-in, else NULL */
 const struct ptd_symbol *ptd_image_lookup(const struct ptd_image *img, u64 addr);
+/** ptd_image_is_symbol() - @sym is a function's, not a region's stand-in ("[name]") */
+static inline bool ptd_image_is_symbol(const struct ptd_image *img, const struct ptd_symbol *sym)
+{
+	return sym >= img->syms && sym < img->syms + img->nsyms;
+}
 
 /*
  * ptd_image_lookup() with a cache, for the per-instruction consumers: a
@@ -424,6 +429,7 @@ void ptd_insn_event(void *printer, const struct ptd_event *ev);
 /* A node of the stack profile: one distinct call stack. */
 struct ptd_fnode {
 	const char *name;
+	const char *region;	/* named by its call target in a region without symbols: "[region]" */
 	struct ptd_fnode *parent, *child, *next;
 	u64 self;	/* instructions executed with this stack */
 	u64 total;	/* self plus the children's totals (ptd_calls_finish) */
@@ -531,6 +537,14 @@ void ptd_stats_event(void *stats, const struct ptd_event *ev);
 void ptd_stats_insns(void *stats, const struct pt_insn *v, size_t n);
 void ptd_stats_packet(void *stats, const struct ptd_packet *p, int err);
 void ptd_stats_finish(struct ptd_stats *s, const struct ptd_segments *segs);
+/** ptd_stats_move() - @n of the instructions counted in function @from are @to's */
+void ptd_stats_move(struct ptd_stats *s, const char *from, const char *to, u64 n);
+/**
+ * ptd_stats_call_targets() - give the instructions that --stats counted as a
+ * symbol-less region ("[firmware]") to the functions the call tree found in
+ * it, named by call target ("[firmware@0x7e9f1234]"); before ptd_stats_finish()
+ */
+void ptd_stats_call_targets(struct ptd_stats *s, const struct ptd_calls *k);
 void ptd_stats_free(struct ptd_stats *s);
 /** ptd_stats_print() - the full --stats report */
 void ptd_stats_print(const struct ptd_stats *s, const struct ptd_container *c, FILE *out);

@@ -280,6 +280,18 @@ static int cmp_fn(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+void ptd_stats_move(struct ptd_stats *s, const char *from, const char *to, u64 n)
+{
+	size_t i = fn_index(s, from), j;
+
+	n = min(n, s->fns[i].count);
+	s->fns[i].count -= n;
+	j = fn_index(s, to);	/* may move s->fns */
+	s->fns[j].count += n;
+	s->last_sym = NULL;
+	s->last_fn = SIZE_MAX;
+}
+
 void ptd_stats_finish(struct ptd_stats *s, const struct ptd_segments *segs)
 {
 	if (s->nfns)
@@ -349,7 +361,8 @@ void ptd_stats_print(const struct ptd_stats *s, const struct ptd_container *c, F
 		(unsigned long long)s->overflows_flow, s->overflows_flow == 1 ? "" : "s",
 		(unsigned long long)s->decode_errors, s->decode_errors == 1 ? "" : "s");
 	fprintf(out, "top functions (instructions executed in the function itself):\n");
-	for (size_t i = 0; i < s->nfns && i < 20; i++)
+	/* sorted by count: a function whose instructions all went to call targets ends it */
+	for (size_t i = 0; i < s->nfns && i < 20 && s->fns[i].count; i++)
 		fprintf(out, "  %12llu  %5.1f%%  %s\n", (unsigned long long)s->fns[i].count,
 			pct(s->fns[i].count, s->insns), s->fns[i].name);
 	/* the same, for scripts */
