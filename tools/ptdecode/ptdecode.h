@@ -210,7 +210,10 @@ const struct ptd_symbol *ptd_image_lookup(const struct ptd_image *img, u64 addr)
 /** ptd_image_is_symbol() - @sym is a function's, not a region's stand-in ("[name]") */
 static inline bool ptd_image_is_symbol(const struct ptd_image *img, const struct ptd_symbol *sym)
 {
-	return sym >= img->syms && sym < img->syms + img->nsyms;
+	/* as integers: @sym may point into a region, not into @syms (which may be NULL) */
+	uintptr_t p = (uintptr_t)sym, base = (uintptr_t)img->syms;
+
+	return img->nsyms && p >= base && p < base + img->nsyms * sizeof(*img->syms);
 }
 
 /*
