@@ -38,6 +38,7 @@
 #include <topaz/errno.h>
 #include <topaz/kernel.h>
 #include <topaz/x86_insn.h>
+#include "../host/x86_capstone.h"
 
 #define PAGE		4096u
 #define XCHECK_OFFSETS	64	/* Capstone is slow: the first offsets only */
@@ -89,79 +90,6 @@ static const u8 *at_guard(u8 *pg, const u8 *b, size_t n)
 	return p;
 }
 
-static bool cs_has_group(uint8_t g)
-{
-	for (unsigned int i = 0; i < cs_in->detail->groups_count; i++)
-		if (cs_in->detail->groups[i] == g)
-			return true;
-	return false;
-}
-
-/* Capstone's instruction as one of our classes; X86_INSN_NR_CLASSES for a
- * control transfer we do not map (then only the length is compared). */
-static enum x86_insn_class cs_class(void)
-{
-	const cs_x86 *x = &cs_in->detail->x86;
-
-	switch (cs_in->id) {
-	case X86_INS_JA: case X86_INS_JAE: case X86_INS_JB: case X86_INS_JBE:
-	case X86_INS_JE: case X86_INS_JNE: case X86_INS_JG: case X86_INS_JGE:
-	case X86_INS_JL: case X86_INS_JLE: case X86_INS_JO: case X86_INS_JNO:
-	case X86_INS_JP: case X86_INS_JNP: case X86_INS_JS: case X86_INS_JNS:
-		return X86_INSN_JCC;
-	case X86_INS_JCXZ: case X86_INS_JECXZ: case X86_INS_JRCXZ:
-		return X86_INSN_JCXZ;
-	case X86_INS_LOOP: case X86_INS_LOOPE: case X86_INS_LOOPNE:
-		return X86_INSN_LOOP;
-	case X86_INS_JMP:
-		return cs_has_group(CS_GRP_BRANCH_RELATIVE) ? X86_INSN_JMP_DIRECT : X86_INSN_JMP_INDIRECT;
-	case X86_INS_CALL:
-		return cs_has_group(CS_GRP_BRANCH_RELATIVE) ? X86_INSN_CALL_DIRECT : X86_INSN_CALL_INDIRECT;
-	case X86_INS_LJMP:
-		return X86_INSN_JMP_FAR;
-	case X86_INS_LCALL:
-		return X86_INSN_CALL_FAR;
-	case X86_INS_RET:
-		return X86_INSN_RET_NEAR;
-	case X86_INS_RETF: case X86_INS_RETFQ:
-		return X86_INSN_RET_FAR;
-	case X86_INS_IRET: case X86_INS_IRETD: case X86_INS_IRETQ:
-		return X86_INSN_IRET;
-	case X86_INS_SYSCALL:
-		return X86_INSN_SYSCALL;
-	case X86_INS_SYSRET:
-		return X86_INSN_SYSRET;
-	case X86_INS_SYSENTER:
-		return X86_INSN_SYSENTER;
-	case X86_INS_SYSEXIT:
-		return X86_INSN_SYSEXIT;
-	case X86_INS_INT:
-		return X86_INSN_INT;
-	case X86_INS_INT3:
-		return X86_INSN_INT3;
-	case X86_INS_INT1:
-		return X86_INSN_INT1;
-	case X86_INS_UD0: case X86_INS_UD2: case X86_INS_UD2B:
-		return X86_INSN_UD;
-	case X86_INS_HLT:
-		return X86_INSN_HLT;
-	case X86_INS_XBEGIN:
-		return X86_INSN_XBEGIN;
-	case X86_INS_XABORT:
-		return X86_INSN_XABORT;
-	case X86_INS_MOV:
-		if (x->op_count && x->operands[0].type == X86_OP_REG &&
-		    x->operands[0].reg == X86_REG_CR3)
-			return X86_INSN_MOV_CR3;
-		return X86_INSN_OTHER;
-	}
-	if (cs_has_group(CS_GRP_JUMP) || cs_has_group(CS_GRP_CALL) || cs_has_group(CS_GRP_RET) ||
-	    cs_has_group(CS_GRP_IRET) || cs_has_group(CS_GRP_INT) ||
-	    cs_has_group(CS_GRP_BRANCH_RELATIVE))
-		return X86_INSN_NR_CLASSES;
-	return X86_INSN_OTHER;
-}
-
 /* Whether @in lies in the subset where Capstone 4 follows the SDM. */
 static bool cs_comparable(const struct x86_insn *in)
 {
@@ -185,7 +113,7 @@ static void cross_check(const u8 *b, size_t avail, const struct x86_insn *in)
 		return;
 	if (cs_in->size != in->length)
 		die("length differs from Capstone's", b, avail, 0, in);
-	c = cs_class();
+	c = cs_class(cs_in);
 	if (c != X86_INSN_NR_CLASSES && c != in->cls) {
 		fprintf(stderr, "fuzz_x86: Capstone: %s %s\n", cs_in->mnemonic, cs_in->op_str);
 		die("class differs from Capstone's", b, avail, 0, in);

@@ -184,10 +184,10 @@ void ptd_image_finish(struct ptd_image *img)
 	img->finished = true;
 }
 
-const struct ptd_symbol *ptd_image_lookup(const struct ptd_image *img, u64 addr)
+/* How many symbols start at or below @addr (the last of them may cover it). */
+static size_t syms_upto(const struct ptd_image *img, u64 addr)
 {
 	size_t lo = 0, hi = img->nsyms;
-	const struct ptd_region *r;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -197,6 +197,14 @@ const struct ptd_symbol *ptd_image_lookup(const struct ptd_image *img, u64 addr)
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+const struct ptd_symbol *ptd_image_lookup(const struct ptd_image *img, u64 addr)
+{
+	size_t lo = syms_upto(img, addr);
+	const struct ptd_region *r;
+
 	if (lo && addr < img->syms[lo - 1].end)
 		return &img->syms[lo - 1];
 	r = region_of(img, addr);
@@ -206,20 +214,12 @@ const struct ptd_symbol *ptd_image_lookup(const struct ptd_image *img, u64 addr)
 const struct ptd_symbol *ptd_image_lookup_cached(const struct ptd_image *img, struct ptd_sym_cache *c,
 						 u64 addr)
 {
-	size_t slot = (size_t)(addr >> 4) & (PTD_SYM_CACHE - 1);
-	size_t lo = 0, hi = img->nsyms;
+	size_t slot = (size_t)(addr >> 4) & (PTD_SYM_CACHE - 1), lo;
 	const struct ptd_symbol *s;
 
 	if (addr - c->e[slot].lo < c->e[slot].hi - c->e[slot].lo)
 		return c->e[slot].sym;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (img->syms[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = syms_upto(img, addr);
 	if (!lo || addr >= img->syms[lo - 1].end)
 		return ptd_image_lookup(img, addr);	/* no function: not cached */
 	s = &img->syms[lo - 1];
