@@ -27,7 +27,7 @@ ENGINE_PORTABLE_SRCS := kernel/trace_engine/branch_emul.c kernel/trace_engine/br
 # Logic shared by the kernel and the hosted build (tests, benchmarks).
 PORTABLE_SRCS := \
 	kernel/cmdline.c kernel/kstrto.c kernel/printk.c kernel/vsprintf.c \
-	kernel/symbols.c kernel/msr.c kernel/ktest.c kernel/shutdown.c \
+	kernel/symbols.c kernel/msr.c kernel/ktest.c kernel/shutdown.c kernel/acpi.c \
 	mm/page_alloc.c mm/gfp.c \
 	mm/slab.c mm/slab_debug.c mm/kmalloc.c kernel/probe.c kernel/probe_handlers.c \
 	$(PT_DRIVER_SRCS) $(PT_MODEL_SRCS) $(TRACING_SRCS) $(X86_SRCS) $(ENGINE_PORTABLE_SRCS)

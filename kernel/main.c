@@ -18,6 +18,7 @@
 #include <topaz/pt_model.h>
 #include <topaz/tracing.h>
 #include <topaz/trace_engine.h>
+#include <topaz/acpi.h>
 
 #ifndef TOPAZ_VERSION
 #define TOPAZ_VERSION "unknown"
@@ -137,6 +138,27 @@ static int run_workloads(const char *spec)
 	return bad;
 }
 
+/* The CPUs the firmware describes (bringing them up is the SMP work to come). */
+static void smp_report(const struct boot_info *bi)
+{
+	struct acpi_cpu cpus[64];
+	struct acpi_madt_info mi;
+	char why[160], ids[200];
+	size_t len = 0;
+
+	if (acpi_madt_cpus(bi->rsdp, cpus, ARRAY_SIZE(cpus), &mi, why, sizeof(why))) {
+		pr_warn("smp: %s: only the boot CPU is known\n", why);
+		return;
+	}
+	ids[0] = '\0';
+	for (unsigned int i = 0; i < mi.ncpus && len < sizeof(ids); i++)
+		len += ksnprintf(ids + len, sizeof(ids) - len, "%s%u", i ? ", " : "", cpus[i].apic_id);
+	printk("smp: the MADT lists %u CPUs (APIC IDs %s%s), %u more not usable; local APIC at %#llx; "
+	       "this is APIC ID %u, the only CPU topaz runs on\n",
+	       mi.ncpus + mi.dropped, ids, mi.dropped ? ", ..." : "", mi.nlisted - mi.ncpus - mi.dropped,
+	       (unsigned long long)mi.lapic_address, apic_id());
+}
+
 void kernel_main(struct boot_info *bi)
 {
 	uintptr_t ist[NR_IST_STACKS];
@@ -180,6 +202,7 @@ void kernel_main(struct boot_info *bi)
 	cpu_identify();
 	cpu_report();
 	apic_init();
+	smp_report(bi);
 	timer_init();
 	local_irq_enable();
 

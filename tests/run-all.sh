@@ -174,6 +174,7 @@ qemu_case() {
 		shell) opts+=(--via-shell) ;;
 		nodebugcon) opts+=(--no-debugcon) ;;
 		mem=*) opts+=(--mem "${p#mem=}") ;;
+		smp=*) opts+=(--smp "${p#smp=}") ;;
 		esac
 	done
 	"$here/tests/qemu/boot.sh" "${opts[@]}" --cmdline "$cmdline" --log "$log" \

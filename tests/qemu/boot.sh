@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Boot topaz in QEMU (TCG) with OVMF, with a command line, and report how it ended.
 #   boot.sh [--cmdline "..."] [--via-shell] [--log FILE] [--debugcon FILE | --no-debugcon]
-#           [--mem SIZE] [--timeout S] [--show] [-- QEMU ARGS]
+#           [--mem SIZE] [--smp N] [--timeout S] [--show] [-- QEMU ARGS]
 # Exit status: QEMU's (33 = topaz passed, 35 = topaz failed), 124 on a timeout;
 # with --show (make run) 0 for passed and 1 for failed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$here/build}
-cmdline="" via="" log="" dcon=/dev/null mem=512M timeout=120 show=0 extra=()
+cmdline="" via="" log="" dcon=/dev/null mem=512M smp=1 timeout=120 show=0 extra=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--cmdline) cmdline=$2; shift 2 ;;
@@ -15,6 +15,7 @@ while [ $# -gt 0 ]; do
 	--debugcon) dcon=$2; shift 2 ;;
 	--no-debugcon) dcon=""; shift ;;	# a machine without port 0xe9
 	--mem) mem=$2; shift 2 ;;
+	--smp) smp=$2; shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
 	--show) show=1; shift ;;
 	--via-shell) via=shell; shift ;;
@@ -32,7 +33,7 @@ run=$(mktemp -d "$build/run.XXXXXX")
 cp "$ovmf_vars" "$run/vars.fd"
 "$here/scripts/mkesp.sh" "$build/topaz.efi" "$cmdline" "$run/esp.img" $via || exit 2
 
-args=(-machine q35 -accel tcg -cpu max -m "$mem" -smp 1 -display none -monitor none
+args=(-machine q35 -accel tcg -cpu max -m "$mem" -smp "$smp" -display none -monitor none
       -no-reboot -net none
       -drive if=pflash,format=raw,unit=0,readonly=on,file="$ovmf_code"
       -drive if=pflash,format=raw,unit=1,file="$run/vars.fd"

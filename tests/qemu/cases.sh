@@ -2,7 +2,7 @@
 #   name | command line | expected exit (33 pass, 35 fail) | patterns that must appear
 #   (';'-separated; "!text": text that must not) | flags (','-separated): "shell" to boot
 #   through the UEFI shell (load options), "nodebugcon" for a machine without port 0xe9,
-#   "mem=SIZE" for the machine's memory
+#   "mem=SIZE" for the machine's memory, "smp=N" for its CPUs
 # A case whose log has "ktest: plan N" must also show N result lines; each
 # in-kernel test result counts on its own in the summary.
 selftest|loglevel=7 test=all|33|topaz: build id;cpu: ;Intel PT (CPUID.7.0:EBX[25]);memory map: conventional;page_alloc: free blocks per order;apic: local APIC id;topaz: ready
@@ -47,3 +47,5 @@ trace-mem-128m|pt=on pt.buf=8K pt.region=4K pt.noretcomp run=demo|33|memory map:
 # A filter whose traced code is called back from untraced code (work_slab calls kmem_cache_create,
 # which calls page_to_pfn): the call tree keeps work_slab below page_to_pfn (calltree_check)
 trace-filter-callback|pt=on pt.filter="filter work_slab, filter page_to_pfn" pt.buf=8K pt.region=4K pt.noretcomp run=slab|33|tracing with the software trace unit
+# The CPUs the firmware's MADT lists (the start of SMP: found and named, not yet started)
+smp-madt-4|test=traps|33|smp: the MADT lists 4 CPUs (APIC IDs 0, 1, 2, 3), 0 more not usable|smp=4
