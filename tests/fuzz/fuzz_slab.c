@@ -623,11 +623,22 @@ static void op_kmalloc(struct input *in)
 }
 
 /* Report what a misused object's dirtied red zones owe, then forget them. */
+/* kmem_cache_validate() reports exactly the @owed bytes the harness dirtied. */
+static void expect_validate(struct kmem_cache *s, u64 owed)
+{
+	int got = kmem_cache_validate(s);
+
+	expected_errors += owed;
+	if (got < 0 || (u64)got != owed)
+		fail("kmem_cache_validate(%s) found %d, expected %llu", s->name, got,
+		     (unsigned long long)owed);
+	check_errors("validate");
+}
+
 static void settle_dirty(struct obj *o)
 {
 	struct kmem_cache *s = obj_cache(o);
 	u64 owed = 0;
-	int got;
 
 	if (!o->dirty)
 		return;
@@ -636,12 +647,7 @@ static void settle_dirty(struct obj *o)
 			owed += (u64)__builtin_popcount(objs[k].dirty);
 			objs[k].dirty = 0;
 		}
-	got = kmem_cache_validate(s);
-	expected_errors += owed;
-	if (got < 0 || (u64)got != owed)
-		fail("kmem_cache_validate(%s) found %d, expected %llu", s->name, got,
-		     (unsigned long long)owed);
-	check_errors("validate");
+	expect_validate(s, owed);
 }
 
 static void op_krealloc(struct input *in)
@@ -840,7 +846,6 @@ static void op_validate(struct input *in)
 	struct slabinfo si;
 	unsigned int live = 0;
 	u64 owed = 0;
-	int got;
 
 	if (b & 0x80)
 		s = kmalloc_cache_for(kmalloc_sizes[b % ARRAY_SIZE(kmalloc_sizes)]);
@@ -856,12 +861,7 @@ static void op_validate(struct input *in)
 		objs[k].dirty = 0;
 		verify(&objs[k], objs[k].size, "validate");
 	}
-	got = kmem_cache_validate(s);
-	expected_errors += owed;
-	if (got < 0 || (u64)got != owed)
-		fail("kmem_cache_validate(%s) found %d, expected %llu", s->name, got,
-		     (unsigned long long)owed);
-	check_errors("validate");
+	expect_validate(s, owed);
 	kmem_cache_get_slabinfo(s, &si);
 	if (si.active_objs != live)
 		fail("%s: slabinfo has %lu active objects, the model %u", s->name, si.active_objs,
