@@ -31,7 +31,7 @@ trace-stop-loss|pt=on pt.buf=4K pt.region=4K run=slab|33|tracing with the softwa
 trace-serial|pt=on pt.sink=serial pt.noretcomp pt.buf=8K pt.region=4K run=sort,slab|33|sink serial;@TPZ-BEGIN;@TPZ-END
 help|help|33|command line parameters:;pt.buf;'help' without run= or test=: nothing else to do;!ktest:;!run:
 quoted-words|"pt=on" "pt.buf=8K" pt.region="4K" run=sort|33|tracing with the software trace unit;run: sort returned;0 errors;!unterminated quote
-trace-no-debugcon|pt=on pt.buf=8K pt.region=4K run=sort,slab|33|no debug console at port 0xe9;sink serial;@TPZ-BEGIN;@TPZ-END|nodebugcon
+trace-no-debugcon|pt=on pt.buf=8K pt.region=4K pt.noretcomp run=sort,slab|33|no debug console at port 0xe9;sink serial;@TPZ-BEGIN;@TPZ-END|nodebugcon
 # PMI storms: the smallest ToPA (two 4K regions), every timing packet at its highest rate, no
 # RET compression, the timer at 5 kHz interrupting traced code, over a million instructions
 trace-storm-vector|pt=on pt.profile=arrowlake pt.buf=8K pt.region=4K pt.tsc=1 pt.mtc=1 pt.cyc=1 pt.mtc_period=0 pt.cyc_thresh=0 pt.psb_period=0 pt.noretcomp pt.pmi=vector pt.step=branch timer.hz=5000 run=slab,slab,slab,slab,slab,slab,sort,recursion,dispatch,timer,firmware|33|profile arrowlake;run: firmware returned
