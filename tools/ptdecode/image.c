@@ -332,14 +332,39 @@ fail:
 	return NULL;
 }
 
+size_t ptd_format_sym(const struct ptd_symbol *s, u64 addr, char *buf, size_t size)
+{
+	static const char hex[] = "0123456789abcdef";
+	char tmp[256], digits[16];
+	size_t n = 0, d = 0;
+
+	if (!size)
+		return 0;
+	if (s) {
+		size_t len = min(strlen(s->name), sizeof(tmp) - 20);
+
+		memcpy(tmp, s->name, len);
+		n = len;
+		tmp[n++] = '+';
+		addr -= s->start;
+	}
+	do {
+		digits[d++] = hex[addr & 0xf];
+		addr >>= 4;
+	} while (addr);
+	tmp[n++] = '0';
+	tmp[n++] = 'x';
+	while (d)
+		tmp[n++] = digits[--d];
+	n = min(n, size - 1);	/* cut as snprintf() cuts */
+	memcpy(buf, tmp, n);
+	buf[n] = '\0';
+	return n;
+}
+
 const char *ptd_format_addr(const struct ptd_image *img, u64 addr, char *buf, size_t size)
 {
-	const struct ptd_symbol *s = ptd_image_lookup(img, addr);
-
-	if (s)
-		snprintf(buf, size, "%s+0x%llx", s->name, (unsigned long long)(addr - s->start));
-	else
-		snprintf(buf, size, "0x%llx", (unsigned long long)addr);
+	ptd_format_sym(ptd_image_lookup(img, addr), addr, buf, size);
 	return buf;
 }
 

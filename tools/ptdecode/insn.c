@@ -83,36 +83,10 @@ static size_t append(char *buf, size_t size, size_t n, const char *s, size_t len
 	return n;
 }
 
-/* @v in lower-case hex, no leading zeros (at least one digit): its length. */
-static size_t put_hex(char *out, u64 v)
-{
-	char tmp[16];
-	size_t n = 0, len;
-
-	do {
-		tmp[n++] = hex[v & 0xf];
-		v >>= 4;
-	} while (v);
-	len = n;
-	while (n)
-		*out++ = tmp[--n];
-	return len;
-}
-
-/* ptd_format_addr(), through the printer's lookup cache. */
+/* ptd_format_addr(), through the printer's lookup cache: its length. */
 static size_t format_addr(struct ptd_insn_printer *p, u64 addr, char *buf, size_t size)
 {
-	const struct ptd_symbol *s = ptd_image_lookup_cached(p->img, &p->syms, addr);
-	char num[20] = "0x";
-	size_t n = 0;
-
-	buf[0] = 0;
-	if (s) {
-		n = append(buf, size, n, s->name, strlen(s->name));
-		n = append(buf, size, n, "+", 1);
-		addr -= s->start;
-	}
-	return append(buf, size, n, num, 2 + put_hex(num + 2, addr));
+	return ptd_format_sym(ptd_image_lookup_cached(p->img, &p->syms, addr), addr, buf, size);
 }
 
 /* capstone's text for @in, into @text: empty when it cannot say. */

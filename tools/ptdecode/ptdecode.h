@@ -207,6 +207,12 @@ void ptd_image_add_sideband(struct ptd_image *img, struct ptd_container *c);
 void ptd_image_finish(struct ptd_image *img);
 /** ptd_image_lookup() - the function containing @addr, else its region's stand-in, else NULL */
 const struct ptd_symbol *ptd_image_lookup(const struct ptd_image *img, u64 addr);
+/**
+ * ptd_format_sym() - "name+0xoff" of @addr in @s ("0xaddr" when @s is NULL)
+ * into @buf, cut as snprintf() cuts; its length. Built by hand, without
+ * printf: --insn formats one per instruction.
+ */
+size_t ptd_format_sym(const struct ptd_symbol *s, u64 addr, char *buf, size_t size);
 /** ptd_image_is_symbol() - @sym is a function's, not a region's stand-in ("[name]") */
 static inline bool ptd_image_is_symbol(const struct ptd_image *img, const struct ptd_symbol *sym)
 {
