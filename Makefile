@@ -9,6 +9,7 @@ NM         := nm
 EFI_INC    := /usr/include/efi
 EFI_LIB    := /usr/lib
 CMDLINE    ?= pt=on pt.buf=32K pt.region=4K run=demo
+SMP        ?= 4
 V          ?= 0
 Q          := $(if $(filter 1,$(V)),,@)
 
@@ -27,7 +28,7 @@ ENGINE_PORTABLE_SRCS := kernel/trace_engine/branch_emul.c kernel/trace_engine/br
 # Logic shared by the kernel and the hosted build (tests, benchmarks).
 PORTABLE_SRCS := \
 	kernel/cmdline.c kernel/kstrto.c kernel/printk.c kernel/vsprintf.c \
-	kernel/symbols.c kernel/msr.c kernel/ktest.c kernel/shutdown.c kernel/acpi.c \
+	kernel/symbols.c kernel/msr.c kernel/ktest.c kernel/shutdown.c kernel/acpi.c kernel/cpumask.c \
 	mm/page_alloc.c mm/gfp.c \
 	mm/slab.c mm/slab_debug.c mm/kmalloc.c kernel/probe.c kernel/probe_handlers.c \
 	$(PT_DRIVER_SRCS) $(PT_MODEL_SRCS) $(TRACING_SRCS) $(X86_SRCS) $(ENGINE_PORTABLE_SRCS)
@@ -37,6 +38,7 @@ KERNEL_SRCS := \
 	boot/efi_main.c boot/handoff.S \
 	kernel/main.c kernel/arch_x86.c kernel/string.c kernel/entry.S \
 	kernel/gdt.c kernel/traps.c kernel/extable.c kernel/apic.c kernel/time.c \
+	kernel/smp.c kernel/smp_trampoline.S \
 	kernel/workload.c $(wildcard kernel/workloads/*.c) \
 	kernel/ksyms.c kernel/paging.c kernel/cpu.c kernel/power.c kernel/console.c kernel/panic.c \
 	drivers/serial/uart16550.c drivers/debugcon/debugcon.c drivers/pt/pt_irq.c \
@@ -206,7 +208,7 @@ setup:
 run: setup
 	$(Q)$(MAKE) --no-print-directory kernel tools
 	$(Q)rm -f $(BUILD)/trace.tpz; status=0; \
-	tests/qemu/boot.sh --cmdline "$(CMDLINE)" --show --debugcon $(BUILD)/trace.tpz \
+	tests/qemu/boot.sh --cmdline "$(CMDLINE)" --smp $(SMP) --show --debugcon $(BUILD)/trace.tpz \
 		--log $(BUILD)/serial.log || status=$$?; \
 	scripts/trace-summary.sh $(BUILD); exit $$status
 
@@ -249,6 +251,22 @@ $(BUILD)/bench/bench-mimalloc: tests/bench/bench.c
 $(BUILD)/bench/bench-jemalloc: tests/bench/bench.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(BCFLAGS) -DALLOC_JEMALLOC $< -ljemalloc -o $@
+
+# The threaded churn (tests/bench/slab_smp.c): threads as CPUs, local and
+# producer/consumer (remote free) patterns, one binary per allocator as above.
+SLAB_SMP_BINS := $(addprefix $(BUILD)/bench/slab_smp-,topaz glibc mimalloc jemalloc)
+$(BUILD)/bench/slab_smp-topaz: tests/bench/slab_smp.c $(BENCH_OBJS)
+	$(Q)$(CC) $(BCFLAGS) -DALLOC_TOPAZ $^ -lelf -ldl -pthread -o $@
+$(BUILD)/bench/slab_smp-glibc: tests/bench/slab_smp.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(BCFLAGS) -DALLOC_GLIBC $< -pthread -o $@
+$(BUILD)/bench/slab_smp-mimalloc: tests/bench/slab_smp.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(BCFLAGS) -DALLOC_MIMALLOC $< -lmimalloc -pthread -o $@
+$(BUILD)/bench/slab_smp-jemalloc: tests/bench/slab_smp.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(BCFLAGS) -DALLOC_JEMALLOC $< -ljemalloc -pthread -o $@
+BENCH_BINS += $(SLAB_SMP_BINS)
 
 # The PT driver benchmark (PMI and buffer setup costs): the same objects plus
 # the driver, on plain fake MSRs (no trace unit model).

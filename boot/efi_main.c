@@ -8,6 +8,7 @@
 #include <topaz/bootinfo.h>
 #include <topaz/kernel.h>
 #include <topaz/arch.h>
+#include <topaz/cpu.h>
 
 void handoff_to_kernel(void *arg, uintptr_t stack_top, void (*fn)(void *)) __noreturn;
 void uart_early_init(void);
@@ -171,6 +172,7 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 	EFI_STATUS s;
 
 	bi->tsc_at_entry = rdtsc();
+	percpu_set_gs(0);	/* smp_processor_id() reads it (printk's lock) */
 	BS = st->BootServices;
 	uart_early_init();
 	BS->SetWatchdogTimer(0, 0, 0, NULL);	/* long test runs must not reset us */
@@ -205,7 +207,11 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 		fail("GetMemoryMap", s);
 
 	bi->pt_pool_pages = pt_pool_pages_for(map, map_size, dsize);
-	s = BS->AllocatePages(AllocateAnyPages, EfiLoaderData, bi->pt_pool_pages, &mem);
+	/* Below 4 GiB: the other CPUs load CR3 in 32-bit code (kernel/smp.c). */
+	mem = 0xffffffffull;
+	s = BS->AllocatePages(AllocateMaxAddress, EfiLoaderData, bi->pt_pool_pages, &mem);
+	if (s != EFI_SUCCESS)
+		s = BS->AllocatePages(AllocateAnyPages, EfiLoaderData, bi->pt_pool_pages, &mem);
 	if (s != EFI_SUCCESS)
 		fail("allocating page-table pages", s);
 	bi->pt_pool = (uintptr_t)mem;
@@ -214,6 +220,11 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 		fail("allocating stacks", s);
 	bi->stacks = (uintptr_t)mem;
 	bi->stacks_size = STACKS_TOTAL;
+	/* The SIPI's start page: below 1 MiB, kept from the firmware and the page
+	 * allocator (loader data). Without one, only the boot CPU runs. */
+	mem = 0x9ffffull;
+	if (BS->AllocatePages(AllocateMaxAddress, EfiLoaderData, 1, &mem) == EFI_SUCCESS && mem >= 0x1000)
+		bi->smp_trampoline = (uintptr_t)mem;
 
 	/*
 	 * The map key must be current: nothing may allocate between the last

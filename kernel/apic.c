@@ -116,6 +116,61 @@ static void pic_mask_all(void)
 	outb(0x21, 0xff); outb(0xa1, 0xff);
 }
 
+/* This CPU's local APIC: software-enabled, LINT0/1 and errors masked, LVTPC masked. */
+static void apic_setup_this_cpu(void)
+{
+	apic_write(APIC_SVR, 0x100 | SPURIOUS_VECTOR);	/* software enable */
+	apic_write(APIC_LVT0, APIC_LVT_MASKED);
+	apic_write(APIC_LVT1, APIC_LVT_MASKED);
+	apic_write(APIC_LVTERR, APIC_LVT_MASKED | 0xfd);
+	apic_write(APIC_LVTPC, APIC_LVT_MASKED | PT_PMI_VECTOR);
+	apic_write(APIC_ESR, 0);
+	apic_eoi();
+}
+
+/** apic_init_secondary() - an application processor's local APIC, in the boot CPU's mode */
+void apic_init_secondary(void)
+{
+	u64 base = rdmsr(MSR_IA32_APICBASE) | APICBASE_ENABLE;
+
+	if (x2apic)
+		base |= APICBASE_X2APIC;
+	wrmsr(MSR_IA32_APICBASE, base);
+	apic_setup_this_cpu();
+}
+
+static void icr_wait_idle(void)
+{
+	for (u64 spin = 0; !x2apic && (apic_read(APIC_ICR) & BIT(12)) && spin < 10000000; spin++)
+		cpu_relax();
+}
+
+/** apic_send_ipi() - send @low (delivery mode, level, vector) to the local APIC @dest */
+void apic_send_ipi(u32 dest, u32 low)
+{
+	if (x2apic) {
+		wrmsr_safe(X2APIC_MSR(APIC_ICR), ((u64)dest << 32) | low);
+		return;
+	}
+	icr_wait_idle();
+	apic_write(APIC_ICR2, dest << 24);
+	apic_write(APIC_ICR, low);
+	icr_wait_idle();
+}
+
+/** apic_send_ipi_allbutself() - send @low to every other CPU (destination shorthand) */
+void apic_send_ipi_allbutself(u32 low)
+{
+	if (x2apic) {
+		wrmsr_safe(X2APIC_MSR(APIC_ICR), low | (3u << 18));
+		return;
+	}
+	icr_wait_idle();
+	apic_write(APIC_ICR2, 0);
+	apic_write(APIC_ICR, low | (3u << 18));
+	icr_wait_idle();
+}
+
 /** apic_init() - enable the local APIC, mask the PIC, set LVTPC masked on PT_PMI_VECTOR */
 void apic_init(void)
 {
@@ -136,18 +191,13 @@ void apic_init(void)
 	wrmsr(MSR_IA32_APICBASE, base);
 	x2apic = want_x2;
 	xapic = (volatile u32 *)(uintptr_t)(base & 0xffffff000ull);
-
-	apic_write(APIC_SVR, 0x100 | SPURIOUS_VECTOR);	/* software enable */
-	apic_write(APIC_LVT0, APIC_LVT_MASKED);
-	apic_write(APIC_LVT1, APIC_LVT_MASKED);
-	apic_write(APIC_LVTERR, APIC_LVT_MASKED | 0xfd);
-	apic_write(APIC_LVTPC, APIC_LVT_MASKED | PT_PMI_VECTOR);
-	apic_write(APIC_ESR, 0);
-	apic_eoi();
+	apic_setup_this_cpu();
 	pr_info("local APIC id %u, version %#x, %s mode%s\n", apic_id(),
 		apic_read(APIC_VERSION) & 0xff, x2apic ? "x2APIC" : "xAPIC",
 		x2apic ? "" : " at the APIC_BASE MMIO page");
 }
+
+static u32 timer_count;	/* the boot CPU's calibration, for the others */
 
 /* Periodic timer: count the APIC timer against the calibrated TSC. */
 void apic_timer_start(u32 vector, u64 hz)
@@ -166,8 +216,17 @@ void apic_timer_start(u32 vector, u64 hz)
 	u64 per_sec = cycles ? (u64)elapsed * tsc_khz * 1000 / cycles : 0;
 	u32 count = per_sec ? (u32)(per_sec / hz) : 100000;
 
+	timer_count = count ? count : 1;
 	apic_write(APIC_LVTT, APIC_TIMER_PERIODIC | vector);
-	apic_write(APIC_TMICT, count ? count : 1);
+	apic_write(APIC_TMICT, timer_count);
 	pr_info("timer: %llu Hz APIC timer clock (/16), %llu Hz tick, count %u\n",
 		(unsigned long long)per_sec, (unsigned long long)hz, count);
+}
+
+/** apic_timer_start_secondary() - this CPU's timer at the boot CPU's calibrated rate */
+void apic_timer_start_secondary(u32 vector)
+{
+	apic_write(APIC_TDCR, 0x3);
+	apic_write(APIC_LVTT, APIC_TIMER_PERIODIC | vector);
+	apic_write(APIC_TMICT, timer_count ? timer_count : 100000);
 }

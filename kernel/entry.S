@@ -4,6 +4,7 @@
  * that saves the general registers as struct pt_regs and calls trap_dispatch.
  * #BP (vector 3) first moves the CPU's frame down, see isr_bp.
  */
+#include <topaz/percpu.h>
 	.text
 	.balign 16
 	.globl isr_stubs
@@ -118,7 +119,7 @@ isr_common:
 	pop	%rsi
 	pop	%rdi
 	add	$16, %rsp
-	cmpb	$0, trap_no_iret(%rip)
+	cmpb	$0, %gs:PERCPU_OFF_NO_IRET
 	jne	isr_return_no_iret
 	iretq
 
@@ -130,7 +131,7 @@ isr_common:
  * POPFQ; RET. IF is clear in NMI context, so nothing comes in between.
  */
 isr_return_no_iret:
-	movb	$0, trap_no_iret(%rip)
+	movb	$0, %gs:PERCPU_OFF_NO_IRET
 	/* RIP, CS, RFLAGS, RSP, SS here; two scratch registers pushed below */
 	push	%rax
 	push	%rbx
@@ -145,6 +146,11 @@ isr_return_no_iret:
 	lea	-16(%rsp), %rsp
 	popfq
 	ret
+
+	/* the end of the entry code: an NMI that lands in it did not interrupt traced code */
+	.globl entry_text_end
+	.hidden entry_text_end
+entry_text_end:
 
 /* void gdt_load(void *gdtr, u16 cs, u16 ds, u16 tss) */
 	.globl gdt_load

@@ -1,7 +1,14 @@
 // SPDX-License-Identifier: MIT
-/* The GDT with a 64-bit TSS whose IST stacks take #DF, NMI, #MC and #DB. */
+/*
+ * Each CPU's GDT, with a 64-bit TSS whose IST stacks take #DF, NMI, #MC and
+ * #DB, and its GS base: the per-CPU header that smp_processor_id() reads.
+ */
 #include <topaz/cpu.h>
+#include <topaz/arch.h>
+#include <topaz/percpu.h>
 #include <topaz/kernel.h>
+
+#define MSR_GS_BASE	0xc0000101
 
 struct tss64 {
 	u32 reserved0;
@@ -13,8 +20,11 @@ struct tss64 {
 	u16 iomap_base;
 } __packed;
 
-static struct tss64 tss __aligned(16);
-static u64 gdt[5] __aligned(16);
+static struct tss64 tss[NR_CPUS] __aligned(16);
+static u64 gdt[NR_CPUS][5] __aligned(16);
+DEFINE_PER_CPU(struct percpu_hdr, percpu_hdrs);
+_Static_assert(offsetof(struct percpu_hdr, cpu) == PERCPU_OFF_CPU, "percpu.h offsets");
+_Static_assert(offsetof(struct percpu_hdr, no_iret) == PERCPU_OFF_NO_IRET, "percpu.h offsets");
 
 struct gdtr {
 	u16 limit;
@@ -23,21 +33,41 @@ struct gdtr {
 
 void gdt_load(struct gdtr *gdtr, u64 cs, u64 ds, u64 tss_sel);
 
-void gdt_init(uintptr_t ist_tops[4])
+/**
+ * percpu_set_gs() - point this CPU's GS base at CPU @cpu's per-CPU header
+ *
+ * Before anything that asks smp_processor_id(). Loading a null GS selector
+ * (gdt_load) clears the base on some CPUs and in QEMU, so gdt_init() sets it
+ * again after.
+ */
+void percpu_set_gs(unsigned int cpu)
 {
-	u64 base = (u64)(uintptr_t)&tss, limit = sizeof(tss) - 1;
-	struct gdtr gdtr = { sizeof(gdt) - 1, (u64)(uintptr_t)gdt };
+	struct percpu_hdr *h = &percpu_hdrs[cpu];
+
+	h->self = h;
+	h->cpu = cpu;
+	/* the raw write: the MSR interceptor's lookups would ask for the CPU number */
+	arch_wrmsr_safe(MSR_GS_BASE, (u64)(uintptr_t)h);
+}
+
+void gdt_init(unsigned int cpu, uintptr_t ist_tops[4])
+{
+	struct tss64 *t = &tss[cpu];
+	u64 *g = gdt[cpu];
+	u64 base = (u64)(uintptr_t)t, limit = sizeof(*t) - 1;
+	struct gdtr gdtr = { sizeof(gdt[0]) - 1, (u64)(uintptr_t)g };
 
 	for (int i = 0; i < 4; i++)
-		tss.ist[i] = ist_tops[i];
-	tss.iomap_base = sizeof(tss);	/* no I/O bitmap */
+		t->ist[i] = ist_tops[i];
+	t->iomap_base = sizeof(*t);	/* no I/O bitmap */
 
-	gdt[0] = 0;
-	gdt[1] = 0x00af9b000000ffffull;	/* 0x08: 64-bit code, DPL0 */
-	gdt[2] = 0x00cf93000000ffffull;	/* 0x10: data, DPL0 */
+	g[0] = 0;
+	g[1] = 0x00af9b000000ffffull;	/* 0x08: 64-bit code, DPL0 */
+	g[2] = 0x00cf93000000ffffull;	/* 0x10: data, DPL0 */
 	/* 0x18: available 64-bit TSS (type 9), 16 bytes */
-	gdt[3] = (limit & 0xffff) | ((base & 0xffffff) << 16) | (0x89ull << 40) |
-		 (((limit >> 16) & 0xf) << 48) | (((base >> 24) & 0xff) << 56);
-	gdt[4] = base >> 32;
+	g[3] = (limit & 0xffff) | ((base & 0xffffff) << 16) | (0x89ull << 40) |
+	       (((limit >> 16) & 0xf) << 48) | (((base >> 24) & 0xff) << 56);
+	g[4] = base >> 32;
 	gdt_load(&gdtr, KERNEL_CS, KERNEL_DS, TSS_SEL);
+	percpu_set_gs(cpu);
 }

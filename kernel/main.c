@@ -18,7 +18,7 @@
 #include <topaz/pt_model.h>
 #include <topaz/tracing.h>
 #include <topaz/trace_engine.h>
-#include <topaz/acpi.h>
+#include <topaz/smp.h>
 
 #ifndef TOPAZ_VERSION
 #define TOPAZ_VERSION "unknown"
@@ -138,25 +138,9 @@ static int run_workloads(const char *spec)
 	return bad;
 }
 
-/* The CPUs the firmware describes (bringing them up is the SMP work to come). */
-static void smp_report(const struct boot_info *bi)
+static void model_on_this_cpu(void *unused)
 {
-	struct acpi_cpu cpus[64];
-	struct acpi_madt_info mi;
-	char why[160], ids[200];
-	size_t len = 0;
-
-	if (acpi_madt_cpus(bi->rsdp, cpus, ARRAY_SIZE(cpus), &mi, why, sizeof(why))) {
-		pr_warn("smp: %s: only the boot CPU is known\n", why);
-		return;
-	}
-	ids[0] = '\0';
-	for (unsigned int i = 0; i < mi.ncpus && len < sizeof(ids); i++)
-		len += ksnprintf(ids + len, sizeof(ids) - len, "%s%u", i ? ", " : "", cpus[i].apic_id);
-	printk("smp: the MADT lists %u CPUs (APIC IDs %s%s), %u more not usable; local APIC at %#llx; "
-	       "this is APIC ID %u, the only CPU topaz runs on\n",
-	       mi.ncpus + mi.dropped, ids, mi.dropped ? ", ..." : "", mi.nlisted - mi.ncpus - mi.dropped,
-	       (unsigned long long)mi.lapic_address, apic_id());
+	pt_model_init_this_cpu();
 }
 
 void kernel_main(struct boot_info *bi)
@@ -164,7 +148,7 @@ void kernel_main(struct boot_info *bi)
 	uintptr_t ist[NR_IST_STACKS];
 	struct cmdline_result cr;
 	u64 ready;
-	int failed, pt_err;
+	int failed, pt_err, smp_err;
 
 	cmdline_parse(bi->cmdline, &cr);
 	cr.errors += bi->cmdline_cut != 0;	/* a line that did not fit: said below */
@@ -187,10 +171,12 @@ void kernel_main(struct boot_info *bi)
 
 	for (int i = 0; i < NR_IST_STACKS; i++)
 		ist[i] = ist_stack_top(bi, i);
-	gdt_init(ist);
+	gdt_init(0, ist);
 	idt_init();
 	tsc_calibrate();
 	paging_init(bi);
+	/* nr_cpu_ids before the slab lays its per-CPU arrays out */
+	smp_err = smp_prepare(bi);
 	memory_init(bi);
 	kmem_cache_init();
 	pt_ptwrite_register();
@@ -202,9 +188,11 @@ void kernel_main(struct boot_info *bi)
 	cpu_identify();
 	cpu_report();
 	apic_init();
-	smp_report(bi);
 	timer_init();
 	local_irq_enable();
+	smp_boot_cpus();
+	if (pt_model_active())
+		on_each_cpu(model_on_this_cpu, NULL, true);	/* each CPU its trace unit */
 
 	ready = rdtsc();
 	printk("topaz: ready %llu ms after EFI entry (%llu TSC cycles at %llu kHz)\n",
@@ -227,6 +215,10 @@ void kernel_main(struct boot_info *bi)
 	if (pt_err) {
 		/* a trace asked for and not taken: the job did not do what it was for */
 		pr_err("topaz: pt=on, but no trace was taken (error %d): the boot fails\n", pt_err);
+		failed++;
+	}
+	if (smp_err) {
+		pr_err("topaz: cpus= asked for more CPUs than there are: the boot fails\n");
 		failed++;
 	}
 	if (mm_stats)

@@ -14,6 +14,7 @@
 #include <topaz/mm.h>
 #include <topaz/errno.h>
 #include <topaz/kernel.h>
+#include <topaz/percpu.h>
 
 
 extern const char ImageBase[] __hidden, __text_start[] __hidden, __text_end[] __hidden;
@@ -24,12 +25,17 @@ static u64 *pml4;
 static uintptr_t pool, pool_end;
 static unsigned int pool_used, splits;
 
-/* The text poke window: one page of address space in the last PML4 slot
- * (nothing else lives there), mapped writable onto the code page being
- * patched. Changing CR0.WP instead would flush the whole TLB twice a poke. */
-#define POKE_VA		0xfffffffffffff000ull
-static u64 *poke_pte;
-static u64 poke_page = ~0ull;
+/* The text poke window: two pages of address space per CPU in the last PML4
+ * slot (nothing else lives there), mapped writable onto the code page being
+ * patched and its neighbour. Changing CR0.WP instead would flush the whole
+ * TLB twice a poke. */
+#define POKE_PAGES	2
+#define POKE_VA		0xfffffffffff80000ull	/* CPU n's window: POKE_VA + 2n pages */
+_Static_assert(POKE_VA + NR_CPUS * POKE_PAGES * PAGE_SIZE - 1 == ~0ull, "two poke pages per CPU");
+/* Each CPU's own window: its PTE changes and its INVLPG stay on that CPU
+ * (an INVLPG does not reach other CPUs' TLBs). */
+static u64 *poke_pte[NR_CPUS][POKE_PAGES];
+static DEFINE_PER_CPU(u64, poke_page);	/* the window's first page + 1 (0: none yet) */
 
 static u64 *alloc_table(void)
 {
@@ -142,25 +148,72 @@ bool addr_is_mapped(uintptr_t addr)
 	return paging_lookup(addr, NULL) != 0;
 }
 
+/*
+ * The byte goes in with a LOCK CMPXCHG on the two bytes it shares with a
+ * neighbour, at an odd address. Any locked access works the same on a CPU;
+ * a misaligned one is what QEMU's multi-threaded TCG runs with every other
+ * vCPU stopped (it cannot make it atomic otherwise). That matters: QEMU
+ * drops the code it translated from a page before the store lands, so a
+ * vCPU running that code right then can translate the old byte again and
+ * keep it, and a traced CPU would then run a branch without its INT3 (found
+ * as ret instructions missing from traces of spin loops on 4 vCPUs).
+ * Stopped vCPUs are not translating. With one vCPU it is a plain store.
+ */
+static void poke_locked(volatile u16 *w, unsigned int shift, u8 byte)
+{
+	u16 old = *w, want;
+
+	do {
+		want = (u16)((old & ~(0xffu << shift)) | ((u16)byte << shift));
+	} while (!__atomic_compare_exchange_n(w, &old, want, false, __ATOMIC_SEQ_CST,
+					      __ATOMIC_RELAXED));
+}
+
+/* The neighbour page can be written back as it is (RAM, not a device)? */
+static bool plain_page(u64 page)
+{
+	u64 e = paging_lookup(page, NULL);
+
+	return e && !(e & PTE_PCD);
+}
+
 int arch_text_poke(u64 addr, u8 byte)
 {
-	u64 e = paging_lookup(addr, NULL), page = addr & ~(u64)(PAGE_SIZE - 1);
+	u64 e = paging_lookup(addr, NULL), page = addr & ~(u64)(PAGE_SIZE - 1), base;
+	u64 off = addr & (PAGE_SIZE - 1), w;
 	unsigned long flags;
+	unsigned int cpu;
+	bool pair;
+	u64 va;
 	int err = 0;
 
 	if (!e)
 		return -EFAULT;
-	if (!poke_pte || (e & PTE_PCD))
+	cpu = smp_processor_id();
+	if (!poke_pte[cpu][0] || (e & PTE_PCD))
 		return -EPERM;	/* MMIO (a flash part would take it as a command) */
+	/* the word at an odd address holding the byte: [off, off+1] or [off-1, off] */
+	base = off == 0 ? page - PAGE_SIZE : page;
+	pair = off == 0 ? page >= PAGE_SIZE && plain_page(base) :
+	       off == PAGE_SIZE - 1 ? plain_page(page + PAGE_SIZE) : true;
+	va = POKE_VA + (u64)cpu * POKE_PAGES * PAGE_SIZE;
 	/* inline: this must not call code it may be patching */
 	__asm__ volatile("pushfq; pop %0; cli" : "=r"(flags) :: "memory");
-	if (page != poke_page) {
+	if (base + 1 != *per_cpu_ptr(poke_page, cpu)) {
 		/* the identity map: the virtual page is the physical one */
-		*poke_pte = page | PTE_P | PTE_W | PTE_NX;
-		__asm__ volatile("invlpg (%0)" :: "r"(POKE_VA) : "memory");
-		poke_page = page;
+		for (unsigned int i = 0; i < POKE_PAGES; i++) {
+			*poke_pte[cpu][i] = (base + i * PAGE_SIZE) | PTE_P | PTE_W | PTE_NX;
+			__asm__ volatile("invlpg (%0)" :: "r"(va + i * PAGE_SIZE) : "memory");
+		}
+		*per_cpu_ptr(poke_page, cpu) = base + 1;
 	}
-	*(volatile u8 *)(uintptr_t)(POKE_VA + (addr & (PAGE_SIZE - 1))) = byte;
+	off += page - base;	/* from the window's start */
+	if (pair) {
+		w = off & 1 ? off : off - 1;
+		poke_locked((volatile u16 *)(uintptr_t)(va + w), (unsigned int)(off - w) * 8, byte);
+	} else {
+		*(volatile u8 *)(uintptr_t)(va + off) = byte;	/* no neighbour to share with */
+	}
 	if (*(volatile const u8 *)(uintptr_t)addr != byte)
 		err = -EPERM;
 	if (flags & X86_EFLAGS_IF)
@@ -218,7 +271,9 @@ void paging_init(const struct boot_info *bi)
 		if (d->type == EFI_RUNTIME_CODE)
 			set_memory_flags(d->phys_start, d->phys_start + (d->num_pages << PAGE_SHIFT),
 					 0, PTE_NX);
-	poke_pte = pte_for_new(POKE_VA);
+	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++)
+		for (unsigned int i = 0; i < POKE_PAGES; i++)
+			poke_pte[cpu][i] = pte_for_new(POKE_VA + ((u64)cpu * POKE_PAGES + i) * PAGE_SIZE);
 	/* A NULL dereference must fault, and so must running off a stack. */
 	set_memory_flags(0, PAGE_SIZE, 0, PTE_P);
 	for (int i = 0; i <= NR_IST_STACKS; i++)

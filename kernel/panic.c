@@ -5,8 +5,10 @@
 #include <topaz/power.h>
 #include <topaz/arch.h>
 #include <topaz/shutdown.h>
+#include <topaz/smp.h>
 
 static int panicking;
+static int panic_cpu = -1;	/* the CPU whose panic this is */
 static LIST_HEAD(notifiers);
 
 void panic_notifier_register(struct shutdown_hook *h)
@@ -18,9 +20,21 @@ void panic_finish(const char *why)
 {
 	struct shutdown_hook *h;
 
+	int me = (int)smp_processor_id(), first = -1;
+
 	local_irq_disable();
+	if (!__atomic_compare_exchange_n(&panic_cpu, &first, me, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE) && first != me) {
+		/* another CPU panics already: its stop NMI will report this one */
+		printk(KERN_EMERG "CPU %d: %s, while CPU %d panics: stopping here\n", me, why, first);
+		for (;;)
+			__asm__ volatile("hlt");
+	}
 	if (panicking++ > 1)	/* a panic inside the panic path: just stop */
 		power_off(false);
+	WRITE_ONCE(oops_in_progress, true);
+	if (panicking == 1)
+		smp_send_stop();	/* each other CPU reports where it was, then halts */
 	printk(KERN_EMERG "---[ end Kernel panic: %s ]---\n", why);
 	if (panicking == 1)
 		list_for_each_entry(h, &notifiers, link)

@@ -5,11 +5,33 @@
 #include <topaz/cmdline.h>
 #include <topaz/arch.h>
 #include <topaz/kernel.h>
+#include <topaz/spinlock.h>
 
 int console_loglevel = 7;	/* as Linux: levels 0-6 shown, debug hidden */
 static u64 loglevel_param = 7;
 KPARAM_UINT("loglevel", loglevel, &loglevel_param, 0, 8,
 	    "console log level: messages of a lower level are shown (0-8)");
+
+/*
+ * One line at a time from every CPU. Owned by this CPU already (an NMI in the
+ * middle of a printk): print anyway. During a panic a CPU stopped while it
+ * held the lock never gives it back: after a while the panicking CPU goes on.
+ */
+static spinlock_t printk_lock;
+bool oops_in_progress;
+
+static bool printk_lock_take(void)
+{
+	if (spin_is_locked_by_me(&printk_lock))
+		return false;
+	for (u64 spins = 0;; spins++) {
+		if (spin_trylock(&printk_lock))
+			return true;
+		if (READ_ONCE(oops_in_progress) && spins > 20000000)
+			return false;
+		cpu_relax();
+	}
+}
 
 static char *capture_buf;
 static size_t capture_size, capture_len;
@@ -59,6 +81,7 @@ int vprintk(const char *fmt, va_list ap)
 	bool cont = false;
 	int len;
 	unsigned long f;
+	bool locked;
 
 	if (fmt[0] == KERN_SOH[0] && fmt[1]) {
 		if (fmt[1] == 'c')
@@ -80,6 +103,7 @@ int vprintk(const char *fmt, va_list ap)
 		return len;
 
 	f = local_irq_save();
+	locked = printk_lock_take();
 	if (!cont || !line_open) {
 		u64 ns = ktime_get_ns();
 		char ts[32];
@@ -92,6 +116,8 @@ int vprintk(const char *fmt, va_list ap)
 	}
 	emit(buf, (size_t)len);
 	line_open = len > 0 ? buf[len - 1] != '\n' : line_open;
+	if (locked)
+		spin_unlock(&printk_lock);
 	local_irq_restore(f);
 	return len;
 }

@@ -7,6 +7,7 @@
 #include <topaz/arch.h>
 #include <topaz/traps.h>
 #include <topaz/kernel.h>
+#include <topaz/percpu.h>
 
 #define PIT_HZ		1193182u
 #define PIT_CH2		0x42
@@ -71,9 +72,16 @@ void udelay(u64 us)
 		cpu_relax();
 }
 
+DEFINE_PER_CPU(u64, timer_ticks);
+
+/* Every CPU's timer ticks; jiffies counts the boot CPU's, as time. */
 static bool timer_tick(struct pt_regs *regs)
 {
-	jiffies++;
+	unsigned int cpu = smp_processor_id();
+
+	(*per_cpu_ptr(timer_ticks, cpu))++;
+	if (cpu == 0)
+		jiffies++;
 	return true;
 }
 

@@ -10,6 +10,7 @@
 #include <topaz/cpu.h>
 #include <topaz/apic.h>
 #include <topaz/paging.h>
+#include <topaz/smp.h>
 #include <topaz/power.h>
 #include <topaz/symbols.h>
 #include <topaz/bootinfo.h>
@@ -31,6 +32,12 @@ bool trap_report_fixups;
 u64 irq_counts[256];
 
 extern const u8 isr_stubs[] __hidden;
+extern const u8 entry_text_end[] __hidden;
+
+bool trap_in_entry_code(u64 ip)
+{
+	return ip >= (uintptr_t)isr_stubs && ip < (uintptr_t)entry_text_end;
+}
 void trap_dispatch(struct pt_regs *regs);
 
 static const struct {
@@ -72,20 +79,26 @@ static void set_gate(unsigned int v, unsigned int ist)
 	};
 }
 
-void idt_init(void)
+/* One IDT for every CPU: each loads it. */
+void idt_load(void)
 {
 	struct {
 		u16 limit;
 		u64 base;
 	} __packed idtr = { sizeof(idt) - 1, (u64)(uintptr_t)idt };
 
+	__asm__ volatile("lidt %0" :: "m"(idtr));
+}
+
+void idt_init(void)
+{
 	for (unsigned int v = 0; v < 256; v++)
 		set_gate(v, 0);
 	set_gate(X86_TRAP_DF, 1);
 	set_gate(X86_TRAP_NMI, 2);
 	set_gate(X86_TRAP_MC, 3);
 	set_gate(X86_TRAP_DB, 4);
-	__asm__ volatile("lidt %0" :: "m"(idtr));
+	idt_load();
 }
 
 void trap_set_handler(unsigned int vector, trap_handler_t fn)
@@ -215,17 +228,22 @@ static void report_exception(const struct pt_regs *r, const char *what)
 	if (r->vector == X86_TRAP_DF && boot_info) {
 		/* A #DF whose last page fault hit a stack guard page is a stack overflow. */
 		u64 cr2 = read_cr2();
+		const char *which = NULL;
+		char buf[48];
+
 		for (int i = 0; i <= NR_IST_STACKS; i++)
 			if (cr2 >= stack_guard(boot_info, i) && cr2 < stack_guard(boot_info, i) + 4096)
-				printk(KERN_EMERG "stack overflow: CR2 is in the guard page below the %s stack\n",
-				       i ? "IST" : "boot");
+				which = i ? "the boot CPU's IST" : "the boot";
+		if (!which)
+			which = smp_stack_guard_name(cr2, buf, sizeof(buf));
+		if (which)
+			printk(KERN_EMERG "stack overflow: CR2 is in the guard page below %s stack\n", which);
 	}
 	show_regs(r);
 }
 
 static const struct trap_trace_hooks *trace_hooks;
 DEFINE_PER_CPU(struct trap_cpu, trap_cpu);
-u8 trap_no_iret;	/* entry.S: return from this #BP without IRET */
 bool (*trap_bp_fast)(struct trap_frame *f);	/* entry.S: isr_bp */
 
 void trap_set_bp_fast(bool (*fn)(struct trap_frame *f))
@@ -240,7 +258,7 @@ bool trap_in_nmi(void)
 
 void trap_return_without_iret(void)
 {
-	trap_no_iret = 1;
+	this_cpu_ptr(percpu_hdrs)->no_iret = 1;	/* entry.S reads it through GS */
 }
 
 void trap_set_trace_hooks(const struct trap_trace_hooks *h)
@@ -292,6 +310,7 @@ static __noinline void trap_dispatch_full(struct pt_regs *regs)
 		panic_finish("trap recursion");
 	}
 	if (regs->vector == X86_TRAP_NMI) {
+		smp_stop_nmi(regs);	/* another CPU's panic stops this one here */
 		tc->nmi_depth++;
 		dispatch(regs);
 		tc->nmi_depth--;

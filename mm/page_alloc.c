@@ -12,6 +12,7 @@
 #include <topaz/arch.h>
 #include <topaz/errno.h>
 #include <topaz/probe.h>
+#include <topaz/spinlock.h>
 
 /*
  * Probe points in the spirit of Linux's mm_page_alloc / mm_page_free
@@ -151,6 +152,28 @@ struct page *virt_to_page(const void *addr)
 	return pfn_to_page(virt_to_phys(addr) >> PAGE_SHIFT);
 }
 
+/*
+ * The free lists and the counters are under zone_lock with interrupts off.
+ * Taking it on a CPU that holds it already (an NMI inside the allocator)
+ * fails instead of waiting for ever.
+ */
+static DEFINE_SPINLOCK(zone_lock);
+
+static bool zone_lock_irqsave(unsigned long *flags)
+{
+	*flags = local_irq_save();
+	if (spin_lock_or_owned(&zone_lock))
+		return true;
+	local_irq_restore(*flags);
+	return false;
+}
+
+static void zone_unlock_irqrestore(unsigned long flags)
+{
+	spin_unlock(&zone_lock);
+	local_irq_restore(flags);
+}
+
 static void add_free_block(struct page *page, unsigned int order)
 {
 	page->flags |= PG_buddy;
@@ -240,10 +263,13 @@ struct page *__alloc_pages_caller(int nid, gfp_t gfp, unsigned int order, uintpt
 		return NULL;
 	}
 
-	flags = local_irq_save();
+	if (!zone_lock_irqsave(&flags)) {
+		stats.failures++;	/* an NMI inside the allocator on this CPU */
+		return NULL;
+	}
 	if (unlikely(fail_nth) && --fail_nth == 0) {
-		local_irq_restore(flags);
 		stats.failures++;
+		zone_unlock_irqrestore(flags);
 		return NULL;
 	}
 	for (o = order; o <= MAX_ORDER; o++) {
@@ -265,7 +291,7 @@ struct page *__alloc_pages_caller(int nid, gfp_t gfp, unsigned int order, uintpt
 	} else {
 		stats.failures++;
 	}
-	local_irq_restore(flags);
+	zone_unlock_irqrestore(flags);
 
 	if (!page) {
 		if (!(gfp & __GFP_NOWARN)) {
@@ -326,11 +352,15 @@ int __free_pages_caller(struct page *page, unsigned int order, uintptr_t caller)
 	}
 	pfn = s->base_pfn + (u64)(page - s->map);
 
-	flags = local_irq_save();
+	if (!zone_lock_irqsave(&flags)) {
+		pr_err("BUG: free of pfn %#llx, order %u, by %pS inside the page allocator on this CPU (an NMI): the block is kept\n",
+		       (unsigned long long)pfn, order, (void *)caller);
+		return -EBUSY;
+	}
 	if (!(page->flags & PG_head)) {
 		bool dbl = pfn_is_free(pfn);
 
-		local_irq_restore(flags);
+		zone_unlock_irqrestore(flags);
 		report_bad_free(dbl ? "double free" :
 				(page->flags & PG_reserved) ? "free of a reserved page" :
 				"free of a page that does not start an allocated block",
@@ -340,7 +370,7 @@ int __free_pages_caller(struct page *page, unsigned int order, uintptr_t caller)
 	if (page->order != order) {
 		unsigned int had = page->order;
 
-		local_irq_restore(flags);
+		zone_unlock_irqrestore(flags);
 		report_bad_free(had < order ? "free with a larger order than allocated" :
 				"free with a smaller order than allocated", pfn, order, caller, page);
 		pr_err("  (allocated with order %u)\n", had);
@@ -364,7 +394,7 @@ int __free_pages_caller(struct page *page, unsigned int order, uintptr_t caller)
 		order++;
 	}
 	add_free_block(&s->map[pfn - s->base_pfn], order);
-	local_irq_restore(flags);
+	zone_unlock_irqrestore(flags);
 	if (probe_enabled(mm_page_free))
 		fire_page_free(page, freed_pfn, freed_order, caller);
 	return 0;
@@ -417,10 +447,14 @@ void free_pages(uintptr_t addr, unsigned int order)
 
 void page_alloc_get_stats(struct page_alloc_stats *st)
 {
-	unsigned long f = local_irq_save();
+	unsigned long f;
 
+	if (!zone_lock_irqsave(&f)) {
+		*st = stats;	/* a torn copy beats none in an NMI */
+		return;
+	}
 	*st = stats;
-	local_irq_restore(f);
+	zone_unlock_irqrestore(f);
 }
 
 void page_alloc_show_stats(void)

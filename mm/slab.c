@@ -23,7 +23,10 @@
  * Locking: one CPU. The slab lists are changed with interrupts disabled and
  * the cache's list lock held; the lock is a trylock, because only an NMI can
  * find it taken, and an NMI must not wait: its allocation fails, its free is
- * deferred to a lock-free list drained by the next lock holder.
+ * deferred to a lock-free list drained by the next lock holder. The
+ * statistics are per CPU, under the list lock, or atomic (struct kmem_cache);
+ * the list of caches has its own lock, never held across a call out
+ * (slab_caches_lock).
  */
 #define pr_fmt(fmt) "slab: " fmt
 #include "slab_internal.h"
@@ -122,14 +125,50 @@ __noinline void slab_fire_free(struct probe_point *pp, const char *cache_name, c
 
 /* ---------------------------------------------------------------- locks, lists */
 
+/*
+ * The list lock: waits while another CPU holds it; false when this CPU holds
+ * it already (an NMI that interrupted a slab operation), which never waits.
+ */
 bool slab_lock(struct kmem_cache *s)
 {
-	return !__atomic_exchange_n(&s->list_lock, 1, __ATOMIC_ACQUIRE);
+	return spin_lock_or_owned(&s->list_lock);
 }
 
 void slab_unlock(struct kmem_cache *s)
 {
-	__atomic_store_n(&s->list_lock, 0, __ATOMIC_RELEASE);
+	spin_unlock(&s->list_lock);
+}
+
+/*
+ * slab_caches_lock guards the list of caches (the links, each cache's
+ * @walkers and @dead). It is held for a few instructions at a time with
+ * interrupts disabled, never across a call out: a walk of the list
+ * (slab_caches_walk(): kmem_cache_shrink_all(), slabinfo_show()) pins the
+ * cache it is at, drops the lock for the work on it, which may call every CPU
+ * (shrink()'s on_each_cpu()) and takes list locks, then takes the lock again
+ * for the next link. So no CPU spins on it with interrupts disabled while its
+ * holder waits for that CPU in a cross-CPU call, and it is never held
+ * together with a list lock (no lock order between them).
+ * kmem_cache_destroy() of a pinned cache marks it dead and leaves it linked;
+ * the last walker on it unlinks and frees it.
+ */
+static DEFINE_SPINLOCK(slab_caches_lock);
+
+/*
+ * Take slab_caches_lock (interrupts disabled by the caller). False when this
+ * CPU holds it already (an NMI inside a list operation), and in a panic when
+ * a stopped CPU never gives it back (as printk's lock).
+ */
+static bool slab_caches_lock_take(void)
+{
+	if (spin_is_locked_by_me(&slab_caches_lock))
+		return false;
+	for (u64 spins = 0; !spin_trylock(&slab_caches_lock); spins++) {
+		if (READ_ONCE(oops_in_progress) && spins > 20000000)
+			return false;
+		cpu_relax();
+	}
+	return true;
 }
 
 enum { SLAB_EMPTY, SLAB_PARTIAL, SLAB_FULL };
@@ -192,7 +231,7 @@ static struct page *alloc_slab_page(struct kmem_cache *s, gfp_t gfp, uintptr_t c
 	if (!page && s->min_order < s->order) {
 		page = __alloc_pages_caller(NUMA_NO_NODE, pg, s->min_order, caller);
 		if (page)
-			s->order_fallback++;
+			slab_stat_inc(s, order_fallback);
 	}
 	return page;
 }
@@ -449,14 +488,14 @@ static void defer_free(struct kmem_cache *s, void *obj)
 
 	do {
 		if (old == obj) {	/* pushing it twice would make a cycle */
-			slab_error_count++;
-			s->errors++;
+			__atomic_fetch_add(&slab_error_count, 1, __ATOMIC_RELAXED);
+			slab_stat_inc(s, errors);
 			return;
 		}
 		*link = old;
 	} while (!__atomic_compare_exchange_n(&s->deferred, &old, obj, false, __ATOMIC_RELEASE,
 					      __ATOMIC_RELAXED));
-	s->nmi_contended++;
+	slab_stat_inc(s, nmi_contended);
 }
 
 static void drain_deferred(struct kmem_cache *s, uintptr_t caller, struct list_head *discard)
@@ -553,7 +592,7 @@ static void alloc_failed(struct kmem_cache *s, gfp_t gfp, uintptr_t caller, cons
 {
 	char g[96];
 
-	s->alloc_failures++;
+	slab_stat_inc(s, alloc_failures);
 	if (gfp & __GFP_NOWARN)
 		return;
 	pr_warn("%s: allocation failure: %s; mode %s, caller %pS\n", s->name, why,
@@ -575,7 +614,7 @@ void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, uintptr_t caller, size_t ori
 		slab_cpu_acquire(c);
 		st = READ_ONCE(c->state);
 		nested = (st >> 16) != 1;
-		s->alloc_slowpath++;
+		slab_cpu_stat_inc(&c->alloc_slowpath);
 		if (!nested && (st & SLAB_CPU_COUNT)) {
 			/* an interrupt freed into the array since the fast path looked */
 			u32 idx = (st & SLAB_CPU_COUNT) - 1;
@@ -588,8 +627,8 @@ void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, uintptr_t caller, size_t ori
 		}
 		if (!slab_lock(s)) {
 			WRITE_ONCE(c->state, st - SLAB_CPU_BUSY);
-			s->nmi_contended++;
-			s->alloc_failures++;
+			slab_stat_inc(s, nmi_contended);
+			slab_stat_inc(s, alloc_failures);
 			local_irq_restore(flags);
 			return NULL;	/* an NMI inside a slab operation: never wait */
 		}
@@ -653,7 +692,7 @@ void __slab_free(struct kmem_cache *s, void *obj, uintptr_t caller)
 	slab_cpu_acquire(c);
 	st = READ_ONCE(c->state);
 	nested = (st >> 16) != 1;
-	s->free_slowpath++;
+	slab_cpu_stat_inc(&c->free_slowpath);
 	if (!nested && c->cap) {
 		u32 count = st & SLAB_CPU_COUNT;
 
@@ -822,32 +861,61 @@ void kmem_cache_free_bulk(struct kmem_cache *s, size_t nr, void **p)
 	}
 }
 
-static int shrink(struct kmem_cache *s, uintptr_t caller)
+struct flush_req {
+	struct kmem_cache *s;
+	uintptr_t caller;
+};
+
+/*
+ * Move this CPU's array into the slabs. Each CPU empties its own (an IPI
+ * brings the request): the arrays are taken without atomic instructions, so
+ * only their CPU may touch them.
+ */
+static void flush_this_cpu(void *arg)
 {
+	const struct flush_req *r = arg;
+	struct kmem_cache *s = r->s;
+	struct slab_cpu *c = slab_cpu(s, smp_processor_id());
 	LIST_HEAD(discard);
 	unsigned long flags = local_irq_save();
+	u32 st;
+
+	if (!slab_lock(s)) {
+		local_irq_restore(flags);
+		return;
+	}
+	slab_cpu_acquire(c);
+	st = READ_ONCE(c->state);
+	if ((st >> 16) == 1 && (st & SLAB_CPU_COUNT)) {
+		flush(s, c, st & SLAB_CPU_COUNT, st & SLAB_CPU_COUNT, r->caller, &discard);
+		WRITE_ONCE(c->state, 0);
+	} else {
+		WRITE_ONCE(c->state, st - SLAB_CPU_BUSY);
+	}
+	slab_unlock(s);
+	local_irq_restore(flags);
+	discard_slabs(s, &discard, r->caller);
+}
+
+static int shrink(struct kmem_cache *s, uintptr_t caller)
+{
+	struct flush_req req = { s, caller };
+	LIST_HEAD(discard);
+	unsigned long flags;
 	struct page *page, *n;
 	int pages = 0;
 
+	/* Every CPU's array; with interrupts disabled no other CPU can be asked. */
+	if (irqs_disabled() || num_online_cpus() == 1)
+		flush_this_cpu(&req);
+	else
+		on_each_cpu(flush_this_cpu, &req, true);
+	flags = local_irq_save();
 	if (!slab_lock(s)) {
 		local_irq_restore(flags);
 		return 0;
 	}
 	drain_deferred(s, caller, &discard);
-	/* One CPU today: every array is this CPU's. With SMP, each CPU flushes its own. */
-	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++) {
-		struct slab_cpu *c = slab_cpu(s, cpu);
-		u32 st;
-
-		slab_cpu_acquire(c);
-		st = READ_ONCE(c->state);
-		if ((st >> 16) == 1 && (st & SLAB_CPU_COUNT)) {
-			flush(s, c, st & SLAB_CPU_COUNT, st & SLAB_CPU_COUNT, caller, &discard);
-			WRITE_ONCE(c->state, 0);
-		} else {
-			WRITE_ONCE(c->state, st - SLAB_CPU_BUSY);
-		}
-	}
 	list_for_each_entry_safe(page, n, &s->free, lru)
 		slab_retire(s, page, &discard);
 	slab_unlock(s);
@@ -864,14 +932,80 @@ int kmem_cache_shrink(struct kmem_cache *s)
 	return s ? shrink(s, _RET_IP_) : 0;
 }
 
+static void free_cache_desc(struct kmem_cache *s, uintptr_t caller)
+{
+	__free_pages_caller(virt_to_page(s), s->desc_order, caller);
+}
+
+/*
+ * @fn(@s, @arg) for every cache, slab_caches_lock dropped around each call
+ * (see slab_caches_lock): @s stays valid during the call even if another
+ * CPU destroys it, and caches created meanwhile may or may not be visited.
+ * Nothing is visited when this CPU holds the lock already (an NMI inside a
+ * list operation).
+ */
+static void slab_caches_walk(void (*fn)(struct kmem_cache *s, void *arg), void *arg,
+			     uintptr_t caller)
+{
+	LIST_HEAD(unlinked);
+	unsigned long flags = local_irq_save();
+	struct list_head *l;
+
+	if (!slab_caches_lock_take()) {
+		local_irq_restore(flags);
+		return;
+	}
+	l = slab_caches.next;
+	while (l != &slab_caches) {
+		struct kmem_cache *s = list_entry(l, struct kmem_cache, list);
+
+		if (s->dead) {		/* destroyed, pinned by another walk */
+			l = l->next;
+			continue;
+		}
+		s->walkers++;
+		spin_unlock_irqrestore(&slab_caches_lock, flags);
+		fn(s, arg);
+		flags = local_irq_save();
+		if (!slab_caches_lock_take()) {
+			/* a panic with the holder stopped: leave @s pinned, stop here */
+			local_irq_restore(flags);
+			goto out;
+		}
+		l = s->list.next;	/* still linked: pinned caches are */
+		if (!--s->walkers && s->dead) {
+			list_del(&s->list);
+			list_add_tail(&s->list, &unlinked);
+		}
+	}
+	spin_unlock_irqrestore(&slab_caches_lock, flags);
+out:
+	while (!list_empty(&unlinked)) {
+		struct list_head *d = unlinked.next;
+
+		list_del(d);
+		free_cache_desc(list_entry(d, struct kmem_cache, list), caller);
+	}
+}
+
+struct shrink_all_req {
+	unsigned long pages;
+	uintptr_t caller;
+};
+
+static void shrink_one(struct kmem_cache *s, void *arg)
+{
+	struct shrink_all_req *r = arg;
+
+	r->pages += (unsigned long)shrink(s, r->caller);
+}
+
 unsigned long kmem_cache_shrink_all(void)
 {
-	struct kmem_cache *s;
-	unsigned long pages = 0;
+	struct shrink_all_req r = { 0, _RET_IP_ };
 
-	for_each_slab_cache(s)
-		pages += (unsigned long)shrink(s, _RET_IP_);
-	return pages;
+	slab_caches_walk(shrink_one, &r, _RET_IP_);
+	return r.pages;
 }
 
 const char *kmem_cache_name(const struct kmem_cache *s)
@@ -945,9 +1079,10 @@ static struct kmem_cache *__kmem_cache_create_caller(const char *name, unsigned 
 					      void (*ctor)(void *), uintptr_t caller)
 {
 	const slab_flags_t known = SLAB_DEBUG_FLAGS | SLAB_HWCACHE_ALIGN | SLAB_PANIC;
-	static u64 nr_created;
+	static u64 nr_created;	/* __atomic_add_fetch: creations on several CPUs */
 	unsigned long rl, inuse, off, fp, meta = 0, track = 0, stride, desc_bytes;
 	unsigned int a, order, min_order, cap, cpu_stride, desc_order;
+	unsigned long irqf;
 	struct kmem_cache *s;
 	struct page *page;
 	bool debug;
@@ -1011,7 +1146,8 @@ static struct kmem_cache *__kmem_cache_create_caller(const char *name, unsigned 
 	order = calc_order(stride, &min_order);
 	cap = debug ? 0 : cpu_array_cap(stride);
 	cpu_stride = (unsigned int)ALIGN_UP(sizeof(struct slab_cpu) + cap * sizeof(void *), 64UL);
-	desc_bytes = sizeof(struct kmem_cache) + (unsigned long)NR_CPUS * cpu_stride;
+	/* the arrays of the CPUs there are (nr_cpu_ids is set before the first cache) */
+	desc_bytes = sizeof(struct kmem_cache) + (unsigned long)nr_cpu_ids * cpu_stride;
 	desc_order = get_order(desc_bytes);
 	page = __alloc_pages_caller(NUMA_NO_NODE, GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN,
 				    desc_order, caller);
@@ -1044,7 +1180,8 @@ static struct kmem_cache *__kmem_cache_create_caller(const char *name, unsigned 
 	s->debug = debug;
 	s->poison_object = (flags & SLAB_POISON) && !ctor;
 	s->ctor = ctor;
-	s->random = mix64(rdtsc() ^ ((u64)(uintptr_t)s << 7) ^ ++nr_created ^
+	s->random = mix64(rdtsc() ^ ((u64)(uintptr_t)s << 7) ^
+			  __atomic_add_fetch(&nr_created, 1, __ATOMIC_RELAXED) ^
 			  (u64)(uintptr_t)&nr_created) | 1;
 	INIT_LIST_HEAD(&s->partial);
 	INIT_LIST_HEAD(&s->full);
@@ -1053,9 +1190,18 @@ static struct kmem_cache *__kmem_cache_create_caller(const char *name, unsigned 
 	s->batch = cap / 2 ? cap / 2 : 1;
 	s->cpu_stride = cpu_stride;
 	s->desc_order = desc_order;
-	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++)
+	s->ncpus = nr_cpu_ids;
+	for (unsigned int cpu = 0; cpu < s->ncpus; cpu++)
 		slab_cpu(s, cpu)->cap = cap;
+	irqf = local_irq_save();
+	if (!slab_caches_lock_take()) {
+		local_irq_restore(irqf);
+		free_cache_desc(s, caller);
+		return create_failed(flags, caller, name,
+				     "the cache list is busy on this CPU (called from an interrupt inside a cache-list operation)");
+	}
 	list_add_tail(&s->list, &slab_caches);
+	spin_unlock_irqrestore(&slab_caches_lock, irqf);
 	return s;
 }
 
@@ -1069,6 +1215,7 @@ void kmem_cache_destroy(struct kmem_cache *s)
 {
 	unsigned long flags, remaining = 0, slabs;
 	struct page *page;
+	bool pinned;
 
 	if (!s)
 		return;
@@ -1098,8 +1245,21 @@ void kmem_cache_destroy(struct kmem_cache *s)
 	slab_check_pending_panic();
 	if (slabs)
 		return;
-	list_del(&s->list);
-	__free_pages_caller(virt_to_page(s), s->desc_order, _RET_IP_);
+	flags = local_irq_save();
+	if (!slab_caches_lock_take()) {
+		local_irq_restore(flags);
+		pr_err("kmem_cache_destroy(%s): the cache list is busy on this CPU (called from an interrupt inside a cache-list operation): cache kept\n",
+		       s->name);
+		return;
+	}
+	pinned = s->walkers;
+	if (pinned)
+		s->dead = true;		/* the last walk on it frees it */
+	else
+		list_del(&s->list);
+	spin_unlock_irqrestore(&slab_caches_lock, flags);
+	if (!pinned)
+		free_cache_desc(s, _RET_IP_);
 }
 
 /* ---------------------------------------------------------------- slabinfo */
@@ -1108,11 +1268,17 @@ void kmem_cache_get_slabinfo(struct kmem_cache *s, struct slabinfo *info)
 {
 	unsigned long flags = local_irq_save();
 	unsigned long inuse = 0, cached = 0;
+	u64 alloc_slow = 0, free_slow = 0;
 	struct page *page;
 	bool locked = slab_lock(s);
 
-	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++)
-		cached += READ_ONCE(slab_cpu(s, cpu)->state) & SLAB_CPU_COUNT;
+	for (unsigned int cpu = 0; cpu < s->ncpus; cpu++) {
+		struct slab_cpu *c = slab_cpu(s, cpu);
+
+		cached += READ_ONCE(c->state) & SLAB_CPU_COUNT;
+		alloc_slow += __atomic_load_n(&c->alloc_slowpath, __ATOMIC_RELAXED);
+		free_slow += __atomic_load_n(&c->free_slowpath, __ATOMIC_RELAXED);
+	}
 	if (locked) {
 		list_for_each_entry(page, &s->partial, lru)
 			inuse += page->inuse;
@@ -1134,34 +1300,36 @@ void kmem_cache_get_slabinfo(struct kmem_cache *s, struct slabinfo *info)
 	info->nr_full = s->nr_full;
 	info->nr_free = s->nr_free;
 	info->flags = s->flags;
-	info->alloc_slowpath = s->alloc_slowpath;
-	info->free_slowpath = s->free_slowpath;
+	info->alloc_slowpath = alloc_slow;
+	info->free_slowpath = free_slow;
+	/* under the list lock (or this CPU holds it: nothing else changes them) */
 	info->refills = s->refills;
 	info->flushes = s->flushes;
 	info->slabs_allocated = s->slabs_allocated;
 	info->slabs_freed = s->slabs_freed;
-	info->alloc_failures = s->alloc_failures;
-	info->nmi_contended = s->nmi_contended;
-	info->errors = s->errors;
+	info->alloc_failures = slab_stat_read(s, alloc_failures);
+	info->nmi_contended = slab_stat_read(s, nmi_contended);
+	info->errors = slab_stat_read(s, errors);
 	if (locked)
 		slab_unlock(s);
 	local_irq_restore(flags);
 }
 
+static void slabinfo_show_one(struct kmem_cache *s, void *arg)
+{
+	struct slabinfo si;
+
+	kmem_cache_get_slabinfo(s, &si);
+	printk("%-19s %13lu %10lu %9u %12u %14u : slabdata %14lu %11lu %12lu : cpu %8lu : errors %llu\n",
+	       si.name, si.active_objs, si.num_objs, si.objsize, si.objperslab, si.pagesperslab,
+	       si.active_slabs, si.num_slabs, si.nr_free, si.cpu_cached,
+	       (unsigned long long)si.errors);
+}
+
 void slabinfo_show(void)
 {
-	struct kmem_cache *s;
-
 	printk("slabinfo - version: 2.1 (topaz)\n");
 	printk("# name              <active_objs> <num_objs> <objsize> <objperslab> <pagesperslab>"
 	       " : slabdata <active_slabs> <num_slabs> <free_slabs> : cpu <cached> : errors <n>\n");
-	for_each_slab_cache(s) {
-		struct slabinfo si;
-
-		kmem_cache_get_slabinfo(s, &si);
-		printk("%-19s %13lu %10lu %9u %12u %14u : slabdata %14lu %11lu %12lu : cpu %8lu : errors %llu\n",
-		       si.name, si.active_objs, si.num_objs, si.objsize, si.objperslab,
-		       si.pagesperslab, si.active_slabs, si.num_slabs, si.nr_free, si.cpu_cached,
-		       (unsigned long long)si.errors);
-	}
+	slab_caches_walk(slabinfo_show_one, NULL, _RET_IP_);
 }

@@ -26,20 +26,44 @@
 #include <topaz/console.h>
 #include <topaz/errno.h>
 
-u64 slab_error_count;
+u64 slab_error_count;	/* reports on every CPU: __atomic_fetch_add */
 static bool panic_on_error;
 KPARAM_BOOL("slub_debug_panic", slub_debug_panic, &panic_on_error,
 	    "panic on a slab corruption or misuse report instead of repairing and going on");
+
+/*
+ * Under slub_debug_panic, the first report's message, for the panic once the
+ * reporting path has dropped its locks. CPUs report at once: @pending_state
+ * gives the buffer to one writer (EMPTY -> BUSY, then READY once written)
+ * and to one reader (READY -> BUSY, then EMPTY once copied); whoever loses a
+ * race leaves the buffer alone (a report already pending will panic).
+ */
+enum { PANIC_EMPTY, PANIC_BUSY, PANIC_READY };
+static u32 pending_state;
 static char pending_panic[200];
 
 void slab_debug_set_panic(bool panic)
 {
-	panic_on_error = panic;
+	WRITE_ONCE(panic_on_error, panic);
 }
 
 u64 slab_debug_errors(void)
 {
-	return slab_error_count;
+	return __atomic_load_n(&slab_error_count, __ATOMIC_RELAXED);
+}
+
+/* Under slub_debug_panic: "BUG @name: @what" is pending, unless a report is already. */
+static void set_pending_panic(const char *name, const char *what)
+{
+	u32 empty = PANIC_EMPTY;
+
+	if (!READ_ONCE(panic_on_error) ||
+	    !__atomic_compare_exchange_n(&pending_state, &empty, PANIC_BUSY, false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return;
+	ksnprintf(pending_panic, sizeof(pending_panic), "BUG %s: %s (slub_debug_panic)", name,
+		  what);
+	__atomic_store_n(&pending_state, PANIC_READY, __ATOMIC_RELEASE);
 }
 
 /* ---------------------------------------------------------------- slub_debug= */
@@ -208,8 +232,8 @@ void slab_report(struct kmem_cache *s, const void *obj, uintptr_t caller, const 
 	va_start(ap, fmt);
 	kvsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	slab_error_count++;
-	s->errors++;
+	__atomic_fetch_add(&slab_error_count, 1, __ATOMIC_RELAXED);
+	slab_stat_inc(s, errors);
 	printk(KERN_ERR "=============================================================================\n");
 	printk(KERN_ERR "BUG %s: %s\n", s->name, what);
 	printk(KERN_ERR "-----------------------------------------------------------------------------\n");
@@ -218,9 +242,7 @@ void slab_report(struct kmem_cache *s, const void *obj, uintptr_t caller, const 
 		       (unsigned long)(uintptr_t)obj, (void *)caller);
 	else
 		printk(KERN_ERR "INFO: In a call from %pS\n", (void *)caller);
-	if (panic_on_error && !pending_panic[0])
-		ksnprintf(pending_panic, sizeof(pending_panic), "BUG %s: %s (slub_debug_panic)",
-			  s->name, what);
+	set_pending_panic(s->name, what);
 }
 
 void slab_report_ptr(const void *p, uintptr_t caller, const char *fmt, ...)
@@ -231,7 +253,7 @@ void slab_report_ptr(const void *p, uintptr_t caller, const char *fmt, ...)
 	va_start(ap, fmt);
 	kvsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	slab_error_count++;
+	__atomic_fetch_add(&slab_error_count, 1, __ATOMIC_RELAXED);
 	printk(KERN_ERR "=============================================================================\n");
 	printk(KERN_ERR "BUG kmalloc: %s\n", what);
 	printk(KERN_ERR "-----------------------------------------------------------------------------\n");
@@ -239,9 +261,7 @@ void slab_report_ptr(const void *p, uintptr_t caller, const char *fmt, ...)
 	       (void *)caller);
 	slab_print_object(p);
 	printk(KERN_ERR "FIX kmalloc: pointer ignored\n");
-	if (panic_on_error && !pending_panic[0])
-		ksnprintf(pending_panic, sizeof(pending_panic), "BUG kmalloc: %s (slub_debug_panic)",
-			  what);
+	set_pending_panic("kmalloc", what);
 }
 
 void slab_fix(struct kmem_cache *s, const char *fmt, ...)
@@ -258,11 +278,15 @@ void slab_fix(struct kmem_cache *s, const char *fmt, ...)
 void slab_check_pending_panic(void)
 {
 	char msg[sizeof(pending_panic)];
+	u32 ready = PANIC_READY;
 
-	if (likely(!pending_panic[0]))
+	if (likely(__atomic_load_n(&pending_state, __ATOMIC_RELAXED) != PANIC_READY))
 		return;
+	if (!__atomic_compare_exchange_n(&pending_state, &ready, PANIC_BUSY, false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return;		/* another CPU took it: that one panics */
 	strscpy(msg, pending_panic, sizeof(msg));
-	pending_panic[0] = '\0';
+	__atomic_store_n(&pending_state, PANIC_EMPTY, __ATOMIC_RELEASE);
 	panic("%s", msg);
 }
 
@@ -569,17 +593,31 @@ void slab_debug_mark_free(struct kmem_cache *s, void *p, uintptr_t caller)
 
 /* ---------------------------------------------------------------- validation */
 
-/* One bit per object of the slab being looked at; under the list lock. */
-static u64 onfree[SLAB_MAX_OBJECTS / 64];
+/*
+ * One bit per object of the slab being looked at, on the caller's stack: each
+ * validation has its own. A static one was shared by every cache and CPU, and
+ * the list lock each caller holds is its cache's only, so two CPUs validating
+ * two caches at once overwrote each other's bits (false "Object state"
+ * reports). 512 bytes is little on every stack the slab runs on (16 KiB IST
+ * stacks at least), needs no lock, so it is also safe in an NMI that
+ * interrupted a validation on its CPU, and costs no per-cache memory for a
+ * check that is rarely run.
+ */
+#define ONFREE_WORDS	(SLAB_MAX_OBJECTS / 64)
 
-/* Mark the objects on @page's freelist in onfree[]; returns how many, or -1 if corrupt. */
-static long mark_free_objects(struct kmem_cache *s, struct page *page, uintptr_t caller,
-			      bool report)
+static bool onfree_test(const u64 *onfree, unsigned int i)
+{
+	return (onfree[i / 64] >> (i % 64)) & 1;	/* i < ONFREE_WORDS * 64 */
+}
+
+/* Mark the objects on @page's freelist in @onfree; returns how many, or -1 if corrupt. */
+static long mark_free_objects(struct kmem_cache *s, struct page *page, u64 onfree[ONFREE_WORDS],
+			      uintptr_t caller, bool report)
 {
 	long n = 0;
 	void *p = page->freelist;
 
-	memset(onfree, 0, sizeof(onfree));
+	memset(onfree, 0, ONFREE_WORDS * sizeof(u64));
 	while (p) {
 		bool start;
 		unsigned int idx;
@@ -595,7 +633,7 @@ static long mark_free_objects(struct kmem_cache *s, struct page *page, uintptr_t
 			return -1;
 		}
 		idx = slab_obj_index(s, page, p, &start);
-		if (idx < ARRAY_SIZE(onfree) * 64)
+		if (idx < ONFREE_WORDS * 64)
 			onfree[idx / 64] |= 1ull << (idx % 64);
 		next = fp_decode(s, p);
 		p = next;
@@ -606,9 +644,10 @@ static long mark_free_objects(struct kmem_cache *s, struct page *page, uintptr_t
 
 int slab_debug_validate_slab(struct kmem_cache *s, struct page *page)
 {
-	u64 before = s->errors;
+	u64 before = slab_stat_read(s, errors);
 	uintptr_t caller = _RET_IP_;
-	long nfree = mark_free_objects(s, page, caller, true);
+	u64 onfree[ONFREE_WORDS];
+	long nfree = mark_free_objects(s, page, onfree, caller, true);
 
 	if (nfree >= 0 && (unsigned long)nfree != page->objects - page->inuse) {
 		slab_report(s, NULL, caller,
@@ -623,8 +662,8 @@ int slab_debug_validate_slab(struct kmem_cache *s, struct page *page)
 
 			if (m->state == OBJ_BAD)
 				continue;
-			if (nfree >= 0 && i < ARRAY_SIZE(onfree) * 64 &&
-			    !!(onfree[i / 64] & (1ull << (i % 64))) != (m->state == OBJ_FREE)) {
+			if (nfree >= 0 && i < ONFREE_WORDS * 64 &&
+			    onfree_test(onfree, i) != (m->state == OBJ_FREE)) {
 				slab_report(s, obj, caller, "Object state %s but %s the freelist",
 					    m->state == OBJ_FREE ? "free" :
 					    m->state == OBJ_ALLOC ? "allocated" : "corrupt",
@@ -661,13 +700,13 @@ int slab_debug_validate_slab(struct kmem_cache *s, struct page *page)
 			}
 		}
 	}
-	return (int)(s->errors - before);
+	return (int)(slab_stat_read(s, errors) - before);
 }
 
 int kmem_cache_validate(struct kmem_cache *s)
 {
 	unsigned long flags = local_irq_save();
-	u64 before = s->errors;
+	u64 before = slab_stat_read(s, errors);
 	struct page *page;
 	struct list_head *lists[] = { &s->partial, &s->full, &s->free };
 
@@ -681,12 +720,13 @@ int kmem_cache_validate(struct kmem_cache *s)
 	slab_unlock(s);
 	local_irq_restore(flags);
 	slab_check_pending_panic();
-	return (int)(s->errors - before);
+	return (int)(slab_stat_read(s, errors) - before);
 }
 
 void slab_debug_report_leaks(struct kmem_cache *s, struct page *page)
 {
-	long nfree = s->debug ? 0 : mark_free_objects(s, page, 0, false);
+	u64 onfree[ONFREE_WORDS];
+	long nfree = s->debug ? 0 : mark_free_objects(s, page, onfree, 0, false);
 	unsigned int shown = 0;
 
 	printk(KERN_ERR "INFO: Slab 0x%lx: %u of %u objects in use\n",
@@ -700,7 +740,7 @@ void slab_debug_report_leaks(struct kmem_cache *s, struct page *page)
 		if (s->debug)
 			used = obj_meta(s, obj)->state == OBJ_ALLOC;
 		else
-			used = i >= ARRAY_SIZE(onfree) * 64 || !(onfree[i / 64] & (1ull << (i % 64)));
+			used = i >= ONFREE_WORDS * 64 || !onfree_test(onfree, i);
 		if (!used)
 			continue;
 		shown++;

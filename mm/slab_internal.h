@@ -5,6 +5,8 @@
 
 #include <topaz/slab.h>
 #include <topaz/percpu.h>
+#include <topaz/spinlock.h>
+#include <topaz/smp.h>
 #include <topaz/list.h>
 #include <topaz/probe.h>
 
@@ -12,7 +14,7 @@
 #define __always_inline inline __attribute__((always_inline))
 #endif
 
-/* Per-CPU data is laid out for NR_CPUS (include/topaz/percpu.h). */
+/* Per-CPU arrays are laid out for nr_cpu_ids CPUs (include/topaz/percpu.h). */
 
 /*
  * The per-CPU object array ("sheaf"). @state packs the number of objects in
@@ -35,12 +37,26 @@ struct slab_cpu {
 	u32 pad;
 	u64 cap;	/* objects @objs holds; 0 for debug caches (no array). 64 bits,
 			 * so the index compares without a zero-extension */
+	/* slow-path entries on this CPU (slab_cpu_stat_inc()), summed by slabinfo */
+	u64 alloc_slowpath, free_slowpath;
 	void *objs[];
 };
 
 static __always_inline void slab_cpu_acquire(struct slab_cpu *c)
 {
 	__asm__ __volatile__("addl %1, %0" : "+m"(c->state) : "i"(SLAB_CPU_BUSY) : "memory");
+}
+
+/*
+ * Count in this CPU's struct slab_cpu. Only this CPU writes its counters, so
+ * there is no other CPU to lose an update to, and one instruction, which an
+ * interrupt (an NMI) cannot split, makes nested counts safe without a lock
+ * prefix: no shared cache line on the slow paths. Readers sum every CPU's
+ * (aligned 64-bit loads).
+ */
+static __always_inline void slab_cpu_stat_inc(u64 *ctr)
+{
+	__asm__ __volatile__("incq %0" : "+m"(*ctr));
 }
 
 /* Per-object debug metadata (caches with any debug flag). */
@@ -82,24 +98,31 @@ struct kmem_cache {
 	u64 random;			/* free-pointer secret */
 	void (*ctor)(void *);
 	char name[KMEM_CACHE_NAME_LEN];
+	/* on slab_caches; these three under slab_caches_lock (mm/slab.c) */
 	struct list_head list;		/* all caches */
+	unsigned int walkers;		/* walks of slab_caches at this cache (pins it) */
+	bool dead;			/* destroyed while pinned: the last walker frees it */
 
 	/* slabs; under the list lock with interrupts disabled */
-	u32 list_lock;
+	spinlock_t list_lock;		/* slab_lock(): NMI-safe on its own CPU */
 	struct list_head partial, full, free;
 	unsigned long nr_partial, nr_full, nr_free, min_free;
 	unsigned long total_objects, total_slabs;
 	void *deferred;			/* frees made while the lock was held (NMI) */
 	unsigned int batch;		/* objects moved per flush */
 
-	/* counters */
-	u64 alloc_slowpath, free_slowpath, refills, flushes;
-	u64 slabs_allocated, slabs_freed, alloc_failures, nmi_contended, order_fallback;
-	u64 errors;
+	/*
+	 * Counters. alloc_slowpath and free_slowpath are per CPU (struct
+	 * slab_cpu). These four only change under the list lock:
+	 */
+	u64 refills, flushes, slabs_allocated, slabs_freed;
+	/* and these also outside it, on any CPU: __atomic_fetch_add (rare events) */
+	u64 alloc_failures, nmi_contended, order_fallback, errors;
 
 	unsigned int cpu_stride;
+	unsigned int ncpus;		/* arrays in @cpu_area: nr_cpu_ids when created */
 	unsigned int desc_order;	/* page-allocator order of this descriptor */
-	char cpu_area[] __aligned(64);	/* NR_CPUS struct slab_cpu, cpu_stride apart */
+	char cpu_area[] __aligned(64);	/* @ncpus struct slab_cpu, cpu_stride apart */
 };
 
 static __always_inline struct slab_cpu *slab_cpu(struct kmem_cache *s, unsigned int cpu)
@@ -334,7 +357,10 @@ void slab_hexdump(const char *label, const void *start, size_t len);
 /* INFO lines for @p (slab, object, call sites) and a hex dump of its object. */
 void slab_print_object(const void *p);
 void slab_check_pending_panic(void);
-extern u64 slab_error_count;
+extern u64 slab_error_count;	/* every report; __atomic_fetch_add */
+/* Count a rare event in @s (a field outside the list lock's): atomic, relaxed. */
+#define slab_stat_inc(s, field)	((void)__atomic_fetch_add(&(s)->field, 1, __ATOMIC_RELAXED))
+#define slab_stat_read(s, field)	__atomic_load_n(&(s)->field, __ATOMIC_RELAXED)
 
 bool slab_lock(struct kmem_cache *s);
 void slab_unlock(struct kmem_cache *s);
@@ -354,9 +380,11 @@ void slab_fire_free(struct probe_point *pp, const char *cache_name, const void *
 
 extern struct list_head slab_caches;
 /*
- * Every cache. Not list_for_each_entry(): that forms a struct kmem_cache
- * pointer from the list head itself at the end, misaligned for the type's
- * 64-byte alignment (UBSan says so).
+ * Every cache, without slab_caches_lock: for single-threaded tests only (the
+ * kernel's walks pin each cache in turn, mm/slab.c slab_caches_walk()). Not
+ * list_for_each_entry(): that forms a struct kmem_cache pointer from the list
+ * head itself at the end, misaligned for the type's 64-byte alignment (UBSan
+ * says so).
  */
 #define for_each_slab_cache(s)							\
 	for (struct list_head *__l = slab_caches.next;				\

@@ -139,6 +139,9 @@ check_trace() {
 	# nothing lost (the driver still flags it TRUNCATED); what matters is
 	# that the trace unit dropped nothing.
 	[ "${lost:-0}" = 0 ] || echo "the trace unit dropped $lost bytes while stopped; "
+	local missed
+	missed=$(result trace.engine missed "$clean")
+	[ "${missed:-0}" = 0 ] || echo "a traced CPU ran past $missed INT3s (stale code); "
 	[ "${pmis:-0}" -ge "${TRACE_MIN_PMIS:-2}" ] || echo "only ${pmis:-0} PMIs; "
 	case "$base" in
 	*trace-skylake|*trace-tigerlake|*trace-arrowlake|*trace-broadwell)
@@ -158,6 +161,31 @@ check_trace() {
 	*ptwrite*)
 		[ "$("$build/tools/ptdecode" --elf "$build/topaz.so" --insn "$tpz" 2>/dev/null |
 			grep -c '^\[ptwrite: ')" -gt 0 ] || echo "no PTWRITE in the decoded flow; " ;;
+	*smp*)
+		# every CPU traced: each CPU's stream decodes to what its engine
+		# ran, with its bytes delivered or reported lost, each with PMIs
+		local online cpu n=0 k_del k_lost k_insns k_pmis d_bytes d_lost d_insns
+		online=$(sed -nE 's/.*smp: ([0-9]+) of [0-9]+ CPUs online.*/\1/p' "$clean" | head -1)
+		for cpu in $(sed -nE 's/.*result: trace\.cpu cpu=([0-9]+) .*/\1/p' "$clean"); do
+			n=$((n + 1))
+			k_del=$(result "trace.cpu cpu=$cpu" delivered "$clean")
+			k_lost=$(result "trace.cpu cpu=$cpu" lost "$clean")
+			k_insns=$(result "trace.cpu cpu=$cpu" insns "$clean")
+			k_pmis=$(result "trace.cpu cpu=$cpu" pmis "$clean")
+			d_bytes=$(result "decode.cpu cpu=$cpu" bytes "$stats")
+			d_lost=$(result "decode.cpu cpu=$cpu" lost "$stats")
+			d_insns=$(result "decode.cpu cpu=$cpu" insns "$stats")
+			[ "${d_bytes:-x}" = "$k_del" ] && [ "${d_lost:-x}" = "$k_lost" ] ||
+				echo "CPU $cpu: the kernel delivered $k_del and lost $k_lost bytes, the decoder read ${d_bytes:-?} and ${d_lost:-?}; "
+			# (a panic stops the other CPUs inside a block: the engine
+			# counts a block's instructions at its end)
+			case "$base" in *fault*) ;; *)
+			[ "${d_insns:-x}" = "$k_insns" ] ||
+				echo "CPU $cpu: the engine ran $k_insns instructions, the decoder found ${d_insns:-?}; "
+			[ "${k_pmis:-0}" -ge 1 ] || echo "CPU $cpu: no PMI; " ;;
+			esac
+		done
+		[ "$n" = "${online:-?}" ] || echo "$n CPUs traced, ${online:-?} online; " ;;
 	esac
 }
 

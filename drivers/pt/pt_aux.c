@@ -8,6 +8,7 @@
 #include <topaz/mm.h>
 #include <topaz/kernel.h>
 #include <topaz/errno.h>
+#include <topaz/smp.h>
 
 static void free_chunks(struct pt_aux *aux)
 {
@@ -21,9 +22,17 @@ static void free_chunks(struct pt_aux *aux)
 	}
 }
 
-static void *alloc_array(size_t bytes, gfp_t gfp)
+/* Pages on node @nid, as an address (NULL when there are none). */
+static void *alloc_node(int nid, gfp_t gfp, unsigned int order)
 {
-	return (void *)__get_free_pages(gfp | __GFP_ZERO, get_order(bytes));
+	struct page *p = alloc_pages_node(nid, gfp, order);
+
+	return p ? page_address(p) : NULL;
+}
+
+static void *alloc_array(int nid, size_t bytes, gfp_t gfp)
+{
+	return alloc_node(nid, gfp | __GFP_ZERO, get_order(bytes));
 }
 
 static void free_array(void *p, size_t bytes)
@@ -32,31 +41,32 @@ static void free_array(void *p, size_t bytes)
 		free_pages((uintptr_t)p, get_order(bytes));
 }
 
-struct pt_aux *pt_aux_alloc(u64 size, unsigned int max_order, bool snapshot, gfp_t gfp)
+struct pt_aux *pt_aux_alloc(int cpu, u64 size, unsigned int max_order, bool snapshot, gfp_t gfp)
 {
+	int nid = cpu_to_node(cpu);
 	unsigned long nr_pages = (unsigned long)(size >> PAGE_SHIFT), pg = 0;
 	unsigned int order = min(max_order, (unsigned int)MAX_ORDER);
 	struct pt_aux *aux;
 
 	if (size < PAGE_SIZE || (size & (size - 1)))
 		return NULL;
-	aux = alloc_array(sizeof(*aux), gfp);
+	aux = alloc_array(nid, sizeof(*aux), gfp);
 	if (!aux)
 		return NULL;
 	aux->nr_pages = nr_pages;
 	aux->snapshot = snapshot;
-	aux->data_pages = alloc_array(nr_pages * sizeof(void *), gfp);
-	aux->chunk_order = alloc_array(nr_pages, gfp);
+	aux->data_pages = alloc_array(nid, nr_pages * sizeof(void *), gfp);
+	aux->chunk_order = alloc_array(nid, nr_pages, gfp);
 	if (!aux->data_pages || !aux->chunk_order)
 		goto fail;
 	memset(aux->chunk_order, 0xff, nr_pages);
 	/* The largest naturally aligned blocks first, smaller ones when memory is short. */
 	while (pg < nr_pages) {
-		uintptr_t a;
+		void *a;
 
 		while ((1ul << order) > nr_pages - pg)
 			order--;
-		a = __get_free_pages(gfp | __GFP_ZERO | __GFP_NOWARN, order);
+		a = alloc_node(nid, gfp | __GFP_ZERO | __GFP_NOWARN, order);
 		if (!a) {
 			if (!order)
 				goto fail;
@@ -65,7 +75,7 @@ struct pt_aux *pt_aux_alloc(u64 size, unsigned int max_order, bool snapshot, gfp
 		}
 		aux->chunk_order[pg] = (s8)order;
 		for (unsigned long i = 0; i < (1ul << order); i++)
-			aux->data_pages[pg + i] = (void *)(a + i * PAGE_SIZE);
+			aux->data_pages[pg + i] = (char *)a + i * PAGE_SIZE;
 		pg += 1ul << order;
 	}
 	aux->watermark = size / 2;

@@ -4,6 +4,7 @@
 #include <topaz/apic.h>
 #include <topaz/traps.h>
 #include <topaz/kernel.h>
+#include <topaz/smp.h>
 
 static bool pt_pmi_vector(struct pt_regs *regs)
 {
@@ -16,14 +17,25 @@ static bool pt_pmi_nmi(struct pt_regs *regs)
 	return pt_pmi_handle();
 }
 
-/** pt_irq_init() - route the ToPA PMI through LVTPC as a vector or an NMI */
+static void set_lvtpc(void *value)
+{
+	apic_write_lvtpc(*(const u32 *)value);
+}
+
+/**
+ * pt_irq_init() - route the ToPA PMI through LVTPC as a vector or an NMI, on
+ * every online CPU (each CPU's PMI is its own buffer's)
+ */
 void pt_irq_init(bool nmi)
 {
+	static u32 lvt;
+
 	if (nmi) {
 		trap_set_handler(X86_TRAP_NMI, pt_pmi_nmi);
-		apic_write_lvtpc(APIC_DM_NMI);
+		lvt = APIC_DM_NMI;
 	} else {
 		irq_set_handler(PT_PMI_VECTOR, pt_pmi_vector);
-		apic_write_lvtpc(APIC_DM_FIXED | PT_PMI_VECTOR);
+		lvt = APIC_DM_FIXED | PT_PMI_VECTOR;
 	}
+	on_each_cpu(set_lvtpc, &lvt, true);
 }

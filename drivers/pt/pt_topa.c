@@ -11,6 +11,7 @@
 #include <topaz/mm.h>
 #include <topaz/kernel.h>
 #include <topaz/errno.h>
+#include <topaz/smp.h>
 
 
 static bool multi(void)
@@ -51,7 +52,7 @@ static u64 te_bytes(u64 te)
  */
 struct topa *topa_alloc(int cpu, gfp_t gfp)
 {
-	struct page *p = alloc_pages_node(0, gfp | __GFP_ZERO, 0);
+	struct page *p = alloc_pages_node(cpu_to_node(cpu), gfp | __GFP_ZERO, 0);
 	struct topa_page *tp;
 
 	if (!p)

@@ -406,6 +406,25 @@ void pt_model_get_stats(struct pt_model_stats *st)
 	*st = ptm.st;
 }
 
+void pt_model_get_stats_cpu(unsigned int cpu, struct pt_model_stats *st)
+{
+	*st = per_cpu_ptr(pt_model_cpu, cpu)->st;
+}
+
+void pt_model_init_this_cpu(void)
+{
+	const struct pt_model *boot = per_cpu_ptr(pt_model_cpu, 0);
+
+	if (!boot->installed || smp_processor_id() == 0)
+		return;
+	ptm.prof = boot->prof;
+	ptm.cfg = boot->cfg;
+	ptm.hook = boot->hook;
+	ptm.hook_ctx = boot->hook_ctx;
+	pt_model_reset();
+	ptm.installed = true;
+}
+
 u64 pt_model_bytes_lost(void)
 {
 	return ptm.st.bytes_lost;

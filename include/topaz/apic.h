@@ -8,6 +8,9 @@
 #define APIC_LVT_MASKED		BIT(16)
 #define APIC_DM_FIXED		(0u << 8)
 #define APIC_DM_NMI		(4u << 8)
+#define APIC_DM_INIT		(5u << 8)
+#define APIC_DM_STARTUP		(6u << 8)
+#define APIC_INT_ASSERT		BIT(14)
 #define APIC_DM_MASK		(7u << 8)
 #define APIC_VECTOR_MASK	0xffu
 
@@ -15,6 +18,7 @@
 #define TIMER_VECTOR		0x20
 #define PT_PMI_VECTOR		0xfe
 #define TEST_IPI_VECTOR		0xf0
+#define CALL_FUNCTION_VECTOR	0xf1	/* smp_call_function_single() */
 #define SPURIOUS_VECTOR		0xff
 
 u32 apic_read_lvtpc(void);
@@ -24,6 +28,10 @@ void apic_self_nmi(void);
 void apic_eoi(void);
 u32 apic_id(void);
 bool apic_is_x2apic(void);
+void apic_send_ipi(u32 dest, u32 low);
+void apic_send_ipi_allbutself(u32 low);
+void apic_init_secondary(void);
+void apic_timer_start_secondary(u32 vector);
 
 /**
  * apic_pmi_deliver() - what the performance-monitoring hardware does when it

@@ -51,6 +51,8 @@ struct boot_info {
 	uintptr_t pt_pool;
 	u64 pt_pool_pages;
 	unsigned int ebs_tries;
+	/* A page below 1 MiB for the other CPUs' start-up code (0: none). */
+	uintptr_t smp_trampoline;
 };
 
 static inline uintptr_t boot_stack_top(const struct boot_info *bi)

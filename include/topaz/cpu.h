@@ -66,6 +66,8 @@ void cpu_report(void);
 #define KERNEL_DS	0x10
 #define TSS_SEL		0x18
 
-void gdt_init(uintptr_t ist_tops[4]);
+/** gdt_init() - load CPU @cpu's GDT and TSS (IST stacks @ist_tops) and its GS base */
+void gdt_init(unsigned int cpu, uintptr_t ist_tops[4]);
+void percpu_set_gs(unsigned int cpu);
 
 #endif

@@ -17,5 +17,6 @@
 #define ERANGE		34
 #define ENODATA		61
 #define EOPNOTSUPP	95
+#define ETIMEDOUT	110
 #endif
 #endif

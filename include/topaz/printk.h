@@ -21,6 +21,8 @@
 
 /* Messages with a level below this number are printed. */
 extern int console_loglevel;
+/* A panic is under way: printk stops waiting for a lock a stopped CPU holds. */
+extern bool oops_in_progress;
 
 __printf(1, 2) int printk(const char *fmt, ...);
 int vprintk(const char *fmt, va_list ap);

@@ -88,11 +88,12 @@ struct pt_aux_handle {
 };
 
 /**
- * pt_aux_alloc() - a ring of @size bytes (a power of two, at least a page),
- * in chunks of non-increasing order (naturally aligned buddy blocks), the
- * largest @max_order (MAX_ORDER when larger)
+ * pt_aux_alloc() - a ring of @size bytes (a power of two, at least a page)
+ * for CPU @cpu, from that CPU's node (cpu_to_node()), in chunks of
+ * non-increasing order (naturally aligned buddy blocks), the largest
+ * @max_order (MAX_ORDER when larger)
  */
-struct pt_aux *pt_aux_alloc(u64 size, unsigned int max_order, bool snapshot, gfp_t gfp);
+struct pt_aux *pt_aux_alloc(int cpu, u64 size, unsigned int max_order, bool snapshot, gfp_t gfp);
 void pt_aux_free(struct pt_aux *aux);
 /* perf_aux_output_begin/end/flag: on the PMI path, so inline */
 /**

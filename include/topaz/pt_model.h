@@ -214,6 +214,14 @@ struct pt_model_stats {
 	u64 fast;
 };
 void pt_model_get_stats(struct pt_model_stats *st);
+/** pt_model_get_stats_cpu() - CPU @cpu's trace unit's statistics */
+void pt_model_get_stats_cpu(unsigned int cpu, struct pt_model_stats *st);
+/**
+ * pt_model_init_this_cpu() - on a CPU that came up after the model was
+ * installed: its own trace unit, with the boot CPU's profile and
+ * configuration, reset (each CPU has one, as each has its PT unit)
+ */
+void pt_model_init_this_cpu(void);
 /** pt_model_bytes_lost() - this CPU's trace unit: bytes generated and not stored, a running total */
 u64 pt_model_bytes_lost(void);
 

@@ -53,6 +53,8 @@ struct trace_engine_stats {
 	u64 async_chained;	/* ... that came before the next stop after another one's return */
 	u64 async_chained_ran;	/* ... of which after the traced code ran on from that return */
 	u64 foreign_pages;	/* code pages outside the kernel image (sideband) */
+	u64 missed;		/* INT3s the CPU ran past (it ran stale code): lost branches */
+	u64 missed_ip;		/* ... the first of them */
 };
 
 /* How the session hands a memory image of traced code to the container. */
@@ -66,8 +68,8 @@ typedef void (*trace_image_fn)(const char *name, u64 vaddr, const void *data, u6
  * @disarm: the window did not open (the session could not start)
  * @end: the window closed at pt_trace_end(): no more stops, code as it was
  * @abort: the panic path: stop following at once
- * @stats: what it followed
- * @write_sideband: code it ran outside the kernel image, page runs to @add
+ * @stats: what CPU @cpu's engine followed
+ * @write_sideband: code any CPU ran outside the kernel image, page runs to @add
  */
 struct trace_engine_ops {
 	void (*arm)(void);
@@ -75,7 +77,7 @@ struct trace_engine_ops {
 	void (*disarm)(void);
 	void (*end)(void);
 	void (*abort)(void);
-	void (*stats)(struct trace_engine_stats *st);
+	void (*stats)(unsigned int cpu, struct trace_engine_stats *st);
 	void (*write_sideband)(trace_image_fn add);
 };
 

@@ -68,6 +68,13 @@ struct trap_cpu {
 };
 DECLARE_PER_CPU(struct trap_cpu, trap_cpu);
 
+/**
+ * trap_in_entry_code() - is @ip in the interrupt entry code (the stubs and
+ * the common path)? An NMI can land there, before the interrupted
+ * exception's handler runs: that is not traced code.
+ */
+bool trap_in_entry_code(u64 ip);
+
 static inline unsigned int trap_depth(void)
 {
 	return READ_ONCE(this_cpu_ptr(trap_cpu)->nesting);

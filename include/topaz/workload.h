@@ -18,12 +18,18 @@ struct workload {
 	const char *name;
 	u64 (*fn)(void);
 	const char *help;
+	bool all_cpus;		/* runs code on every online CPU */
 };
 
 #define WORKLOAD(name_, fn_, help_)						\
 	static const struct workload __workload_##name_ __used			\
 		__section("workload_table") __aligned(8) = {			\
 		.name = #name_, .fn = fn_, .help = help_ }
+/* A workload that runs on every online CPU (run_on_each_cpu()). */
+#define WORKLOAD_ALL_CPUS(name_, fn_, help_)					\
+	static const struct workload __workload_##name_ __used			\
+		__section("workload_table") __aligned(8) = {			\
+		.name = #name_, .fn = fn_, .help = help_, .all_cpus = true }
 
 /** workload_find() - the workload called @name, or NULL */
 const struct workload *workload_find(const char *name);

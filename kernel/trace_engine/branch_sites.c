@@ -6,6 +6,7 @@
  * handlers only: no locking.
  */
 #include "branch_sites.h"
+#include <topaz/spinlock.h>
 #include <topaz/x86_insn.h>
 #include <topaz/pt_model.h>
 #include <topaz/paging.h>
@@ -18,6 +19,38 @@
 
 struct branch_sites_table branch_sites;
 static struct branch_sites_table *const bs = &branch_sites;
+
+/*
+ * Every CPU's engine shares the tables and the INT3s: a site one CPU made
+ * stops every CPU that runs that branch, and each looks it up without a
+ * lock (a site is complete in the table before its INT3 is written).
+ * Making blocks and sites, and restoring them, is under sites_lock; the
+ * INT3s stay until the last CPU that traces has stopped (@tracers).
+ */
+static unsigned int branch_sites_restore_locked(void);
+static DEFINE_SPINLOCK(sites_lock);
+static unsigned int tracers;
+
+void branch_sites_get(void)
+{
+	unsigned long f = local_irq_save();
+
+	spin_lock(&sites_lock);
+	tracers++;
+	spin_unlock_irqrestore(&sites_lock, f);
+}
+
+unsigned int branch_sites_put(void)
+{
+	unsigned long f = local_irq_save();
+	unsigned int n = 0;
+
+	spin_lock(&sites_lock);
+	if (tracers && --tracers == 0)
+		n = branch_sites_restore_locked();
+	spin_unlock_irqrestore(&sites_lock, f);
+	return n;
+}
 
 static unsigned int order_for(size_t bytes)
 {
@@ -75,6 +108,18 @@ void branch_sites_exit(void)
 }
 
 unsigned int branch_sites_restore(void)
+{
+	unsigned long f = local_irq_save();
+	unsigned int n;
+
+	spin_lock(&sites_lock);
+	n = branch_sites_restore_locked();
+	tracers = 0;
+	spin_unlock_irqrestore(&sites_lock, f);
+	return n;
+}
+
+static unsigned int branch_sites_restore_locked(void)
 {
 	unsigned int n = 0;
 
@@ -206,17 +251,39 @@ static bool stops_here(const struct x86_insn *in)
 	return in->cofi != X86_COFI_NONE || in->cls == X86_INSN_PTWRITE;
 }
 
+static const struct branch_block *block_get_locked(u64 ip, bool *created, int *err);
+
 const struct branch_block *branch_block_get(u64 ip, bool *created, int *err)
 {
-	struct branch_block *b;
-	struct x86_insn in;
-	u64 at = ip;
+	const struct branch_block *b;
+	unsigned long f;
 
 	*created = false;
 	if (!bs->sites) {
 		*err = -ENODEV;
 		return NULL;
 	}
+	b = block_slot(ip);
+	if (b->start == ip && !b->site->disabled)
+		return b;	/* made already: no lock */
+	f = local_irq_save();
+	if (!spin_lock_or_owned(&sites_lock)) {
+		/* this CPU is inside it already (a poke ran into an INT3): step it */
+		local_irq_restore(f);
+		*err = -EBUSY;
+		return NULL;
+	}
+	b = block_get_locked(ip, created, err);
+	spin_unlock_irqrestore(&sites_lock, f);
+	return b;
+}
+
+static const struct branch_block *block_get_locked(u64 ip, bool *created, int *err)
+{
+	struct branch_block *b;
+	struct x86_insn in;
+	u64 at = ip;
+
 	b = block_slot(ip);
 	if (b->start == ip && !b->site->disabled)
 		return b;

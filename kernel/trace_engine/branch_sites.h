@@ -50,6 +50,14 @@ struct branch_sites_stats {
  */
 int branch_sites_init(unsigned int max_sites);
 
+/** branch_sites_get() - a CPU starts tracing: the INT3s stay until it is done */
+void branch_sites_get(void);
+/**
+ * branch_sites_put() - a CPU stops tracing; the last one restores every site
+ * Return: how many sites were restored (0 while other CPUs still trace).
+ */
+unsigned int branch_sites_put(void);
+
 /** branch_sites_exit() - restore every site and free the tables */
 void branch_sites_exit(void);
 

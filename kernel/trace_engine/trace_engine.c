@@ -71,6 +71,8 @@ struct engine {
 	struct branch_site *next_site;	/* ... and the INT3 it runs to */
 	u32 pending;		/* its instructions before the site that ends it */
 	u64 resume_ip;
+	bool joined;		/* counted in engines_following */
+	bool holds_sites;	/* counted among the CPUs that keep the INT3s in */
 	struct trace_engine_stats st;
 	u64 foreign[MAX_FOREIGN];
 };
@@ -228,16 +230,51 @@ static void arm(struct pt_regs *regs)
 	arm_block(regs, b, created);
 }
 
-/* Tracing ends: no more stops, and the code is as it was. */
-static __noinline void stop_tracing(struct pt_regs *regs)
+/*
+ * CPUs that follow traced code: the trap hooks stay installed and the INT3s
+ * stay in while any does (every CPU's engine shares them; each hook call
+ * asks its own CPU's engine).
+ */
+static unsigned int engines_following;
+static const struct trap_trace_hooks hooks;
+
+static void engine_join(void)
+{
+	if (!eng.joined) {
+		eng.joined = true;
+		__atomic_fetch_add(&engines_following, 1, __ATOMIC_ACQ_REL);
+	}
+	trap_set_trace_hooks(&hooks);
+	if (step_mode == TRACE_STEP_BRANCH && !eng.holds_sites) {
+		branch_sites_get();
+		eng.holds_sites = true;
+	}
+}
+
+/* This CPU is done; the last one puts the code back as it was. */
+static void engine_leave(void)
 {
 	struct branch_sites_stats bst;
 
+	if (eng.holds_sites) {
+		branch_sites_get_stats(&bst);
+		eng.st.sites = bst.patched - eng.sites_base;
+		eng.holds_sites = false;
+		branch_sites_put();
+	}
+	if (eng.joined) {
+		eng.joined = false;
+		if (__atomic_sub_fetch(&engines_following, 1, __ATOMIC_ACQ_REL) == 0)
+			trap_set_trace_hooks(NULL);
+	}
+}
+
+/* Tracing ends on this CPU: no more stops here; the last CPU restores the code. */
+static __noinline void stop_tracing(struct pt_regs *regs)
+{
 	eng.state = ENG_OFF;
 	regs->rflags &= ~X86_EFLAGS_TF;
-	branch_sites_get_stats(&bst);
-	eng.st.sites = bst.patched - eng.sites_base;
-	branch_sites_restore();
+	engine_leave();
 }
 
 /* Back from a handler: tracing goes on where it returned. */
@@ -397,6 +434,17 @@ static bool on_breakpoint(struct pt_regs *regs)
 	}
 	if (unlikely(eng.state == ENG_CHECKING))
 		return check_step(regs, s, ip);
+	/*
+	 * A block runs straight to its site: stopping at another one means
+	 * the CPU ran that site's branch without its INT3 (code it translated
+	 * or fetched before the INT3 was written) and the trace lacks it.
+	 * Counted and reported, never silent.
+	 */
+	if (unlikely(eng.state == ENG_FOLLOWING && !eng.stepping && eng.next_site &&
+		     eng.next_site->ip != ip)) {
+		if (!eng.st.missed++)
+			eng.st.missed_ip = eng.next_site->ip;
+	}
 	eng.st.bp_traps++;
 	if (eng.state == ENG_PAUSED)
 		resume();
@@ -479,6 +527,12 @@ static void async_enter(struct pt_regs *regs)
 
 	if (!following())
 		return;
+	/* an NMI in the entry of a stop (or of another interrupt): the traced
+	 * code was already left, the stop being taken reports what it ran */
+	if (unlikely(trap_in_entry_code(regs->rip))) {
+		eng.emulating = true;	/* async_exit() then changes nothing either */
+		return;
+	}
 	if (regs->vector == X86_TRAP_UD && ptwrite_at(regs, &in, &reg, &size)) {
 		eng.emulating = true;
 		return;
@@ -652,23 +706,30 @@ void trace_engine_init(void)
 	trap_set_bp_fast(bp_fast);
 }
 
-static void engine_stats(struct trace_engine_stats *st)
+static void engine_stats(unsigned int cpu, struct trace_engine_stats *st)
 {
-	*st = eng.st;
+	*st = per_cpu_ptr(engines, cpu)->st;
 	st->mode = step_mode;
 }
 
 static void engine_arm(void)
 {
+	struct branch_sites_stats bst;
+
 	eng.state = ENG_STARTING;
 	eng.stepping = true;
-	trap_set_trace_hooks(&hooks);
+	if (step_mode == TRACE_STEP_BRANCH && !eng.holds_sites) {
+		branch_sites_get_stats(&bst);
+		if (!eng.sites_base)
+			eng.sites_base = bst.patched;
+	}
+	engine_join();
 }
 
 static void engine_disarm(void)
 {
 	eng.state = ENG_OFF;
-	trap_set_trace_hooks(NULL);
+	engine_leave();
 }
 
 /* TF on: the trap comes after the next instruction, still ours (in_function()). */
@@ -683,39 +744,60 @@ static __noinline void engine_follow(void)
 static void engine_end(void)
 {
 	eng.state = ENG_OFF;
-	branch_sites_restore();	/* done at the INT3 that got here; cheap now */
-	trap_set_trace_hooks(NULL);
+	engine_leave();	/* done at the stop that got here, if it was one */
 }
 
+/* The panic path: the other CPUs are stopped, so the code goes back now. */
 static void engine_abort(void)
 {
 	eng.state = ENG_OFF;
+	eng.holds_sites = eng.joined = false;
+	__atomic_store_n(&engines_following, 0, __ATOMIC_RELEASE);
 	branch_sites_restore();
 	trap_set_trace_hooks(NULL);
 }
 
+/* Code pages outside the image that any CPU ran: each once, runs of pages as one image. */
 static void engine_write_sideband(trace_image_fn add)
 {
-	/* consecutive pages become one image */
-	for (unsigned int i = 0; i < eng.st.foreign_pages; i++) {
-		u64 start = eng.foreign[i], end = start + PAGE_SIZE;
-		bool more;
+	unsigned int order = get_order(sizeof(u64) * MAX_FOREIGN * nr_cpu_ids), n = 0, cpu;
+	u64 *pages = (u64 *)__get_free_pages(GFP_KERNEL | __GFP_NOWARN, order);
+
+	if (!pages) {
+		pr_err("no memory to list the firmware pages: the sideband has none\n");
+		return;
+	}
+	for_each_possible_cpu(cpu) {
+		const struct engine *e = per_cpu_ptr(engines, cpu);
+
+		for (unsigned int i = 0; i < e->st.foreign_pages; i++) {
+			unsigned int j = 0;
+
+			while (j < n && pages[j] != e->foreign[i])
+				j++;
+			if (j == n)
+				pages[n++] = e->foreign[i];
+		}
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		u64 start = pages[i], end = start + PAGE_SIZE;
+		bool more, covered = false;
 
 		do {
 			more = false;
-			for (unsigned int j = 0; j < eng.st.foreign_pages; j++)
-				if (eng.foreign[j] == end) {
+			for (unsigned int j = 0; j < n; j++)
+				if (pages[j] == end) {
 					end += PAGE_SIZE;
 					more = true;
 				}
 		} while (more);
-		bool covered = false;
-		for (unsigned int j = 0; j < eng.st.foreign_pages; j++)
-			if (eng.foreign[j] == start - PAGE_SIZE)
+		for (unsigned int j = 0; j < n; j++)
+			if (pages[j] == start - PAGE_SIZE)
 				covered = true;
 		if (!covered)
 			add("firmware", start, (const void *)start, end - start);
 	}
+	free_pages((uintptr_t)pages, order);
 }
 
 static const struct trace_engine_ops engine_ops = {

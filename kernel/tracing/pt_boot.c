@@ -13,11 +13,13 @@
 #include <topaz/errno.h>
 #include <topaz/power.h>
 #include <topaz/time.h>
+#include <topaz/smp.h>
 
 void pt_irq_init(bool nmi);
 extern const u8 __build_id_note[] __hidden;
 
 static bool active;
+static bool window_open;	/* a workload runs traced: other CPUs' jobs are traced too */
 static struct trace_framer framer;
 static struct trace_mem_sink mem_sink;
 
@@ -44,6 +46,18 @@ static void pt_panic_dump(void)
 	pt_boot_finish();
 }
 static struct shutdown_hook panic_dump = { .name = "pt", .fn = pt_panic_dump };
+
+/* A job on another CPU while a workload runs traced: that CPU's own window. */
+static void traced_job(smp_call_func_t fn, void *info)
+{
+	if (!READ_ONCE(window_open) || !pt_session_has_cpu(smp_processor_id())) {
+		fn(info);
+		return;
+	}
+	pt_trace_begin();
+	fn(info);
+	pt_trace_end();
+}
 
 int pt_boot_init(const struct boot_info *bi)
 {
@@ -85,6 +99,8 @@ int pt_boot_init(const struct boot_info *bi)
 	}
 	pt_irq_init(pt_opts.pmi == PT_PMI_NMI);
 	panic_notifier_register(&panic_dump);
+	smp_set_job_wrapper(traced_job);
+	smp_set_stop_hook(pt_session_park_this_cpu);
 	active = true;
 	pr_info("tracing with %s, %lluK buffer (%s), %s mode, sink %s\n",
 		pt_model_active() ? "the software trace unit" : "Intel PT",
@@ -107,11 +123,13 @@ u64 pt_run_traced(const struct workload *w)
 
 	/* inline TSC reads: a call here would be traced too */
 	t0 = __builtin_ia32_rdtsc();
+	WRITE_ONCE(window_open, true);
 	pt_trace_begin();
 	t1 = __builtin_ia32_rdtsc();
 	r = w->fn();
 	t2 = __builtin_ia32_rdtsc();
 	pt_trace_end();
+	WRITE_ONCE(window_open, false);
 	t3 = __builtin_ia32_rdtsc();
 	pr_info("trace: %s ran traced in %llu us (starting the trace %llu us, stopping it %llu us)\n",
 		w->name, (unsigned long long)(tsc_to_ns(t2 - t1) / 1000),
@@ -120,66 +138,141 @@ u64 pt_run_traced(const struct workload *w)
 	return r;
 }
 
+/* Sums over the CPUs with a stream, and each CPU's own line. */
+struct cpu_sums {
+	struct trace_engine_stats eng;
+	struct pt_model_stats unit;
+	u64 bytes, lost, pmis, stale, pad, truncations, errors;
+};
+
+static void add_engine(struct trace_engine_stats *a, const struct trace_engine_stats *b)
+{
+	a->insns += b->insns;
+	a->branches += b->branches;
+	a->db_traps += b->db_traps;
+	a->bp_traps += b->bp_traps;
+	a->nested += b->nested;
+	a->fallbacks += b->fallbacks;
+	a->async += b->async;
+	a->async_chained += b->async_chained;
+	a->async_chained_ran += b->async_chained_ran;
+	a->sites = max(a->sites, b->sites);	/* INT3s are shared: the count is global */
+	a->foreign_pages = max(a->foreign_pages, b->foreign_pages);
+	if (!a->missed)
+		a->missed_ip = b->missed_ip;
+	a->missed += b->missed;
+	a->mode = b->mode;
+}
+
+static void add_unit(struct pt_model_stats *a, const struct pt_model_stats *b)
+{
+	a->bytes += b->bytes;
+	a->bytes_written += b->bytes_written;
+	a->bytes_lost += b->bytes_lost;
+	a->pmis += b->pmis;
+}
+
 void pt_boot_finish(void)
 {
 	const struct trace_engine_ops *engine;
-	const struct pt_stream *stream = this_cpu_ptr(pt_streams);
-	struct trace_engine_stats st = { 0 };
-	struct pt *pt = this_cpu_ptr(pt_ctx);
-	u64 bytes;
+	struct cpu_sums sum = { 0 };
+	struct trace_engine_stats st;
+	unsigned int cpu, ncpus = 0;
+	u64 cpus;
 
 	if (!active)
 		return;
 	active = false;
+	smp_set_job_wrapper(NULL);
+	smp_set_stop_hook(NULL);
+	cpus = pt_session.cpus;
 	engine = pt_session_engine();
-	if (engine) {
-		engine->stats(&st);
+	if (engine)
 		engine->write_sideband(pt_session_add_image);
-	}
 	pt_session_close();
 	if (pt_opts.sink == PT_SINK_SERIAL)
 		trace_framer_end(&framer);
-	bytes = stream->stream_off - stream->lost_bytes;
+	for (cpu = 0; cpu < NR_CPUS; cpu++) {
+		const struct pt_stream *stream = per_cpu_ptr(pt_streams, cpu);
+		const struct pt *pt = per_cpu_ptr(pt_ctx, cpu);
+		struct pt_model_stats ms = { 0 };
+		u64 bytes = stream->stream_off - stream->lost_bytes;
+
+		if (!((cpus >> cpu) & 1))
+			continue;
+		ncpus++;
+		memset(&st, 0, sizeof(st));
+		if (engine) {
+			engine->stats(cpu, &st);
+			add_engine(&sum.eng, &st);
+		}
+		if (pt_model_active()) {
+			pt_model_get_stats_cpu(cpu, &ms);
+			add_unit(&sum.unit, &ms);
+		}
+		sum.bytes += bytes;
+		sum.lost += stream->lost_bytes;
+		sum.pmis += pt->pmis;
+		sum.stale += pt->stale_pmis;
+		sum.pad += pt->pad_bytes;
+		sum.truncations += pt->truncations;
+		sum.errors += pt->errors;
+		pr_info("trace: CPU %u: %llu instructions, %llu bytes, %llu lost, %llu PMIs\n", cpu,
+			(unsigned long long)st.insns, (unsigned long long)bytes,
+			(unsigned long long)stream->lost_bytes, (unsigned long long)pt->pmis);
+		if (st.missed)
+			pr_warn("trace: CPU %u ran past %llu INT3s without stopping, the first at %pS: "
+				"the trace lacks those branches and will not decode there\n", cpu,
+				(unsigned long long)st.missed, (void *)(uintptr_t)st.missed_ip);
+		if (engine)
+			pr_info("result: trace.cpu cpu=%u delivered=%llu lost=%llu pmis=%llu insns=%llu\n", cpu,
+				(unsigned long long)bytes, (unsigned long long)stream->lost_bytes,
+				(unsigned long long)pt->pmis, (unsigned long long)st.insns);
+		else
+			pr_info("result: trace.cpu cpu=%u delivered=%llu lost=%llu pmis=%llu\n", cpu,
+				(unsigned long long)bytes, (unsigned long long)stream->lost_bytes,
+				(unsigned long long)pt->pmis);
+	}
+	st = sum.eng;
 	if (engine)
 		pr_info("trace: %llu instructions, %llu branches, %llu stops (%s-step: %llu #DB, %llu #BP; "
 			"%llu INT3s written, %llu run by handlers, %llu fallbacks), "
 			"%llu interrupts/exceptions (%llu before the next stop after another's return), "
-			"%llu firmware pages\n",
+			"%llu firmware pages%s\n",
 			(unsigned long long)st.insns, (unsigned long long)st.branches,
 			(unsigned long long)(st.db_traps + st.bp_traps),
 			st.mode == TRACE_STEP_BRANCH ? "branch" : "single",
 			(unsigned long long)st.db_traps, (unsigned long long)st.bp_traps,
 			(unsigned long long)st.sites, (unsigned long long)st.nested,
 			(unsigned long long)st.fallbacks, (unsigned long long)st.async,
-			(unsigned long long)st.async_chained, (unsigned long long)st.foreign_pages);
+			(unsigned long long)st.async_chained, (unsigned long long)st.foreign_pages,
+			ncpus > 1 ? ", all CPUs" : "");
 	pr_info("trace: %llu bytes (%llu of them padding), %llu lost, %llu PMIs (%llu stale), "
 		"%llu truncations, %llu errors\n",
-		(unsigned long long)bytes, (unsigned long long)pt->pad_bytes,
-		(unsigned long long)stream->lost_bytes,
-		(unsigned long long)pt->pmis, (unsigned long long)pt->stale_pmis,
-		(unsigned long long)pt->truncations, (unsigned long long)pt->errors);
+		(unsigned long long)sum.bytes, (unsigned long long)sum.pad,
+		(unsigned long long)sum.lost, (unsigned long long)sum.pmis,
+		(unsigned long long)sum.stale, (unsigned long long)sum.truncations,
+		(unsigned long long)sum.errors);
 	/* the same, for scripts: one "result:" line per subsystem, key=value */
 	if (engine)
 		pr_info("result: trace.engine insns=%llu branches=%llu async=%llu async_chained=%llu "
-			"async_chained_ran=%llu fallbacks=%llu\n",
+			"async_chained_ran=%llu fallbacks=%llu missed=%llu\n",
 			(unsigned long long)st.insns, (unsigned long long)st.branches,
 			(unsigned long long)st.async, (unsigned long long)st.async_chained,
-			(unsigned long long)st.async_chained_ran, (unsigned long long)st.fallbacks);
+			(unsigned long long)st.async_chained_ran, (unsigned long long)st.fallbacks,
+			(unsigned long long)st.missed);
 	pr_info("result: trace.session delivered=%llu lost=%llu padding=%llu pmis=%llu truncations=%llu\n",
-		(unsigned long long)bytes, (unsigned long long)stream->lost_bytes,
-		(unsigned long long)pt->pad_bytes, (unsigned long long)pt->pmis,
-		(unsigned long long)pt->truncations);
+		(unsigned long long)sum.bytes, (unsigned long long)sum.lost,
+		(unsigned long long)sum.pad, (unsigned long long)sum.pmis,
+		(unsigned long long)sum.truncations);
 	if (pt_model_active()) {
-		struct pt_model_stats ms;
-
 		/* what the driver cannot know: the trace unit's own count */
-		pt_model_get_stats(&ms);
 		pr_info("trace unit: %llu bytes produced, %llu stored, %llu lost; %llu PMIs signalled\n",
-			(unsigned long long)ms.bytes, (unsigned long long)ms.bytes_written,
-			(unsigned long long)ms.bytes_lost, (unsigned long long)ms.pmis);
+			(unsigned long long)sum.unit.bytes, (unsigned long long)sum.unit.bytes_written,
+			(unsigned long long)sum.unit.bytes_lost, (unsigned long long)sum.unit.pmis);
 		pr_info("result: trace.unit produced=%llu stored=%llu lost=%llu pmis=%llu\n",
-			(unsigned long long)ms.bytes, (unsigned long long)ms.bytes_written,
-			(unsigned long long)ms.bytes_lost, (unsigned long long)ms.pmis);
+			(unsigned long long)sum.unit.bytes, (unsigned long long)sum.unit.bytes_written,
+			(unsigned long long)sum.unit.bytes_lost, (unsigned long long)sum.unit.pmis);
 	}
 	if (pt_opts.sink == PT_SINK_MEMORY)
 		pr_info("trace: container in memory at %#lx, %llu bytes\n", (unsigned long)mem_sink.buf,

@@ -7,6 +7,7 @@
 #include <topaz/mm.h>
 #include <topaz/kernel.h>
 #include <topaz/errno.h>
+#include <topaz/smp.h>
 
 struct pt_session pt_session;
 DEFINE_PER_CPU(struct pt_stream, pt_streams);
@@ -16,21 +17,71 @@ static void session_wakeup(struct perf_event *event)
 	pt_session_drain();
 }
 
+/* Every stream's event and buffer back (those set up so far). */
+static void streams_free(struct pt_session *s)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct pt_stream *st = per_cpu_ptr(pt_streams, cpu);
+
+		if (!((s->cpus >> cpu) & 1))
+			continue;
+		if (st->event.buf)
+			pt_event_destroy(&st->event);
+		if (st->aux)
+			pt_aux_free(st->aux);
+		st->aux = NULL;
+		per_cpu_ptr(pt_ctx, cpu)->wakeup = NULL;
+	}
+	s->cpus = 0;
+}
+
+/* CPU @cpu's stream: its buffer (on its node) and its PT event. */
+static int stream_open(const struct pt_options *o, const struct pt_event_attr *attr,
+		       unsigned int max_order, unsigned int cpu)
+{
+	struct pt_stream *st = per_cpu_ptr(pt_streams, cpu);
+	struct page_alloc_stats mem;
+	int err;
+
+	memset(st, 0, sizeof(*st));
+	st->aux = pt_aux_alloc((int)cpu, o->buf_size, max_order, o->snapshot, GFP_KERNEL);
+	if (!st->aux) {
+		page_alloc_get_stats(&mem);
+		pr_err("pt.buf=%lluK: cannot allocate CPU %u's trace buffer in blocks of at most %lluK (%lluK free of %lluK)\n",
+		       (unsigned long long)(o->buf_size >> 10), cpu,
+		       (unsigned long long)(PAGE_SIZE << max_order >> 10),
+		       (unsigned long long)(mem.free_pages << (PAGE_SHIFT - 10)),
+		       (unsigned long long)(mem.total_pages << (PAGE_SHIFT - 10)));
+		return -ENOMEM;
+	}
+	st->aux->watermark = max(o->buf_size / 4, (u64)PAGE_SIZE);
+	st->aux->wakeup = st->aux->watermark;
+	err = pt_event_init(&st->event, attr, st->aux, (int)cpu);
+	if (err) {
+		pr_err("pt=on: cannot set up CPU %u's PT event (error %d)\n", cpu, err);
+		pt_aux_free(st->aux);
+		st->aux = NULL;
+		return err;
+	}
+	per_cpu_ptr(pt_ctx, cpu)->wakeup = session_wakeup;
+	return 0;
+}
+
 int pt_session_open(const struct pt_options *o, const struct trace_sink *sink,
 		    const struct pt_session_unit *unit, u64 load_address, u64 image_size,
 		    const void *build_id_note)
 {
 	struct pt_session *s = &pt_session;
-	struct pt_stream *st = this_cpu_ptr(pt_streams);
 	struct pt_event_attr attr;
-	unsigned int max_order = get_order(o->region_size);
+	unsigned int max_order = get_order(o->region_size), cpu, n = num_online_cpus();
 	struct page_alloc_stats mem;
 	int err;
 
 	if (s->open)
 		return -EBUSY;
 	memset(s, 0, sizeof(*s));
-	memset(st, 0, sizeof(*st));
 	if (!pt_pmu.present && pt_pmu_hw_init()) {
 		pr_err("pt=on: this CPU has no Intel PT and the trace unit model is off (pt.model=off?)\n");
 		return -ENODEV;
@@ -40,41 +91,33 @@ int pt_session_open(const struct pt_options *o, const struct trace_sink *sink,
 	if (o->snapshot == false && !intel_pt_validate_hw_cap(PT_CAP_topa_multiple_entries))
 		max_order = get_order(o->buf_size);	/* single-entry ToPA: one block per table */
 	page_alloc_get_stats(&mem);
-	if (o->buf_size > mem.free_pages << PAGE_SHIFT) {
+	if (o->buf_size * n > mem.free_pages << PAGE_SHIFT) {
 		/* refused before trying: allocating and freeing most of memory takes seconds */
-		pr_err("pt.buf=%lluK is more than the free memory (%lluK free of %lluK): choose a smaller pt.buf\n",
-		       (unsigned long long)(o->buf_size >> 10),
+		pr_err("pt.buf=%lluK on each of %u CPUs is more than the free memory (%lluK free of %lluK): choose a smaller pt.buf\n",
+		       (unsigned long long)(o->buf_size >> 10), n,
 		       (unsigned long long)(mem.free_pages << (PAGE_SHIFT - 10)),
 		       (unsigned long long)(mem.total_pages << (PAGE_SHIFT - 10)));
 		return -ENOMEM;
 	}
-	st->aux = pt_aux_alloc(o->buf_size, max_order, o->snapshot, GFP_KERNEL);
-	if (!st->aux) {
-		pr_err("pt.buf=%lluK: cannot allocate the trace buffer in blocks of at most %lluK (%lluK free of %lluK)\n",
-		       (unsigned long long)(o->buf_size >> 10),
-		       (unsigned long long)(PAGE_SIZE << max_order >> 10),
-		       (unsigned long long)(mem.free_pages << (PAGE_SHIFT - 10)),
-		       (unsigned long long)(mem.total_pages << (PAGE_SHIFT - 10)));
-		return -ENOMEM;
+	/* One stream per online CPU: a CPU that cannot have one fails the session
+	 * (a trace of some CPUs only would look complete). */
+	for_each_online_cpu(cpu) {
+		err = stream_open(o, &attr, max_order, cpu);
+		if (err) {
+			streams_free(s);
+			return err;
+		}
+		s->cpus |= 1ull << cpu;
 	}
-	st->aux->watermark = max(o->buf_size / 4, (u64)PAGE_SIZE);
-	st->aux->wakeup = st->aux->watermark;
-	err = pt_event_init(&st->event, &attr, st->aux, 0);
-	if (err) {
-		pr_err("pt=on: cannot set up the PT event (error %d)\n", err);
-		pt_aux_free(st->aux);
-		st->aux = NULL;
-		return err;
-	}
-	this_cpu_ptr(pt_ctx)->wakeup = session_wakeup;
 	s->sink = *sink;
 	trace_writer_init(&s->writer, &s->sink);
 	if (unit)
 		s->unit = *unit;
-	st->unit_lost_seen = s->unit.bytes_lost ? s->unit.bytes_lost() : 0;
+	this_cpu_ptr(pt_streams)->unit_lost_seen = s->unit.bytes_lost ? s->unit.bytes_lost() : 0;
 	trace_header_init(&s->header, s->unit.model ? TPZ_HDR_PT_MODEL : 0);
 	trace_header_set_image(&s->header, load_address, image_size, build_id_note);
-	s->header.output = pt_event_single_range(&st->event) ? TPZ_OUT_SINGLE : TPZ_OUT_TOPA;
+	s->header.ncpus = (u8)n;
+	s->header.output = pt_event_single_range(&this_cpu_ptr(pt_streams)->event) ? TPZ_OUT_SINGLE : TPZ_OUT_TOPA;
 	s->header.buffer_size = (u32)min(o->buf_size, (u64)0xffffffffu);
 	for (unsigned int i = 0; i < attr.nr_filters; i++) {
 		s->header.addr[i][0] = attr.filters[i].msr_a;
@@ -84,23 +127,52 @@ int pt_session_open(const struct pt_options *o, const struct trace_sink *sink,
 	return 0;
 }
 
+/* The writer, for this CPU; false when this CPU holds it (an NMI inside a write). */
+static bool writer_lock(struct pt_session *s, unsigned long *flags)
+{
+	*flags = local_irq_save();
+	if (spin_lock_or_owned(&s->lock))
+		return true;
+	local_irq_restore(*flags);
+	return false;
+}
+
+static void writer_unlock(struct pt_session *s, unsigned long flags)
+{
+	spin_unlock(&s->lock);
+	local_irq_restore(flags);
+}
+
+/* The header goes first, once, with the configuration as the first CPU programmed it. */
+static void header_once(struct pt_session *s, u64 rtit_ctl)
+{
+	if (s->header.rtit_ctl)
+		return;
+	s->header.rtit_ctl = rtit_ctl;
+	s->header.start_tsc = rdtsc();
+	trace_write_header(&s->writer, &s->header);
+}
+
 int pt_session_start(void)
 {
 	struct pt_stream *st = this_cpu_ptr(pt_streams);
 	struct pt_session *s = &pt_session;
+	unsigned long f;
 	int err;
 
 	if (!s->open || st->running)
 		return -EINVAL;
+	if (!pt_session_has_cpu(smp_processor_id()))
+		return -ENODEV;
 	err = pt_event_start(&st->event);
 	if (err)
 		return err;
 	st->running = true;
-	if (!s->header.rtit_ctl) {
-		/* the header carries the configuration as programmed */
-		s->header.rtit_ctl = st->event.hw_config;
-		s->header.start_tsc = rdtsc();
-		trace_write_header(&s->writer, &s->header);
+	/* the header carries the configuration as the first CPU programmed it
+	 * (drains wait for it: until then the data stays in the rings) */
+	if (writer_lock(s, &f)) {
+		header_once(s, st->event.hw_config);
+		writer_unlock(s, f);
 	}
 	return 0;
 }
@@ -144,18 +216,27 @@ static u64 unit_new_loss(struct pt_session *s, struct pt_stream *st)
 	return n;
 }
 
-void pt_session_drain(void)
+/*
+ * @st's published bytes into the container. @parked: a CPU the panic stopped
+ * (pt_session_park_this_cpu()), drained from the panicking CPU: its trace
+ * unit's loss was read there, on its own CPU.
+ */
+static void drain_stream(struct pt_stream *st, bool parked)
 {
-	struct pt_stream *st = this_cpu_ptr(pt_streams);
 	struct pt_session *s = &pt_session;
 	struct pt_aux *aux = st->aux;
-	u64 ring = (u64)aux->nr_pages << PAGE_SHIFT, lost;
+	u64 ring, lost;
 	bool stopped = false;
+	unsigned long f;
 
-	if (!s->open || aux->snapshot || !s->header.rtit_ctl)
+	if (!s->open || !aux || aux->snapshot || !s->header.rtit_ctl)
 		return;
+	if (!writer_lock(s, &f))
+		return;	/* an NMI PMI inside this CPU's own drain: that drain goes on */
+	ring = (u64)aux->nr_pages << PAGE_SHIFT;
 	st->drains++;
-	lost = unit_new_loss(s, st);
+	lost = parked ? st->parked_lost : unit_new_loss(s, st);
+	st->parked_lost = 0;
 	while (aux->tail < aux->head) {
 		u64 pos = aux->tail & (ring - 1);
 		u64 n = min(aux->head - aux->tail, ring - pos);
@@ -196,25 +277,34 @@ void pt_session_drain(void)
 		st->gap_pending = true;
 	st->lost_pending += lost;
 	st->lost_bytes += lost;
+	writer_unlock(s, f);
 }
 
-void pt_session_snapshot(u64 len)
+void pt_session_drain(void)
 {
-	struct pt_stream *st = this_cpu_ptr(pt_streams);
+	drain_stream(this_cpu_ptr(pt_streams), false);
+}
+
+/* The last @len bytes of @st's ring (a flight recorder) into the container;
+ * @parked: its CPU stopped it in the panic's NMI (its MSRs are not ours). */
+static void snapshot_stream(struct pt_stream *st, u64 len, bool parked)
+{
 	struct pt_session *s = &pt_session;
 	u64 ring = (u64)st->aux->nr_pages << PAGE_SHIFT;
 	u8 *tmp;
 	unsigned int order;
+	unsigned long f;
 
-	if (!s->open || !st->aux->snapshot)
+	if (!s->open || !st->aux || !st->aux->snapshot)
 		return;
 	len = min(len, ring);
 	order = get_order((size_t)len);
-	tmp = (u8 *)__get_free_pages(GFP_ATOMIC | __GFP_NOWARN, order);
-	if (!s->header.rtit_ctl) {
-		s->header.rtit_ctl = st->event.hw_config | RTIT_CTL_TRACEEN;
-		trace_write_header(&s->writer, &s->header);
+	tmp = parked ? NULL : (u8 *)__get_free_pages(GFP_ATOMIC | __GFP_NOWARN, order);
+	if (!writer_lock(s, &f)) {
+		free_pages((uintptr_t)tmp, order);
+		return;
 	}
+	header_once(s, st->event.hw_config | RTIT_CTL_TRACEEN);
 	if (tmp) {
 		struct trace_chunk c = { .cpu = (u32)st->event.cpu, .flags = TPZ_TRACE_WRAPPED,
 					 .offset = st->stream_off, .tsc = rdtsc() };
@@ -228,7 +318,7 @@ void pt_session_snapshot(u64 len)
 		struct trace_chunk c = { .cpu = (u32)st->event.cpu, .flags = TPZ_TRACE_WRAPPED, .offset = st->stream_off };
 		u64 pos;
 
-		pos = pt_snapshot_stop(&st->event);
+		pos = parked ? st->parked_pos : pt_snapshot_stop(&st->event);
 		for (u64 done = 0; done < ring;) {
 			u64 off = (pos + done) & (ring - 1);
 			u64 n = min(ring - done, PAGE_SIZE - (off & (PAGE_SIZE - 1)));
@@ -241,6 +331,36 @@ void pt_session_snapshot(u64 len)
 		}
 		st->stream_off = c.offset;
 	}
+	writer_unlock(s, f);
+}
+
+void pt_session_snapshot(u64 len)
+{
+	snapshot_stream(this_cpu_ptr(pt_streams), len, false);
+}
+
+/*
+ * The panic's stop NMI, on each CPU it stops: this CPU's trace unit stops
+ * and publishes what it wrote, and its loss count is read here (it is this
+ * CPU's), so that the panicking CPU can write this CPU's trace too. No lock,
+ * no write: the panicking CPU may hold the writer.
+ */
+void pt_session_park_this_cpu(void)
+{
+	struct pt_stream *st = this_cpu_ptr(pt_streams);
+	struct pt_session *s = &pt_session;
+
+	if (!s->open || !pt_session_has_cpu(smp_processor_id()) || !st->running)
+		return;
+	if (st->aux->snapshot) {
+		st->parked_pos = pt_snapshot_stop(&st->event);
+		pt_event_stop(&st->event, 0);
+	} else {
+		pt_event_stop(&st->event, PERF_EF_UPDATE);
+		st->parked_lost = unit_new_loss(s, st);
+	}
+	st->running = false;
+	__atomic_store_n(&st->parked, true, __ATOMIC_RELEASE);
 }
 
 void pt_session_add_image(const char *name, u64 vaddr, const void *data, u64 size)
@@ -248,47 +368,99 @@ void pt_session_add_image(const char *name, u64 vaddr, const void *data, u64 siz
 	struct pt_stream *st = this_cpu_ptr(pt_streams);
 	struct pt_session *s = &pt_session;
 
-	if (!s->open)
+	unsigned long f;
+
+	if (!s->open || !writer_lock(s, &f))
 		return;
-	if (!s->header.rtit_ctl) {
-		s->header.rtit_ctl = st->event.hw_config | RTIT_CTL_TRACEEN;
-		trace_write_header(&s->writer, &s->header);
-	}
+	header_once(s, st->event.hw_config | RTIT_CTL_TRACEEN);
 	trace_write_image(&s->writer, name, vaddr, data, (size_t)size);
+	writer_unlock(s, f);
 }
 
-void pt_session_close(void)
+/* Another CPU's stream at close: stopped and drained (or snapshot) there. */
+static void close_remote(void *arg)
 {
 	struct pt_stream *st = this_cpu_ptr(pt_streams);
-	struct pt_session *s = &pt_session;
-	struct trace_totals t = { 0 };
-	u64 stored, unwritten;
-	int err;
 
-	if (!s->open)
-		return;
 	if (st->aux->snapshot) {
 		pt_session_snapshot((u64)st->aux->nr_pages << PAGE_SHIFT);
 		pt_event_stop(&st->event, 0);
 	} else {
 		pt_session_stop();
 	}
-	if (!s->header.rtit_ctl)
-		trace_write_header(&s->writer, &s->header);
-	/* dropped after the last chunk: the container's end says so */
-	t.lost_at_end = st->lost_pending;
-	st->stream_off += st->lost_pending;
-	st->lost_pending = 0;
-	st->gap_pending = false;
-	t.pmis = this_cpu_ptr(pt_ctx)->pmis;
+}
+
+void pt_session_close(void)
+{
+	struct pt_session *s = &pt_session;
+	struct trace_totals t = { 0 };
+	unsigned int me = smp_processor_id(), cpu;
+	u64 stored, unwritten;
+	unsigned long f;
+	int err;
+
+	if (!s->open)
+		return;
+	for_each_possible_cpu(cpu) {
+		struct pt_stream *st = per_cpu_ptr(pt_streams, cpu);
+
+		if (!pt_session_has_cpu(cpu) || cpu == me)
+			continue;
+		if (__atomic_load_n(&st->parked, __ATOMIC_ACQUIRE)) {
+			/* stopped by a panic, its trace published: written from here */
+			if (st->aux->snapshot)
+				snapshot_stream(st, (u64)st->aux->nr_pages << PAGE_SHIFT, true);
+			else
+				drain_stream(st, true);
+			st->parked = false;
+			continue;
+		}
+		if (!st->running && !st->aux->snapshot)
+			continue;
+		/* its MSRs and its trace unit are that CPU's: ask it */
+		if (!cpu_online(cpu) || irqs_disabled() ||
+		    smp_call_function_single(cpu, close_remote, NULL, true))
+			pr_err("CPU %u was tracing and cannot be asked to stop (%s): what its trace unit did not publish yet is not in the container\n",
+			       cpu, cpu_online(cpu) ? "interrupts are disabled here" : "it is stopped");
+	}
+	if (pt_session_has_cpu(me))
+		close_remote(NULL);
+	if (!writer_lock(s, &f)) {
+		pr_err("the container is being written on this CPU already (a panic inside a write): no trailer\n");
+		return;
+	}
+	header_once(s, this_cpu_ptr(pt_streams)->event.hw_config | RTIT_CTL_TRACEEN);
+	for_each_possible_cpu(cpu) {
+		struct pt_stream *st = per_cpu_ptr(pt_streams, cpu);
+
+		if (!pt_session_has_cpu(cpu))
+			continue;
+		t.pmis += per_cpu_ptr(pt_ctx, cpu)->pmis;
+		if (s->cpus == 1) {
+			/* dropped after the last chunk: the container's end says so */
+			t.lost_at_end = st->lost_pending;
+		} else if (st->lost_pending || st->gap_pending) {
+			/* each CPU's own: an empty chunk that says LOST ends its stream */
+			struct trace_chunk c = { .cpu = cpu, .flags = TPZ_TRACE_LOST,
+						 .offset = st->stream_off + st->lost_pending,
+						 .lost = st->lost_pending, .tsc = rdtsc() };
+
+			trace_write_trace(&s->writer, &c, NULL, 0);
+		}
+		st->stream_off += st->lost_pending;
+		st->lost_pending = 0;
+		st->gap_pending = false;
+	}
 	t.end_tsc = rdtsc();
 	trace_write_trailer(&s->writer, &t);
 	err = trace_writer_sink_error(&s->writer, &stored, &unwritten);
+	writer_unlock(s, f);
 	if (err)
 		pr_err("the sink failed (error %d) after %llu bytes of the container: the %llu bytes after them are not written, the container ends there\n",
 		       err, (unsigned long long)stored, (unsigned long long)unwritten);
-	pt_event_destroy(&st->event);
-	pt_aux_free(st->aux);
-	st->aux = NULL;
-	s->open = st->running = false;
+	for_each_possible_cpu(cpu)
+		if (pt_session_has_cpu(cpu))
+			per_cpu_ptr(pt_streams, cpu)->running = false;
+	streams_free(s);
+	s->open = false;
 }

@@ -14,6 +14,7 @@
 #include <topaz/pt_options.h>
 #include <topaz/trace_writer.h>
 #include <topaz/tracing.h>
+#include <topaz/spinlock.h>
 
 /**
  * struct pt_session_unit - what the session knows of the trace unit beyond
@@ -29,12 +30,19 @@ struct pt_session_unit {
 	u64 (*bytes_lost)(void);
 };
 
-/* The session: one container for every CPU's stream. */
+/*
+ * The session: one container for every CPU's stream. Each CPU drains its
+ * own stream (at its PMIs and when it stops); @lock keeps one CPU's records
+ * whole in the container. A CPU that interrupted its own drain (an NMI PMI)
+ * leaves the data in its ring for the drain it interrupted.
+ */
 struct pt_session {
 	struct trace_writer writer;
 	struct trace_sink sink;
 	struct tpz_header header;
 	struct pt_session_unit unit;
+	spinlock_t lock;
+	u64 cpus;		/* CPUs with a stream (the online ones at open) */
 	bool open;
 };
 extern struct pt_session pt_session;
@@ -53,8 +61,17 @@ struct pt_stream {
 	u64 drains, truncations_seen;
 	u64 unit_lost_seen;	/* the trace unit's loss counter at the last look */
 	bool running;
+	bool parked;		/* stopped by a panic's NMI, its trace published, not written yet */
+	u64 parked_lost;	/* ... what its trace unit dropped since the last drain */
+	u64 parked_pos;		/* ... a flight recorder's write position then */
 };
 DECLARE_PER_CPU(struct pt_stream, pt_streams);
+
+/**
+ * pt_session_park_this_cpu() - in the panic's stop NMI: stop this CPU's trace
+ * unit and publish its trace, for the panicking CPU to write at close
+ */
+void pt_session_park_this_cpu(void);
 
 /**
  * pt_session_open() - set up the event as @o asks, write the container header
@@ -67,9 +84,14 @@ DECLARE_PER_CPU(struct pt_stream, pt_streams);
 int pt_session_open(const struct pt_options *o, const struct trace_sink *sink,
 		    const struct pt_session_unit *unit, u64 load_address, u64 image_size,
 		    const void *build_id_note);
-/** pt_session_start() - enable tracing (TraceEn=1); 0 or -ENOSPC */
+/** pt_session_has_cpu() - does CPU @cpu have a stream in the open session? */
+static inline bool pt_session_has_cpu(unsigned int cpu)
+{
+	return pt_session.open && cpu < 64 && ((pt_session.cpus >> cpu) & 1);
+}
+/** pt_session_start() - enable tracing on this CPU (TraceEn=1); 0, -ENODEV (no stream here) or -ENOSPC */
 int pt_session_start(void);
-/** pt_session_stop() - disable tracing and publish what the trace unit wrote */
+/** pt_session_stop() - disable tracing on this CPU and publish what its trace unit wrote */
 void pt_session_stop(void);
 /** pt_session_ptwrite_on() - tracing runs with PTWRITE packets enabled (PTWEn) */
 bool pt_session_ptwrite_on(void);

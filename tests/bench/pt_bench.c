@@ -114,7 +114,7 @@ static void drain(struct perf_event *e)
 static struct pt_aux *buffer_setup(u64 size, unsigned int max_order)
 {
 	struct pt_event_attr attr = { 0 };
-	struct pt_aux *aux = pt_aux_alloc(size, max_order, false, GFP_KERNEL);
+	struct pt_aux *aux = pt_aux_alloc(0, size, max_order, false, GFP_KERNEL);
 
 	if (!aux)
 		die("pt_aux_alloc failed");
@@ -293,7 +293,7 @@ static int run_setup(u64 size, unsigned int max_order, unsigned int runs)
 		double t0, t1, t2, t3;
 
 		t0 = now();
-		aux = pt_aux_alloc(size, max_order, false, GFP_KERNEL);
+		aux = pt_aux_alloc(0, size, max_order, false, GFP_KERNEL);
 		t1 = now();
 		if (!aux || pt_event_init(&event, &attr, aux, 0))
 			die("buffer setup failed");

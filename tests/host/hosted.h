@@ -31,6 +31,11 @@ extern bool hosted_text_poke_refuse;
 /* xorshift64: the tests' reproducible pseudo-random numbers (*@state != 0). */
 u64 hosted_rand(u64 *state);
 
+/* The fake machine's CPUs: @n online (nr_cpu_ids = @n); hosted_cpu_id says
+ * which one a thread is (percpu.h). Set before kmem_cache_init() lays out
+ * the slab's per-CPU arrays. */
+void hosted_set_cpus(unsigned int n);
+
 /* Quiet console for tests that expect many error messages. */
 extern bool hosted_console_quiet;
 

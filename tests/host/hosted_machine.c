@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <link.h>
+#include <pthread.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include <topaz/symbols.h>
 #include <topaz/mm.h>
 #include <topaz/paging.h>
+#include <topaz/smp.h>
 
 bool hosted_console_quiet;
 jmp_buf *hosted_panic_jmp;
@@ -222,8 +224,8 @@ bool addr_is_mapped(uintptr_t addr)
 
 void cpu_relax(void) { __builtin_ia32_pause(); }
 
-/* One fake CPU: the interrupt flag is a variable. */
-static bool irq_on = true;
+/* Each thread is a fake CPU: its interrupt flag is a thread-local variable. */
+static __thread bool irq_on = true;
 unsigned long local_irq_save(void) { bool was = irq_on; irq_on = false; return was; }
 void local_irq_restore(unsigned long flags) { irq_on = flags != 0; }
 void local_irq_enable(void) { irq_on = true; }
@@ -252,7 +254,7 @@ static int first_object(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;
 }
 
-static void load_host_symbols(void)
+static void load_host_symbols_once(void)
 {
 	size_t cap = 0, n = 0, names_len = 0, names_cap = 0;
 	uintptr_t bias = 0;
@@ -260,7 +262,7 @@ static void load_host_symbols(void)
 	Elf *elf;
 	int fd;
 
-	if (host_syms.entries || elf_version(EV_CURRENT) == EV_NONE)
+	if (elf_version(EV_CURRENT) == EV_NONE)
 		return;
 	fd = open("/proc/self/exe", O_RDONLY);
 	if (fd < 0)
@@ -297,6 +299,18 @@ static void load_host_symbols(void)
 	close(fd);
 	qsort(host_entries, n, sizeof(*host_entries), cmp_entry);
 	host_syms = (struct ksym_table){ bias, host_entries, (u32)n, host_names };
+}
+
+/*
+ * The table is read on the first lookup, which may come from several test
+ * threads (CPUs) at once, each printing a %pS: pthread_once() lets one read
+ * it and makes the others wait for the finished table.
+ */
+static void load_host_symbols(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, load_host_symbols_once);
 }
 
 int ksym_lookup(uintptr_t addr, const char **name, uintptr_t *offset, uintptr_t *size)
@@ -418,6 +432,11 @@ void trap_set_bp_fast(bool (*fn)(struct trap_frame *f))
 	hosted_bp_fast = fn;
 }
 
+bool trap_in_entry_code(u64 ip)
+{
+	return false;	/* the hosted tests script their traps: no entry code */
+}
+
 bool trap_in_nmi(void)
 {
 	return hosted_in_nmi;
@@ -426,4 +445,78 @@ bool trap_in_nmi(void)
 void trap_return_without_iret(void)
 {
 	hosted_no_iret = true;
+}
+
+/*
+ * The fake machine's CPUs: a thread says which CPU it is (hosted_cpu_id); a
+ * call "on another CPU" runs on the calling thread as that CPU, which is what
+ * the code under test can observe of an IPI (its per-CPU state is that CPU's).
+ */
+__thread unsigned int hosted_cpu_id;
+
+int smp_call_function_single(unsigned int cpu, smp_call_func_t fn, void *info, bool wait)
+{
+	unsigned int saved = hosted_cpu_id;
+	unsigned long flags;
+
+	if (!cpu_online(cpu))
+		return -EINVAL;
+	hosted_cpu_id = cpu;
+	flags = local_irq_save();
+	fn(info);
+	local_irq_restore(flags);
+	hosted_cpu_id = saved;
+	return 0;
+}
+
+void on_each_cpu(smp_call_func_t fn, void *info, bool wait)
+{
+	unsigned int cpu;
+
+	for_each_online_cpu(cpu)
+		smp_call_function_single(cpu, fn, info, wait);
+}
+
+int run_on_cpu(unsigned int cpu, smp_call_func_t fn, void *info)
+{
+	unsigned int saved = hosted_cpu_id;
+
+	if (!cpu_online(cpu))
+		return -EINVAL;
+	hosted_cpu_id = cpu;
+	fn(info);
+	hosted_cpu_id = saved;
+	return 0;
+}
+
+void run_on_cpu_wait(unsigned int cpu)
+{
+}
+
+unsigned int run_on_each_cpu(smp_call_func_t fn, void *info)
+{
+	unsigned int cpu, ran = 0;
+
+	for_each_online_cpu(cpu)
+		ran += run_on_cpu(cpu, fn, info) == 0;
+	return ran;
+}
+
+u32 cpu_apic_id(unsigned int cpu)
+{
+	return cpu;
+}
+
+void smp_set_job_wrapper(void (*wrap)(smp_call_func_t fn, void *info))
+{
+}
+
+void smp_set_stop_hook(void (*fn)(void))
+{
+}
+
+void hosted_set_cpus(unsigned int n)
+{
+	nr_cpu_ids = n;
+	cpu_online_bits = n >= 64 ? ~0ull : (1ull << n) - 1;
 }

@@ -18,6 +18,7 @@
 #include <intel-pt.h>
 #include "hosted.h"
 #include "../../drivers/pt/internal.h"
+#include "../../drivers/pt_model/internal.h"
 #include <topaz/pt_options.h>
 #include "../../kernel/tracing/session.h"
 #include <topaz/trace_format.h>
@@ -29,6 +30,7 @@
 #include <topaz/mm.h>
 #include <topaz/errno.h>
 #include <topaz/printk.h>
+#include <topaz/smp.h>
 #include "ptdecode.h"
 
 /* Memory below MAXPHYADDR (39 bits) for the page allocator: the model checks. */
@@ -141,7 +143,7 @@ static struct perf_event event;
 static struct pt_aux *start(u64 bytes, unsigned int max_order, bool snapshot, u64 extra_config)
 {
 	struct pt_event_attr attr = { .config = extra_config };
-	struct pt_aux *aux = pt_aux_alloc(bytes, max_order, snapshot, GFP_KERNEL);
+	struct pt_aux *aux = pt_aux_alloc(0, bytes, max_order, snapshot, GFP_KERNEL);
 
 	assert_non_null(aux);
 	aux->watermark = bytes / 4;
@@ -339,7 +341,7 @@ static void test_setup_fails_cleanly_at_each_allocation(void **state)
 		int err = -ENOMEM;
 
 		page_alloc_fail_nth(nth);
-		aux = pt_aux_alloc(2u << 20, 0, false, GFP_KERNEL);
+		aux = pt_aux_alloc(0, 2u << 20, 0, false, GFP_KERNEL);
 		if (aux) {
 			err = pt_event_init(&event, &attr, aux, 0);
 			if (!err)
@@ -410,7 +412,7 @@ static void test_filters_skip_noncanonical_hole(void **state)
 	assert_int_equal(attr.filters[1].msr_b, 0xffff8000000fffffull);
 
 	faults = hosted_msr_faults;
-	aux = pt_aux_alloc(64 * 1024, 0, false, GFP_KERNEL);
+	aux = pt_aux_alloc(0, 64 * 1024, 0, false, GFP_KERNEL);
 	assert_non_null(aux);
 	aux->watermark = aux->wakeup = 16 * 1024;
 	flow_start();
@@ -687,8 +689,8 @@ static void test_session_open_fails_cleanly_at_each_allocation(void **state)
 		page_alloc_fail_nth(0);
 		if (err) {
 			assert_int_equal(err, -ENOMEM);
-			assert_true(strstr(out, "cannot allocate the trace buffer") ||
-				    strstr(out, "cannot set up the PT event"));
+			assert_true(strstr(out, "cannot allocate CPU 0's trace buffer") ||
+				    strstr(out, "cannot set up CPU 0's PT event"));
 			assert_false(pt_session.open);
 			page_alloc_get_stats(&after);
 			assert_int_equal(after.free_pages, before.free_pages);
@@ -699,6 +701,115 @@ static void test_session_open_fails_cleanly_at_each_allocation(void **state)
 	pt_session_close();
 	page_alloc_get_stats(&after);
 	assert_int_equal(after.free_pages, before.free_pages);
+}
+
+/*
+ * A CPU's ToPA tables and buffer come from its own node: with CPU 1 moved to
+ * node 1 (which has no memory), CPU 1's allocations fail and CPU 0's do not,
+ * and a session over both CPUs refuses, naming CPU 1, with nothing leaked.
+ */
+static void test_cpu_memory_from_its_node(void **state)
+{
+	struct trace_sink sink = { file_write, NULL };
+	struct pt_session_unit unit = { .model = true, .bytes_lost = pt_model_bytes_lost };
+	struct pt_options o = session_options(64 * 1024);
+	struct page_alloc_stats before, after;
+	struct topa *t;
+	struct pt_aux *aux;
+	char out[2048];
+	int err;
+
+	setup_machine("skylake");
+	hosted_set_cpus(2);
+	page_alloc_get_stats(&before);
+	t = topa_alloc(1, GFP_KERNEL);
+	assert_non_null(t);
+	topa_free(t);
+	cpu_node[1] = 1;
+	assert_int_equal(cpu_to_node(1), 1);
+	assert_null(topa_alloc(1, GFP_KERNEL | __GFP_NOWARN));
+	assert_null(pt_aux_alloc(1, 64 * 1024, 0, false, GFP_KERNEL | __GFP_NOWARN));
+	t = topa_alloc(0, GFP_KERNEL);
+	assert_non_null(t);
+	topa_free(t);
+	aux = pt_aux_alloc(0, 64 * 1024, 0, false, GFP_KERNEL);
+	assert_non_null(aux);
+	pt_aux_free(aux);
+
+	file_len = 0;
+	printk_capture_start(out, sizeof(out));
+	err = pt_session_open(&o, &sink, &unit, 0x100000, 0x20000, NULL);
+	printk_capture_stop();
+	assert_int_equal(err, -ENOMEM);
+	assert_non_null(strstr(out, "cannot allocate CPU 1's trace buffer"));
+	assert_false(pt_session.open);
+	cpu_node[1] = 0;
+	page_alloc_get_stats(&after);
+	assert_int_equal(after.free_pages, before.free_pages);
+
+	/* back on node 0, both CPUs get a stream */
+	err = pt_session_open(&o, &sink, &unit, 0x100000, 0x20000, NULL);
+	assert_int_equal(err, 0);
+	assert_true(pt_session_has_cpu(0) && pt_session_has_cpu(1));
+	pt_session_close();
+	hosted_set_cpus(1);
+	page_alloc_get_stats(&after);
+	assert_int_equal(after.free_pages, before.free_pages);
+}
+
+/* A ToPA PMI raised by CPU @info's trace unit, serviced there (as the IPI-less
+ * hosted machine runs "on" a CPU: its per-CPU state is that CPU's). */
+static bool pmi_handled;
+static void init_unit_here(void *info)
+{
+	(void)info;
+	pt_model_init_this_cpu();	/* as the kernel does on each CPU at boot */
+}
+
+static void raise_pmi_here(void *info)
+{
+	(void)info;
+	this_cpu_ptr(pt_model_cpu)->topa_pmi = true;
+	pmi_handled = pt_pmi_handle();
+}
+
+/*
+ * A PMI on a CPU with no event (no session, or a CPU the session does not
+ * cover) is acknowledged and counted on that CPU as stale, nothing else
+ * touched; with a session on both CPUs, CPU 1's PMI is serviced on CPU 1.
+ */
+static void test_pmi_on_a_cpu_without_event(void **state)
+{
+	struct trace_sink sink = { file_write, NULL };
+	struct pt_session_unit unit = { .model = true, .bytes_lost = pt_model_bytes_lost };
+	struct pt_options o = session_options(64 * 1024);
+	u64 stale0, stale1, pmis0, pmis1;
+
+	setup_machine("skylake");
+	hosted_set_cpus(2);
+	smp_call_function_single(1, init_unit_here, NULL, true);
+	stale0 = per_cpu_ptr(pt_ctx, 0)->stale_pmis;
+	stale1 = per_cpu_ptr(pt_ctx, 1)->stale_pmis;
+	assert_int_equal(smp_call_function_single(1, raise_pmi_here, NULL, true), 0);
+	assert_true(pmi_handled);	/* it was a PT PMI: claimed and acknowledged */
+	assert_false(per_cpu_ptr(pt_model_cpu, 1)->topa_pmi);
+	assert_int_equal(per_cpu_ptr(pt_ctx, 1)->stale_pmis, stale1 + 1);
+	assert_int_equal(per_cpu_ptr(pt_ctx, 0)->stale_pmis, stale0);
+
+	/* an open session whose CPU 1 has not started tracing: still stale there */
+	file_len = 0;
+	assert_int_equal(pt_session_open(&o, &sink, &unit, 0x100000, 0x20000, NULL), 0);
+	assert_non_null(per_cpu_ptr(pt_ctx, 1)->event);
+	pmis0 = per_cpu_ptr(pt_ctx, 0)->pmis;
+	pmis1 = per_cpu_ptr(pt_ctx, 1)->pmis;
+	assert_int_equal(smp_call_function_single(1, raise_pmi_here, NULL, true), 0);
+	assert_true(pmi_handled);
+	assert_int_equal(per_cpu_ptr(pt_ctx, 1)->stale_pmis, stale1 + 2);
+	assert_int_equal(per_cpu_ptr(pt_ctx, 1)->pmis, pmis1);
+	assert_int_equal(per_cpu_ptr(pt_ctx, 0)->pmis, pmis0);
+	assert_int_equal(per_cpu_ptr(pt_ctx, 0)->stale_pmis, stale0);
+	pt_session_close();
+	hosted_set_cpus(1);
 }
 
 /* A sink that takes @sink_limit bytes, then fails (as a full disk would). */
@@ -833,6 +944,8 @@ int main(void)
 		cmocka_unit_test(test_session_stop_losses_reach_the_container),
 		cmocka_unit_test(test_session_stop_without_a_loss_count),
 		cmocka_unit_test(test_session_open_fails_cleanly_at_each_allocation),
+		cmocka_unit_test(test_cpu_memory_from_its_node),
+		cmocka_unit_test(test_pmi_on_a_cpu_without_event),
 		cmocka_unit_test(test_session_sink_fails_midway),
 		cmocka_unit_test(test_memory_sink_growth_fails),
 	};

@@ -126,7 +126,7 @@ static int setup_with(const char *step, const char *profile, bool ptw, bool nmi)
 	if (!pt_session_engine() || !hosted_trap_handlers[X86_TRAP_DB] ||
 	    (!strcmp(step, "branch") && !hosted_trap_handlers[X86_TRAP_BP]))
 		return -1;
-	pt_session_engine()->stats(&base);
+	pt_session_engine()->stats(smp_processor_id(), &base);
 	return 0;
 }
 
@@ -275,7 +275,7 @@ static void finish_and_decode(struct decoded *d, struct trace_engine_stats *st, 
 	struct ptd_consumer cons = { collect, d };
 
 	pt_trace_end();
-	e->stats(st);
+	e->stats(smp_processor_id(), st);
 	st->insns -= base.insns;
 	st->async -= base.async;
 	st->async_chained -= base.async_chained;

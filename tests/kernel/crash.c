@@ -5,8 +5,9 @@
 #include <topaz/cmdline.h>
 #include <topaz/kernel.h>
 #include <topaz/errno.h>
+#include <topaz/smp.h>
 
-static const char *const kinds[] = { "pf", "gp", "ud", "panic", "stack" };
+static const char *const kinds[] = { "pf", "gp", "ud", "panic", "stack", "ap-gp", "ap-stack" };
 static const char *crash_kind;
 
 static int set_crash(const char *v, char *why, size_t n)
@@ -16,10 +17,11 @@ static int set_crash(const char *v, char *why, size_t n)
 			crash_kind = kinds[i];
 			return 0;
 		}
-	ksnprintf(why, n, "expected pf, gp, ud, panic or stack");
+	ksnprintf(why, n, "expected pf, gp, ud, panic, stack, ap-gp or ap-stack");
 	return -EINVAL;
 }
-KPARAM_CUSTOM("crash", crash, set_crash, "crash on purpose after boot: pf, gp, ud, panic, stack");
+KPARAM_CUSTOM("crash", crash, set_crash,
+	      "crash on purpose after boot: pf, gp, ud, panic, stack; ap-gp, ap-stack on the last CPU while the others spin");
 
 static __noinline void crash_page_fault(void)
 {
@@ -49,6 +51,41 @@ static __noinline u64 crash_stack_overflow(u64 depth)
 	return recurse(depth + 1) + pad[0];
 }
 
+static void crash_gp_job(void *arg)
+{
+	crash_general_protection();
+}
+
+static void crash_stack_job(void *arg)
+{
+	recurse = crash_stack_overflow;
+	crash_stack_overflow(0);
+}
+
+static volatile u64 spins;
+
+/* Where the other CPUs are when the crashing one stops them (their reports show it). */
+static __noinline void crash_spin_here(void *arg)
+{
+	for (;;)
+		spins++;
+}
+
+/* The last CPU crashes while every other one spins in crash_spin_here(). */
+static void crash_on_another_cpu(bool stack)
+{
+	unsigned int cpu, last = 0;
+
+	for_each_online_cpu(cpu)
+		last = cpu;
+	for_each_online_cpu(cpu)
+		if (cpu != last && cpu != smp_processor_id())
+			run_on_cpu(cpu, crash_spin_here, NULL);
+	printk("crash: CPU %u crashes while the other %u spin\n", last, num_online_cpus() - 1);
+	run_on_cpu(last, stack ? crash_stack_job : crash_gp_job, NULL);
+	crash_spin_here(NULL);
+}
+
 /** crash_if_requested() - carry out crash= (does not return when set) */
 void crash_if_requested(void)
 {
@@ -61,6 +98,8 @@ void crash_if_requested(void)
 		crash_general_protection();
 	else if (!strcmp(crash_kind, "ud"))
 		crash_invalid_opcode();
+	else if (!strcmp(crash_kind, "ap-gp") || !strcmp(crash_kind, "ap-stack"))
+		crash_on_another_cpu(!strcmp(crash_kind, "ap-stack"));
 	else if (!strcmp(crash_kind, "stack")) {
 		recurse = crash_stack_overflow;
 		crash_stack_overflow(0);

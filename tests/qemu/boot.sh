@@ -33,7 +33,9 @@ run=$(mktemp -d "$build/run.XXXXXX")
 cp "$ovmf_vars" "$run/vars.fd"
 "$here/scripts/mkesp.sh" "$build/topaz.efi" "$cmdline" "$run/esp.img" $via || exit 2
 
-args=(-machine q35 -accel tcg -cpu max -m "$mem" -smp "$smp" -display none -monitor none
+accel=tcg
+[ "$smp" -gt 1 ] && accel=tcg,thread=multi	# MTTCG: each CPU its own host thread
+args=(-machine q35 -accel "$accel" -cpu max -m "$mem" -smp "$smp" -display none -monitor none
       -no-reboot -net none
       -drive if=pflash,format=raw,unit=0,readonly=on,file="$ovmf_code"
       -drive if=pflash,format=raw,unit=1,file="$run/vars.fd"

@@ -304,9 +304,10 @@ def main():
     base = [a.ptdecode, "--elf", a.elf]
     try:
         # folded and stats decode while the listing is read
-        side = {k: subprocess.Popen(base + [k, a.trace], stdout=subprocess.PIPE,
+        # several CPUs: one profile of all (the listing goes CPU by CPU)
+        side = {k: subprocess.Popen(base + k.split() + [a.trace], stdout=subprocess.PIPE,
                                     stderr=subprocess.DEVNULL, text=True, errors="surrogateescape")
-                for k in ("--folded", "--stats")}
+                for k in ("--folded --merge-cpus", "--stats")}
         insn = subprocess.Popen(base + ["--insn", "--no-disasm", a.trace], stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, text=True, errors="surrogateescape",
                                 bufsize=1 << 20)
@@ -346,7 +347,7 @@ def main():
     for stack, n in st.profile.items():
         mine[(folded_text(stack), n)] += 1
     theirs = collections.Counter()
-    for line in outs["--folded"].splitlines():
+    for line in outs["--folded --merge-cpus"].splitlines():
         stack, _, n = line.rpartition(" ")
         if not n.isdigit():
             fail_usage("unreadable --folded line: %r" % line)

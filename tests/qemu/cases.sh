@@ -48,4 +48,14 @@ trace-mem-128m|pt=on pt.buf=8K pt.region=4K pt.noretcomp run=demo|33|memory map:
 # which calls page_to_pfn): the call tree keeps work_slab below page_to_pfn (calltree_check)
 trace-filter-callback|pt=on pt.filter="filter work_slab, filter page_to_pfn" pt.buf=8K pt.region=4K pt.noretcomp run=slab|33|tracing with the software trace unit
 # The CPUs the firmware's MADT lists (the start of SMP: found and named, not yet started)
-smp-madt-4|test=traps|33|smp: the MADT lists 4 CPUs (APIC IDs 0, 1, 2, 3), 0 more not usable|smp=4
+smp-1|test=smp|33|smp: 1 of 1 CPUs online (APIC IDs 0);ktest: 8 passed, 0 failed|smp=1
+smp-2|test=smp run=psort,slab_xcpu,ipi|33|smp: 2 of 2 CPUs online (APIC IDs 0, 1);psort: 16384 keys in 2 parts on 2 CPUs;sorted, a permutation of the input;slab_xcpu: 2 CPUs, 8 rounds: 8192 objects allocated, 8192 freed on the next CPU, 0 bad stamps, 0 failures;ipi: 2 CPUs each sent 200 calls;(want 200 each): ok;ktest: 8 passed, 0 failed;!FAILED|smp=2
+smp-4|test=smp,traps run=psort,slab_xcpu,ipi|33|smp: 4 of 4 CPUs online (APIC IDs 0, 1, 2, 3);psort: 16384 keys in 4 parts on 4 CPUs;sorted, a permutation of the input;slab_xcpu: 4 CPUs, 8 rounds: 16384 objects allocated, 16384 freed on the next CPU, 0 bad stamps, 0 failures;(want 600 each): ok;passed, 0 failed;!FAILED|smp=4
+smp-cpus-2-of-4|cpus=2 test=smp|33|smp: 2 of 4 CPUs online (APIC IDs 0, 1);ktest: 8 passed, 0 failed|smp=4
+smp-cpus-too-many|cpus=8 test=smp.every_cpu_online|35|cpus=8: this machine has 2 CPUs (the MADT's): using all 2;smp: 2 of 2 CPUs online;cpus= asked for more CPUs than there are: the boot fails|smp=2
+smp-cpus-bad|cpus=two test=smp.every_cpu_online|33|bad value 'two' for 'cpus': 'two' is not a CPU count: give 1..64 or 'all';smp: 2 of 2 CPUs online|smp=2
+smp-crash-ap|crash=ap-gp|35|CPU 3 crashes while the other 3 spin;PANIC: exception #GP (general protection, vector 13);crash_general_protection+0x;CPU 0 (APIC ID 0) stopped by the panic on CPU 3;CPU 1 (APIC ID 1) stopped by the panic on CPU 3;CPU 2 (APIC ID 2) stopped by the panic on CPU 3;crash_spin_here+0x;end Kernel panic;!did not answer the stop NMI|smp=4
+smp-stack-ap|crash=ap-stack|35|PANIC: exception #DF (double fault, vector 8);stack overflow: CR2 is in the guard page below CPU 1's kernel stack;CPU 0 (APIC ID 0) stopped by the panic on CPU 1;end Kernel panic|smp=2
+trace-smp-2|pt=on pt.buf=32K pt.region=4K run=psort,slab_xcpu,ipi|33|smp: 2 of 2 CPUs online;trace: CPU 1: ;result: trace.cpu cpu=1 ;sorted, a permutation of the input;0 bad stamps, 0 failures;(want 200 each): ok|smp=2
+trace-smp-fault|pt=on pt.buf=8K pt.region=4K run=xfault|35|smp: 2 of 2 CPUs online;PANIC: exception #PF (page fault, vector 14);xfault_walk+0x;CPU 0 (APIC ID 0) stopped by the panic on CPU 1;pt: panic: writing the trace|smp=2
+trace-smp-4|pt=on pt.profile=broadwell pt.pmi=nmi pt.noretcomp pt.buf=64K pt.region=4K run=psort,slab_xcpu|33|smp: 4 of 4 CPUs online;trace: CPU 3: ;result: trace.cpu cpu=3 ;sorted, a permutation of the input;0 bad stamps, 0 failures|smp=4

@@ -27,6 +27,21 @@ void ptd_calls_init(struct ptd_calls *k, const struct ptd_image *img, FILE *tree
 	k->img = img;
 	k->tree = tree;
 	k->root.name = "all";
+	k->base = &k->root;
+}
+
+void ptd_calls_set_per_cpu(struct ptd_calls *k, bool per_cpu)
+{
+	k->per_cpu = per_cpu;
+	k->base = &k->root;
+}
+
+const struct ptd_fnode *ptd_calls_cpu_node(const struct ptd_calls *k, u32 cpu)
+{
+	for (const struct ptd_fnode *n = k->root.child; n; n = n->next)
+		if (n->cpu_node && n->cpu == cpu)
+			return n;
+	return NULL;
 }
 
 /*
@@ -71,6 +86,23 @@ static struct ptd_fnode *child_node(struct ptd_fnode *parent, const char *name, 
 	n->parent = parent;
 	n->next = parent->child;
 	parent->child = n;
+	return n;
+}
+
+/* The node @cpu's stacks hang below ("cpu1"), made on first use. */
+static struct ptd_fnode *cpu_node(struct ptd_calls *k, u32 cpu)
+{
+	char name[24];
+	struct ptd_fnode *n;
+
+	for (n = k->root.child; n; n = n->next)
+		if (n->cpu_node && n->cpu == cpu)
+			return n;
+	snprintf(name, sizeof(name), "cpu%u", cpu);
+	/* the image's string table (the only thing changed in it) */
+	n = child_node(&k->root, ptd_intern((struct ptd_image *)k->img, name), NULL);
+	n->cpu_node = true;
+	n->cpu = cpu;
 	return n;
 }
 
@@ -174,7 +206,7 @@ static void close_all(struct ptd_calls *k, const char *note)
 static void push_frame(struct ptd_calls *k, enum ptd_frame_kind kind, u64 ip, u64 ret, u64 from)
 {
 	const struct ptd_symbol *sym = ptd_image_lookup_cached(k->img, &k->syms, ip);
-	struct ptd_fnode *parent = k->depth ? k->frames[k->depth - 1].node : &k->root;
+	struct ptd_fnode *parent = k->depth ? k->frames[k->depth - 1].node : k->base;
 	const char *region;
 	struct ptd_frame *f;
 
@@ -214,6 +246,7 @@ static void push_frame(struct ptd_calls *k, enum ptd_frame_kind kind, u64 ip, u6
 	f->kind = kind;
 	k->untraced += kind == PTD_FRAME_UNTRACED;
 	k->max_depth = max(k->max_depth, k->depth - k->untraced);
+	k->base->max_depth = max(k->base->max_depth, k->depth - k->untraced);
 }
 
 /*
@@ -358,6 +391,8 @@ static __noinline void calls_other_event(struct ptd_calls *k, const struct ptd_e
 	case PTD_EV_SEGMENT:
 		async_end(k);
 		close_all(k, "gap");
+		if (k->per_cpu)
+			k->base = cpu_node(k, s->cpu);
 		if (k->tree) {
 			fprintf(k->tree, "# cpu %u, segment %u at stream offset 0x%llx\n", s->cpu, s->index,
 				(unsigned long long)s->stream_off);
@@ -549,10 +584,10 @@ void ptd_calls_finish(struct ptd_calls *k)
 	}
 }
 
-void ptd_stats_call_targets(struct ptd_stats *s, const struct ptd_calls *k)
+void ptd_stats_call_targets_below(struct ptd_stats *s, const struct ptd_fnode *top)
 {
 	/* every node, by the parent links (no recursion: see first_leaf()) */
-	for (const struct ptd_fnode *n = k->root.child; n;) {
+	for (const struct ptd_fnode *n = top->child; n;) {
 		if (n->region && n->self && n->name != n->region)
 			ptd_stats_move(s, n->region, n->name, n->self);
 		if (n->child) {
@@ -560,8 +595,51 @@ void ptd_stats_call_targets(struct ptd_stats *s, const struct ptd_calls *k)
 			continue;
 		}
 		while (n && !n->next)
-			n = n->parent == &k->root ? NULL : n->parent;
+			n = n->parent == top ? NULL : n->parent;
 		if (n)
 			n = n->next;
+	}
+}
+
+void ptd_stats_call_targets(struct ptd_stats *s, const struct ptd_calls *k)
+{
+	ptd_stats_call_targets_below(s, &k->root);
+}
+
+/*
+ * The profile with the CPU level taken out: each node of a CPU's part goes
+ * to the node of the same stack in @out (made on first use), its count
+ * added. Pre-order by the parent links, so a node's parent has its merged
+ * node when the node comes.
+ */
+void ptd_calls_merge_cpus(const struct ptd_calls *k, struct ptd_calls *out)
+{
+	struct ptd_fnode *root = (struct ptd_fnode *)&k->root;
+
+	ptd_calls_init(out, k->img, NULL);
+	out->max_depth = k->max_depth;
+	root->merged = &out->root;
+	for (struct ptd_fnode *n = root->child; n;) {
+		if (n->cpu_node && n->parent == root) {
+			n->merged = &out->root;
+		} else {
+			n->merged = child_node(n->parent->merged, n->name, n->region);
+			n->merged->self += n->self;
+		}
+		if (n->child) {
+			n = n->child;
+			continue;
+		}
+		while (n && !n->next)
+			n = n->parent == root ? NULL : n->parent;
+		if (n)
+			n = n->next;
+	}
+	for (struct ptd_fnode *n = first_leaf(&out->root);; n = post_next(n)) {
+		n->total = n->self;
+		for (struct ptd_fnode *c = n->child; c; c = c->next)
+			n->total += c->total;
+		if (n == &out->root)
+			break;
 	}
 }

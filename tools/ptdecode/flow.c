@@ -25,15 +25,22 @@
 
 void ptd_ctx_init(struct ptd_ctx *x, struct ptd_container *c, struct ptd_image *img)
 {
+	ptd_ctx_init_cpus(x, c, img, NULL, 0);
+}
+
+void ptd_ctx_init_cpus(struct ptd_ctx *x, struct ptd_container *c, struct ptd_image *img,
+		       const u32 *only, size_t nonly)
+{
 	const struct tpz_header *h = &c->header;
 
 	memset(x, 0, sizeof(*x));
 	x->c = c;
 	x->img = img;
 	x->max_stuck = MAX_INSNS_WITHOUT_PACKET;
+	x->per_cpu = ptd_container_multi_cpu(c);
 	if (!img->finished)
 		ptd_image_finish(img);
-	ptd_segments_build(c, &x->segs);
+	ptd_segments_build_cpus(c, &x->segs, only, nonly);
 
 	pt_config_init(&x->cfg);
 	if (c->have_header) {
@@ -232,7 +239,6 @@ void ptd_report_gaps(struct ptd_container *c, const struct ptd_segments *segs)
 	}
 }
 
-/* @prev: the last instruction decoded on this CPU before @seg, if @have_prev. */
 /* The offset of the first PSB at or after @from in @seg, or its size. */
 static u64 next_psb(const struct ptd_segment *seg, u64 from)
 {
@@ -267,8 +273,12 @@ struct insn_run {
 };
 
 /* The batch form of a consumer's event function, if it has one. */
-static insns_fn batch_form(void (*event)(void *ctx, const struct ptd_event *ev))
+static insns_fn batch_form(const struct ptd_consumer *c)
 {
+	void (*event)(void *ctx, const struct ptd_event *ev) = c->event;
+
+	if (event == ptd_cpu_stats_event)
+		return ptd_cpu_stats_insns;
 	if (event == ptd_stats_event)
 		return ptd_stats_insns;
 	if (event == ptd_calls_event)
@@ -533,7 +543,8 @@ unsigned long ptd_decode_flow(struct ptd_ctx *x, const struct ptd_consumer *cons
 	if (!batch)
 		abort();
 	for (size_t i = 0; i < ncons; i++)
-		batch[i] = batch_form(cons[i].event);
+		batch[i] = batch_form(&cons[i]);
+	/* @prev: the last instruction decoded on this CPU, for what a gap cost */
 	for (size_t i = 0; i < x->segs.n; i++) {
 		if (i && x->segs.v[i].cpu != x->segs.v[i - 1].cpu)
 			have_prev = false;

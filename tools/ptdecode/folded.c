@@ -125,15 +125,23 @@ static void walk_skip(struct walk *w)
 
 static void folded_line(FILE *out, const struct walk *w, u64 count)
 {
-	size_t frames = w->depth - 1, keep = FOLDED_MAX_FRAMES / 2;
+	size_t first = 1, last = w->depth - 1, frames, keep = FOLDED_MAX_FRAMES / 2;
 
-	for (size_t i = 1; i <= frames; i++) {
-		if (frames > FOLDED_MAX_FRAMES && i == keep + 1) {
+	/* a per-CPU profile: the CPU first, not a frame */
+	if (last >= 1 && w->v[1].node->cpu_node) {
+		folded_name(out, w->v[1].node->name);
+		if (last > 1)
+			fputc(';', out);
+		first = 2;
+	}
+	frames = last + 1 - first;
+	for (size_t i = first; i <= last; i++) {
+		if (frames > FOLDED_MAX_FRAMES && i == first + keep) {
 			fprintf(out, ";[%zu frames elided]", frames - 2 * keep);
-			i = frames - keep;
+			i = last - keep;
 			continue;
 		}
-		if (i > 1)
+		if (i > first)
 			fputc(';', out);
 		folded_name(out, w->v[i].node->name);
 	}

@@ -20,16 +20,26 @@ static const char usage[] =
 "                        functions; sideband images and symbols come from the trace\n"
 "  --load-address ADDR   map the ELF here instead\n"
 "  --serial              TRACE is a serial log: extract the framed container first\n"
+"CPUs (a trace of several CPUs has a stream per CPU, each decoded on its own):\n"
+"  --cpu LIST            only these CPUs, in every output: numbers and ranges,\n"
+"                        \"1\", \"0,2\", \"1-3\"; repeatable. A CPU without trace records\n"
+"                        is an error that names the CPUs there are\n"
+"  --merge-cpus          --folded and --svg: one profile of all CPUs (the same stack\n"
+"                        on several CPUs counted once, added); by default each CPU's\n"
+"                        stacks start with it, \"cpu1;main;foo 12\"\n"
 "Outputs (in this order; --stats when none is given):\n"
 "  --check               check the container and the decode, print only problems\n"
 "  --packets             every packet with its stream offset (like ptdump)\n"
-"  --insn                every instruction with its symbol (like ptxed)\n"
+"  --insn                every instruction with its symbol (like ptxed); each CPU's\n"
+"                        segments in turn, each under a \"[cpu N, segment M ...]\" line\n"
 "  --no-disasm           --insn with raw bytes only (no capstone disassembly)\n"
 "  --calls               the call/return tree with function names\n"
-"  --stats               instructions, branches, packets, bytes, losses, top functions\n"
+"  --stats               instructions, branches, packets, bytes, losses, top functions;\n"
+"                        with several CPUs also per CPU (\"result: decode.cpu\" lines)\n"
 "  --folded              stack counts in the folded format (\"a;b;c count\")\n"
 "  --svg FILE            a flame graph of the same stacks\n"
 "  --summary             a few lines: instructions, branches, PMIs, bytes, top functions\n"
+"                        (and a line per CPU with several)\n"
 "  --perf-data FILE      a perf.data for Linux perf's own decoder (perf script,\n"
 "                        perf report: docs/trace-format.md); sideband images are\n"
 "                        written beside it, into FILE.images/\n"
@@ -45,7 +55,7 @@ static const char usage[] =
 enum {
 	OPT_ELF = 256, OPT_LOAD, OPT_SERIAL, OPT_CHECK, OPT_PACKETS, OPT_INSN, OPT_NO_DISASM,
 	OPT_CALLS, OPT_STATS, OPT_FOLDED, OPT_SVG, OPT_SUMMARY, OPT_OUT_DIR, OPT_EXTRACT, OPT_HELP,
-	OPT_MAX_PROBLEMS, OPT_PERF_DATA,
+	OPT_MAX_PROBLEMS, OPT_PERF_DATA, OPT_CPU, OPT_MERGE_CPUS,
 };
 
 static const struct option longopts[] = {
@@ -66,6 +76,8 @@ static const struct option longopts[] = {
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "max-problems", required_argument, NULL, OPT_MAX_PROBLEMS },
 	{ "perf-data", required_argument, NULL, OPT_PERF_DATA },
+	{ "cpu", required_argument, NULL, OPT_CPU },
+	{ "merge-cpus", no_argument, NULL, OPT_MERGE_CPUS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -144,7 +156,7 @@ static int extract(const char *log, const char *out, bool quiet)
 
 static void count_packet(void *ctx, const struct ptd_packet *p, int err)
 {
-	ptd_stats_packet(ctx, p, err);
+	ptd_cpu_stats_packet(ctx, p, err);
 }
 
 static FILE *open_out(const char *dir, const char *name, bool direct)
@@ -188,11 +200,94 @@ static bool closed_ok(FILE *f, const char *name)
 /* What the command line asks for. */
 struct opts {
 	const char *elf, *svg, *out_dir, *extract_log, *out, *trace, *perf_data;
-	bool serial, check, summary, quiet, disasm, have_load;
+	bool serial, check, summary, quiet, disasm, have_load, merge_cpus;
 	bool want[O_NR];
 	size_t nwant, max_problems;
 	u64 load;
+	u32 *cpus;		/* --cpu: the CPUs asked for, NULL: all */
+	size_t ncpus;
 };
+
+/* Largest CPU number --cpu takes (the container's cpu field is a u32; a range
+ * as large as that is a mistake, not a request). */
+#define MAX_CPU_ARG	65535u
+
+static void add_cpu(struct opts *o, u32 cpu)
+{
+	for (size_t i = 0; i < o->ncpus; i++)
+		if (o->cpus[i] == cpu)
+			return;
+	o->cpus = realloc(o->cpus, (o->ncpus + 1) * sizeof(*o->cpus));
+	if (!o->cpus)
+		abort();
+	o->cpus[o->ncpus++] = cpu;
+}
+
+static bool cpu_number(const char *s, const char **end, u32 *cpu)
+{
+	unsigned long v;
+	char *e;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	v = strtoul(s, &e, 10);
+	if (errno || v > MAX_CPU_ARG)
+		return false;
+	*cpu = (u32)v;
+	*end = e;
+	return true;
+}
+
+/* --cpu "0", "0,2", "1-3", "0,2-3": false when it is none of these. */
+static bool parse_cpus(struct opts *o, const char *arg)
+{
+	const char *p = arg;
+
+	for (;;) {
+		u32 a, b;
+
+		if (!cpu_number(p, &p, &a))
+			return false;
+		b = a;
+		if (*p == '-' && (!cpu_number(p + 1, &p, &b) || b < a))
+			return false;
+		for (u32 c = a; c <= b; c++)
+			add_cpu(o, c);
+		if (!*p)
+			return true;
+		if (*p++ != ',')
+			return false;
+	}
+}
+
+/* --cpu: every CPU asked for has trace records in @c; else the error, naming
+ * the CPUs there are. */
+static bool check_cpus(const struct opts *o, const struct ptd_container *c)
+{
+	u32 *have;
+	size_t n = ptd_container_cpus(c, &have);
+	bool ok = true;
+
+	for (size_t i = 0; i < o->ncpus && ok; i++) {
+		size_t k = 0;
+
+		while (k < n && have[k] != o->cpus[i])
+			k++;
+		if (k < n)
+			continue;
+		ok = false;
+		fprintf(stderr, "ptdecode: %s: --cpu %u: the container has no trace records of CPU %u; ",
+			c->name, o->cpus[i], o->cpus[i]);
+		if (!n)
+			fprintf(stderr, "it has none of any CPU\n");
+		for (size_t j = 0; j < n; j++)
+			fprintf(stderr, "%s%u%s", j ? ", " : n == 1 ? "it has CPU " : "it has CPUs ",
+				have[j], j + 1 == n ? "\n" : "");
+	}
+	free(have);
+	return ok;
+}
 
 /* The ELF given is the one traced: its build id is the header's. */
 static void check_build_id(const char *elf, struct ptd_container *c, const struct ptd_image *img)
@@ -267,6 +362,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				return 2;
 			}
 			break;
+		case OPT_CPU:
+			if (!parse_cpus(o, optarg)) {
+				fprintf(stderr, "ptdecode: --cpu: '%s' is not a CPU number or list (\"1\", \"0,2\", \"1-3\")\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case OPT_MERGE_CPUS: o->merge_cpus = true; break;
 		case 'o': o->out = optarg; break;
 		case 'q': o->quiet = true; break;
 		case 'h':
@@ -401,7 +504,9 @@ int main(int argc, char **argv)
 	struct ptd_image img;
 	struct ptd_ctx x;
 	struct ptd_stats st;
-	struct ptd_calls calls;
+	struct ptd_cpu_stats cst;
+	struct ptd_calls calls, merged;
+	const struct ptd_calls *profile;
 	struct ptd_insn_printer ip;
 	struct ptd_consumer cons[3];
 	size_t ncons = 0;
@@ -417,28 +522,36 @@ int main(int argc, char **argv)
 		return extract(o.extract_log, o.out, o.quiet);
 	if (!load_container(&o, &c))
 		return 2;
+	if (!check_cpus(&o, &c)) {
+		ptd_container_free(&c);
+		free(o.cpus);
+		return 2;
+	}
 	load = load_image(&o, &c, &img);
 	flow = o.want[O_INSN] || o.want[O_CALLS] || o.want[O_STATS] || o.want[O_FOLDED] || o.svg ||
 	       o.summary || o.check;
 	if (!img.nregions && flow)
 		ptd_diag_add(&c.diags, -1, 0,
 			     "no code to decode with: give --elf (and the trace has no sideband image)");
-	ptd_ctx_init(&x, &c, &img);
+	/* only the CPUs asked for: the others' records are left out of everything */
+	ptd_ctx_init_cpus(&x, &c, &img, o.cpus, o.ncpus);
 	for (int i = 0; i < O_NR; i++)
 		if (o.want[i])
 			files[i] = open_out(o.out_dir, out_names[i], o.nwant == 1);
 
 	/* Pass 1: packets (the dump, and the counts for --stats). Packet errors
 	 * become problems here only when no flow pass reports them. */
-	ptd_stats_init(&st, &img);
+	ptd_cpu_stats_init(&cst, &img, &x.segs);
 	if (o.want[O_PACKETS])
 		ptd_dump_packets(&x, files[O_PACKETS], !flow);
 	if (o.want[O_STATS] || o.summary)
-		ptd_scan_packets(&x, count_packet, &st, false);
+		ptd_scan_packets(&x, count_packet, &cst, false);
 
-	/* Pass 2: the instruction flow. */
+	/* Pass 2: the instruction flow. Statistics per CPU (the total is their
+	 * sum); the call stacks below a node per CPU when there are several. */
 	ptd_calls_init(&calls, &img, files[O_CALLS]);
-	cons[ncons++] = (struct ptd_consumer){ ptd_stats_event, &st };
+	ptd_calls_set_per_cpu(&calls, x.per_cpu);
+	cons[ncons++] = (struct ptd_consumer){ ptd_cpu_stats_event, &cst };
 	cons[ncons++] = (struct ptd_consumer){ ptd_calls_event, &calls };
 	if (o.want[O_INSN]) {
 		ptd_insn_printer_init(&ip, files[O_INSN], &img, o.disasm);
@@ -449,18 +562,23 @@ int main(int argc, char **argv)
 	else
 		ptd_report_gaps(&c, &x.segs);
 	ptd_calls_finish(&calls);
-	ptd_stats_call_targets(&st, &calls);
-	st.call_depth = calls.max_depth;
-	ptd_stats_finish(&st, &x.segs);
+	ptd_cpu_stats_finish(&cst, &calls, &st);
 	if (o.want[O_INSN])
 		ptd_insn_printer_free(&ip);
+	profile = &calls;
+	if (x.per_cpu && o.merge_cpus) {
+		ptd_calls_merge_cpus(&calls, &merged);
+		profile = &merged;
+	}
 
 	/* The outputs. */
-	if (o.want[O_STATS])
+	if (o.want[O_STATS] && x.per_cpu)
+		ptd_stats_print_cpus(&st, &cst, &c, files[O_STATS]);
+	else if (o.want[O_STATS])
 		ptd_stats_print(&st, &c, files[O_STATS]);
 	if (o.want[O_FOLDED])
-		ptd_write_folded(&calls, files[O_FOLDED]);
-	if ((o.svg || o.out_dir) && !write_svg(&o, &c, &calls, &st))
+		ptd_write_folded(profile, files[O_FOLDED]);
+	if ((o.svg || o.out_dir) && !write_svg(&o, &c, profile, &st))
 		return 2;
 	for (int i = 0; i < O_NR; i++) {
 		if (!files[i] || files[i] == stdout)
@@ -476,6 +594,8 @@ int main(int argc, char **argv)
 		write_problems(&o, &c);
 	if (o.summary) {
 		ptd_summary_print(&st, &c, stdout, 5);
+		if (x.per_cpu)
+			ptd_cpu_summary_print(&cst, stdout, 3);
 		if (o.out_dir)
 			printf("full outputs: %s/{insn,calls,packets,stats,folded}.txt, %s/flame.svg%s\n",
 			       o.out_dir, o.out_dir, ptd_diags_count(&c.diags) ? ", problems.txt" : "");
@@ -487,9 +607,13 @@ int main(int argc, char **argv)
 	if (ret != 2)
 		ret = ptd_diags_count(&c.diags) ? 1 : 0;
 
+	if (profile == &merged)
+		ptd_calls_free(&merged);
 	ptd_calls_free(&calls);
+	ptd_cpu_stats_free(&cst);
 	ptd_stats_free(&st);
 	ptd_ctx_free(&x);
+	free(o.cpus);
 	ptd_image_free(&img);
 	ptd_container_free(&c);
 	return ret;

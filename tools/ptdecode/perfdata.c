@@ -19,7 +19,12 @@
  *   records) must start a new queue: perf then resynchronises at the next
  *   PSB there, as libipt does, instead of decoding across the hole. A
  *   PERF_RECORD_AUX with the truncated flag before each such queue makes
- *   `perf script --itrace=e` report the loss.
+ *   `perf script --itrace=e` report the loss (and after a CPU's last queue
+ *   when its stream ends with a loss).
+ * - several CPUs: each CPU's segments are queues of their own that carry its
+ *   number (AUXTRACE's cpu, the samples' CPU), so perf decodes each CPU's
+ *   stream apart and `perf script -F cpu` names it; one CPU's bytes never
+ *   share a queue with another's.
  *
  * With TSC packets the file is timed (TSC to ns by the TSC rate, each
  * queue's reference a TSC); without, perf decodes timeless, the queues one
@@ -481,13 +486,17 @@ static size_t whole_packets(const struct ptd_segment *s, bool cut)
 	return r == -pte_eos && end && end < s->size ? (size_t)end : s->size;
 }
 
-/* Did the trace unit stop right after @s (the next segment of its CPU says so)? */
+/* Did the trace unit stop right after @s (the next segment of its CPU says
+ * so, or the loss that ends its CPU's stream)? */
 static bool ends_in_stop(const struct ptd_segments *segs, size_t i)
 {
+	const struct ptd_cpu_stream *st;
+
 	for (size_t k = i + 1; k < segs->n; k++)
 		if (segs->v[k].cpu == segs->v[i].cpu)
 			return segs->v[k].gap_why && strstr(segs->v[k].gap_why, "stopped");
-	return false;
+	st = ptd_segments_cpu(segs, segs->v[i].cpu);
+	return st && st->end_why && strstr(st->end_why, "stopped");
 }
 
 /* One queue's chunk: the record, then the data padded to 8 bytes (PAD packets). */
@@ -568,6 +577,7 @@ static void put_feat_build_id(struct out *o, const struct tpz_header *h, const c
 struct aux_index {
 	u64 *off, *size;
 	u32 n;
+	u32 max_cpu;	/* the highest CPU with a queue */
 };
 
 /* The features after the data: the section table, then each, in bit order. */
@@ -576,6 +586,9 @@ static void put_features(struct out *o, struct perf_file_header *fh, const struc
 {
 	struct perf_file_section feat[5];
 	u32 ncpus[2] = { h->ncpus ? h->ncpus : 1, h->ncpus ? h->ncpus : 1 };	/* online, available */
+
+	/* every CPU with a queue is one perf counts */
+	ncpus[0] = ncpus[1] = max(ncpus[0], ix->max_cpu + 1);
 	u64 table = where(o), n = ix->n;
 	unsigned int k = 0;
 	char cpuid[64];
@@ -692,6 +705,14 @@ int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs
 		put_auxtrace(&o, s, whole_packets(s, ends_in_stop(segs, i)), ix.n, TOPAZ_PID,
 			     segment_tsc(c, s), &ix.off[ix.n], &ix.size[ix.n]);
 		ix.n++;
+		ix.max_cpu = max(ix.max_cpu, s->cpu);
+	}
+	/* the CPUs whose stream ends with a loss (an empty LOST chunk) */
+	for (size_t i = 0; i < segs->ncpus; i++) {
+		const struct ptd_cpu_stream *st = &segs->cpus[i];
+
+		if (st->end_why)
+			put_aux_lost(&o, st->end_off - st->end_lost, st->end_lost, TOPAZ_PID, st->cpu);
 	}
 	fh.data.offset = data_start;
 	fh.data.size = where(&o) - data_start;

@@ -292,29 +292,91 @@ struct ptd_segment {
 	size_t npieces;
 };
 
+/**
+ * struct ptd_cpu_stream - one CPU's trace in the container: its own stream
+ * offsets, segments, gaps and losses (docs/trace-format.md, "Several CPUs")
+ * @cpu: the CPU
+ * @records: @bytes: @lost: its intact TRACE records, their payload bytes and
+ *	their LOST counts (the trailer's lost_at_end is no CPU's)
+ * @first: @nsegs: its segments, v[@first .. @first + @nsegs)
+ * @end_lost: with @end_why: bytes lost after its last chunk (an empty chunk
+ *	with LOST ends its stream), @end_known as for a gap, at stream offset
+ *	@end_off, said by record @end_seq at file offset @end_rec_off
+ */
+struct ptd_cpu_stream {
+	u32 cpu, records;
+	u64 bytes, lost;
+	size_t first, nsegs;
+	u64 end_lost, end_off, end_rec_off;
+	const char *end_why;
+	bool end_known;
+	u32 end_seq;
+};
+
+/*
+ * @v: @n: the segments, by CPU then stream offset
+ * @cpus: @ncpus: the CPUs decoded (ascending), each with its segments
+ * @partial: CPUs with records were left out (ptd_segments_build_cpus())
+ */
 struct ptd_segments {
 	struct ptd_segment *v;
 	size_t n;
+	struct ptd_cpu_stream *cpus;
+	size_t ncpus;
+	bool partial;
 };
 
 /** ptd_segments_build() - join @c's trace records; discontinuities go to @c->diags */
 void ptd_segments_build(struct ptd_container *c, struct ptd_segments *s);
+/**
+ * ptd_segments_build_cpus() - ptd_segments_build() for the CPUs in @only
+ * (@nonly of them; NULL: every CPU); the records of other CPUs are left out,
+ * their problems too
+ */
+void ptd_segments_build_cpus(struct ptd_container *c, struct ptd_segments *s, const u32 *only,
+			     size_t nonly);
+/** ptd_segments_cpu() - the stream of @cpu in @s, or NULL */
+const struct ptd_cpu_stream *ptd_segments_cpu(const struct ptd_segments *s, u32 cpu);
+/**
+ * ptd_container_cpus() - the CPUs @c has intact TRACE records of, ascending,
+ * into @cpus (malloc'd, free it; NULL when there are none)
+ * Return: how many.
+ */
+size_t ptd_container_cpus(const struct ptd_container *c, u32 **cpus);
+/**
+ * ptd_container_multi_cpu() - the container is of several CPUs (its header
+ * says more than one may have records, or a record is of a CPU other than
+ * 0): the outputs name each CPU. A single-CPU trace's outputs name none, as
+ * before there were several.
+ */
+bool ptd_container_multi_cpu(const struct ptd_container *c);
 void ptd_segments_free(struct ptd_segments *s);
 /** ptd_segment_where() - the record and file offset of segment byte @off */
 void ptd_segment_where(const struct ptd_segment *s, u64 off, u32 *seq, u64 *rec_off, u64 *file_off);
 
 /* ------------------------------------------------------------------- decoding */
 
+/*
+ * Each CPU's stream is decoded on its own: every segment with a decoder of
+ * its own (libipt's state starts afresh at the segment's first PSB), the
+ * segments of one CPU in stream order, one CPU after the other. Nothing of
+ * one CPU's stream reaches another's decoder.
+ * @per_cpu: ptd_container_multi_cpu(): outputs name the CPUs
+ */
 struct ptd_ctx {
 	struct ptd_container *c;
 	struct ptd_image *img;
 	struct ptd_segments segs;
 	struct pt_config cfg;	/* cpu, timing; begin/end per segment */
 	unsigned long max_stuck;	/* instructions without a packet before a loop is cut */
+	bool per_cpu;
 };
 
 /** ptd_ctx_init() - segments and the libipt configuration from @c's header */
 void ptd_ctx_init(struct ptd_ctx *x, struct ptd_container *c, struct ptd_image *img);
+/** ptd_ctx_init_cpus() - ptd_ctx_init() for the CPUs in @only (NULL: all) */
+void ptd_ctx_init_cpus(struct ptd_ctx *x, struct ptd_container *c, struct ptd_image *img,
+		       const u32 *only, size_t nonly);
 void ptd_ctx_free(struct ptd_ctx *x);
 
 enum ptd_ev_type {
@@ -353,7 +415,7 @@ struct ptd_event {
 
 /*
  * A consumer gets every event in order. The library's own ones (stats,
- * calls) have a batch form too, which ptd_decode_flow() uses for them: the
+ * per-CPU stats, calls) have a batch form too, which ptd_decode_flow() uses for them: the
  * instructions (PTD_EV_INSN) @n at a time, between the events around them;
  * the call and dispatch per instruction are much of what a decoder adds to
  * libipt's cost.
@@ -442,6 +504,11 @@ struct ptd_fnode {
 	struct ptd_fnode *parent, *child, *next;
 	u64 self;	/* instructions executed with this stack */
 	u64 total;	/* self plus the children's totals (ptd_calls_finish) */
+	/* a CPU's node ("cpu1", a child of the root, with @per_cpu): not a frame */
+	bool cpu_node;
+	u32 cpu;
+	size_t max_depth;	/* a CPU's node: its deepest stack (traced frames) */
+	struct ptd_fnode *merged;	/* ptd_calls_merge_cpus()'s scratch */
 };
 
 /*
@@ -487,9 +554,24 @@ struct ptd_calls {
 	size_t max_depth;	/* traced frames only */
 	size_t untraced;	/* PTD_FRAME_UNTRACED frames on the stack */
 	struct ptd_sym_cache syms;
+	/* @per_cpu: each CPU's stacks below a node of its own ("cpu0", ...),
+	 * @base: the current CPU's (the root without @per_cpu) */
+	bool per_cpu;
+	struct ptd_fnode *base;
 };
 
 void ptd_calls_init(struct ptd_calls *k, const struct ptd_image *img, FILE *tree);
+/** ptd_calls_set_per_cpu() - stacks below a node per CPU (before the first event) */
+void ptd_calls_set_per_cpu(struct ptd_calls *k, bool per_cpu);
+/** ptd_calls_cpu_node() - @cpu's node of a per-CPU profile, or NULL */
+const struct ptd_fnode *ptd_calls_cpu_node(const struct ptd_calls *k, u32 cpu);
+/**
+ * ptd_calls_merge_cpus() - the stack profile of @k with the CPUs merged (the
+ * same stack on several CPUs is one, its counts added) into @out, which has
+ * only a profile (for ptd_write_folded() and ptd_write_svg(); free it with
+ * ptd_calls_free()); a copy when @k is not per CPU. After ptd_calls_finish().
+ */
+void ptd_calls_merge_cpus(const struct ptd_calls *k, struct ptd_calls *out);
 void ptd_calls_event(void *calls, const struct ptd_event *ev);
 /** ptd_calls_insns() - ptd_calls_event() on a batch of instructions */
 void ptd_calls_insns(void *calls, const struct pt_insn *v, size_t n);
@@ -499,7 +581,9 @@ void ptd_calls_free(struct ptd_calls *k);
 
 /* ------------------------------------------------------------------ folded */
 
-/** ptd_write_folded() - "a;b;c count" lines (depth first, siblings by name) */
+/** ptd_write_folded() - "a;b;c count" lines (depth first, siblings by name);
+ * a per-CPU profile's lines start with the CPU, "cpu1;a;b;c count" (not a
+ * frame: a deep stack is elided as without it) */
 void ptd_write_folded(const struct ptd_calls *k, FILE *out);
 /** ptd_write_svg() - a flame graph of the stack profile */
 void ptd_write_svg(const struct ptd_calls *k, FILE *out, const char *title);
@@ -538,6 +622,11 @@ struct ptd_stats {
 	const struct ptd_symbol *last_sym;
 	size_t last_fn;
 	struct ptd_sym_cache syms;
+	/* what ptd_stats_finish() takes from the segments: the payload bytes and
+	 * recorded losses of the CPUs decoded; @all_cpus: none was left out (the
+	 * trailer's lost_at_end is theirs) */
+	bool have_bytes, all_cpus;
+	u64 bytes, lost;
 };
 
 void ptd_stats_init(struct ptd_stats *s, const struct ptd_image *img);
@@ -554,12 +643,53 @@ void ptd_stats_move(struct ptd_stats *s, const char *from, const char *to, u64 n
  * it, named by call target ("[firmware@0x7e9f1234]"); before ptd_stats_finish()
  */
 void ptd_stats_call_targets(struct ptd_stats *s, const struct ptd_calls *k);
+/** ptd_stats_call_targets_below() - the same for the nodes below @top only */
+void ptd_stats_call_targets_below(struct ptd_stats *s, const struct ptd_fnode *top);
 void ptd_stats_free(struct ptd_stats *s);
 /** ptd_stats_print() - the full --stats report */
 void ptd_stats_print(const struct ptd_stats *s, const struct ptd_container *c, FILE *out);
 /** ptd_summary_print() - the few lines `make run` shows; @top functions */
 void ptd_summary_print(const struct ptd_stats *s, const struct ptd_container *c, FILE *out,
 		       size_t top);
+
+/*
+ * Statistics per CPU: one struct ptd_stats for each CPU decoded (@segs's
+ * streams, same order), fed by one consumer that hands each segment's events
+ * to its CPU's; the total is their sum.
+ */
+struct ptd_cpu_stats {
+	struct ptd_stats *v;
+	size_t n;
+	struct ptd_stats *cur;		/* the CPU of the segment being decoded */
+	const struct ptd_segments *segs;
+};
+
+void ptd_cpu_stats_init(struct ptd_cpu_stats *cs, const struct ptd_image *img,
+			const struct ptd_segments *segs);
+void ptd_cpu_stats_event(void *cs, const struct ptd_event *ev);
+void ptd_cpu_stats_insns(void *cs, const struct pt_insn *v, size_t n);
+/** ptd_cpu_stats_packet() - ptd_stats_packet() to the packet's CPU */
+void ptd_cpu_stats_packet(void *cs, const struct ptd_packet *p, int err);
+/** ptd_cpu_stats_get() - @cpu's statistics, or NULL */
+const struct ptd_stats *ptd_cpu_stats_get(const struct ptd_cpu_stats *cs, u32 cpu);
+/**
+ * ptd_cpu_stats_finish() - each CPU's call targets (its part of @k, which
+ * may be per CPU or not), depth and totals; then their sum into @total
+ * (initialised here, finished: what one struct ptd_stats fed every event
+ * would hold)
+ */
+void ptd_cpu_stats_finish(struct ptd_cpu_stats *cs, const struct ptd_calls *k,
+			  struct ptd_stats *total);
+void ptd_cpu_stats_free(struct ptd_cpu_stats *cs);
+/**
+ * ptd_stats_print_cpus() - ptd_stats_print() of @total with each CPU's part:
+ * a "cpus:" line, lines per CPU after the top functions, and before the
+ * total's "result: decode" line one "result: decode.cpu cpu=N ..." per CPU
+ */
+void ptd_stats_print_cpus(const struct ptd_stats *total, const struct ptd_cpu_stats *cs,
+			  const struct ptd_container *c, FILE *out);
+/** ptd_cpu_summary_print() - a line per CPU: instructions, bytes, @top functions */
+void ptd_cpu_summary_print(const struct ptd_cpu_stats *cs, FILE *out, size_t top);
 
 /* ------------------------------------------------------------- perf.data */
 
@@ -568,7 +698,8 @@ void ptd_summary_print(const struct ptd_stats *s, const struct ptd_container *c,
  * Intel PT decoder (perfdata.c has what perf is told, and why)
  * @c: the container (its header gives the configuration; problems go to
  *	@c->diags, among them what perf cannot use)
- * @segs: its segments: one AUXTRACE queue each, so gaps stay gaps
+ * @segs: its segments: one AUXTRACE queue each, so gaps stay gaps; each
+ *	CPU's queues carry its number (perf decodes and names every CPU)
  * @elf: the kernel ELF (its PT_LOAD segments become perf's maps), or NULL
  * @load: where it was loaded
  * @path: the perf.data to write; sideband images go to "@path.images/"

@@ -53,11 +53,62 @@ static void append(struct ptd_segment *g, const struct ptd_record *r)
 	g->size += r->payload_size;
 }
 
-void ptd_segments_build(struct ptd_container *c, struct ptd_segments *s)
+static bool selected(const u32 *only, size_t nonly, u32 cpu)
+{
+	if (!only)
+		return true;
+	for (size_t i = 0; i < nonly; i++)
+		if (only[i] == cpu)
+			return true;
+	return false;
+}
+
+static struct ptd_cpu_stream *new_stream(struct ptd_segments *s, u32 cpu)
+{
+	struct ptd_cpu_stream *st;
+
+	s->cpus = realloc(s->cpus, (s->ncpus + 1) * sizeof(*s->cpus));
+	if (!s->cpus)
+		abort();
+	st = &s->cpus[s->ncpus++];
+	memset(st, 0, sizeof(*st));
+	st->cpu = cpu;
+	st->first = s->n;
+	return st;
+}
+
+/* The CPU's stream ends with a loss its last (empty) chunk announced: said,
+ * as a gap is, and kept for the outputs. */
+static void end_loss(struct ptd_container *c, struct ptd_cpu_stream *st, const struct ptd_record *r,
+		     u64 gap, const char *why, bool known, u64 end)
+{
+	char n[48];
+
+	st->end_lost = gap;
+	st->end_why = why ? why : "lost";
+	st->end_known = known;
+	st->end_off = end;
+	st->end_seq = r->seq;
+	st->end_rec_off = r->offset;
+	if (gap)
+		snprintf(n, sizeof(n), "%llu bytes lost", (unsigned long long)gap);
+	else if (known)
+		snprintf(n, sizeof(n), "no bytes lost");
+	else
+		snprintf(n, sizeof(n), "an unknown number of bytes lost");
+	ptd_diag_add(&c->diags, r->seq, r->offset,
+		     "cpu %u: %s after the last chunk of its stream, at stream offset 0x%llx (%s): its last packets are not in the trace",
+		     st->cpu, n, (unsigned long long)(end - gap), st->end_why);
+}
+
+void ptd_segments_build_cpus(struct ptd_container *c, struct ptd_segments *s, const u32 *only,
+			     size_t nonly)
 {
 	const struct ptd_record **v = malloc((c->nrecs + 1) * sizeof(*v));
 	size_t n = 0;
 	struct ptd_segment *cur = NULL;
+	struct ptd_cpu_stream *st = NULL;
+	const struct ptd_record *last = NULL;
 	u64 expected = 0;
 	bool truncated = false;
 	u32 cpu = 0, index = 0;
@@ -68,20 +119,33 @@ void ptd_segments_build(struct ptd_container *c, struct ptd_segments *s)
 	memset(s, 0, sizeof(*s));
 	if (!v)
 		abort();
-	for (size_t i = 0; i < c->nrecs; i++)
-		if (c->recs[i].type == TPZ_REC_TRACE)
+	for (size_t i = 0; i < c->nrecs; i++) {
+		if (c->recs[i].type != TPZ_REC_TRACE)
+			continue;
+		if (selected(only, nonly, c->recs[i].body.trace.cpu))
 			v[n++] = &c->recs[i];
+		else
+			s->partial = true;
+	}
 	qsort(v, n, sizeof(*v), cmp_rec);
 
-	for (size_t i = 0; i < n; i++) {
-		const struct ptd_record *r = v[i];
-		const struct tpz_trace *t = &r->body.trace;
-		bool lost = t->flags & TPZ_TRACE_LOST;
+	for (size_t i = 0; i <= n; i++) {
+		const struct ptd_record *r = i < n ? v[i] : NULL;
+		const struct tpz_trace *t = r ? &r->body.trace : NULL;
+		bool lost = t && (t->flags & TPZ_TRACE_LOST);
 		const char *why = NULL;
 		u64 gap = 0;
 
-		if (!i || t->cpu != cpu) {
+		if (!r || !i || t->cpu != cpu) {
+			/* a loss announced after the CPU's last data: its stream's end */
+			if (st && (pend_gap || pend_why))
+				end_loss(c, st, last, pend_gap, pend_why, pend_known, expected);
+			if (st)
+				st->nsegs = s->n - st->first;
+			if (!r)
+				break;
 			cpu = t->cpu;
+			st = new_stream(s, cpu);
 			expected = 0;
 			truncated = false;
 			index = 0;
@@ -90,6 +154,10 @@ void ptd_segments_build(struct ptd_container *c, struct ptd_segments *s)
 			pend_why = NULL;
 			pend_known = false;
 		}
+		st->records++;
+		st->bytes += r->payload_size;
+		st->lost += t->lost;
+		last = r;
 		if (t->offset < expected) {
 			ptd_diag_add(&c->diags, r->seq, r->offset,
 				     "cpu %u stream offset 0x%llx overlaps the previous chunk, which ends at 0x%llx",
@@ -115,7 +183,7 @@ void ptd_segments_build(struct ptd_container *c, struct ptd_segments *s)
 			append(cur, r);
 		} else {
 			/* An empty chunk only reports a loss: it goes to the
-			 * segment where data starts again. */
+			 * segment where data starts again (or ends the stream). */
 			pend_gap += gap;
 			pend_known |= lost;
 			if (why)
@@ -138,6 +206,58 @@ void ptd_segments_build(struct ptd_container *c, struct ptd_segments *s)
 	free(v);
 }
 
+void ptd_segments_build(struct ptd_container *c, struct ptd_segments *s)
+{
+	ptd_segments_build_cpus(c, s, NULL, 0);
+}
+
+const struct ptd_cpu_stream *ptd_segments_cpu(const struct ptd_segments *s, u32 cpu)
+{
+	for (size_t i = 0; i < s->ncpus; i++)
+		if (s->cpus[i].cpu == cpu)
+			return &s->cpus[i];
+	return NULL;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	u32 x = *(const u32 *)a, y = *(const u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+size_t ptd_container_cpus(const struct ptd_container *c, u32 **cpus)
+{
+	u32 *v = malloc((c->nrecs + 1) * sizeof(*v));
+	size_t n = 0, k = 0;
+
+	if (!v)
+		abort();
+	for (size_t i = 0; i < c->nrecs; i++)
+		if (c->recs[i].type == TPZ_REC_TRACE)
+			v[n++] = c->recs[i].body.trace.cpu;
+	qsort(v, n, sizeof(*v), cmp_u32);
+	for (size_t i = 0; i < n; i++)
+		if (!k || v[i] != v[k - 1])
+			v[k++] = v[i];
+	if (!k) {
+		free(v);
+		v = NULL;
+	}
+	*cpus = v;
+	return k;
+}
+
+bool ptd_container_multi_cpu(const struct ptd_container *c)
+{
+	if (c->have_header && c->header.ncpus > 1)
+		return true;
+	for (size_t i = 0; i < c->nrecs; i++)
+		if (c->recs[i].type == TPZ_REC_TRACE && c->recs[i].body.trace.cpu)
+			return true;
+	return false;
+}
+
 void ptd_segments_free(struct ptd_segments *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
@@ -145,6 +265,7 @@ void ptd_segments_free(struct ptd_segments *s)
 		free(s->v[i].pieces);
 	}
 	free(s->v);
+	free(s->cpus);
 	memset(s, 0, sizeof(*s));
 }
 

@@ -292,7 +292,8 @@ void ptd_stats_move(struct ptd_stats *s, const char *from, const char *to, u64 n
 	s->last_fn = SIZE_MAX;
 }
 
-void ptd_stats_finish(struct ptd_stats *s, const struct ptd_segments *segs)
+/* Sorted by count, the index dropped. */
+static void stats_sort(struct ptd_stats *s)
 {
 	if (s->nfns)
 		qsort(s->fns, s->nfns, sizeof(*s->fns), cmp_fn);
@@ -304,15 +305,223 @@ void ptd_stats_finish(struct ptd_stats *s, const struct ptd_segments *segs)
 	s->last_fn = SIZE_MAX;
 }
 
+void ptd_stats_finish(struct ptd_stats *s, const struct ptd_segments *segs)
+{
+	if (segs) {
+		s->have_bytes = true;
+		s->all_cpus = !segs->partial;
+		s->bytes = s->lost = 0;
+		for (size_t i = 0; i < segs->ncpus; i++) {
+			s->bytes += segs->cpus[i].bytes;
+			s->lost += segs->cpus[i].lost;
+		}
+	}
+	stats_sort(s);
+}
+
+/* ---------------------------------------------------------------- per CPU */
+
+void ptd_cpu_stats_init(struct ptd_cpu_stats *cs, const struct ptd_image *img,
+			const struct ptd_segments *segs)
+{
+	memset(cs, 0, sizeof(*cs));
+	cs->segs = segs;
+	cs->n = segs->ncpus;
+	cs->v = calloc(cs->n + 1, sizeof(*cs->v));
+	if (!cs->v)
+		abort();
+	for (size_t i = 0; i < cs->n; i++)
+		ptd_stats_init(&cs->v[i], img);
+}
+
+void ptd_cpu_stats_free(struct ptd_cpu_stats *cs)
+{
+	for (size_t i = 0; i < cs->n; i++)
+		ptd_stats_free(&cs->v[i]);
+	free(cs->v);
+	memset(cs, 0, sizeof(*cs));
+}
+
+/* The statistics of @seg's CPU (a segment of @cs->segs). */
+static struct ptd_stats *stats_of(const struct ptd_cpu_stats *cs, const struct ptd_segment *seg)
+{
+	size_t i = (size_t)(seg - cs->segs->v);
+
+	for (size_t k = 0; k < cs->n; k++)
+		if (i - cs->segs->cpus[k].first < cs->segs->cpus[k].nsegs)
+			return &cs->v[k];
+	for (size_t k = 0; k < cs->n; k++)	/* a segment of another list: by its CPU */
+		if (cs->segs->cpus[k].cpu == seg->cpu)
+			return &cs->v[k];
+	abort();
+}
+
+void ptd_cpu_stats_event(void *stats, const struct ptd_event *ev)
+{
+	struct ptd_cpu_stats *cs = stats;
+
+	if (ev->type != PTD_EV_INSN || !cs->cur)
+		cs->cur = stats_of(cs, ev->seg);
+	ptd_stats_event(cs->cur, ev);
+}
+
+void ptd_cpu_stats_insns(void *stats, const struct pt_insn *v, size_t n)
+{
+	struct ptd_cpu_stats *cs = stats;
+
+	/* a batch comes after its segment's PTD_EV_SEGMENT */
+	ptd_stats_insns(cs->cur, v, n);
+}
+
+void ptd_cpu_stats_packet(void *stats, const struct ptd_packet *p, int err)
+{
+	ptd_stats_packet(stats_of(stats, p->seg), p, err);
+}
+
+const struct ptd_stats *ptd_cpu_stats_get(const struct ptd_cpu_stats *cs, u32 cpu)
+{
+	for (size_t i = 0; i < cs->n; i++)
+		if (cs->segs->cpus[i].cpu == cpu)
+			return &cs->v[i];
+	return NULL;
+}
+
+/*
+ * @total: the sum of the CPUs' statistics, what one struct ptd_stats fed
+ * every CPU's events would count (each counter is a sum; a CPU's state
+ * starts afresh at each of its segments, as one struct's does at every
+ * segment). A counter added to struct ptd_stats is added here too.
+ */
+static void stats_sum(const struct ptd_cpu_stats *cs, struct ptd_stats *t)
+{
+	for (size_t i = 0; i < cs->n; i++) {
+		const struct ptd_stats *s = &cs->v[i];
+
+		t->insns += s->insns;
+		t->branches += s->branches;
+		t->cond += s->cond;
+		t->cond_taken += s->cond_taken;
+		t->cond_not_taken += s->cond_not_taken;
+		t->jump_direct += s->jump_direct;
+		t->jump_indirect += s->jump_indirect;
+		t->call_direct += s->call_direct;
+		t->call_indirect += s->call_indirect;
+		t->ret += s->ret;
+		t->far += s->far;
+		t->interrupts += s->interrupts;
+		t->enables += s->enables;
+		t->disables += s->disables;
+		t->overflows_flow += s->overflows_flow;
+		t->decode_errors += s->decode_errors;
+		t->call_depth = max(t->call_depth, s->call_depth);
+		t->interrupts_untraced += s->interrupts_untraced;
+		t->packets += s->packets;
+		t->packet_errors += s->packet_errors;
+		for (size_t k = 0; k < ARRAY_SIZE(t->pkt); k++)
+			t->pkt[k] += s->pkt[k];
+		t->segments += s->segments;
+		t->gaps += s->gaps;
+		t->gap_bytes += s->gap_bytes;
+		for (size_t k = 0; k < s->nfns; k++) {
+			size_t j = fn_index(t, s->fns[k].name);
+
+			t->fns[j].count += s->fns[k].count;
+		}
+	}
+}
+
+void ptd_cpu_stats_finish(struct ptd_cpu_stats *cs, const struct ptd_calls *k,
+			  struct ptd_stats *total)
+{
+	const struct ptd_image *img = cs->n ? cs->v[0].img : k ? k->img : NULL;
+
+	for (size_t i = 0; i < cs->n; i++) {
+		struct ptd_stats *s = &cs->v[i];
+		const struct ptd_cpu_stream *st = &cs->segs->cpus[i];
+
+		/* the call targets of this CPU's part of the profile */
+		if (k && k->per_cpu) {
+			const struct ptd_fnode *node = ptd_calls_cpu_node(k, st->cpu);
+
+			if (node) {
+				ptd_stats_call_targets_below(s, node);
+				s->call_depth = node->max_depth;
+			}
+		} else if (k && cs->n == 1) {
+			ptd_stats_call_targets(s, k);
+			s->call_depth = k->max_depth;
+		}
+		s->have_bytes = true;
+		s->all_cpus = false;
+		s->bytes = st->bytes;
+		s->lost = st->lost;
+	}
+	ptd_stats_init(total, img);
+	stats_sum(cs, total);
+	if (k)
+		total->call_depth = k->max_depth;
+	ptd_stats_finish(total, cs->segs);
+	for (size_t i = 0; i < cs->n; i++)
+		stats_sort(&cs->v[i]);
+}
+
 static double pct(u64 a, u64 b)
 {
 	return b ? 100.0 * (double)a / (double)b : 0.0;
 }
 
-void ptd_stats_print(const struct ptd_stats *s, const struct ptd_container *c, FILE *out)
+/* The bytes lost as the container records them: the records' LOST counts,
+ * and the trailer's lost_at_end when no CPU was left out. */
+static u64 lost_bytes(const struct ptd_stats *s, const struct ptd_container *c)
+{
+	u64 end = c->have_trailer ? c->trailer.lost_at_end : 0;
+
+	if (!s->have_bytes)
+		return c->lost_bytes + end;
+	return s->lost + (s->all_cpus ? end : 0);
+}
+
+static u64 trace_bytes(const struct ptd_stats *s, const struct ptd_container *c)
+{
+	return s->have_bytes ? s->bytes : c->trace_bytes;
+}
+
+/* "cpu 1: ..." lines: each CPU's numbers and top functions. */
+static void cpu_lines(const struct ptd_cpu_stats *cs, FILE *out)
+{
+	fprintf(out, "per CPU (each its own stream, decoded on its own):\n");
+	for (size_t i = 0; i < cs->n; i++) {
+		const struct ptd_stats *s = &cs->v[i];
+		const struct ptd_cpu_stream *st = &cs->segs->cpus[i];
+
+		fprintf(out, "  cpu %u: %llu instructions, %llu branches, call depth %llu; %llu bytes in %llu segment%s, "
+			"%llu gap%s (%llu bytes missing), %llu bytes lost as recorded; %llu packets, %llu bad; "
+			"%llu decode error%s\n",
+			st->cpu, (unsigned long long)s->insns, (unsigned long long)s->branches,
+			(unsigned long long)s->call_depth, (unsigned long long)s->bytes,
+			(unsigned long long)s->segments, s->segments == 1 ? "" : "s",
+			(unsigned long long)s->gaps, s->gaps == 1 ? "" : "s", (unsigned long long)s->gap_bytes,
+			(unsigned long long)s->lost, (unsigned long long)s->packets,
+			(unsigned long long)s->packet_errors, (unsigned long long)s->decode_errors,
+			s->decode_errors == 1 ? "" : "s");
+		if (st->end_why)
+			fprintf(out, "         its stream ends with %llu bytes lost%s%s%s\n",
+				(unsigned long long)st->end_lost, strcmp(st->end_why, "lost") ? " (" : "",
+				strcmp(st->end_why, "lost") ? st->end_why : "",
+				strcmp(st->end_why, "lost") ? ")" : "");
+		fprintf(out, "         top functions:");
+		for (size_t k = 0; k < s->nfns && k < 5 && s->fns[k].count; k++)
+			fprintf(out, "%s %s %.1f%%", k ? "," : "", s->fns[k].name,
+				pct(s->fns[k].count, s->insns));
+		fprintf(out, "%s\n", s->nfns && s->fns[0].count ? "" : " none");
+	}
+}
+
+static void stats_print(const struct ptd_stats *s, const struct ptd_cpu_stats *cs,
+			const struct ptd_container *c, FILE *out)
 {
 	const struct tpz_header *h = &c->header;
-	u64 lost = c->lost_bytes + (c->have_trailer ? c->trailer.lost_at_end : 0);
+	u64 lost = lost_bytes(s, c);
 	u64 timing = s->pkt[ppt_tsc] + s->pkt[ppt_tma] + s->pkt[ppt_mtc] + s->pkt[ppt_cyc] + s->pkt[ppt_cbr];
 	u64 known = timing + s->pkt[ppt_psb] + s->pkt[ppt_psbend] + s->pkt[ppt_ovf] + s->pkt[ppt_tnt_8] +
 		    s->pkt[ppt_tnt_64] + s->pkt[ppt_tip] + s->pkt[ppt_tip_pge] + s->pkt[ppt_tip_pgd] +
@@ -325,11 +534,21 @@ void ptd_stats_print(const struct ptd_stats *s, const struct ptd_container *c, F
 	fprintf(out, "container: %u trace and %u sideband records intact, %zu problem%s\n",
 		c->trace_records, c->sideband_records, ptd_diags_count(&c->diags),
 		ptd_diags_count(&c->diags) == 1 ? "" : "s");
+	if (cs) {
+		fprintf(out, "cpus: %zu decoded (", cs->n);
+		for (size_t i = 0; i < cs->n; i++)
+			fprintf(out, "%s%u", i ? ", " : "", cs->segs->cpus[i].cpu);
+		fprintf(out, ")%s; the header says %u may have trace records\n",
+			cs->segs->partial ? ", others left out (--cpu)" : "", h->ncpus);
+	}
 	fprintf(out, "trace: %llu bytes in %llu segment%s, %llu gap%s (%llu bytes missing); %llu bytes lost as recorded\n",
-		(unsigned long long)c->trace_bytes, (unsigned long long)s->segments,
+		(unsigned long long)trace_bytes(s, c), (unsigned long long)s->segments,
 		s->segments == 1 ? "" : "s", (unsigned long long)s->gaps, s->gaps == 1 ? "" : "s",
 		(unsigned long long)s->gap_bytes, (unsigned long long)lost);
-	if (c->have_trailer)
+	if (c->have_trailer && s->have_bytes && !s->all_cpus)
+		fprintf(out, "PMIs: %llu, of all CPUs (the container counts them together)\n",
+			(unsigned long long)c->trailer.pmis);
+	else if (c->have_trailer)
 		fprintf(out, "PMIs: %llu\n", (unsigned long long)c->trailer.pmis);
 	else
 		fprintf(out, "PMIs: unknown (no trailer)\n");
@@ -365,30 +584,76 @@ void ptd_stats_print(const struct ptd_stats *s, const struct ptd_container *c, F
 	for (size_t i = 0; i < s->nfns && i < 20 && s->fns[i].count; i++)
 		fprintf(out, "  %12llu  %5.1f%%  %s\n", (unsigned long long)s->fns[i].count,
 			pct(s->fns[i].count, s->insns), s->fns[i].name);
-	/* the same, for scripts */
+	if (cs)
+		cpu_lines(cs, out);
+	/* the same, for scripts: each CPU's, then the total */
+	for (size_t i = 0; cs && i < cs->n; i++) {
+		const struct ptd_stats *p = &cs->v[i];
+
+		fprintf(out, "result: decode.cpu cpu=%u insns=%llu branches=%llu bytes=%llu lost=%llu gaps=%llu "
+			"bad_packets=%llu decode_errors=%llu depth=%llu\n", cs->segs->cpus[i].cpu,
+			(unsigned long long)p->insns, (unsigned long long)p->branches,
+			(unsigned long long)p->bytes, (unsigned long long)p->lost, (unsigned long long)p->gaps,
+			(unsigned long long)p->packet_errors, (unsigned long long)p->decode_errors,
+			(unsigned long long)p->call_depth);
+	}
 	fprintf(out, "result: decode insns=%llu branches=%llu bytes=%llu lost=%llu gaps=%llu "
 		"problems=%zu bad_packets=%llu decode_errors=%llu pmis=%llu depth=%llu\n",
 		(unsigned long long)s->insns, (unsigned long long)s->branches,
-		(unsigned long long)c->trace_bytes, (unsigned long long)lost, (unsigned long long)s->gaps,
+		(unsigned long long)trace_bytes(s, c), (unsigned long long)lost, (unsigned long long)s->gaps,
 		ptd_diags_count(&c->diags), (unsigned long long)s->packet_errors,
 		(unsigned long long)s->decode_errors,
 		(unsigned long long)(c->have_trailer ? c->trailer.pmis : 0),
 		(unsigned long long)s->call_depth);
 }
 
+void ptd_stats_print(const struct ptd_stats *s, const struct ptd_container *c, FILE *out)
+{
+	stats_print(s, NULL, c, out);
+}
+
+void ptd_stats_print_cpus(const struct ptd_stats *total, const struct ptd_cpu_stats *cs,
+			  const struct ptd_container *c, FILE *out)
+{
+	stats_print(total, cs, c, out);
+}
+
+void ptd_cpu_summary_print(const struct ptd_cpu_stats *cs, FILE *out, size_t top)
+{
+	for (size_t i = 0; i < cs->n; i++) {
+		const struct ptd_stats *s = &cs->v[i];
+
+		fprintf(out, "cpu %u: %llu instructions, %llu branches, %llu bytes, %llu lost bytes",
+			cs->segs->cpus[i].cpu, (unsigned long long)s->insns,
+			(unsigned long long)s->branches, (unsigned long long)s->bytes,
+			(unsigned long long)s->lost);
+		if (s->gaps)
+			fprintf(out, ", %llu gap%s", (unsigned long long)s->gaps, s->gaps == 1 ? "" : "s");
+		if (s->decode_errors)
+			fprintf(out, ", %llu decode error%s", (unsigned long long)s->decode_errors,
+				s->decode_errors == 1 ? "" : "s");
+		fprintf(out, "; top:");
+		for (size_t k = 0; k < s->nfns && k < top && s->fns[k].count; k++)
+			fprintf(out, "%s %s %.1f%%", k ? "," : "", s->fns[k].name, pct(s->fns[k].count, s->insns));
+		fprintf(out, "%s\n", s->nfns && s->fns[0].count ? "" : " none");
+	}
+}
+
 void ptd_summary_print(const struct ptd_stats *s, const struct ptd_container *c, FILE *out,
 		       size_t top)
 {
-	u64 lost = c->lost_bytes + (c->have_trailer ? c->trailer.lost_at_end : 0);
+	u64 lost = lost_bytes(s, c);
 	char pmis[32];
 
-	if (c->have_trailer)
+	if (c->have_trailer && s->have_bytes && !s->all_cpus)
+		snprintf(pmis, sizeof(pmis), "%llu (all CPUs')", (unsigned long long)c->trailer.pmis);
+	else if (c->have_trailer)
 		snprintf(pmis, sizeof(pmis), "%llu", (unsigned long long)c->trailer.pmis);
 	else
 		snprintf(pmis, sizeof(pmis), "unknown");
 	fprintf(out, "trace: %llu instructions, %llu branches, %s PMIs, %llu bytes, %llu lost bytes",
 		(unsigned long long)s->insns, (unsigned long long)s->branches, pmis,
-		(unsigned long long)c->trace_bytes, (unsigned long long)lost);
+		(unsigned long long)trace_bytes(s, c), (unsigned long long)lost);
 	if (s->gaps)
 		fprintf(out, ", %llu gap%s", (unsigned long long)s->gaps, s->gaps == 1 ? "" : "s");
 	if (ptd_diags_count(&c->diags))
