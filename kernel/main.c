@@ -109,8 +109,9 @@ static int run_workloads(const char *spec)
 		workload_list();
 		return 0;
 	}
-	if (!strcmp(spec, "demo"))
-		spec = "sort,recursion,dispatch,slab,timer,firmware";
+	if (!strcmp(spec, "demo"))	/* and with several CPUs, work on each of them */
+		spec = num_online_cpus() > 1 ? "sort,recursion,dispatch,slab,timer,firmware,psort" :
+		       "sort,recursion,dispatch,slab,timer,firmware";
 	for (const char *s = spec; *s;) {
 		const char *e = strchr(s, ',');
 		size_t n = e ? (size_t)(e - s) : strlen(s);

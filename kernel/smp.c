@@ -504,31 +504,58 @@ static u64 stopped_bits;
 static DEFINE_SPINLOCK(stop_report_lock);
 
 static void (*stop_hook)(void);
+static bool (*stop_defer)(void);
+/* a stop put off until this CPU leaves what it must finish (smp_stop_pending()) */
+static DEFINE_PER_CPU(bool, stop_put_off);
+static DEFINE_PER_CPU(struct pt_regs, stop_regs);
 
-void smp_set_stop_hook(void (*fn)(void))
+void smp_set_stop_hook(void (*fn)(void), bool (*defer)(void))
 {
 	__atomic_store_n(&stop_hook, fn, __ATOMIC_RELEASE);
+	__atomic_store_n(&stop_defer, defer, __ATOMIC_RELEASE);
 }
 
-void smp_stop_nmi(struct pt_regs *regs)
+static __attribute__((noreturn)) void stop_this_cpu(const struct pt_regs *regs, u32 req, bool late)
 {
-	u32 req = __atomic_load_n(&stop_requester, __ATOMIC_ACQUIRE);
 	unsigned int me = smp_processor_id();
 	void (*hook)(void) = __atomic_load_n(&stop_hook, __ATOMIC_ACQUIRE);
 
-	if (!req || req == me + 1)
-		return;
 	if (hook)
 		hook();	/* before this CPU reports: the panicking CPU waits for that */
 	spin_lock(&stop_report_lock);	/* one CPU's report at a time */
-	printk(KERN_EMERG "CPU %u (APIC ID %u) stopped by the panic on CPU %u; it was here:\n", me,
-	       apic_ids[me], req - 1);
+	printk(KERN_EMERG "CPU %u (APIC ID %u) stopped by the panic on CPU %u%s; it was here:\n", me,
+	       apic_ids[me], req - 1, late ? " once it had finished writing the trace" : "");
 	show_regs(regs);
 	spin_unlock(&stop_report_lock);
 	set_cpu_online(me, false);
 	__atomic_or_fetch(&stopped_bits, 1ull << me, __ATOMIC_RELEASE);
 	for (;;)
 		__asm__ volatile("cli; hlt");
+}
+
+void smp_stop_nmi(struct pt_regs *regs)
+{
+	u32 req = __atomic_load_n(&stop_requester, __ATOMIC_ACQUIRE);
+	unsigned int me = smp_processor_id();
+	bool (*defer)(void) = __atomic_load_n(&stop_defer, __ATOMIC_ACQUIRE);
+
+	if (!req || req == me + 1)
+		return;
+	if (defer && defer()) {
+		/* inside a write the panicking CPU needs finished (it would wait
+		 * for its lock for ever): stop at its end, as if here */
+		*this_cpu_ptr(stop_regs) = *regs;
+		*this_cpu_ptr(stop_put_off) = true;
+		return;
+	}
+	stop_this_cpu(regs, req, false);
+}
+
+void smp_stop_pending(void)
+{
+	if (unlikely(*this_cpu_ptr(stop_put_off)))
+		stop_this_cpu(this_cpu_ptr(stop_regs),
+			      __atomic_load_n(&stop_requester, __ATOMIC_ACQUIRE), true);
 }
 
 void smp_send_stop(void)

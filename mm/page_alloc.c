@@ -13,6 +13,7 @@
 #include <topaz/errno.h>
 #include <topaz/probe.h>
 #include <topaz/spinlock.h>
+#include <topaz/printk.h>
 
 /*
  * Probe points in the spirit of Linux's mm_page_alloc / mm_page_free
@@ -162,6 +163,15 @@ static DEFINE_SPINLOCK(zone_lock);
 static bool zone_lock_irqsave(unsigned long *flags)
 {
 	*flags = local_irq_save();
+	if (unlikely(READ_ONCE(oops_in_progress))) {
+		/* a panic: the holder may be a CPU it stopped, which never
+		 * lets go; fail (the panic path copes) rather than hang */
+		for (unsigned long i = 0; i < 10000000 && !spin_is_locked_by_me(&zone_lock); i++)
+			if (spin_trylock(&zone_lock))
+				return true;
+		local_irq_restore(*flags);
+		return false;
+	}
 	if (spin_lock_or_owned(&zone_lock))
 		return true;
 	local_irq_restore(*flags);

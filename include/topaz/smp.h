@@ -90,9 +90,14 @@ void smp_set_job_wrapper(void (*wrap)(smp_call_func_t fn, void *info));
 /**
  * smp_set_stop_hook() - @fn runs on each CPU a panic stops, in its stop NMI,
  * before it reports and halts (the tracing session publishes that CPU's
- * trace there). NULL: none.
+ * trace there). @defer: true when the NMI came inside something the
+ * panicking CPU needs finished (a write of the trace under its lock): that
+ * CPU then stops at smp_stop_pending(), called where it ends. NULL: none.
  */
-void smp_set_stop_hook(void (*fn)(void));
+void smp_set_stop_hook(void (*fn)(void), bool (*defer)(void));
+
+/** smp_stop_pending() - stop here if a panic's stop was put off (see above) */
+void smp_stop_pending(void);
 
 /** cpu_apic_id() - the local APIC ID of CPU @cpu */
 u32 cpu_apic_id(unsigned int cpu);

@@ -100,7 +100,7 @@ int pt_boot_init(const struct boot_info *bi)
 	pt_irq_init(pt_opts.pmi == PT_PMI_NMI);
 	panic_notifier_register(&panic_dump);
 	smp_set_job_wrapper(traced_job);
-	smp_set_stop_hook(pt_session_park_this_cpu);
+	smp_set_stop_hook(pt_session_park_this_cpu, pt_session_writing_here);
 	active = true;
 	pr_info("tracing with %s, %lluK buffer (%s), %s mode, sink %s\n",
 		pt_model_active() ? "the software trace unit" : "Intel PT",
@@ -184,7 +184,7 @@ void pt_boot_finish(void)
 		return;
 	active = false;
 	smp_set_job_wrapper(NULL);
-	smp_set_stop_hook(NULL);
+	smp_set_stop_hook(NULL, NULL);
 	cpus = pt_session.cpus;
 	engine = pt_session_engine();
 	if (engine)

@@ -93,8 +93,8 @@ int pt_session_open(const struct pt_options *o, const struct trace_sink *sink,
 	page_alloc_get_stats(&mem);
 	if (o->buf_size * n > mem.free_pages << PAGE_SHIFT) {
 		/* refused before trying: allocating and freeing most of memory takes seconds */
-		pr_err("pt.buf=%lluK on each of %u CPUs is more than the free memory (%lluK free of %lluK): choose a smaller pt.buf\n",
-		       (unsigned long long)(o->buf_size >> 10), n,
+		pr_err("pt.buf=%lluK is more than the free memory for %u CPU%s (%lluK free of %lluK): choose a smaller pt.buf\n",
+		       (unsigned long long)(o->buf_size >> 10), n, n == 1 ? "" : "s",
 		       (unsigned long long)(mem.free_pages << (PAGE_SHIFT - 10)),
 		       (unsigned long long)(mem.total_pages << (PAGE_SHIFT - 10)));
 		return -ENOMEM;
@@ -140,7 +140,13 @@ static bool writer_lock(struct pt_session *s, unsigned long *flags)
 static void writer_unlock(struct pt_session *s, unsigned long flags)
 {
 	spin_unlock(&s->lock);
+	smp_stop_pending();	/* a panic elsewhere waited for this write to end */
 	local_irq_restore(flags);
+}
+
+bool pt_session_writing_here(void)
+{
+	return spin_is_locked_by_me(&pt_session.lock);
 }
 
 /* The header goes first, once, with the configuration as the first CPU programmed it. */

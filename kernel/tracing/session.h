@@ -72,6 +72,8 @@ DECLARE_PER_CPU(struct pt_stream, pt_streams);
  * unit and publish its trace, for the panicking CPU to write at close
  */
 void pt_session_park_this_cpu(void);
+/** pt_session_writing_here() - is this CPU writing the container (holding its lock)? */
+bool pt_session_writing_here(void);
 
 /**
  * pt_session_open() - set up the event as @o asks, write the container header

@@ -511,7 +511,11 @@ void smp_set_job_wrapper(void (*wrap)(smp_call_func_t fn, void *info))
 {
 }
 
-void smp_set_stop_hook(void (*fn)(void))
+void smp_set_stop_hook(void (*fn)(void), bool (*defer)(void))
+{
+}
+
+void smp_stop_pending(void)
 {
 }
 

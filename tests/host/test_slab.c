@@ -13,52 +13,16 @@
 #include <topaz/errno.h>
 #include <topaz/cmdline.h>
 #include "../../mm/slab_internal.h"	/* white-box: layout and counters */
+#include "slab_test_helpers.h"
 
 #define ARENA_MIB 64
 static void *arena;
-static char out[16384];
 
 static int setup(void **state)
 {
 	arena = hosted_page_alloc_setup(ARENA_MIB);
 	kmem_cache_init();
 	return 0;
-}
-
-static u64 free_pages_now(void)
-{
-	struct page_alloc_stats st;
-
-	page_alloc_get_stats(&st);
-	return st.free_pages;
-}
-
-static void capture(void)
-{
-	hosted_capture_begin(out, sizeof(out));
-}
-
-static void uncapture(void)
-{
-	hosted_capture_end();
-}
-
-static int cmp_ptr(const void *a, const void *b)
-{
-	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static void assert_distinct(void **p, size_t n, size_t size)
-{
-	void **c = malloc(n * sizeof(*c));
-
-	memcpy(c, p, n * sizeof(*c));
-	qsort(c, n, sizeof(*c), cmp_ptr);
-	for (size_t i = 1; i < n; i++)
-		assert_true((uintptr_t)c[i - 1] + size <= (uintptr_t)c[i]);
-	free(c);
 }
 
 static void test_cache_alloc_free_distinct(void **state)

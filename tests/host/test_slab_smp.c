@@ -26,13 +26,13 @@
 #include <topaz/kernel.h>
 #include <topaz/smp.h>
 #include "../../mm/slab_internal.h"	/* white-box: the per-CPU arrays */
+#include "slab_test_helpers.h"
 
 #define ARENA_MIB	64
 #define NCPU		4	/* the fake machine's CPUs: one thread each */
 #define JOIN_TIMEOUT_S	120	/* a deadlock fails the test instead of hanging it */
 
 static void *arena;
-static char out[32768];
 
 static int setup(void **state)
 {
@@ -40,24 +40,6 @@ static int setup(void **state)
 	arena = hosted_page_alloc_setup(ARENA_MIB);
 	kmem_cache_init();
 	return 0;
-}
-
-static u64 free_pages_now(void)
-{
-	struct page_alloc_stats st;
-
-	page_alloc_get_stats(&st);
-	return st.free_pages;
-}
-
-static void capture(void)
-{
-	hosted_capture_begin(out, sizeof(out));
-}
-
-static void uncapture(void)
-{
-	hosted_capture_end();
 }
 
 #define EXPECT(s) do { if (!strstr(out, (s))) fail_msg("missing \"%s\" in:\n%s", (s), out); } while (0)
@@ -77,27 +59,50 @@ static unsigned int cpu_count(struct kmem_cache *s, unsigned int cpu)
 	return READ_ONCE(slab_cpu(s, cpu)->state) & SLAB_CPU_COUNT;
 }
 
-static int cmp_ptr(const void *a, const void *b)
-{
-	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* No object twice among @p[0..n): sorted, neighbours at least @size apart. */
-static void assert_distinct(void **p, size_t n, size_t size)
-{
-	void **c = malloc(n * sizeof(*c));
-
-	memcpy(c, p, n * sizeof(*c));
-	qsort(c, n, sizeof(*c), cmp_ptr);
-	for (size_t i = 1; i < n; i++)
-		if ((uintptr_t)c[i - 1] + size > (uintptr_t)c[i])
-			fail_msg("objects %p and %p overlap (size %zu)", c[i - 1], c[i], size);
-	free(c);
-}
-
 /* ---------------------------------------------------------------- threads as CPUs */
+
+struct cpu_thread {
+	void *ctx;
+	unsigned int cpu;
+	pthread_t tid;
+};
+
+/*
+ * Threads as CPUs 0 .. @n - 1, each running @fn(its struct cpu_thread);
+ * joined, or the test aborts. Returns the last non-NULL result of a thread
+ * (in CPU order), NULL if none.
+ */
+static void *run_cpus(void *(*fn)(void *), void *ctx, unsigned int n)
+{
+	struct cpu_thread th[NCPU];
+	struct timespec deadline;
+	void *ret = NULL;
+
+	assert_true(n <= NCPU);
+	for (unsigned int i = 0; i < n; i++) {
+		th[i].ctx = ctx;
+		th[i].cpu = i;
+		assert_int_equal(pthread_create(&th[i].tid, NULL, fn, &th[i]), 0);
+	}
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += JOIN_TIMEOUT_S;
+	for (unsigned int i = 0; i < n; i++) {
+		void *res = NULL;
+		int r = pthread_timedjoin_np(th[i].tid, &res, &deadline);
+
+		if (r == ETIMEDOUT) {
+			/* threads stuck in the allocator cannot be joined: stop here */
+			fprintf(stderr, "test_slab_smp: CPU %u did not finish in %d s (deadlock?)\n", i,
+				JOIN_TIMEOUT_S);
+			abort();
+		}
+		assert_int_equal(r, 0);
+		if (res)
+			ret = res;
+	}
+	hosted_cpu_id = 0;
+	return ret;
+}
 
 /* A single-producer, single-consumer ring: CPU t hands objects to CPU t + 1. */
 #define RING_SIZE 256
@@ -175,12 +180,6 @@ struct smp_ctx {
 	/* results, updated atomically */
 	unsigned long allocs, frees, remote_frees, failures, validate_errors;
 	char why[256];			/* the first failure */
-};
-
-struct smp_thread {
-	struct smp_ctx *c;
-	unsigned int cpu;
-	pthread_t tid;
 };
 
 __printf(2, 3) static void smp_fail(struct smp_ctx *c, const char *fmt, ...)
@@ -261,8 +260,8 @@ static void ring_send(struct smp_ctx *c, unsigned int me, void *p, u64 *last_seq
 
 static void *smp_worker(void *arg)
 {
-	struct smp_thread *th = arg;
-	struct smp_ctx *c = th->c;
+	struct cpu_thread *th = arg;
+	struct smp_ctx *c = th->ctx;
 	unsigned int me = th->cpu;
 	struct { void *p; u64 seq; u32 size; } *live = calloc(c->max_live, sizeof(*live));
 	void **bulk = calloc(c->max_live, sizeof(void *));
@@ -328,30 +327,9 @@ static void *smp_worker(void *arg)
 /* Run NCPU threads, CPU 0 to NCPU - 1, over @c; fails the test on any failure. */
 static void run_smp(struct smp_ctx *c)
 {
-	struct smp_thread th[NCPU];
-	struct timespec deadline;
-
 	pthread_barrier_init(&c->go, NULL, NCPU);
-	for (unsigned int i = 0; i < NCPU; i++) {
-		th[i].c = c;
-		th[i].cpu = i;
-		assert_int_equal(pthread_create(&th[i].tid, NULL, smp_worker, &th[i]), 0);
-	}
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += JOIN_TIMEOUT_S;
-	for (unsigned int i = 0; i < NCPU; i++) {
-		int r = pthread_timedjoin_np(th[i].tid, NULL, &deadline);
-
-		if (r == ETIMEDOUT) {
-			/* threads stuck in the allocator cannot be joined: stop here */
-			fprintf(stderr, "test_slab_smp: CPU %u did not finish in %d s (deadlock?)\n", i,
-				JOIN_TIMEOUT_S);
-			abort();
-		}
-		assert_int_equal(r, 0);
-	}
+	run_cpus(smp_worker, c, NCPU);
 	pthread_barrier_destroy(&c->go);
-	hosted_cpu_id = 0;
 	if (c->failures)
 		fail_msg("%lu failures; the first: %s", c->failures, c->why);
 	assert_int_equal(c->allocs, c->frees);
@@ -659,39 +637,6 @@ static void test_double_free_across_cpus_caught_at_flush(void **state)
 
 /* ---------------------------------------------------------------- shared state, several CPUs */
 
-struct cpu_thread {
-	void *ctx;
-	unsigned int cpu;
-	pthread_t tid;
-};
-
-/* Threads as CPUs 0 .. @n - 1, each running @fn(its struct cpu_thread); joined, or the test aborts. */
-static void run_cpus(void *(*fn)(void *), void *ctx, unsigned int n)
-{
-	struct cpu_thread th[NCPU];
-	struct timespec deadline;
-
-	assert_true(n <= NCPU);
-	for (unsigned int i = 0; i < n; i++) {
-		th[i].ctx = ctx;
-		th[i].cpu = i;
-		assert_int_equal(pthread_create(&th[i].tid, NULL, fn, &th[i]), 0);
-	}
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += JOIN_TIMEOUT_S;
-	for (unsigned int i = 0; i < n; i++) {
-		int r = pthread_timedjoin_np(th[i].tid, NULL, &deadline);
-
-		if (r == ETIMEDOUT) {
-			fprintf(stderr, "test_slab_smp: CPU %u did not finish in %d s (deadlock?)\n", i,
-				JOIN_TIMEOUT_S);
-			abort();
-		}
-		assert_int_equal(r, 0);
-	}
-	hosted_cpu_id = 0;
-}
-
 /*
  * Each CPU validates its own debug cache, over and over, all at once. Each
  * cache has its own pattern of free objects (every (cpu + 2)-th object stays
@@ -939,9 +884,7 @@ static void test_threads_reports_counted_and_one_pending_panic(void **state)
 {
 	u64 errors_before = slab_debug_errors();
 	struct report_ctx *c = calloc(1, sizeof(*c));
-	struct cpu_thread th[NCPU];
-	struct timespec deadline;
-	void *why = NULL;
+	void *why;
 	char name[32];
 
 	for (unsigned int i = 0; i < NCPU - 1; i++) {
@@ -954,23 +897,7 @@ static void test_threads_reports_counted_and_one_pending_panic(void **state)
 	pthread_barrier_init(&c->done, NULL, NCPU);
 	slab_debug_set_panic(true);
 	capture();
-	for (unsigned int i = 0; i < NCPU; i++) {
-		th[i].ctx = c;
-		th[i].cpu = i;
-		assert_int_equal(pthread_create(&th[i].tid, NULL, report_thread, &th[i]), 0);
-	}
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += JOIN_TIMEOUT_S;
-	for (unsigned int i = 0; i < NCPU; i++) {
-		void *r = NULL;
-
-		if (pthread_timedjoin_np(th[i].tid, &r, &deadline)) {
-			fprintf(stderr, "test_slab_smp: report thread %u did not finish\n", i);
-			abort();
-		}
-		if (r)
-			why = r;
-	}
+	why = run_cpus(report_thread, c, NCPU);
 	uncapture();
 	slab_debug_set_panic(false);
 	pthread_barrier_destroy(&c->start);

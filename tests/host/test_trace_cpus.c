@@ -32,20 +32,13 @@
 #include "hosted.h"
 #include "trace_helpers.h"
 #include "ptdecode.h"
-#include "pt_packets.h"
+#include "trace_test_enc.h"
 
 #define BASE	0x401000ull
 #define NCPUS	4
 
 /*
- * One image, every CPU's code:
- *
- * main:  mov ecx, 3       foo:  call bar      bar:  test ecx, 1
- *  .l:   call foo               ret                 jz .s
- *        dec ecx                                    nop
- *        jnz .l                                .s:  ret
- *        call bar
- *        jmp rax          (outside the traced code: TIP.PGD)
+ * One image, every CPU's code: main, foo and bar (trace_test_enc.h), then
  *
  * spin:  mov ecx, 5       walk: call foo
  *  .l:   dec ecx                call bar
@@ -54,21 +47,7 @@
  *        jmp rax
  */
 static const u8 code[0x70] = {
-	[0x00] = 0xb9, 0x03, 0x00, 0x00, 0x00,	/* main: mov ecx, 3 */
-	[0x05] = 0xe8, 0x16, 0x00, 0x00, 0x00,	/* call foo */
-	[0x0a] = 0xff, 0xc9,			/* dec ecx */
-	[0x0c] = 0x75, 0xf7,			/* jnz 0x401005 */
-	[0x0e] = 0xe8, 0x1d, 0x00, 0x00, 0x00,	/* call bar */
-	[0x13] = 0xff, 0xe0,			/* jmp rax */
-	[0x15 ... 0x1f] = 0xcc,
-	[0x20] = 0xe8, 0x0b, 0x00, 0x00, 0x00,	/* foo: call bar */
-	[0x25] = 0xc3,				/* ret */
-	[0x26 ... 0x2f] = 0xcc,
-	[0x30] = 0xf7, 0xc1, 0x01, 0x00, 0x00, 0x00,	/* bar: test ecx, 1 */
-	[0x36] = 0x74, 0x01,			/* jz 0x401039 */
-	[0x38] = 0x90,				/* nop */
-	[0x39] = 0xc3,				/* ret */
-	[0x3a ... 0x3f] = 0xcc,
+	DEMO_CODE_MAIN_FOO_BAR,
 	[0x40] = 0xb9, 0x05, 0x00, 0x00, 0x00,	/* spin: mov ecx, 5 */
 	[0x45] = 0xff, 0xc9,			/* dec ecx */
 	[0x47] = 0x75, 0xfc,			/* jnz 0x401045 */
@@ -84,13 +63,7 @@ static const u8 code[0x70] = {
 static const char names[] = "main\0foo\0bar\0spin\0walk";
 
 /* What each CPU executed (offsets from BASE), window after window. */
-static const u8 run0[] = {	/* main, three rounds */
-	0x00,
-	0x05, 0x20, 0x30, 0x36, 0x38, 0x39, 0x25, 0x0a, 0x0c,
-	0x05, 0x20, 0x30, 0x36, 0x39, 0x25, 0x0a, 0x0c,
-	0x05, 0x20, 0x30, 0x36, 0x38, 0x39, 0x25, 0x0a, 0x0c,
-	0x0e, 0x30, 0x36, 0x39, 0x13,
-};
+static const u8 run0[] = { DEMO_RUN_MAIN };	/* main, three rounds */
 static const u8 run1a[] = {	/* spin, three rounds, before the gap */
 	0x40, 0x45, 0x47, 0x45, 0x47, 0x45, 0x47, 0x49, 0x30, 0x36, 0x38, 0x39, 0x4e,
 };
@@ -141,48 +114,6 @@ static const char folded_merged[] =
 
 /* ------------------------------------------------------------ encoding */
 
-struct enc {
-	u8 buf[256];
-	struct pt_encoder *e;
-	struct pt_config cfg;
-};
-
-static void enc_init(struct enc *x)
-{
-	memset(x, 0, sizeof(*x));
-	pt_config_init(&x->cfg);
-	x->cfg.begin = x->buf;
-	x->cfg.end = x->buf + sizeof(x->buf);
-	x->e = pt_alloc_encoder(&x->cfg);
-	assert_non_null(x->e);
-}
-
-static void put(struct enc *x, struct pt_packet p)
-{
-	assert_true(pt_enc_next(x->e, &p) > 0);
-}
-
-/* A trace window: PSB+, 64-bit, enabled at @start; @tnt (groups of at most
- * 6 results, '!' taken); disabled by the jmp rax. Appended to @out. */
-static size_t window(u8 *out, u64 start, const char *const *tnt)
-{
-	struct enc x;
-	u64 n;
-
-	enc_init(&x);
-	put(&x, (struct pt_packet){ .type = ppt_psb });
-	put(&x, (struct pt_packet){ .type = ppt_psbend });
-	put(&x, pkt_mode64());
-	put(&x, pkt_ip(ppt_tip_pge, pt_ipc_sext_48, start));
-	for (; *tnt; tnt++)
-		put(&x, pkt_tnt(ppt_tnt_8, *tnt));
-	put(&x, pkt_ip(ppt_tip_pgd, pt_ipc_update_16, 0x402000));
-	pt_enc_get_offset(x.e, &n);
-	pt_free_encoder(x.e);
-	memcpy(out, x.buf, n);
-	return (size_t)n;
-}
-
 /* Each CPU's stream: its bytes, and for CPU 1 where its second window starts. */
 struct streams {
 	u8 data[NCPUS][256];
@@ -193,18 +124,19 @@ struct streams {
 static void make_streams(struct streams *s)
 {
 	/* jz, ret, ret, jnz per round; the last call's jz and ret */
-	static const char *const t0[] = { ".!!!!!", "!!.!!.", "!!", NULL };
+	static const char *const t0[] = { DEMO_TNT_MAIN, NULL };
 	static const char *const t1a[] = { "!!.", ".!", NULL };	/* jnz x3 | jz, ret */
 	static const char *const t1b[] = { "!!!!.", "!!", NULL };	/* jnz x5 | jz, ret */
 	static const char *const t2[] = { "!!!.!", NULL };		/* jz, ret, ret | jz, ret */
 	static const char *const t3[] = { ".!!!!!", "!.", ".!", NULL };
 
 	memset(s, 0, sizeof(*s));
-	s->size[0] = window(s->data[0], BASE, t0);
-	s->cpu1_a = window(s->data[1], BASE + 0x40, t1a);
-	s->size[1] = s->cpu1_a + window(s->data[1] + s->cpu1_a, BASE + 0x40, t1b);
-	s->size[2] = window(s->data[2], BASE + 0x60, t2);
-	s->size[3] = window(s->data[3], BASE, t3);
+	/* each a window (enc_window): enabled at the CPU's function, disabled by its jmp rax */
+	s->size[0] = enc_window(s->data[0], BASE, t0);
+	s->cpu1_a = enc_window(s->data[1], BASE + 0x40, t1a);
+	s->size[1] = s->cpu1_a + enc_window(s->data[1] + s->cpu1_a, BASE + 0x40, t1b);
+	s->size[2] = enc_window(s->data[2], BASE + 0x60, t2);
+	s->size[3] = enc_window(s->data[3], BASE, t3);
 }
 
 /* ------------------------------------------------------------ container */
@@ -228,7 +160,7 @@ static void make_container(struct membuf *m, const struct streams *s, unsigned i
 	struct trace_sink sink = { membuf_write, m };
 	struct trace_writer w;
 	struct tpz_header h;
-	struct tpz_sym syms[] = { { 0x00, 0x15, 0 }, { 0x20, 0x06, 5 }, { 0x30, 0x0a, 9 },
+	struct tpz_sym syms[] = { DEMO_SYMS_MAIN_FOO_BAR,
 				  { 0x40, 0x10, 13 }, { 0x60, 0x0c, 18 } };
 	struct trace_totals t = { .pmis = 7 };
 	struct chunk per[NCPUS][8];
@@ -331,10 +263,7 @@ static int decode_cpus(struct run *r, const struct membuf *m, const u32 *only, s
 	int ret;
 
 	memset(r, 0, sizeof(*r));
-	ret = ptd_container_parse(&r->c, "cpus.tpz", m->p, m->len);
-	ptd_image_init(&r->img);
-	ptd_image_add_sideband(&r->img, &r->c);
-	ptd_image_finish(&r->img);
+	ret = parse_with_image(&r->c, &r->img, "cpus.tpz", m);
 	ptd_ctx_init_cpus(&r->x, &r->c, &r->img, only, nonly);
 	ptd_cpu_stats_init(&r->cst, &r->img, &r->x.segs);
 	ptd_calls_init(&r->calls, &r->img, NULL);
@@ -368,9 +297,7 @@ static void run_free(struct run *r)
 	ptd_calls_free(&r->calls);
 	ptd_cpu_stats_free(&r->cst);
 	ptd_stats_free(&r->total);
-	ptd_ctx_free(&r->x);
-	ptd_image_free(&r->img);
-	ptd_container_free(&r->c);
+	free_with_image(&r->x, &r->img, &r->c);
 	free(r->folded);
 	free(r->merged_folded);
 	free(r->stats);
@@ -379,15 +306,11 @@ static void run_free(struct run *r)
 /* CPU @cpu's instructions from @from on are @want (offsets), in segment @seg. */
 static void check_run(const struct run *r, u32 cpu, size_t from, const u8 *want, size_t n, u32 seg)
 {
+	char what[16];
+
 	assert_true(from + n <= r->seen.nips[cpu]);
-	for (size_t i = 0; i < n; i++) {
-		if (r->seen.ips[cpu][from + i] != BASE + want[i])
-			fprintf(stderr, "cpu %u instruction %zu: %#llx, expected %#llx\n", cpu, from + i,
-				(unsigned long long)r->seen.ips[cpu][from + i],
-				(unsigned long long)(BASE + want[i]));
-		assert_int_equal(r->seen.ips[cpu][from + i], BASE + want[i]);
-		assert_int_equal(r->seen.seg[cpu][from + i], seg);
-	}
+	snprintf(what, sizeof(what), "cpu %u ", cpu);
+	check_ips_at(r->seen.ips[cpu], r->seen.seg[cpu], what, from, BASE, want, n, seg);
 }
 
 static void print_diags(const struct run *r)
@@ -654,27 +577,6 @@ static void test_one_cpu_as_before(void **state)
 
 /* ------------------------------------------------------------ perf */
 
-static char *read_whole(const char *path, size_t *len)
-{
-	FILE *fp = fopen(path, "rb");
-	char *buf;
-
-	if (!fp)
-		return NULL;
-	fseek(fp, 0, SEEK_END);
-	*len = (size_t)ftell(fp);
-	rewind(fp);
-	buf = malloc(*len + 1);
-	if (buf && fread(buf, 1, *len, fp) != *len) {
-		free(buf);
-		buf = NULL;
-	}
-	if (buf)
-		buf[*len] = 0;
-	fclose(fp);
-	return buf;
-}
-
 /*
  * perf.data: a queue (AUXTRACE) per CPU segment, each with its CPU and its
  * own idx; perf decodes every CPU to the instructions libipt found, names
@@ -735,12 +637,8 @@ static void test_perf_data(void **state)
 		unsigned int cpu;
 		unsigned long long ip;
 
-		if (sscanf(line, " [%u] %llx", &cpu, &ip) != 2 || cpu >= NCPUS) {
-			do
-				fprintf(stderr, "perf: %s", line);
-			while (fgets(line, sizeof(line), pf));
-			fail_msg("perf script printed something else: is linux-perf installed (scripts/setup.sh)?");
-		}
+		if (sscanf(line, " [%u] %llx", &cpu, &ip) != 2 || cpu >= NCPUS)
+			perf_unexpected(pf, line, sizeof(line));
 		assert_true(nips[cpu] < r.seen.nips[cpu]);
 		assert_int_equal(ip, r.seen.ips[cpu][nips[cpu]]);
 		nips[cpu]++;

@@ -26,120 +26,24 @@
 #include "hosted.h"
 #include "trace_helpers.h"
 #include "ptdecode.h"
-#include "pt_packets.h"
+#include "trace_test_enc.h"
 
 #define BASE 0x401000ull
 
-/*
- * main:  mov ecx, 3            foo:  call bar          bar:  test ecx, 1
- *  .l:   call foo                    ret                     jz .s
- *        dec ecx                                             nop
- *        jnz .l                                        .s:   ret
- *        call bar
- *        jmp rax                (rax: outside the traced code: TIP.PGD)
- */
-static const u8 code[0x40] = {
-	[0x00] = 0xb9, 0x03, 0x00, 0x00, 0x00,	/* main: mov ecx, 3 */
-	[0x05] = 0xe8, 0x16, 0x00, 0x00, 0x00,	/* call foo */
-	[0x0a] = 0xff, 0xc9,			/* dec ecx */
-	[0x0c] = 0x75, 0xf7,			/* jnz 0x401005 */
-	[0x0e] = 0xe8, 0x1d, 0x00, 0x00, 0x00,	/* call bar */
-	[0x13] = 0xff, 0xe0,			/* jmp rax */
-	[0x15 ... 0x1f] = 0xcc,
-	[0x20] = 0xe8, 0x0b, 0x00, 0x00, 0x00,	/* foo: call bar */
-	[0x25] = 0xc3,				/* ret */
-	[0x26 ... 0x2f] = 0xcc,
-	[0x30] = 0xf7, 0xc1, 0x01, 0x00, 0x00, 0x00,	/* bar: test ecx, 1 */
-	[0x36] = 0x74, 0x01,			/* jz 0x401039 */
-	[0x38] = 0x90,				/* nop */
-	[0x39] = 0xc3,				/* ret */
-	[0x3a ... 0x3f] = 0xcc,
-};
+/* main, foo and bar (trace_test_enc.h) */
+static const u8 code[0x40] = { DEMO_CODE_MAIN_FOO_BAR };
 
 /* What the CPU executed (offsets from BASE). */
-static const u8 expect_all[] = {
-	0x00,
-	0x05, 0x20, 0x30, 0x36, 0x38, 0x39, 0x25, 0x0a, 0x0c,	/* ecx 3: jz not taken */
-	0x05, 0x20, 0x30, 0x36, 0x39, 0x25, 0x0a, 0x0c,		/* ecx 2: jz taken */
-	0x05, 0x20, 0x30, 0x36, 0x38, 0x39, 0x25, 0x0a, 0x0c,	/* ecx 1: jnz not taken */
-	0x0e, 0x30, 0x36, 0x39, 0x13,				/* ecx 0 */
-};
+static const u8 expect_all[] = { DEMO_RUN_MAIN };
 
 /* ------------------------------------------------------------ encoding */
-
-struct enc {
-	u8 buf[512];
-	struct pt_encoder *e;
-	struct pt_config cfg;
-};
-
-static void enc_init(struct enc *x)
-{
-	memset(x, 0, sizeof(*x));
-	pt_config_init(&x->cfg);
-	x->cfg.begin = x->buf;
-	x->cfg.end = x->buf + sizeof(x->buf);
-	x->e = pt_alloc_encoder(&x->cfg);
-	assert_non_null(x->e);
-}
-
-static void put(struct enc *x, struct pt_packet p)
-{
-	assert_true(pt_enc_next(x->e, &p) > 0);
-}
-
-static void put_psb(struct enc *x) { put(x, (struct pt_packet){ .type = ppt_psb }); }
-static void put_psbend(struct enc *x) { put(x, (struct pt_packet){ .type = ppt_psbend }); }
-
-static void put_mode64(struct enc *x)
-{
-	put(x, pkt_mode64());
-}
-
-static void put_ip(struct enc *x, enum pt_packet_type t, enum pt_ip_compression ipc, u64 ip)
-{
-	put(x, pkt_ip(t, ipc, ip));
-}
-
-/* @bits: results oldest first, as '!' (taken) and '.' (not taken). */
-static void put_tnt(struct enc *x, const char *bits)
-{
-	put(x, pkt_tnt(ppt_tnt_8, bits));
-}
-
-/* A trace's start: PSB+, 64-bit mode, tracing enabled at @ip. */
-static void put_start(struct enc *x, u64 ip)
-{
-	put_psb(x);
-	put_psbend(x);
-	put_mode64(x);
-	put_ip(x, ppt_tip_pge, pt_ipc_sext_48, ip);
-}
-
-static size_t enc_done(struct enc *x)
-{
-	u64 off;
-
-	pt_enc_get_offset(x->e, &off);
-	pt_free_encoder(x->e);
-	return (size_t)off;
-}
 
 /* The whole run: tracing enabled at main, disabled by the jmp rax. */
 static size_t trace_all(u8 *out)
 {
-	struct enc x;
-	size_t n;
+	static const char *const tnt[] = { DEMO_TNT_MAIN, NULL };
 
-	enc_init(&x);
-	put_start(&x, BASE);
-	put_tnt(&x, ".!!!!!");		/* jz, ret, ret, jnz | jz, ret */
-	put_tnt(&x, "!!.!!.");		/* ret, jnz | jz, ret, ret, jnz */
-	put_tnt(&x, "!!");		/* jz, ret */
-	put_ip(&x, ppt_tip_pgd, pt_ipc_update_16, 0x402000);
-	n = enc_done(&x);
-	memcpy(out, x.buf, n);
-	return n;
+	return enc_window(out, BASE, tnt);
 }
 
 /* ------------------------------------------------------------ container */
@@ -150,7 +54,7 @@ static const char *sym_names = plain_names;
 
 static void write_symbols(struct trace_writer *w)
 {
-	struct tpz_sym syms[] = { { 0x00, 0x15, 0 }, { 0x20, 0x06, 5 }, { 0x30, 0x0a, 9 } };
+	struct tpz_sym syms[] = { DEMO_SYMS_MAIN_FOO_BAR };
 
 	assert_int_equal(trace_write_symbols(w, "demo", BASE, syms, 3, sym_names, sizeof(plain_names)),
 			 0);
@@ -228,10 +132,7 @@ static int decode(struct run *r, const struct membuf *m)
 	int ret;
 
 	memset(r, 0, sizeof(*r));
-	ret = ptd_container_parse(&r->c, "demo.tpz", m->p, m->len);
-	ptd_image_init(&r->img);
-	ptd_image_add_sideband(&r->img, &r->c);
-	ptd_image_finish(&r->img);
+	ret = parse_with_image(&r->c, &r->img, "demo.tpz", m);
 	ptd_ctx_init(&r->x, &r->c, &r->img);
 	tree = open_memstream(&r->tree, &r->tree_len);
 	folded = open_memstream(&r->folded, &r->folded_len);
@@ -268,9 +169,7 @@ static void run_free(struct run *r)
 {
 	ptd_calls_free(&r->calls);
 	ptd_stats_free(&r->st);
-	ptd_ctx_free(&r->x);
-	ptd_image_free(&r->img);
-	ptd_container_free(&r->c);
+	free_with_image(&r->x, &r->img, &r->c);
 	free(r->tree);
 	free(r->folded);
 	free(r->insn);
@@ -278,13 +177,7 @@ static void run_free(struct run *r)
 
 static void check_ips(const struct run *r, size_t from, const u8 *want, size_t n, u32 seg)
 {
-	for (size_t i = 0; i < n; i++) {
-		if (r->ips[from + i] != BASE + want[i])
-			fprintf(stderr, "instruction %zu: %#llx, expected %#llx\n", from + i,
-				(unsigned long long)r->ips[from + i], (unsigned long long)(BASE + want[i]));
-		assert_int_equal(r->ips[from + i], BASE + want[i]);
-		assert_int_equal(r->seg_of[from + i], seg);
-	}
+	check_ips_at(r->ips, r->seg_of, "", from, BASE, want, n, seg);
 }
 
 static const char tree_all[] =
@@ -863,10 +756,7 @@ static unsigned long flow_decode(struct flow *f, const struct membuf *m, FILE *t
 	struct ptd_consumer cons[2];
 	unsigned long errors;
 
-	ptd_container_parse(&f->c, "flow.tpz", m->p, m->len);
-	ptd_image_init(&f->img);
-	ptd_image_add_sideband(&f->img, &f->c);
-	ptd_image_finish(&f->img);
+	parse_with_image(&f->c, &f->img, "flow.tpz", m);
 	ptd_ctx_init(&f->x, &f->c, &f->img);
 	ptd_stats_init(&f->st, &f->img);
 	ptd_calls_init(&f->calls, &f->img, tree);
@@ -881,9 +771,7 @@ static void flow_free(struct flow *f)
 {
 	ptd_calls_free(&f->calls);
 	ptd_stats_free(&f->st);
-	ptd_ctx_free(&f->x);
-	ptd_image_free(&f->img);
-	ptd_container_free(&f->c);
+	free_with_image(&f->x, &f->img, &f->c);
 }
 
 /*
@@ -1137,25 +1025,6 @@ struct perf_rec {
 	u64 off;		/* file offset */
 };
 
-static char *read_whole(const char *path, size_t *len)
-{
-	FILE *fp = fopen(path, "rb");
-	char *buf = NULL;
-
-	if (!fp)
-		return NULL;
-	fseek(fp, 0, SEEK_END);
-	*len = (size_t)ftell(fp);
-	rewind(fp);
-	buf = malloc(*len);
-	if (buf && fread(buf, 1, *len, fp) != *len) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(fp);
-	return buf;
-}
-
 /* The data section's records (an AUXTRACE record's data follows it). */
 static size_t perf_records(const u8 *f, size_t len, struct perf_rec *v, size_t max)
 {
@@ -1266,12 +1135,8 @@ static void test_perf_data(void **state)
 	while (fgets(line, sizeof(line), pf)) {
 		unsigned long long ip;
 
-		if (sscanf(line, " %llx", &ip) != 1) {
-			do
-				fprintf(stderr, "perf: %s", line);
-			while (fgets(line, sizeof(line), pf));
-			fail_msg("perf script printed something else: is linux-perf installed (scripts/setup.sh)?");
-		}
+		if (sscanf(line, " %llx", &ip) != 1)
+			perf_unexpected(pf, line, sizeof(line));
 		assert_true(nips < r.nips);
 		assert_int_equal(ip, r.ips[nips]);
 		nips++;
@@ -1280,9 +1145,7 @@ static void test_perf_data(void **state)
 	assert_int_equal(nips, r.nips);
 	snprintf(path, sizeof(path), "%s/stderr", dir);
 	f = (u8 *)read_whole(path, &len);
-	assert_non_null(f);
-	f = realloc(f, len + 1);
-	f[len] = 0;
+	assert_non_null(f);	/* NUL-terminated */
 	assert_non_null(strstr((char *)f, "AUX data lost 1 times out of 1"));	/* the gap, said */
 	free(f);
 	snprintf(path, sizeof(path), "%s/perf.data", dir);

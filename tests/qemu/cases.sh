@@ -42,7 +42,7 @@ trace-fault-normal|pt=on pt.buf=8K pt.region=4K pt.noretcomp pt.pmi=nmi run=slab
 trace-panic-pmi-vector|pt=on pt.buf=8K pt.region=4K pt.noretcomp pt.pmi=vector pt.fail_pmi=5 run=slab,sort|35|Kernel panic: pt.fail_pmi=5: a panic inside that PMI's handler;pt: panic: writing the trace
 trace-panic-pmi-nmi|pt=on pt.buf=8K pt.region=4K pt.noretcomp pt.pmi=nmi pt.fail_pmi=5 run=slab,sort|35|Kernel panic: pt.fail_pmi=5: a panic inside that PMI's handler;pt: panic: writing the trace
 # Memory pressure: a buffer larger than free memory is refused with the numbers; 128 MiB traces
-pt-buf-too-big|pt=on pt.buf=1G run=sort|35|pt.buf=1048576K is more than the free memory (;pt=on, but no trace was taken
+pt-buf-too-big|pt=on pt.buf=1G run=sort|35|pt.buf=1048576K is more than the free memory for 1 CPU (;pt=on, but no trace was taken
 trace-mem-128m|pt=on pt.buf=8K pt.region=4K pt.noretcomp run=demo|33|memory map: conventional;run: firmware returned|mem=128M
 # A filter whose traced code is called back from untraced code (work_slab calls kmem_cache_create,
 # which calls page_to_pfn): the call tree keeps work_slab below page_to_pfn (calltree_check)
