@@ -10,6 +10,10 @@
  * it does no allocation, no symbol lookup and no string work: it aggregates
  * by call_site in a fixed open-addressing table, and symbolizes when printing
  * (a caller_function is "func+0xoff", so it names exactly one call site).
+ * All CPUs share the table: with several CPUs a slot is claimed with a
+ * compare-and-swap and counted with atomic adds (NMI-safe, as hits are); two
+ * CPUs that meet a new call site at once may claim a slot each, and the
+ * report adds such slots up.
  */
 #define pr_fmt(fmt) "probe: " fmt
 #include <topaz/probe.h>
@@ -27,7 +31,7 @@ void probe_print_handler(struct probe_hit *hit, void *data)
 	for (unsigned int i = 0; i < pp->nr_values && len < sizeof(line); i++)
 		len += (size_t)ksnprintf(line + len, sizeof(line) - len, " %s=%s", pp->values[i].name,
 					 probe_format_value(hit, i, val, sizeof(val)));
-	printk("%s\n", line);
+	printk("%s cpu=%u\n", line, hit->cpu);
 }
 
 /* ---------------------------------------------------------------- count */
@@ -79,17 +83,37 @@ static struct probe_count_entry *count_slot(const struct probe_point *pp, uintpt
 	for (unsigned int n = 0; n < COUNT_SLOTS; n++, h = (h + 1) & (COUNT_SLOTS - 1)) {
 		struct probe_count_entry *e = &counts[h];
 
-		if (e->point == pp && e->call_site == site)
+		if (__atomic_load_n(&e->point, __ATOMIC_ACQUIRE) == pp && e->call_site == site)
 			return e;
-		if (!e->point) {
+		if (!__atomic_load_n(&e->claim, __ATOMIC_ACQUIRE)) {	/* never taken */
+			const struct probe_point *none = NULL;
+
 			if (!create)
 				return NULL;
-			e->point = pp;
+			/* the site first: a reader matches the point last */
+			if (!__atomic_compare_exchange_n(&e->claim, &none, pp, false,
+							 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+				continue;	/* another CPU's: look at the next */
 			e->call_site = site;
+			__atomic_store_n(&e->point, pp, __ATOMIC_RELEASE);
 			return e;
 		}
 	}
 	return NULL;
+}
+
+/* One CPU: plain adds (no other writer); several: atomic ones. */
+static inline void count_add(struct probe_count_entry *e, u64 req, u64 alloc)
+{
+	if (likely(nr_cpu_ids == 1)) {
+		e->hits++;
+		e->bytes_req += req;
+		e->bytes_alloc += alloc;
+		return;
+	}
+	__atomic_fetch_add(&e->hits, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&e->bytes_req, req, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&e->bytes_alloc, alloc, __ATOMIC_RELAXED);
 }
 
 /* Everything the hit path does not: resolving indices, probing past the home slot. */
@@ -105,12 +129,10 @@ static __noinline void count_slow(struct probe_hit *hit)
 	site = (uintptr_t)(hit->v[ix->call_site].u & ix->m_site);
 	e = count_slot(pp, site, true);
 	if (!e) {
-		count_dropped++;
+		__atomic_fetch_add(&count_dropped, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	e->hits++;
-	e->bytes_req += hit->v[ix->bytes_req].u & ix->m_req;
-	e->bytes_alloc += hit->v[ix->bytes_alloc].u & ix->m_alloc;
+	count_add(e, hit->v[ix->bytes_req].u & ix->m_req, hit->v[ix->bytes_alloc].u & ix->m_alloc);
 }
 
 /* The hit path: no calls (so no saved registers), misses tail-call count_slow(). */
@@ -126,11 +148,9 @@ void probe_count_handler(struct probe_hit *hit, void *data)
 		return count_slow(hit);
 	site = (uintptr_t)(v[ix->call_site].u & ix->m_site);
 	e = &counts[count_hash(pp, site)];
-	if (unlikely(e->point != pp || e->call_site != site))
+	if (unlikely(__atomic_load_n(&e->point, __ATOMIC_ACQUIRE) != pp || e->call_site != site))
 		return count_slow(hit);
-	e->hits++;
-	e->bytes_req += v[ix->bytes_req].u & ix->m_req;
-	e->bytes_alloc += v[ix->bytes_alloc].u & ix->m_alloc;
+	count_add(e, v[ix->bytes_req].u & ix->m_req, v[ix->bytes_alloc].u & ix->m_alloc);
 }
 
 const struct probe_count_entry *probe_count_lookup(const struct probe_point *point,
@@ -160,6 +180,18 @@ void probe_count_report(void)
 	struct probe_point *pp;
 	bool any = false;
 
+	/* two CPUs that met a call site at once took a slot each: one line */
+	for (unsigned int i = 0; i < COUNT_SLOTS; i++)
+		for (unsigned int k = i + 1; counts[i].point && k < COUNT_SLOTS; k++)
+			if (counts[k].point == counts[i].point &&
+			    counts[k].call_site == counts[i].call_site) {
+				counts[i].hits += counts[k].hits;
+				counts[i].bytes_req += counts[k].bytes_req;
+				counts[i].bytes_alloc += counts[k].bytes_alloc;
+				counts[k].hits = counts[k].bytes_req = counts[k].bytes_alloc = 0;
+				counts[k].call_site = 0;
+				counts[k].point = NULL;	/* its claim stays: nobody takes it */
+			}
 	probe_for_each(pp) {
 		unsigned int n = 0;
 		u64 hits = 0, req = 0, alloc = 0;

@@ -99,6 +99,7 @@ struct probe_point {
 struct probe_hit {
 	struct probe_point *point;
 	const union probe_val *v;
+	unsigned int cpu;	/* the CPU it fired on: SystemTap's cpu() */
 	u32 derived;
 	char buf[PROBE_MAX_DERIVED][160];
 };
@@ -155,7 +156,7 @@ static inline __attribute__((always_inline)) void probe_fire(struct probe_point 
 	struct probe_hit hit;
 
 	if (unlikely(*nest)) {
-		pp->dropped++;
+		__atomic_fetch_add(&pp->dropped, 1, __ATOMIC_RELAXED);	/* any CPU's */
 		return;
 	}
 	/* interrupts nest, so whatever interrupts this has undone its own mark */
@@ -163,6 +164,7 @@ static inline __attribute__((always_inline)) void probe_fire(struct probe_point 
 	__asm__ __volatile__("" ::: "memory");
 	hit.point = pp;
 	hit.v = v;
+	hit.cpu = smp_processor_id();
 	hit.derived = 0;
 	pp->handlers[0].fn(&hit, pp->handlers[0].data);
 	if (unlikely(pp->nr_handlers > 1))
@@ -245,7 +247,8 @@ void probe_count_report(void);
 void probe_count_reset(void);
 
 struct probe_count_entry {
-	const struct probe_point *point;
+	const struct probe_point *point;	/* set last: the entry is complete */
+	const struct probe_point *claim;	/* the CPU that took the slot set it */
 	uintptr_t call_site;
 	u64 hits, bytes_req, bytes_alloc;
 } __aligned(64);

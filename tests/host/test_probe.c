@@ -341,7 +341,7 @@ static void test_print_handler_line(void **state)
 	EXPECT(" caller_function=test_print_handler_line+0x");
 	EXPECT(" bytes_req=64 bytes_alloc=64 gfp_flags=0xcc0 gfp_flag_name=GFP_KERNEL ");
 	EXPECT(ptr);
-	EXPECT(" cache_name=p-print\n");
+	EXPECT(" cache_name=p-print cpu=0\n");
 	kmem_cache_free(s, p);
 	kmem_cache_destroy(s);
 }

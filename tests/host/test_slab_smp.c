@@ -27,6 +27,8 @@
 #include <topaz/smp.h>
 #include "../../mm/slab_internal.h"	/* white-box: the per-CPU arrays */
 #include "slab_test_helpers.h"
+#include <topaz/probe.h>
+#include <topaz/symbols.h>
 
 #define ARENA_MIB	64
 #define NCPU		4	/* the fake machine's CPUs: one thread each */
@@ -1013,6 +1015,72 @@ static void test_threads_walks_while_caches_come_and_go(void **state)
 	free(c);
 }
 
+/* ---------------------------------------------------------------- probes on every CPU */
+
+#define PROBE_ROUNDS 5000
+
+static __noinline void probe_site(void)
+{
+	kfree(kmalloc(100, GFP_KERNEL));
+}
+
+static pthread_barrier_t probe_go;
+
+static void *probe_cpu(void *arg)
+{
+	struct cpu_thread *t = arg;
+
+	hosted_cpu_id = t->cpu;
+	pthread_barrier_wait(&probe_go);
+	for (int i = 0; i < PROBE_ROUNDS; i++)
+		probe_site();
+	return NULL;
+}
+
+static void print_on_cpu(void *arg)
+{
+	kfree(kmalloc(8, GFP_KERNEL));
+}
+
+/*
+ * The probes on several CPUs: each hit says its CPU (SystemTap's cpu()), and
+ * the count action, hit from every CPU at once, loses no hit and reports one
+ * line for the one call site.
+ */
+static void test_probes_on_every_cpu(void **state)
+{
+	struct probe_point *pp = probe_find("vm.kmalloc");
+	uintptr_t lo = ksym_address("probe_site"), site = 0;
+	const struct probe_count_entry *e;
+
+	capture();
+	probe_register("vm.kmalloc", probe_print_handler, NULL);
+	smp_call_function_single(2, print_on_cpu, NULL, true);
+	probe_unregister("vm.kmalloc", probe_print_handler, NULL);
+	uncapture();
+	EXPECT("vm.kmalloc: ");
+	EXPECT(" cpu=2\n");
+
+	probe_count_reset();
+	assert_true(probe_register("vm.kmalloc", probe_count_handler, NULL) > 0);
+	pthread_barrier_init(&probe_go, NULL, NCPU);
+	run_cpus(probe_cpu, NULL, NCPU);
+	pthread_barrier_destroy(&probe_go);
+	probe_unregister("vm.kmalloc", probe_count_handler, NULL);
+	capture();
+	probe_count_report();	/* adds up slots two CPUs took for one site */
+	uncapture();
+	for (uintptr_t x = lo; !site && x < lo + 64; x++)
+		if (probe_count_lookup(pp, x))
+			site = x;
+	assert_true(site);
+	e = probe_count_lookup(pp, site);
+	assert_int_equal(e->hits, (u64)NCPU * PROBE_ROUNDS);
+	assert_int_equal(e->bytes_req, (u64)NCPU * PROBE_ROUNDS * 100);
+	assert_int_equal(count_substr(out, "probe_site+0x"), 1);
+	probe_count_reset();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1027,6 +1095,7 @@ int main(void)
 		cmocka_unit_test(test_threads_counters_exact),
 		cmocka_unit_test(test_threads_reports_counted_and_one_pending_panic),
 		cmocka_unit_test(test_threads_walks_while_caches_come_and_go),
+		cmocka_unit_test(test_probes_on_every_cpu),
 	};
 	return cmocka_run_group_tests_name("slab_smp", tests, setup, NULL);
 }
