@@ -8,12 +8,17 @@ sequence from that log and compares it with what ptdecode (libipt) decodes
 from topaz's trace container: they must be identical.
 
   oracle.py plan --elf topaz.so --container DISCOVERY.tpz --out PLAN.json [--ptdecode TOOL]
+                 [--files REGEX]
       prints the -dfilter argument and writes the plan (load address, ranges)
   oracle.py compare --plan PLAN.json --elf topaz.so --ptdecode TOOL
-                    --qemu-log QEMU.log --container TRACE.tpz --name NAME --step single|branch
+                    --qemu-log QEMU.log... --container TRACE.tpz --name NAME --step single|branch
+                    [--cpus N] [--windows N] [--log KERNEL.log] [--insn-out FILE]
       prints "PASS NAME: N instructions compared" or "FAIL NAME: why" and,
       on a divergence, the index, both addresses, the instructions and the
-      packets around it; exit status 0 for PASS, 1 for FAIL.
+      packets around it; exit status 0 for PASS, 1 for FAIL. Several CPUs
+      (--cpus N, QEMU's log a file per thread): each compared on its own, the
+      PASS line with each one's count, a FAIL with each failing one's
+      first divergence.
   oracle.py corrupt --ptdecode TOOL --container TRACE.tpz --out BAD.tpz
       flips one TNT bit (CRCs fixed): the self-test shows compare catches it
 
@@ -26,8 +31,10 @@ What is compared (see tests/qemu/oracle.sh for the why):
     instruction outside the filter is a divergence;
   * on the QEMU side, only instructions the workload itself executed: those of
     interrupt and exception handlers (from an isr_stubs entry to the return
-    path in isr_common, nesting counted) are left out, and only the window from
-    the instruction after "call pt_trace_begin" to "call pt_trace_end" counts;
+    path in isr_common, nesting counted) are left out, and only the windows
+    from the instruction after "call pt_trace_begin" to the call (or tail
+    jump) to pt_trace_end count: pt_run_traced's on the boot CPU, traced_job's
+    (a job on another CPU) on the others;
   * on the ptdecode side, every decoded instruction: one outside R fails the
     run (the oracle could not check it).
 """
@@ -161,20 +168,23 @@ def cmd_plan(a):
     by_name = {n: (addr, size) for addr, size, n in text}
     compared = []
     for addr, size, name, src in funcs:
-        if size and ('/kernel/workloads/' in src or name == 'pt_run_traced'):
+        if size and ('/kernel/workloads/' in src or name in ('pt_run_traced', 'traced_job') or
+                     (a.files and re.search(a.files, src))):
             compared.append((load + addr, load + addr + size, name))
     for v, s, n in images:
         compared.append((v, v + s, f'[{n}]'))
     # and every other function the discovery trace went through (kernel code
     # the workloads call: handlers may run it too, their part is left out)
     if a.ptdecode:
-        res = subprocess.run([a.ptdecode, '--elf', a.elf, '--insn', '--no-disasm', a.container],
-                             capture_output=True, text=True)
+        # each distinct line once: a spinning CPU decodes to millions of them
+        with subprocess.Popen([a.ptdecode, '--elf', a.elf, '--insn', '--no-disasm', a.container],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) as p:
+            lines = sorted(set(p.stdout))
         seen = {lo for lo, _hi, _n in compared}
         starts = [load + addr for addr, _s, _n, _f in funcs]
         order = sorted(range(len(funcs)), key=lambda i: starts[i])
         starts = [starts[i] for i in order]
-        for m in map(PT_INSN_RE.match, res.stdout.splitlines()):
+        for m in map(PT_INSN_RE.match, lines):
             if not m:
                 continue
             ip = int(m.group(2), 16)
@@ -189,15 +199,24 @@ def cmd_plan(a):
                  'pt_trace_end'):
         if need not in by_name:
             raise SystemExit(f'oracle: {a.elf}: no symbol {need}')
-    # The window: after "call pt_trace_begin", up to "call pt_trace_end".
-    prt, prt_size = by_name['pt_run_traced']
-    ins = objdump(a.elf, prt, prt + prt_size)
-    begin = end = None
-    for i, (ip, txt) in enumerate(ins):
-        if re.search(r'call\s+[0-9a-f]+ <pt_trace_begin>', txt) and i + 1 < len(ins):
-            begin = ins[i + 1][0]
-        if re.search(r'call\s+[0-9a-f]+ <pt_trace_end>', txt):
-            end = ip
+    # The windows: after "call pt_trace_begin", up to the call (or tail jump)
+    # to pt_trace_end: the boot CPU's in pt_run_traced, the other CPUs' (their
+    # jobs) in traced_job.
+    windows = []
+    for fn in ('pt_run_traced', 'traced_job'):
+        if fn not in by_name:
+            continue
+        start, size = by_name[fn]
+        ins = objdump(a.elf, start, start + size)
+        begin = end = None
+        for i, (ip, txt) in enumerate(ins):
+            if re.search(r'call\s+[0-9a-f]+ <pt_trace_begin>', txt) and i + 1 < len(ins):
+                begin = ins[i + 1][0]
+            if re.search(r'(call|jmp)\s+[0-9a-f]+ <pt_trace_end>', txt):
+                end = ip
+        if begin is None or end is None:
+            raise SystemExit(f'oracle: cannot find the calls to pt_trace_begin/pt_trace_end in {fn}')
+        windows.append((load + begin, load + end, fn))
     # The handler exit: the instruction after "call trap_dispatch" in isr_common.
     ic = by_name['isr_common'][0]
     ins = objdump(a.elf, ic, ic + 0x100)
@@ -206,14 +225,13 @@ def cmd_plan(a):
         if re.search(r'call\s+[0-9a-f]+ <trap_dispatch>', txt) and i + 1 < len(ins):
             exit_ip = ins[i + 1][0]
             break
-    if begin is None or end is None or exit_ip is None:
-        raise SystemExit('oracle: cannot find the calls to pt_trace_begin/pt_trace_end in '
-                         'pt_run_traced or to trap_dispatch in isr_common')
+    if exit_ip is None:
+        raise SystemExit('oracle: cannot find the call to trap_dispatch in isr_common')
     stubs = load + by_name['isr_stubs'][0]
     plan = {
         'fixups': ex_table(a.elf, load),
         'load': load, 'compared': compared, 'images': images,
-        'begin': load + begin, 'end': load + end,
+        'begin': windows[0][0], 'end': windows[0][1], 'windows': windows,
         'isr_stubs': stubs, 'isr_exit': load + exit_ip,
         # the branch-step engine's common stop leaves #BP there (kernel/entry.S)
         'bp_done': load + by_name['isr_bp_done'][0],
@@ -267,69 +285,98 @@ STOP_RE = re.compile(r'Stopped execution of TB chain before (0x[0-9a-f]+) \[([0-
 INSN_RE = re.compile(r'0x([0-9a-f]+):\s+((?:[0-9a-f]{2}(?: |$))+)\s*(.*)$')
 
 
-def parse_qemu_log(path):
-    """[(pc, flags, insns)] of the TBs that ran, in order; insns = [(ip, asm)].
+def parse_qemu_logs(paths):
+    """{cpu: [(pc, flags, insns, ptr)]} of the TBs that ran, in order per CPU;
+    insns = [(ip, asm)]; {cpu: TBs stopped before they ran}; problems.
 
-    QEMU logs "Trace" before it enters a TB. When the TB's first check sees an
-    exit request (an interrupt to take) it does not run it, and says so:
-    "Stopped execution of TB chain before <the same host address>". Such a TB
-    is left out here (it is logged again when it does run). A stop before a
+    QEMU logs "Trace CPU:" before it enters a TB. When the TB's first check
+    sees an exit request (an interrupt to take) it does not run it, and says
+    so: "Stopped execution of TB chain before <the same host address>". Such a
+    TB is left out here (it is logged again when it does run). A stop before a
     different TB is one reached by chaining, unlogged: the logged one ran.
+
+    Several CPUs (MTTCG: a host thread each) log into a file per thread (-d
+    tid): a file is one CPU's order of events, which the lines without a CPU
+    number ("Stopped", the translations) need. A translation is logged by the
+    thread that made it, right before that CPU runs it; other CPUs run the same
+    TB (the TB cache is shared) with only a "Trace" line in their file: those
+    take the translation from the other files (by host address and guest PC).
     """
-    tbs, execs, problems, seen = {}, [], [], {}
-    block, pending, stopped = None, None, 0
-    with open(path, errors='replace') as f:
-        for line in f:
-            if line.startswith('Trace '):
-                # the same TB again (and no translation waiting for its first run)
-                e = seen.get(line)
-                if e is not None and pending is None:
-                    execs.append(e)
-                    continue
-                # "Trace 0: 0x7f00dcda0240 [0000000000000000/000000001ddfe220/0040c2b0/ff000000] "
-                f4 = line.split(None, 4)
-                try:
-                    ptr = f4[2]
-                    _cs, pc, flags, _cf = f4[3].strip('[]').split('/')
-                    pc, flags = int(pc, 16), int(flags, 16)
-                except (IndexError, ValueError):
-                    problems.append(f'unparsed QEMU log line: {line.strip()}')
-                    continue
-                if pending is not None:
-                    if pending[0][0] == pc:
-                        tbs[ptr] = pending
+    execs, problems, stopped = {}, [], {}
+    shared = {}		# (ptr, pc): insns, from every file; None when two differ
+    unresolved = []	# (ptr, pc, placeholder insns) to take from shared
+    for path in paths:
+        tbs, seen, order = {}, {}, []
+        block, pending = None, None
+        with open(path, errors='replace') as f:
+            for line in f:
+                if line.startswith('Trace '):
+                    # the same TB again (and no translation waiting for its first run)
+                    e = seen.get(line)
+                    if e is not None and pending is None:
+                        order.append(e)
+                        continue
+                    # "Trace 0: 0x7f00dcda0240 [0000000000000000/000000001ddfe220/0040c2b0/ff000000] "
+                    f4 = line.split(None, 4)
+                    try:
+                        cpu = int(f4[1].rstrip(':'))
+                        ptr = f4[2]
+                        _cs, pc, flags, _cf = f4[3].strip('[]').split('/')
+                        pc, flags = int(pc, 16), int(flags, 16)
+                    except (IndexError, ValueError):
+                        problems.append(f'unparsed QEMU log line: {line.strip()}')
+                        continue
+                    if pending is not None:
+                        if pending[0][0] == pc:
+                            tbs[ptr] = (pc, pending)
+                            old = shared.get((ptr, pc), pending)
+                            shared[(ptr, pc)] = pending if old == pending else None
+                        else:
+                            problems.append(f'translation of {pending[0][0]:#x} not followed by its '
+                                            f'execution (next TB {pc:#x})')
+                        pending = None
+                    t = tbs.get(ptr)
+                    if t is not None and t[0] == pc:
+                        insns = t[1]
                     else:
-                        problems.append(f'translation of {pending[0][0]:#x} not followed by its '
-                                        f'execution (next TB {pc:#x})')
-                    pending = None
-                insns = tbs.get(ptr)
-                if insns is None:
-                    problems.append(f'TB {pc:#x} flags {flags:#x} executed without its translation '
-                                    'in the log')
-                    insns = [(pc, '?'), (pc + 1, None)]
-                    tbs[ptr] = insns
-                e = seen[line] = (pc, flags, insns, ptr)
-                execs.append(e)
-            elif line.startswith('Stopped execution'):
-                m = STOP_RE.match(line)
-                if m and execs and execs[-1][3] == m.group(1) and int(m.group(2), 16) == execs[-1][0]:
-                    execs.pop()
-                    stopped += 1
-            elif line.startswith('IN:'):
-                block = []
-            elif block is not None:
-                m = INSN_RE.match(line.rstrip('\n'))
-                if m and m.group(3).strip():
-                    block.append((int(m.group(1), 16), m.group(3).strip()))
-                    size = len(m.group(2).split())
-                elif m and block:
-                    size += len(m.group(2).split())	# the rest of its bytes
-                elif not line.strip():
-                    if block:
-                        # the address after the TB (its last instruction)
-                        block.append((block[-1][0] + size, None))
-                        pending = block
-                    block = None
+                        # translated by another CPU's thread: filled in below
+                        insns = []
+                        unresolved.append((ptr, pc, flags, insns))
+                        tbs[ptr] = (pc, insns)
+                    e = seen[line] = (pc, flags, insns, ptr, cpu)
+                    order.append(e)
+                elif line.startswith('Stopped execution'):
+                    m = STOP_RE.match(line)
+                    if (m and order and order[-1][3] == m.group(1) and
+                            int(m.group(2), 16) == order[-1][0]):
+                        e = order.pop()
+                        stopped[e[4]] = stopped.get(e[4], 0) + 1
+                elif line.startswith('IN:'):
+                    block = []
+                elif block is not None:
+                    m = INSN_RE.match(line.rstrip('\n'))
+                    if m and m.group(3).strip():
+                        block.append((int(m.group(1), 16), m.group(3).strip()))
+                        size = len(m.group(2).split())
+                    elif m and block:
+                        size += len(m.group(2).split())	# the rest of its bytes
+                    elif not line.strip():
+                        if block:
+                            # the address after the TB (its last instruction)
+                            block.append((block[-1][0] + size, None))
+                            pending = block
+                        block = None
+        for e in order:
+            execs.setdefault(e[4], []).append(e)
+    for ptr, pc, flags, insns in unresolved:
+        got = shared.get((ptr, pc))
+        if got is None:
+            why = ('translated differently in two threads (the host address reused after a '
+                   'TB flush?)' if (ptr, pc) in shared else 'executed without its translation in '
+                   'the log')
+            problems.append(f'TB {pc:#x} flags {flags:#x} {why}')
+            got = [(pc, '?'), (pc + 1, None)]
+        insns[:] = got
     return execs, stopped, problems
 
 
@@ -380,8 +427,9 @@ def qemu_sequence(plan, execs, step, boundaries=None):
             depth += 1
         elif depth == 0:
             seq.append(k)
-    # what each depth-0 TB retired, and the windows
-    win, inside, windows = [], False, 0
+    # what each depth-0 TB retired, and the windows (begin: end)
+    wins = {b: e for b, e, _n in plan['windows']} if 'windows' in plan else {plan['begin']: plan['end']}
+    win, inside, windows, end = [], False, 0, None
     for i, s in enumerate(seq):
         if s[0] == 'h':
             continue
@@ -416,22 +464,23 @@ def qemu_sequence(plan, execs, step, boundaries=None):
                 if ip == nxt:
                     n, why = k, 'faulted' if k == 0 else 'partial'
                     break
-        if why and (inside or pc == plan['begin']):
+        if why and (inside or pc in wins):
             notes[why] += 1
         for ip, txt in insns[:n]:
-            if not inside and ip == plan['begin']:
-                inside = True
+            if not inside and ip in wins:
+                inside, end = True, wins[ip]
                 windows += 1
             if inside:
                 win.append((ip, txt))
                 if step == 'single' and not flags & TF:
                     notes['no_tf'] += 1
-                if ip == plan['end']:
+                if ip == end:
                     inside = False
     return win, windows, notes
 
 
 RESULT_RE = re.compile(r'result: trace\.engine (.*)$')
+RESULT_CPU_RE = re.compile(r'result: trace\.cpu (.*)$')
 
 
 def reps_all(win):
@@ -443,27 +492,41 @@ def reps_all(win):
 PT_INSN_RE = re.compile(r'(\? )?([0-9a-f]{16})  (\S+)\s+((?:[0-9a-f]{2} ?)+)\s*(.*)$')
 
 
+CPU_RE = re.compile(r'\[cpu (\d+), segment')
+
+
 def parse_insn(path):
-    """[(ip, line_index)] of the decoded instructions, and all lines."""
+    """{cpu: [(ip, line_index)]} of the decoded instructions, {cpu: the index
+    of its first line}, and all lines. ptdecode prints each CPU's segments in
+    turn, each under a "[cpu N, segment M ...]" line."""
     lines = open(path, errors='replace').read().splitlines()
-    insns = []
+    insns, first, cpu = {}, {}, 0
     for n, line in enumerate(lines):
         m = PT_INSN_RE.match(line)
         if m:
-            insns.append((int(m.group(2), 16), n))
-    return insns, lines
+            insns.setdefault(cpu, []).append((int(m.group(2), 16), n))
+        elif line.startswith('[cpu '):
+            m = CPU_RE.match(line)
+            if m:
+                cpu = int(m.group(1))
+                first.setdefault(cpu, n)
+    return insns, first, lines
 
 
 PKT_RE = re.compile(r'([0-9a-f]{16})  (\S+)\s*(.*)$')
+# "[3e (record 1, file offset 0x1a6), cpu_relax+0x2: error: bad compressed return]"
+DECODE_ERR_RE = re.compile(r'\[([0-9a-f]+) \(record \d+, file offset 0x[0-9a-f]+\), .*: error: ')
+RTIT_DISRETC = 1 << 11
 FLOW = ('tnt.8', 'tnt.64', 'tip', 'tip.pge', 'tip.pgd', 'fup')
 
 
-def locate_packet(insn_lines, upto_line, packets):
+def locate_packet(insn_lines, upto_line, packets, retcomp=True):
     """Index into packets of the last flow packet the decode used before insn_lines[upto_line].
 
     Replays the decode's demands on the packet stream: a TNT bit per conditional
     branch (and per compressed return), a TIP per indirect branch and return
-    that was not compressed, TIP.PGE/PGD and FUP for the events.
+    that was not compressed (every return without @retcomp), TIP.PGE/PGD and
+    FUP for the events.
     """
     pk = [p for p in packets if p[1] in FLOW]
     pi, bits = 0, 0
@@ -499,7 +562,7 @@ def locate_packet(insn_lines, upto_line, packets):
             elif mn.startswith('j') or mn.startswith('loop') or mn == 'jrcxz':
                 take_bit()
             elif mn.startswith('ret'):
-                if bits or (pi < len(pk) and pk[pi][1].startswith('tnt')):
+                if retcomp and (bits or (pi < len(pk) and pk[pi][1].startswith('tnt'))):
                     take_bit()
                 else:
                     take(('tip',))
@@ -567,20 +630,23 @@ def cmd_compare(a):
         return fail('the trace has TraceStop ranges: the oracle compares filters only')
     RQ = R.intersect(filt) if filt else R
 
-    # ptdecode: the decoded instructions
-    insn_path = a.qemu_log + '.insn'
+    # ptdecode: the decoded instructions, per CPU
+    insn_path = a.insn_out or a.qemu_log[0] + '.insn'
     with open(insn_path, 'w') as out:
         res = subprocess.run([a.ptdecode, '--elf', a.elf, '--insn', a.container], stdout=out,
                              stderr=subprocess.PIPE, text=True)
     if res.returncode not in (0, 1):
         return fail(f'ptdecode exit status {res.returncode}', res.stderr.splitlines()[:10])
-    problems = [p for p in res.stderr.splitlines() if p.strip()]
-    pt_all, insn_lines = parse_insn(insn_path)
-    pt = [(ip, n) for ip, n in pt_all if ip in R]
-    outside = len(pt_all) - len(pt)
+    problems = {}
+    for p in res.stderr.splitlines():
+        if p.strip():
+            m = re.search(r': cpu (\d+): ', p)
+            problems.setdefault(int(m.group(1)) if m else None, []).append(p)
+    pt_by_cpu, first_line, insn_lines = parse_insn(insn_path)
 
-    # QEMU: the executed instructions
-    execs, stopped, qproblems = parse_qemu_log(a.qemu_log)
+    # QEMU: the executed instructions, per CPU
+    execs, stopped, qproblems = parse_qemu_logs(a.qemu_log)
+
     def boundaries(lo, hi):
         # where objdump puts the instructions of [lo, hi) (kernel code only)
         load = plan['load']
@@ -588,102 +654,177 @@ def cmd_compare(a):
             return [(lo, '.byte')]
         return [(load + ip, t) for ip, t in objdump(a.elf, lo - load, hi - load)]
 
-    win, windows, notes = qemu_sequence(plan, execs, a.step, boundaries)
-    q = [(ip, t) for ip, t in win if ip in RQ]
-    # A REP string instruction runs once per iteration in QEMU's log (each
-    # iteration is a TB, and under TF a #DB) and is one instruction in the
-    # decode: its back-to-back repeats count once.
-    reps = {ip for ip, t in q if re.match(r'rep', t)}
-    if reps:
-        q = [e for i, e in enumerate(q) if not (e[0] in reps and i and q[i - 1][0] == e[0])]
-
     # The engine's own count (every instruction of the windows, filters or
     # not) against QEMU's: an instruction the engine did not see is missing
     # from the trace even where the decode cannot tell.
-    engine = None
+    engine, engine_cpu = None, {}
     if a.log:
         for line in open(a.log, errors='replace'):
             m = RESULT_RE.search(line)
             if m:
                 engine = {k: int(v) for k, v in re.findall(r'(\w+)=(\d+)', m.group(1))}
-    ra = reps_all(win)
-    qall = [e for i, e in enumerate(win) if not (e[0] in ra and i and win[i - 1][0] == e[0])]
+            m = RESULT_CPU_RE.search(line)
+            if m:
+                d = {k: int(v) for k, v in re.findall(r'(\w+)=(\d+)', m.group(1))}
+                if 'insns' in d:
+                    engine_cpu[d['cpu']] = d['insns']
+    cpus = sorted(set(range(a.cpus)) | set(execs) | set(pt_by_cpu))
+    multi = len(cpus) > 1
+    if engine is not None and not engine_cpu and not multi:
+        engine_cpu[cpus[0]] = engine['insns']
 
-    info = (f'{len(q)} QEMU / {len(pt)} decoded instructions in {windows} traced windows; '
-            f'{stopped} logged TBs stopped before they ran, {notes["faulted"]} faulted, '
-            f'{notes["emulated"]} emulated, {notes["partial"]} partly run, {outside} decoded '
-            'outside the compared range')
-    bad = []
-    if qproblems:
-        bad.append(f'QEMU log: {qproblems[0]} ({len(qproblems)} problems)')
-    if notes['no_tf']:
-        bad.append(f'{notes["no_tf"]} instructions in the window ran without TF under '
-                   'single-step: the log may miss chained TBs')
-    if windows == 0 or not q:
-        bad.append('no traced window found in the QEMU log')
-    elif a.windows is not None and windows != a.windows:
-        bad.append(f'{windows} traced windows in the QEMU log, {a.windows} runs asked')
-    if problems:
-        bad.append(f'ptdecode reported {len(problems)} problems: {problems[0]}')
-    if a.log and engine is None:
-        bad.append('no "result: trace.engine" line in the kernel log')
-    elif engine is not None and engine['insns'] != len(qall):
-        bad.append(f'the engine counted {engine["insns"]} instructions in the windows, QEMU ran '
-                   f'{len(qall)}')
-    if outside:
-        first = next(ip for ip, _n in pt_all if ip not in R)
-        bad.append(f'{outside} decoded instructions outside the compared range, not checked '
-                   f'(the first: {first:#x} {sym(first)}; the discovery boot did not run it)')
+    def compare_cpu(cpu):
+        """(div, bad, info, extra lines, q, pt, windows, notes) of one CPU."""
+        pt_all = pt_by_cpu.get(cpu, [])
+        pt = [(ip, n) for ip, n in pt_all if ip in R]
+        outside = len(pt_all) - len(pt)
+        win, windows, notes = qemu_sequence(plan, execs.get(cpu, []), a.step, boundaries)
+        q = [(ip, t) for ip, t in win if ip in RQ]
+        # A REP string instruction runs once per iteration in QEMU's log (each
+        # iteration is a TB, and under TF a #DB) and is one instruction in the
+        # decode: its back-to-back repeats count once.
+        reps = {ip for ip, t in q if re.match(r'rep', t)}
+        if reps:
+            q = [e for i, e in enumerate(q) if not (e[0] in reps and i and q[i - 1][0] == e[0])]
+        ra = reps_all(win)
+        qall = [e for i, e in enumerate(win) if not (e[0] in ra and i and win[i - 1][0] == e[0])]
+        nstop = stopped.get(cpu, 0)
+        info = (f'{len(q)} QEMU / {len(pt)} decoded instructions in {windows} traced windows; '
+                f'{nstop} logged TBs stopped before they ran, {notes["faulted"]} faulted, '
+                f'{notes["emulated"]} emulated, {notes["partial"]} partly run, {outside} decoded '
+                'outside the compared range')
+        bad = []
+        if notes['no_tf']:
+            bad.append(f'{notes["no_tf"]} instructions in the window ran without TF under '
+                       'single-step: the log may miss chained TBs')
+        if windows == 0 or not q:
+            bad.append('no traced window found in the QEMU log')
+        elif cpu == 0 and a.windows is not None and windows != a.windows:
+            bad.append(f'{windows} traced windows in the QEMU log, {a.windows} runs asked')
+        cp = problems.get(cpu, []) + ([] if multi else problems.get(None, []))
+        if cp:
+            bad.append(f'ptdecode reported {len(cp)} problems: {cp[0]}')
+        if a.log and cpu not in engine_cpu:
+            bad.append('no "result: trace.engine" line in the kernel log' if not multi else
+                       f'no "result: trace.cpu cpu={cpu} ... insns=" line in the kernel log')
+        elif cpu in engine_cpu and engine_cpu[cpu] != len(qall):
+            why = ''
+            pauses = sum(1 for _ip, t in qall if t and t.startswith('pause'))
+            if a.step == 'single' and pauses == len(qall) - engine_cpu[cpu]:
+                # QEMU ends the TB of a PAUSE (helper_pause: cpu_loop_exit)
+                # without the single-step #DB: the next #DB covers two
+                why = (f' (as many as the PAUSEs it ran: under TF QEMU raises no #DB after a '
+                       'PAUSE, the next #DB reports on it and the instruction after it)')
+            bad.append(f'the engine counted {engine_cpu[cpu]} instructions in the windows, QEMU ran '
+                       f'{len(qall)}{why}')
+        if outside:
+            first = next(ip for ip, _n in pt_all if ip not in R)
+            bad.append(f'{outside} decoded instructions outside the compared range, not checked '
+                       f'(the first: {first:#x} {sym(first)}; the discovery boot did not run it)')
+        n = min(len(q), len(pt))
+        div = next((i for i in range(n) if q[i][0] != pt[i][0]), None)
+        if div is None and len(q) != len(pt):
+            div = n
+        extra = []
+        if div is not None:
+            extra = divergence(cpu, div, q, pt)
+        return div, bad, info, extra, q, pt, windows, notes
 
-    n = min(len(q), len(pt))
-    div = next((i for i in range(n) if q[i][0] != pt[i][0]), None)
-    if div is None and len(q) != len(pt):
-        div = n
-    if div is None and not bad:
-        em = f', {notes["emulated"]} emulated' if notes['emulated'] else ''
-        bp = f', {notes["int3"]} branches run under INT3' if notes['int3'] else ''
-        fx = f', {notes["fixed up"]} fixed up' if notes['fixed up'] else ''
-        ch = ''
-        if engine is not None:
-            ch = (f'; engine count equal; {engine.get("async", 0)} interrupts/exceptions, '
-                  f'{engine.get("async_chained", 0)} before the next stop after another\'s return '
-                  f'({engine.get("async_chained_ran", 0)} after the code ran on)')
-        print(f'PASS {name}: {len(q)} instructions compared ({windows} windows, {stopped} '
-              f'logged TBs stopped before they ran, {notes["faulted"]} faulted{fx}{em}{bp}{ch})')
-        return 0
-    extra = [info] + bad
-    if div is not None:
+    def divergence(cpu, div, q, pt):
         qa = f'{q[div][0]:#x} {sym(q[div][0])}' if div < len(q) else '(QEMU log ends)'
         pa = f'{pt[div][0]:#x} {sym(pt[div][0])}' if div < len(pt) else '(decode ends)'
-        why = f'first divergence at instruction {div}: QEMU {qa}, decoded {pa}'
-        extra.append('around it (index: QEMU | decoded):')
+        extra = [f'first divergence at instruction {div}: QEMU {qa}, decoded {pa}',
+                 'around it (index: QEMU | decoded):']
         for i in range(max(0, div - 6), min(max(len(q), len(pt)), div + 4)):
             qs = f'{q[i][0]:#x} {sym(q[i][0]):<28} {q[i][1]}' if i < len(q) else '-'
             ps = f'{pt[i][0]:#x} {sym(pt[i][0])}' if i < len(pt) else '-'
             extra.append(f'{"=>" if i == div else "  "} {i:7d}: {qs:<70} | {ps}')
-        # the decode's lines and the packets at that point
-        line = pt[div][1] if div < len(pt) else (pt[-1][1] + 1 if pt else 0)
-        extra.append(f'ptdecode --insn lines {max(0, line - 8) + 1}..{line + 3}:')
-        extra += ['  ' + ln for ln in insn_lines[max(0, line - 8):line + 3]]
-        res = subprocess.run([a.ptdecode, '--elf', a.elf, '--packets', a.container],
-                             capture_output=True, text=True)
+        # the decode's lines and the packets at that point (this CPU's only)
+        start = first_line.get(cpu, 0)
+        line = pt[div][1] if div < len(pt) else (pt[-1][1] + 1 if pt else start)
+        extra.append(f'ptdecode --insn lines {max(start, line - 8) + 1}..{line + 3}:')
+        extra += ['  ' + ln for ln in insn_lines[max(start, line - 8):line + 3]]
+        cmd = [a.ptdecode, '--elf', a.elf, '--packets', a.container]
+        if multi:
+            cmd[1:1] = ['--cpu', str(cpu)]
+        res = subprocess.run(cmd, capture_output=True, text=True)
         packets = []
         for ln in res.stdout.splitlines():
             m = PKT_RE.match(ln)
             if m:
                 packets.append((int(m.group(1), 16), m.group(2), m.group(3), ln))
-        k = locate_packet(insn_lines, line, packets)
+        # where the decode failed, if it did right there; else replay its demands
+        k, how = None, None
+        for ln in insn_lines[max(start, line - 8):line + 1]:
+            m = DECODE_ERR_RE.match(ln)
+            if m:
+                off = int(m.group(1), 16)
+                at = [i for i, p in enumerate(packets) if p[0] <= off]
+                if at:
+                    k, how = at[-1], 'where the decode failed ("error:" in its --insn output)'
+        if k is None:
+            k = locate_packet(insn_lines[start:], line - start, packets,
+                              retcomp=not hdr['rtit_ctl'] & RTIT_DISRETC)
+            how = ('the last flow packet the decode used before the divergence (found by '
+                   'replaying its TNT/TIP demands)')
         if k is not None:
-            extra.append(f'ptdecode --packets around stream offset {packets[k][0]:#x}, the last '
-                         'flow packet the decode used before the divergence (found by replaying '
-                         'its TNT/TIP demands):')
+            extra.append(f'ptdecode --packets{" --cpu " + str(cpu) if multi else ""} around '
+                         f'stream offset {packets[k][0]:#x}, {how}:')
             for p in packets[max(0, k - 8):k + 6]:
                 extra.append(f'{"=>" if p is packets[k] else "  "} {p[3]}')
         else:
             extra.append('(the packet position could not be located: past the last flow packet)')
-    else:
-        why = bad[0]
-    return fail(why, extra)
+        return extra
+
+    results = {cpu: compare_cpu(cpu) for cpu in cpus}
+    common = []
+    if qproblems:
+        common.append(f'QEMU log: {qproblems[0]} ({len(qproblems)} problems)')
+    if multi and problems.get(None):
+        common.append(f'ptdecode reported {len(problems[None])} problems: {problems[None][0]}')
+    failed = [c for c in cpus if results[c][0] is not None or results[c][1]]
+    if not failed and not common:
+        total = sum(len(results[c][4]) for c in cpus)
+        notes = {k: sum(results[c][7][k] for c in cpus) for k in results[cpus[0]][7]}
+        windows = sum(results[c][6] for c in cpus)
+        nstop = sum(stopped.values())
+        em = f', {notes["emulated"]} emulated' if notes['emulated'] else ''
+        bp = f', {notes["int3"]} branches run under INT3' if notes['int3'] else ''
+        fx = f', {notes["fixed up"]} fixed up' if notes['fixed up'] else ''
+        ch = ''
+        if engine is not None:
+            ch = (f'; engine count equal{" on every CPU" if multi else ""}; '
+                  f'{engine.get("async", 0)} interrupts/exceptions, '
+                  f'{engine.get("async_chained", 0)} before the next stop after another\'s return '
+                  f'({engine.get("async_chained_ran", 0)} after the code ran on)')
+        per = ''
+        if multi:
+            per = ', '.join(f'cpu{c} {len(results[c][4])}' for c in cpus) + '; '
+        print(f'PASS {name}: {total} instructions compared ({per}{windows} windows, {nstop} '
+              f'logged TBs stopped before they ran, {notes["faulted"]} faulted{fx}{em}{bp}{ch})')
+        return 0
+    if not multi:
+        div, bad, info, extra, *_ = results[cpus[0]]
+        lines = [info] + common + bad
+        if div is not None:
+            return fail(extra[0], lines + extra[1:])
+        return fail(lines[1], lines)
+    # several CPUs: what went wrong first on each, then each one's details
+    heads = []
+    for c in failed:
+        div, bad, _info, extra, *_ = results[c]
+        heads.append(f'cpu {c}: ' + (extra[0] if div is not None else bad[0]))
+    why = '; '.join(heads) if heads else common[0]
+    lines = list(common)
+    for c in cpus:
+        div, bad, info, extra, q, *_ = results[c]
+        if c not in failed:
+            lines.append(f'cpu {c}: the same, {len(q)} instructions ({info})')
+            continue
+        lines.append(f'cpu {c}: {info}')
+        lines += ['  ' + b for b in bad]
+        lines += ['  ' + e for e in extra]
+    return fail(why, lines)
 
 
 def main():
@@ -694,9 +835,14 @@ def main():
     p.add_argument('--container', required=True)
     p.add_argument('--out', required=True)
     p.add_argument('--ptdecode', help='add the functions the container\'s trace went through')
+    p.add_argument('--files', help='and every function of the source files this matches (a regex)')
     c = sub.add_parser('compare')
-    for k in ('plan', 'elf', 'ptdecode', 'qemu-log', 'container', 'name'):
+    for k in ('plan', 'elf', 'ptdecode', 'container', 'name'):
         c.add_argument('--' + k, required=True)
+    c.add_argument('--qemu-log', required=True, nargs='+',
+                   help='QEMU\'s log, or its files (-d tid: one per thread)')
+    c.add_argument('--insn-out', help='where ptdecode --insn goes (QEMU-LOG.insn)')
+    c.add_argument('--cpus', type=int, default=1, help='the CPUs (each must have run a window)')
     c.add_argument('--step', choices=('single', 'branch'), default='single')
     c.add_argument('--windows', type=int, help='the traced windows (run=) expected')
     c.add_argument('--log', help='the kernel log: the engine\'s instruction count must be QEMU\'s')

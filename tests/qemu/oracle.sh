@@ -8,16 +8,23 @@
 # single-step mode, and in branch-step mode the broadwell ones and, for the
 # other profiles, retcomp-nofilter and noretcomp-filter (--full: all of them).
 # Some add: small ToPA buffers (PMIs in traced code), timing packets, PMIs as
-# NMIs, PTWRITE from a probe, dense interrupts (timer.hz; see configs()). --keep keeps the QEMU logs of
-# passing runs. A failure shows the first divergence (index, both addresses
-# with symbols, the instructions and the packets around it; the logs stay in
-# $BUILD/oracle). The last line: "oracle: N passed, N failed, M instructions
-# compared in S s". Exit status 0 when all passed.
+# NMIs, PTWRITE from a probe, dense interrupts (timer.hz; see configs()). And
+# on several CPUs (NAME-smpN-STEP, QEMU -smp N; see smp_configs(): two, the
+# rest with --full) every CPU is compared on its own: its decoded instructions
+# (ptdecode's "[cpu N, ...]" segments) against QEMU's log of that CPU; the PASS
+# line gives each CPU's count ("cpu0 N, cpu1 M; ..."), a failure each failing
+# CPU's first divergence. --keep keeps the QEMU logs of passing runs. A failure
+# shows the first divergence (index, both addresses with symbols, the
+# instructions and the packets around it; the logs stay in $BUILD/oracle). The
+# last line: "oracle: N passed, N failed, M instructions compared in S s".
+# Exit status 0 when all passed.
 # Each trace is also exported as a perf.data and decoded by Linux perf's own
 # Intel PT decoder (tests/qemu/perf_check.py): one "PASS|FAIL oracle.perf.NAME"
 # line each, perf's instruction addresses against libipt's over the whole
 # trace (the discovery boot's too; and its own self-test: perf on the intact
-# trace against libipt on the one with a TNT bit flipped must part).
+# trace against libipt on the one with a TNT bit flipped must part). Not the
+# traces of several CPUs yet: perf 6.1 decodes only the first CPU of their
+# export (nothing from a perf.data of CPU 1 alone, a crash with all of them).
 #
 # How (tests/qemu/oracle.py does the analysis):
 # - A discovery boot (pt=on, the same workloads, no QEMU log) gives the load
@@ -49,6 +56,16 @@
 # - Only the window from the instruction after "call pt_trace_begin" to "call
 #   pt_trace_end" counts (every run=NAME is one window). With pt.filter the
 #   QEMU side keeps only the filter ranges of the trace header.
+# - Several CPUs: QEMU runs each in a host thread of its own (MTTCG) and logs
+#   into a file per thread (-d tid): the lines that name no CPU (translations,
+#   "Stopped execution") are in that CPU's order there; a TB another CPU
+#   translated takes its instructions from that CPU's file. Each CPU has its
+#   windows: the boot CPU's in pt_run_traced (one per run=NAME), the others'
+#   in traced_job (one per job run_on_each_cpu() gives it, through
+#   pt_trace_end's call or tail jump). Its own discovery boot (-smp N); as the
+#   paths taken there depend on timing, every function of mm/slab.c,
+#   mm/page_alloc.c and kernel/smp.c is in the compared range too. The
+#   engine's count is each CPU's ("result: trace.cpu cpu=N ... insns=").
 set -uo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$here/build}
@@ -76,6 +93,10 @@ work_filter="sort,recursion,dispatch,timer,firmware,fixups,sort"
 # Dense interrupts: a fast timer puts interrupts right after a stop's return
 # and a second one before the next stop (fixups does that with exceptions).
 work_dense="sort,recursion,dispatch,timer,slab,fixups,sort"
+# On several CPUs: the workloads that run on all of them.
+work_smp="psort,slab_xcpu,ipi"
+work_smp_short="slab_xcpu,ipi"
+smp_files='/(mm/slab\.c|mm/page_alloc\.c|kernel/smp\.c):'
 # The self-test decodes this configuration's trace with one TNT bit flipped:
 # the comparison must fail.
 selftest=skylake-retcomp-nofilter-single
@@ -84,6 +105,22 @@ selftest=skylake-retcomp-nofilter-single
 # (what the profiles that filter have); broadwell has no IP filtering.
 sym() {	# the first function named $1 or $1.something (a compiler suffix)
 	nm --defined-only "$elf" | awk -v n="$1" '$2 ~ /^[tT]$/ && ($3 == n || index($3, n ".") == 1) { print $3; exit }'
+}
+# Several CPUs (QEMU -smp N, MTTCG): every CPU runs the workloads of
+# kernel/workloads/smp.c, each in windows of its own (the boot CPU's
+# pt_run_traced, the others' jobs in traced_job), and each CPU's decoded
+# instructions are compared with QEMU's log of that CPU. Two by default, the
+# rest with --full: NAME|STEP|RUN=|SMP|EXTRAS.
+smp_configs() {
+	local rc="pt.buf=16K pt.region=4K"	# small buffers: PMIs in traced code
+	local nr="pt.profile=broadwell pt.noretcomp pt.pmi=nmi $rc"
+	echo "broadwell-noretcomp-nmi-smp2-branch|branch|$work_smp_short|2|$nr pt.step=branch pt.tsc"
+	echo "skylake-retcomp-smp4-branch|branch|$work_smp_short|4|pt.profile=skylake pt.step=branch pt.tsc $rc"
+	[ $full = 1 ] || return 0
+	echo "skylake-retcomp-smp2-branch|branch|$work_smp|2|pt.profile=skylake pt.step=branch pt.tsc $rc"
+	echo "broadwell-noretcomp-nmi-smp4-branch|branch|$work_smp|4|$nr pt.step=branch pt.tsc"
+	echo "tigerlake-retcomp-nmi-smp2-single|single|$work_smp_short|2|pt.profile=tigerlake pt.step=single pt.pmi=nmi $rc"
+	echo "arrowlake-noretcomp-smp4-single|single|$work_smp_short|4|pt.profile=arrowlake pt.step=single pt.noretcomp $rc"
 }
 configs() {
 	local step prof filt rc name x f w
@@ -125,14 +162,15 @@ configs() {
 		fi
 		w=$work
 		[ $filt = filter ] && w=$work_filter
-		echo "$name|$step|$w|$x"
+		echo "$name|$step|$w|1|$x"
 	done
 	done
 	done
 	done
-	echo "skylake-dense-branch|branch|$work_dense|pt.profile=skylake pt.step=branch timer.hz=50000 pt.buf=256K pt.region=4K"
-	echo "arrowlake-dense-nmi-branch|branch|$work_dense|pt.profile=arrowlake pt.step=branch timer.hz=20000 pt.pmi=nmi pt.buf=16K pt.region=4K"
-	echo "tigerlake-dense-single|single|$work_dense|pt.profile=tigerlake pt.step=single timer.hz=20000 pt.buf=256K pt.region=4K"
+	echo "skylake-dense-branch|branch|$work_dense|1|pt.profile=skylake pt.step=branch timer.hz=50000 pt.buf=256K pt.region=4K"
+	echo "arrowlake-dense-nmi-branch|branch|$work_dense|1|pt.profile=arrowlake pt.step=branch timer.hz=20000 pt.pmi=nmi pt.buf=16K pt.region=4K"
+	echo "tigerlake-dense-single|single|$work_dense|1|pt.profile=tigerlake pt.step=single timer.hz=20000 pt.buf=256K pt.region=4K"
+	smp_configs
 }
 
 fail_setup() { echo "FAIL oracle.setup: $1"; echo "oracle: 0 passed, 1 failed, 0 instructions compared in $(( $(date +%s) - t0 )) s"; exit 1; }
@@ -143,46 +181,78 @@ command -v python3 >/dev/null || fail_setup "python3 is needed (apt-get install 
 
 # op_add..op_rot as one START/SIZE range (four functions and the padding between)
 op_span='<op_add..op_rot>'
-if [ $list = 1 ]; then configs | awk -F'|' '{ print $1 ": pt=on run=" $3 " " $4 }'; exit 0; fi
+if [ $list = 1 ]; then
+	configs | awk -F'|' '{ print $1 ": " ($4 > 1 ? "-smp " $4 " " : "") "pt=on run=" $3 " " $5 }'
+	exit 0
+fi
 rm -rf "$dir"; mkdir -p "$dir"
+# the machines the selected configurations need: 1 CPU, -smp N
+smps=$(configs | while IFS='|' read -r name _s _w n _x; do
+	# shellcheck disable=SC2053
+	[[ $name == $only ]] && echo "$n"
+done | sort -nu | tr '\n' ' ')
+[ "$only" = '*' ] && smps="1 $smps"
 
 # Discovery: the load address, the kernel functions the workloads (and the
-# probe) go through and the firmware pages they run, from a plain traced boot.
+# probe) go through and the firmware pages they run, from a plain traced boot;
+# one for each machine (-smp N: its workloads on every CPU, all CPUs' traces).
 discover="pt=on run=$work pt.profile=arrowlake pt.ptw=1 probe=vm.kmalloc:trace"
-"$here/tests/qemu/boot.sh" --cmdline "$discover" --log "$dir/discovery.log" \
-	--debugcon "$dir/discovery.tpz" --timeout 180 >"$dir/discovery.out" 2>&1
-status=$?
-[ $status = 33 ] || fail_setup "the discovery boot ($discover) ended with status $status (log: $dir/discovery.log)"
-dfilter=$(python3 "$py" plan --elf "$elf" --ptdecode "$tool" --container "$dir/discovery.tpz" \
-	--out "$dir/plan.json") || fail_setup "no plan from the discovery boot"
-op_span=$(python3 -c '
+discover_smp="pt=on run=$([ $full = 1 ] && echo "$work_smp" || echo "$work_smp_short") pt.profile=arrowlake pt.pmi=nmi pt.buf=16K pt.region=4K"
+declare -A dfilter
+for n in $(tr ' ' '\n' <<<"$smps" | sort -nu); do
+	tag=discovery cmd=$discover plan=$dir/plan.json
+	[ "$n" -gt 1 ] && tag=discovery-smp$n cmd=$discover_smp plan=$dir/plan-smp$n.json
+	"$here/tests/qemu/boot.sh" --smp "$n" --cmdline "$cmd" --log "$dir/$tag.log" \
+		--debugcon "$dir/$tag.tpz" --timeout 180 >"$dir/$tag.out" 2>&1
+	status=$?
+	[ $status = 33 ] || fail_setup "the discovery boot (-smp $n $cmd) ended with status $status (log: $dir/$tag.log)"
+	# on several CPUs the paths taken depend on timing (a lock's holder, a
+	# full CPU array): every function of the code they share is compared
+	files=()
+	[ "$n" -gt 1 ] && files=(--files "$smp_files")
+	dfilter[$n]=$(python3 "$py" plan --elf "$elf" --ptdecode "$tool" --container "$dir/$tag.tpz" \
+		"${files[@]}" --out "$plan") || fail_setup "no plan from the discovery boot (-smp $n)"
+	[ "$n" = 1 ] || continue
+	op_span=$(python3 -c '
 import json, sys
 p = json.load(open(sys.argv[1]))
 r = {n: (lo, hi) for lo, hi, n in p["compared"]}
 lo, hi = r["op_add"][0], r["op_rot"][1]
 print(f"{lo:#x}/{hi - lo:#x}")' "$dir/plan.json") || fail_setup "no op_add..op_rot in the plan"
+done
 
 one() {
-	local name=$1 step=$2 w=$3 extra=$4 res=$dir/$1.result d status
+	local name=$1 step=$2 w=$3 smp=$4 extra=$5 res=$dir/$1.result d status plan=$dir/plan.json
+	local qlog=$dir/$name.qlog qlogs
 	d="exec,in_asm"
 	[ "$step" = branch ] && d="exec,nochain,in_asm"
-	"$here/tests/qemu/boot.sh" --cmdline "pt=on run=$w loglevel=7 $extra" --log "$dir/$name.log" \
-		--debugcon "$dir/$name.tpz" --timeout 240 -- -d "$d" -dfilter "$dfilter" -D "$dir/$name.qlog" \
-		>"$dir/$name.out" 2>&1
+	# several CPUs: a host thread each (MTTCG), each logs into a file of its own
+	[ "$smp" -gt 1 ] && d+=",tid" qlog=$dir/$name.qlog.%d plan=$dir/plan-smp$smp.json
+	"$here/tests/qemu/boot.sh" --smp "$smp" --cmdline "pt=on run=$w loglevel=7 $extra" \
+		--log "$dir/$name.log" --debugcon "$dir/$name.tpz" --timeout $((smp > 1 ? 400 : 240)) \
+		-- -d "$d" -dfilter "${dfilter[$smp]}" -D "$qlog" >"$dir/$name.out" 2>&1
 	status=$?
 	if [ $status != 33 ]; then
 		{ echo "FAIL oracle.$name: exit status $status, expected 33 (log: $dir/$name.log)"
 		  sed 's/\x1b\[[0-9;?=]*[a-zA-Z]//g; s/\r//g' "$dir/$name.log" | tail -8 | sed 's/^/  /'; } >"$res"
 		return
 	fi
-	python3 "$py" compare --plan "$dir/plan.json" --elf "$elf" --ptdecode "$tool" --step "$step" \
-		--qemu-log "$dir/$name.qlog" --container "$dir/$name.tpz" --name "oracle.$name" \
+	qlogs=("$dir/$name.qlog"*)
+	python3 "$py" compare --plan "$plan" --elf "$elf" --ptdecode "$tool" --step "$step" \
+		--qemu-log "${qlogs[@]}" --insn-out "$dir/$name.insn" --cpus "$smp" \
+		--container "$dir/$name.tpz" --name "oracle.$name" \
 		--log "$dir/$name.log" --windows "$(tr ',' '\n' <<<"$w" | wc -l)" >"$res" 2>&1
 	local cmp=$?
-	python3 "$perf_py" --ptdecode "$tool" --elf "$elf" --container "$dir/$name.tpz" \
-		--name "oracle.perf.$name" >"$dir/$name.perf" 2>&1
+	# perf (6.1) decodes no CPU but the first of ptdecode's perf.data export of
+	# several: not run on them yet
+	if [ "$smp" -gt 1 ]; then
+		touch "$dir/$name.noperf"
+	else
+		python3 "$perf_py" --ptdecode "$tool" --elf "$elf" --container "$dir/$name.tpz" \
+			--name "oracle.perf.$name" >"$dir/$name.perf" 2>&1
+	fi
 	if [ $cmp = 0 ] && [ $keep = 0 ] && [ "$name" != "$selftest" ]; then
-		rm -f "$dir/$name.qlog" "$dir/$name.qlog.insn"
+		rm -f "$dir/$name.qlog"* "$dir/$name.insn"
 	elif ! grep -q '^\(PASS\|FAIL\) ' "$res"; then
 		sed -i '1i FAIL oracle.'"$name"': the comparison did not finish:' "$res"
 	fi
@@ -190,11 +260,11 @@ one() {
 
 names=()
 running=0
-while IFS='|' read -r name step w extra; do
+while IFS='|' read -r name step w smp extra; do
 	# shellcheck disable=SC2053
 	[[ $name == $only ]] || continue
 	names+=("$name")
-	one "$name" "$step" "$w" "$extra" &
+	one "$name" "$step" "$w" "$smp" "$extra" &
 	running=$((running + 1))
 	if [ $running -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
 done < <(configs)
@@ -234,6 +304,7 @@ passed=0 failed=0 insns=0 perf_insns=0
 for name in "${names[@]}"; do
 	for res in "$dir/$name.result" "$dir/$name.perf"; do
 		[ "$name" = discovery ] && [ "$res" = "$dir/$name.result" ] && continue
+		[ "${res##*.}" = perf ] && [ -e "$dir/$name.noperf" ] && continue
 		label=oracle.$name
 		[ "${res##*.}" = perf ] && label=oracle.perf.$name
 		[ -s "$res" ] || echo "FAIL $label: no result" >"$res"
