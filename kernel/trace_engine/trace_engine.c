@@ -129,16 +129,29 @@ static __noinline void note_block(const struct branch_block *b)
 }
 
 /*
+ * PAUSE (F3 90): QEMU 7.2 ends its translation block at a PAUSE and leaves
+ * the CPU loop without taking the single-step #DB (fixed in later QEMUs), so
+ * the next #DB reports on the PAUSE and the instruction after it. On a CPU
+ * the #DB after a PAUSE lands right after it, so this never applies there.
+ */
+static bool is_pause(const struct x86_insn *in, u64 ip)
+{
+	return in->opcode == 0x90 && !(in->rex & 1) && in->length >= 2 &&
+	       *(const u8 *)(uintptr_t)(ip + in->length - 2) == 0xf3;
+}
+
+/*
  * STI and MOV SS hold off interrupts for one instruction, and QEMU holds off
  * the single-step #DB with them: the instruction after one retires without a
  * #DB of its own, so the next #DB reports on both.
  */
-static bool shadows_next(const struct x86_insn *in)
+static bool shadows_next(const struct x86_insn *in, u64 ip)
 {
 	if (in->map != X86_MAP_LEGACY)
 		return false;
 	return in->opcode == 0xfb ||					/* STI */
-	       (in->opcode == 0x8e && ((in->modrm >> 3) & 7) == 2);	/* MOV SS, r/m */
+	       (in->opcode == 0x8e && ((in->modrm >> 3) & 7) == 2) ||	/* MOV SS, r/m */
+	       is_pause(in, ip);
 }
 
 /* The instruction at @ip retired and execution went to @to: tell the model. */
@@ -173,7 +186,7 @@ static void retire(u64 ip, u64 to, struct pt_regs *regs)
 	if (m.cls == PTM_OTHER) {
 		if (to == m.next)
 			return;	/* straight-line: nothing for PT */
-		if (shadows_next(&in)) {
+		if (shadows_next(&in, ip)) {
 			/* the one after it went to @to (a RET after STI) */
 			retire(m.next, to, regs);
 			return;
@@ -554,6 +567,10 @@ static void async_enter(struct pt_regs *regs)
 	}
 	if (!eng.stepping)	/* the block ran up to here */
 		eng.st.insns += branch_block_count(eng.landing, regs->rip, eng.pending);
+	else if (eng.prev && regs->rip != eng.prev && eng.state == ENG_FOLLOWING)
+		/* the stepped instruction retired, and the interrupt came before
+		 * its #DB (QEMU delivers a pending interrupt first): it ran */
+		retire(eng.prev, regs->rip, regs);
 	/* the FUP is where it stopped: the next instruction of an interrupt,
 	 * the faulting one of an exception (regs->rip both) */
 	pt_model_ev_interrupt(regs->vector < 32 && regs->vector != X86_TRAP_NMI ?
