@@ -422,6 +422,7 @@ void pt_model_init_this_cpu(void)
 	ptm.hook = boot->hook;
 	ptm.hook_ctx = boot->hook_ctx;
 	pt_model_reset();
+	pt_model_set_tsc(rdtsc());	/* as the boot CPU's: TSC packets say the time */
 	ptm.installed = true;
 }
 

@@ -660,6 +660,152 @@ static void test_perf_data(void **state)
 	membuf_free(&m);
 }
 
+/*
+ * Timed (TSC packets): CPU 0 runs main, CPU 1 spin, and CPU 1's trace clock
+ * starts at 0 (the software trace unit's did on the CPUs brought up after
+ * the first). perf 6.1 takes a queue whose first TSC reads as 0 for one with
+ * no time at all and segfaulted on it; the export gives CPU 1's queue 1 in
+ * its reference's top byte (perf reads its TSCs as 2^56 + the packet's), CPU
+ * 0's the TSC its chunk was drained at. perf then decodes both CPUs, and
+ * CPU 1 alone, to libipt's instructions, every one with a time.
+ */
+#define TIMED_DRAIN	0x200000ull	/* the chunks' drain TSC (CPU 1's + 1) */
+
+static size_t enc_timed(u8 *out, u64 start, const char *const *tnt, u64 tsc0, u64 tsc1)
+{
+	struct enc x;
+	size_t n;
+
+	enc_init(&x);
+	put_psb(&x);
+	put(&x, (struct pt_packet){ .type = ppt_tsc, .payload.tsc.tsc = tsc0 });
+	put_psbend(&x);
+	put_mode64(&x);
+	put_ip(&x, ppt_tip_pge, pt_ipc_sext_48, start);
+	put_tnt(&x, *tnt++);
+	put(&x, (struct pt_packet){ .type = ppt_tsc, .payload.tsc.tsc = tsc1 });
+	for (; *tnt; tnt++)
+		put_tnt(&x, *tnt);
+	put_ip(&x, ppt_tip_pgd, pt_ipc_update_16, 0x402000);
+	n = enc_done(&x);
+	memcpy(out, x.buf, n);
+	return n;
+}
+
+static void make_timed_container(struct membuf *m)
+{
+	static const char *const t0[] = { DEMO_TNT_MAIN, NULL };
+	static const char *const t1[] = { "!!.", ".!", NULL };
+	struct trace_sink sink = { membuf_write, m };
+	struct trace_writer w;
+	struct tpz_header h;
+	struct tpz_sym syms[] = { DEMO_SYMS_MAIN_FOO_BAR, { 0x40, 0x10, 13 }, { 0x60, 0x0c, 18 } };
+	struct trace_totals t = { 0 };
+	u8 d0[256], d1[256];
+	size_t n0 = enc_timed(d0, BASE, t0, 0x100000, 0x100100);
+	size_t n1 = enc_timed(d1, BASE + 0x40, t1, 0, 0x80);
+
+	sample_header(&h);
+	h.load_address = 0;
+	h.ncpus = 2;
+	h.rtit_ctl |= BIT_ULL(10);	/* TSCEn */
+	h.tsc_hz = 1000000000;
+	trace_writer_init(&w, &sink);
+	assert_int_equal(trace_write_header(&w, &h), 0);
+	assert_int_equal(trace_write_image(&w, "demo", BASE, code, sizeof(code)), 0);
+	assert_int_equal(trace_write_symbols(&w, "demo", BASE, syms, ARRAY_SIZE(syms), names,
+					     sizeof(names)), 0);
+	assert_int_equal(trace_write_trace(&w, &(struct trace_chunk){ .cpu = 1, .tsc = TIMED_DRAIN - 1 },
+					   d1, n1), 0);
+	assert_int_equal(trace_write_trace(&w, &(struct trace_chunk){ .cpu = 0, .tsc = TIMED_DRAIN },
+					   d0, n0), 0);
+	assert_int_equal(trace_write_trailer(&w, &t), 0);
+}
+
+/* Export @r, check its queues' references, let perf decode it: each CPU's
+ * instructions as libipt's, each with a time. */
+static void perf_timed(struct run *r, u32 ncpus)
+{
+	char dir[] = "/tmp/topaz-cpus-XXXXXX", path[128], cmd[512], line[256];
+	size_t len, nips[2] = { 0 }, queues = 0;
+	u64 data_off, data_size, off;
+	u8 *f;
+	FILE *pf;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/perf.data", dir);
+	assert_int_equal(ptd_write_perf_data(&r->c, &r->x.segs, NULL, 0, path), 0);
+	f = (u8 *)read_whole(path, &len);
+	assert_non_null(f);
+	memcpy(&data_off, f + 40, 8);
+	memcpy(&data_size, f + 48, 8);
+	for (off = data_off; off < data_off + data_size;) {
+		struct perf_event_header h;
+
+		memcpy(&h, f + off, sizeof(h));
+		assert_true(h.size >= 8);
+		if (h.type == 71) {
+			u64 size, ref;
+			u32 cpu;
+
+			memcpy(&size, f + off + 8, 8);
+			memcpy(&ref, f + off + 24, 8);
+			memcpy(&cpu, f + off + 40, 4);
+			if (cpu == 1)	/* its clock from 0: one wrap of the packet's TSC */
+				assert_int_equal(ref, BIT_ULL(56) | (TIMED_DRAIN - 1));
+			else
+				assert_int_equal(ref, TIMED_DRAIN);
+			off += size;
+			queues++;
+		}
+		off += h.size;
+	}
+	assert_int_equal(queues, ncpus);
+	free(f);
+
+	snprintf(cmd, sizeof(cmd), "perf script -i %s --itrace=i1i -F cpu,time,ip 2>%s/stderr", path, dir);
+	pf = popen(cmd, "r");
+	assert_non_null(pf);
+	while (fgets(line, sizeof(line), pf)) {
+		unsigned int cpu;
+		unsigned long long ip;
+		double t;
+
+		if (sscanf(line, " [%u] %lf: %llx", &cpu, &t, &ip) != 3 || cpu >= 2)
+			perf_unexpected(pf, line, sizeof(line));
+		assert_true(t > 0);
+		assert_true(nips[cpu] < r->seen.nips[cpu]);
+		assert_int_equal(ip, r->seen.ips[cpu][nips[cpu]]);
+		nips[cpu]++;
+	}
+	assert_int_equal(pclose(pf), 0);	/* it segfaulted */
+	for (u32 cpu = 0; cpu < 2; cpu++)
+		assert_int_equal(nips[cpu], r->seen.nips[cpu]);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_perf_data_timed(void **state)
+{
+	struct membuf m = { 0 };
+	struct run r;
+	const u32 one = 1;
+
+	make_timed_container(&m);
+	assert_int_equal(decode_cpus(&r, &m, NULL, 0), 0);
+	assert_int_equal(r.seen.nips[0], sizeof(run0));
+	assert_int_equal(r.seen.nips[1], sizeof(run1a));
+	perf_timed(&r, 2);
+	run_free(&r);
+	/* CPU 1 alone */
+	assert_int_equal(decode_cpus(&r, &m, &one, 1), 0);
+	assert_int_equal(r.seen.nips[0], 0);
+	assert_int_equal(r.seen.nips[1], sizeof(run1a));
+	perf_timed(&r, 1);
+	run_free(&r);
+	membuf_free(&m);
+}
+
 /* ------------------------------------------------------------ the tool */
 
 /* The ptdecode built beside the tests ($BUILD/tools/ptdecode), or NULL. */
@@ -773,6 +919,7 @@ int main(void)
 		cmocka_unit_test(test_end_loss),
 		cmocka_unit_test(test_one_cpu_as_before),
 		cmocka_unit_test(test_perf_data),
+		cmocka_unit_test(test_perf_data_timed),
 		cmocka_unit_test(test_tool),
 	};
 	return cmocka_run_group_tests_name("trace_cpus", tests, NULL, NULL);

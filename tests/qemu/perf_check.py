@@ -5,9 +5,10 @@
     perf_check.py --ptdecode TOOL --elf ELF --container T.tpz --name NAME [--out DIR]
 
 The container is exported with `ptdecode --perf-data`; `perf script
---itrace=i1i -F ip,sym,symoff` lists every instruction perf decodes and
+--itrace=i1i -F cpu,ip,sym,symoff` lists every instruction perf decodes and
 `ptdecode --insn` every instruction libipt decodes. The two address lists
-must be equal over the whole trace, and perf must report no decode error
+must be equal over the whole trace, CPU by CPU (perf interleaves the CPUs by
+time; ptdecode lists each CPU's segments in turn), and perf must report no decode error
 (`--itrace=e`) where ptdecode reports no problem; where ptdecode reports a
 gap, perf must report the loss too. Prints one PASS or FAIL line (then the
 first divergence with both decoders' context), exit status 0 or 1.
@@ -41,19 +42,28 @@ INSN = re.compile(r"^([0-9a-f]{16})  (\S+)")
 PERF = re.compile(r"^\s*([0-9a-f]+)\s+(.*)$")
 
 
+CPUHDR = re.compile(r"^\[cpu (\d+), segment")
+
+
 def libipt_insns(args):
-    """The instructions, and the indexes where a segment after a cut begins
-    (a gap whose segment before it ended because the trace unit stopped)."""
+    """Per CPU (0 for a trace of one CPU): the instructions, and the indexes
+    where a segment after a cut begins (a gap whose segment before it ended
+    because the trace unit stopped)."""
     out, err, dt = run([args.ptdecode, "--elf", args.elf, "--insn", "--no-disasm",
                         args.container], ok=(0, 1))
-    ips, lines, cuts = [], [], []
+    ips, lines, cuts = {}, {}, {}
+    cpu = 0
     for line in out.splitlines():
         m = INSN.match(line)
         if m:
-            ips.append(int(m.group(1), 16))
-            lines.append(f"{int(m.group(1), 16):x} {m.group(2)}")
+            ips.setdefault(cpu, []).append(int(m.group(1), 16))
+            lines.setdefault(cpu, []).append(f"{int(m.group(1), 16):x} {m.group(2)}")
+            continue
+        h = CPUHDR.match(line)
+        if h:
+            cpu = int(h.group(1))
         elif line.startswith("[gap:") and "stopped" in line:
-            cuts.append(len(ips))
+            cuts.setdefault(cpu, []).append(len(ips.get(cpu, [])))
     problems = [l for l in err.splitlines() if l.startswith("ptdecode:")]
     return ips, lines, cuts, problems, dt
 
@@ -88,25 +98,38 @@ def compare(want, got, cuts):
     return None, edges
 
 
+PERFCPU = re.compile(r"^\s*\[\s*(-?\d+)\]\s+(.*)$")
+
+
 def perf_insns(data):
-    out, err, dt = run(["perf", "script", "-i", data, "--itrace=i1i", "-F", "ip,sym,symoff"])
-    ips, lines = [], []
+    """Per CPU, as perf's cpu field says (each CPU's own queue; a trace of one
+    CPU is CPU 0 whatever perf prints)."""
+    out, err, dt = run(["perf", "script", "-i", data, "--itrace=i1i", "-F", "cpu,ip,sym,symoff"])
+    ips, lines = {}, {}
     for line in out.splitlines():
-        m = PERF.match(line)
+        c = PERFCPU.match(line)
+        cpu, rest = (max(int(c.group(1)), 0), c.group(2)) if c else (0, line)
+        m = PERF.match(rest)
         if m:
-            ips.append(int(m.group(1), 16))
-            lines.append(f"{int(m.group(1), 16):x} {m.group(2).strip()}")
+            ips.setdefault(cpu, []).append(int(m.group(1), 16))
+            lines.setdefault(cpu, []).append(f"{int(m.group(1), 16):x} {m.group(2).strip()}")
     warnings = [l for l in err.splitlines() if l.strip()]
     return ips, lines, warnings, dt
 
 
 def perf_times(data):
-    """perf's timestamps, or None when the file is timeless (no TSC packets)."""
-    p = subprocess.run(["perf", "script", "-i", data, "--itrace=i1i", "-F", "time"],
+    """perf's timestamps per CPU, or None when the file is timeless (no TSC packets)."""
+    p = subprocess.run(["perf", "script", "-i", data, "--itrace=i1i", "-F", "cpu,time"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace")
     if p.returncode != 0 and "TIME attribute" in p.stderr:
         return None
-    return [float(l.strip().rstrip(":")) for l in p.stdout.splitlines() if l.strip()]
+    times = {}
+    for l in p.stdout.splitlines():
+        c = PERFCPU.match(l)
+        cpu, rest = (max(int(c.group(1)), 0), c.group(2)) if c else (0, l)
+        if rest.strip():
+            times.setdefault(cpu, []).append(float(rest.strip().rstrip(":")))
+    return times
 
 
 def perf_errors(data):
@@ -137,49 +160,71 @@ def main():
         print(f"FAIL {a.name}: {e}")
         return 1
     gaps = [p for p in problems if "gap" in p or "lost" in p.lower()]
+    cpus = sorted(set(want) | set(got))
+    total = sum(len(v) for v in want.values())
+    # each CPU's flow on its own: perf orders the CPUs' queues by time
+    divs = {c: compare(want.get(c, []), got.get(c, []), cuts.get(c, [])) for c in cpus}
     if a.expect_divergence:
-        div, _ = compare(want, got, cuts)
-        if div is not None:
-            print(f"PASS {a.name}: perf on the intact trace and libipt on the damaged one part at "
-                  f"instruction {div} ({want[div] if div < len(want) else 0:#x} against "
-                  f"{got[div] if div < len(got) else 0:#x})")
-            return 0
+        for c in cpus:
+            div = divs[c][0]
+            w, g = want.get(c, []), got.get(c, [])
+            if div is not None:
+                print(f"PASS {a.name}: perf on the intact trace and libipt on the damaged one part at "
+                      f"instruction {div} ({w[div] if div < len(w) else 0:#x} against "
+                      f"{g[div] if div < len(g) else 0:#x})")
+                return 0
         print(f"FAIL {a.name}: one TNT bit flipped and the check saw no difference "
-              f"({len(want)} and {len(got)} instructions)")
+              f"({total} and {sum(len(v) for v in got.values())} instructions)")
         return 1
-    div, edges = compare(want, got, cuts)
     why = []
-    if div is not None:
-        why.append(f"first divergence at instruction {div} of {len(want)} (libipt) / {len(got)} (perf)")
+    for c in cpus:
+        div = divs[c][0]
+        if div is not None:
+            where = f" on CPU {c}" if len(cpus) > 1 else ""
+            why.append(f"first divergence{where} at instruction {div} of {len(want.get(c, []))} (libipt)"
+                       f" / {len(got.get(c, []))} (perf)")
     if not problems and errors:
         why.append(f"perf reports {len(errors)} decode errors on a trace libipt decodes without problem")
     if gaps and not errors:
         why.append(f"ptdecode reports {len(gaps)} gaps, perf none")
     if not gaps and warnings:
         why.append(f"perf warns on a trace libipt decodes without problem: {warnings[0]}")
-    if not want:
+    if not total:
         why.append("nothing decoded")
     back = 0
+    span = None
     if times is not None:
         # perf estimates the time between TSC packets (from MTC, CYC or the
         # instruction count) and corrects it at the next one: a step back
         # there is perf's estimate, not the trace; more steps than TSC
-        # packets, or times out of order overall, are not
+        # packets, or times out of order overall, are not (per CPU: each
+        # has its own clock's packets)
         out, _, _ = run([a.ptdecode, "--packets", a.container], ok=(0, 1))
         tscs = sum(1 for l in out.splitlines() if l.split()[1:2] == ["tsc"])
-        back = sum(1 for x, y in zip(times, times[1:]) if y < x)
-        if len(times) != len(got) or not all(times) or times[-1] < times[0] or back > tscs:
-            why.append(f"perf's timestamps are not in order ({len(times)} for {len(got)} instructions,"
-                       f" {back} steps back, {tscs} TSC packets)")
+        for c in cpus:
+            t = times.get(c, [])
+            b = sum(1 for x, y in zip(t, t[1:]) if y < x)
+            back += b
+            if len(t) != len(got.get(c, [])) or not all(t) or (t and t[-1] < t[0]):
+                why.append(f"perf's timestamps are not in order on CPU {c} ({len(t)} for"
+                           f" {len(got.get(c, []))} instructions, {b} steps back)")
+            if t:
+                span = (min(span[0], t[0]), max(span[1], t[-1])) if span else (t[0], t[-1])
+        if back > tscs:
+            why.append(f"perf's timestamps step back {back} times, more than the {tscs} TSC packets")
     if why:
         print(f"FAIL {a.name}: " + "; ".join(why))
-        if div is not None:
+        for c in cpus:
+            div, edges = divs[c]
+            if div is None:
+                continue
+            wl, gl = want_lines.get(c, []), got_lines.get(c, [])
             off = sum(k for _, k in edges)	# perf's list is shorter by the cut edges before
             lo = max(0, div - CONTEXT)
-            print("  around it (index: libipt | perf):")
-            for i in range(lo, min(max(len(want), len(got) + off), div + CONTEXT)):
-                l = want_lines[i] if i < len(want_lines) else "-"
-                r = got_lines[i - off] if 0 <= i - off < len(got_lines) else "-"
+            print(f"  around it{' on CPU %d' % c if len(cpus) > 1 else ''} (index: libipt | perf):")
+            for i in range(lo, min(max(len(wl), len(gl) + off), div + CONTEXT)):
+                l = wl[i] if i < len(wl) else "-"
+                r = gl[i - off] if 0 <= i - off < len(gl) else "-"
                 print(f"  {'=>' if i == div else '  '} {i:9}: {l:40} | {r}")
         for e in errors[:5]:
             print(f"  perf: {e}")
@@ -188,13 +233,17 @@ def main():
         for w in warnings[:5]:
             print(f"  perf stderr: {w}")
         return 1
+    edges = [e for c in cpus for e in divs[c][1]]
     edge = ""
     if edges:
         edge = (f", except {sum(k for _, k in edges)} instructions before {len(edges)} stops of the"
                 f" trace unit that libipt walks to and perf does not")
-    timing = "timeless" if times is None else (f"timed, {times[0]:.6f}..{times[-1]:.6f} s in order"
+    timing = "timeless" if times is None else (f"timed, {span[0]:.6f}..{span[1]:.6f} s in order"
                                                f" ({back} estimates corrected at a TSC packet)")
-    print(f"PASS {a.name}: {len(want)} instructions compared, perf = libipt{edge}; {timing}; perf errors {len(errors)}"
+    per = ""
+    if len(cpus) > 1:
+        per = " (" + ", ".join(f"cpu{c} {len(want.get(c, []))}" for c in cpus) + ")"
+    print(f"PASS {a.name}: {total} instructions compared{per}, perf = libipt{edge}; {timing}; perf errors {len(errors)}"
           f" (ptdecode problems {len(problems)}); perf script {t_perf:.2f} s, ptdecode --insn {t_ipt:.2f} s")
     return 0
 

@@ -27,8 +27,9 @@
  *   share a queue with another's.
  *
  * With TSC packets the file is timed (TSC to ns by the TSC rate, each
- * queue's reference a TSC); without, perf decodes timeless, the queues one
- * after the other in stream order.
+ * queue's reference a TSC, one wrap of the TSC packet's counter for a CPU
+ * whose clock starts at 0: queue_refs()); without, perf decodes timeless,
+ * the queues one after the other in stream order.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -539,6 +540,79 @@ static u64 segment_tsc(const struct ptd_container *c, const struct ptd_segment *
 	return c->header.start_tsc;
 }
 
+/* The first TSC packet's value in @s's first @size bytes, from its first
+ * PSB on (where perf starts): true when there is one. */
+static bool first_tsc(const struct ptd_segment *s, size_t size, u64 *tsc)
+{
+	struct pt_packet_decoder *d;
+	struct pt_config cfg;
+	struct pt_packet p;
+	bool found = false;
+
+	pt_config_init(&cfg);
+	cfg.begin = s->data;
+	cfg.end = s->data + size;
+	d = pt_pkt_alloc_decoder(&cfg);
+	if (!d)
+		return false;
+	if (pt_pkt_sync_forward(d) >= 0)
+		while (!found && pt_pkt_next(d, &p, sizeof(p)) >= 0)
+			if (p.type == ppt_tsc) {
+				*tsc = p.payload.tsc.tsc;
+				found = true;
+			}
+	pt_pkt_free_decoder(d);
+	return found;
+}
+
+/* The time perf 6.1 gives a queue's first TSC packet @tsc (56 bits): the top
+ * byte comes from the reference, taking the value nearest to it; with no
+ * reference, none (0). */
+static u64 perf_first_time(u64 tsc, u64 reference)
+{
+	u64 t = tsc | (reference & (0xffULL << 56));
+
+	if (!reference)
+		return 0;
+	if (t < reference && reference - t > BIT_ULL(55))
+		t += BIT_ULL(56);
+	else if (t > reference && t - reference > BIT_ULL(55))
+		t -= BIT_ULL(56);
+	return t;
+}
+
+/*
+ * The queues' references, @ref[i] for segment i (@size[i] of its bytes
+ * given). perf 6.1 times a queue from its first TSC packet, the top byte
+ * taken from the reference; when that time is 0 it ignores every later TSC
+ * packet of the queue too (it counts only from a time it has), the queue
+ * never gets a time, and timed decoding segfaults on it (a CPU's trace clock
+ * that starts at 0: the software trace unit's on the CPUs brought up after
+ * the first). Such a CPU's queues all get 1 in their reference's top byte:
+ * perf reads its TSCs as 2^56 + the packet's 56 bits (one wrap of the
+ * packet's counter), in their order, after every other CPU's.
+ */
+static void queue_refs(const struct ptd_container *c, const struct ptd_segments *segs,
+		       const size_t *size, u64 *ref)
+{
+	for (size_t i = 0; i < segs->n; i++)
+		ref[i] = segment_tsc(c, &segs->v[i]);
+	if (!timed(&c->header))
+		return;
+	for (size_t k = 0; k < segs->ncpus; k++) {
+		const struct ptd_cpu_stream *st = &segs->cpus[k];
+		bool zero = false;
+		u64 tsc;
+
+		for (size_t i = st->first; i < st->first + st->nsegs; i++)
+			if (size[i] && first_tsc(&segs->v[i], size[i], &tsc) &&
+			    !perf_first_time(tsc, ref[i]))
+				zero = true;
+		for (size_t i = st->first; zero && i < st->first + st->nsegs; i++)
+			ref[i] = BIT_ULL(56) | (ref[i] & (BIT_ULL(56) - 1));
+	}
+}
+
 /* ------------------------------------------------------------ features */
 
 /* perf's header string: u32 length (a multiple of 64, NUL included), the bytes */
@@ -637,7 +711,8 @@ int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs
 	struct maps maps = { 0 };
 	struct out o = { .path = path };
 	struct tpz_header h = c->header;
-	u64 id = EVENT_ID, data_start;
+	u64 id = EVENT_ID, data_start, *ref = NULL;
+	size_t *size = NULL;
 	int ret = 0;
 
 	if (!c->have_header) {
@@ -663,8 +738,13 @@ int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs
 	}
 	ix.off = calloc(segs->n + 1, sizeof(u64));
 	ix.size = calloc(segs->n + 1, sizeof(u64));
-	if (!ix.off || !ix.size)
+	size = calloc(segs->n + 1, sizeof(*size));
+	ref = calloc(segs->n + 1, sizeof(u64));
+	if (!ix.off || !ix.size || !size || !ref)
 		abort();
+	for (size_t i = 0; i < segs->n; i++)
+		size[i] = segs->v[i].size ? whole_packets(&segs->v[i], ends_in_stop(segs, i)) : 0;
+	queue_refs(c, segs, size, ref);
 
 	/* header (rewritten at the end), the event's id, the attr */
 	put(&o, &fh, sizeof(fh));
@@ -702,8 +782,7 @@ int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs
 			continue;
 		if (s->gap || s->gap_why)
 			put_aux_lost(&o, s->stream_off - s->gap, s->gap, TOPAZ_PID, s->cpu);
-		put_auxtrace(&o, s, whole_packets(s, ends_in_stop(segs, i)), ix.n, TOPAZ_PID,
-			     segment_tsc(c, s), &ix.off[ix.n], &ix.size[ix.n]);
+		put_auxtrace(&o, s, size[i], ix.n, TOPAZ_PID, ref[i], &ix.off[ix.n], &ix.size[ix.n]);
 		ix.n++;
 		ix.max_cpu = max(ix.max_cpu, s->cpu);
 	}
@@ -725,6 +804,8 @@ int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs
 		o.failed = true;
 	free(ix.off);
 	free(ix.size);
+	free(size);
+	free(ref);
 	if (o.failed) {
 		ptd_diag_add(&c->diags, -1, 0, "--perf-data: %s: cannot write: %s", path, strerror(errno));
 		ret = -1;
