@@ -257,6 +257,11 @@ static bool wait_state(unsigned int cpu, u32 state, u64 us)
 	return true;
 }
 
+/* Fault injection: a CPU that never answers (as a broken or disabled core). */
+static u64 silent_cpu;
+KPARAM_UINT("smp.silent", smp_silent, &silent_cpu, 0, NR_CPUS - 1,
+	    "fault injection: send CPU N (1..) no STARTUP IPI, so it never answers (0: none)");
+
 static int start_cpu(unsigned int cpu, struct smp_tr_fields *f)
 {
 	u32 id = apic_ids[cpu];
@@ -278,7 +283,8 @@ static int start_cpu(unsigned int cpu, struct smp_tr_fields *f)
 	apic_send_ipi(id, APIC_DM_INIT | APIC_INT_ASSERT);
 	udelay(10000);
 	for (int sipi = 0; sipi < 2; sipi++) {
-		apic_send_ipi(id, APIC_DM_STARTUP | APIC_INT_ASSERT | (u32)(trampoline >> 12));
+		if (cpu != silent_cpu)
+			apic_send_ipi(id, APIC_DM_STARTUP | APIC_INT_ASSERT | (u32)(trampoline >> 12));
 		if (wait_state(cpu, AP_ALIVE, sipi ? 1000000 : 200))
 			break;
 	}
