@@ -262,7 +262,9 @@ static u64 silent_cpu;
 KPARAM_UINT("smp.silent", smp_silent, &silent_cpu, 0, NR_CPUS - 1,
 	    "fault injection: send CPU N (1..) no STARTUP IPI, so it never answers (0: none)");
 
-static int start_cpu(unsigned int cpu, struct smp_tr_fields *f)
+/* The first half of starting CPU @cpu: its stacks, and INIT (the SDM's
+ * 10 ms wait after it is the caller's, once for every CPU). */
+static int init_cpu(unsigned int cpu)
 {
 	u32 id = apic_ids[cpu];
 
@@ -274,14 +276,20 @@ static int start_cpu(unsigned int cpu, struct smp_tr_fields *f)
 		pr_err("CPU %u (APIC ID %u): no memory for its stacks: left out\n", cpu, id);
 		return -ENOMEM;
 	}
+	apic_send_ipi(id, APIC_DM_INIT | APIC_INT_ASSERT);
+	return 0;
+}
+
+/* The second half: STARTUP twice (the SDM's MP initialization protocol),
+ * one CPU at a time (they share the trampoline's fields). */
+static int sipi_cpu(unsigned int cpu, struct smp_tr_fields *f)
+{
+	u32 id = apic_ids[cpu];
+
 	f->stack = kstack_top(cpu);
 	f->entry = (u64)(uintptr_t)ap_entry;
 	f->arg = cpu;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-
-	/* INIT, then STARTUP twice (the SDM's MP initialization protocol) */
-	apic_send_ipi(id, APIC_DM_INIT | APIC_INT_ASSERT);
-	udelay(10000);
 	for (int sipi = 0; sipi < 2; sipi++) {
 		if (cpu != silent_cpu)
 			apic_send_ipi(id, APIC_DM_STARTUP | APIC_INT_ASSERT | (u32)(trampoline >> 12));
@@ -300,7 +308,7 @@ unsigned int smp_boot_cpus(void)
 	size_t len = (size_t)(smp_tr_fields - smp_trampoline_start);
 	struct smp_tr_fields *f;
 	unsigned int up = 1, cpu;
-	u64 t0 = rdtsc();
+	u64 t0 = rdtsc(), inited = 0;
 	char ids[256];
 	size_t il = 0;
 
@@ -330,8 +338,14 @@ unsigned int smp_boot_cpus(void)
 	/* the kernel's page tables map low memory no-execute: not this page */
 	set_memory_flags(trampoline, trampoline + PAGE_SIZE, 0, PTE_NX);
 
+	/* INIT to every CPU, one wait for all of them, then each one's STARTUPs */
+	for (cpu = 1; cpu < nr_cpu_ids; cpu++)
+		if (!init_cpu(cpu))
+			inited |= 1ull << cpu;
+	if (inited)
+		udelay(10000);
 	for (cpu = 1; cpu < nr_cpu_ids; cpu++) {
-		int err = start_cpu(cpu, f);
+		int err = (inited >> cpu) & 1 ? sipi_cpu(cpu, f) : -ENODEV;
 
 		if (!err) {
 			up++;
