@@ -6,6 +6,8 @@
 #include <topaz/kernel.h>
 #include <topaz/errno.h>
 #include <topaz/smp.h>
+#include <topaz/arch.h>
+#include <topaz/time.h>
 
 static const char *const kinds[] = { "pf", "gp", "ud", "panic", "stack", "ap-gp", "ap-stack" };
 static const char *crash_kind;
@@ -63,10 +65,12 @@ static void crash_stack_job(void *arg)
 }
 
 static volatile u64 spins;
+static u32 spinning;	/* CPUs that reached crash_spin_here() */
 
 /* Where the other CPUs are when the crashing one stops them (their reports show it). */
 static __noinline void crash_spin_here(void *arg)
 {
+	__atomic_fetch_add(&spinning, 1, __ATOMIC_RELEASE);
 	for (;;)
 		spins++;
 }
@@ -74,13 +78,18 @@ static __noinline void crash_spin_here(void *arg)
 /* The last CPU crashes while every other one spins in crash_spin_here(). */
 static void crash_on_another_cpu(bool stack)
 {
-	unsigned int cpu, last = 0;
+	unsigned int cpu, last = 0, others = 0;
+	u64 end;
 
 	for_each_online_cpu(cpu)
 		last = cpu;
 	for_each_online_cpu(cpu)
-		if (cpu != last && cpu != smp_processor_id())
-			run_on_cpu(cpu, crash_spin_here, NULL);
+		if (cpu != last && cpu != smp_processor_id() && !run_on_cpu(cpu, crash_spin_here, NULL))
+			others++;
+	/* a job starts when its CPU wakes: crash only once they all spin there */
+	end = rdtsc() + 1000 * tsc_khz;
+	while (__atomic_load_n(&spinning, __ATOMIC_ACQUIRE) < others && rdtsc() < end)
+		cpu_relax();
 	printk("crash: CPU %u crashes while the other %u spin\n", last, num_online_cpus() - 1);
 	run_on_cpu(last, stack ? crash_stack_job : crash_gp_job, NULL);
 	crash_spin_here(NULL);
