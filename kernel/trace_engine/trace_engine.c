@@ -540,9 +540,15 @@ static void async_enter(struct pt_regs *regs)
 
 	if (!following())
 		return;
-	/* an NMI in the entry of a stop (or of another interrupt): the traced
-	 * code was already left, the stop being taken reports what it ran */
-	if (unlikely(trap_in_entry_code(regs->rip))) {
+	/*
+	 * An NMI in the entry of a stop (or of another interrupt), or in the
+	 * stop's own code: the traced code was already left, and the stop
+	 * being taken reports what it ran. Traced code between stops is the
+	 * running block, straight-line from where it began to its INT3.
+	 */
+	if (unlikely(trap_in_entry_code(regs->rip) ||
+		     (eng.state == ENG_FOLLOWING && !eng.stepping && eng.next_site &&
+		      (regs->rip < eng.landing || regs->rip > eng.next_site->ip)))) {
 		eng.emulating = true;	/* async_exit() then changes nothing either */
 		return;
 	}
