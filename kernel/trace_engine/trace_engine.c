@@ -110,8 +110,8 @@ static void note_foreign(u64 ip)
 {
 	u64 page = ip & PAGE_MASK;
 
-	if (in_image(ip))
-		return;
+	if (in_image(ip) || trace_module_find(ip))
+		return;	/* a known module goes to the sideband whole, named */
 	for (unsigned int i = 0; i < eng.st.foreign_pages; i++)
 		if (eng.foreign[i] == page)
 			return;
@@ -427,6 +427,7 @@ static bool on_breakpoint(struct pt_regs *regs)
 {
 	u64 ip = regs->rip - 1;
 	struct branch_site *s = eng.next_site;	/* most often, the one armed */
+	const struct branch_block *b;
 	struct branch_result res;
 	bool created;
 	int err;
@@ -491,7 +492,9 @@ static bool on_breakpoint(struct pt_regs *regs)
 		stop_tracing(regs);
 		return true;
 	}
-	arm_block(regs, branch_site_next(s, regs->rip, res.taken, &created, &err), created);
+	/* the block first: an argument's order of evaluation is unspecified */
+	b = branch_site_next(s, regs->rip, res.taken, &created, &err);
+	arm_block(regs, b, created);
 	return true;
 }
 
