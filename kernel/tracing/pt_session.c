@@ -90,6 +90,12 @@ int pt_session_open(const struct pt_options *o, const struct trace_sink *sink,
 		return -EINVAL;
 	if (o->snapshot == false && !intel_pt_validate_hw_cap(PT_CAP_topa_multiple_entries))
 		max_order = get_order(o->buf_size);	/* single-entry ToPA: one block per table */
+	else if (!o->snapshot && o->buf_size >= 4 * PAGE_SIZE &&
+		 max_order > get_order(o->buf_size / 4))
+		/* at least four regions: the PMI of a full one is serviced
+		 * while the next fills (one region would stop at its end and
+		 * drop what comes before the PMI is taken) */
+		max_order = get_order(o->buf_size / 4);
 	page_alloc_get_stats(&mem);
 	if (o->buf_size * n > mem.free_pages << PAGE_SHIFT) {
 		/* refused before trying: allocating and freeing most of memory takes seconds */
@@ -381,6 +387,28 @@ void pt_session_add_image(const char *name, u64 vaddr, const void *data, u64 siz
 	header_once(s, st->event.hw_config | RTIT_CTL_TRACEEN);
 	trace_write_image(&s->writer, name, vaddr, data, (size_t)size);
 	writer_unlock(s, f);
+}
+
+static const struct trace_modules *modules;
+
+void trace_set_modules(const struct trace_modules *m)
+{
+	WRITE_ONCE(modules, m);
+}
+
+bool trace_module_find(u64 ip)
+{
+	const struct trace_modules *m = READ_ONCE(modules);
+
+	return m && m->find(ip);
+}
+
+void trace_modules_write(trace_image_fn add, bool all)
+{
+	const struct trace_modules *m = READ_ONCE(modules);
+
+	if (m)
+		m->write_sideband(add, all);
 }
 
 /* Another CPU's stream at close: stopped and drained (or snapshot) there. */
