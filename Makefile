@@ -39,7 +39,7 @@ KERNEL_SRCS := \
 	kernel/main.c kernel/arch_x86.c kernel/string.c kernel/entry.S \
 	kernel/gdt.c kernel/traps.c kernel/extable.c kernel/apic.c kernel/time.c \
 	kernel/smp.c kernel/smp_trampoline.S \
-	kernel/workload.c $(wildcard kernel/workloads/*.c) \
+	kernel/workload.c $(wildcard kernel/workloads/*.c) $(wildcard kernel/firmware/*.c) \
 	kernel/ksyms.c kernel/paging.c kernel/cpu.c kernel/power.c kernel/console.c kernel/panic.c \
 	drivers/serial/uart16550.c drivers/debugcon/debugcon.c drivers/pt/pt_irq.c \
 	kernel/tracing/pt_boot.c kernel/tracing/pt_ptwrite.c \
@@ -66,7 +66,7 @@ HLDLIBS   := -fsanitize=address,undefined -lcmocka -lelf -ldl -lipt -lcapstone
 KOBJS := $(patsubst %,$(BUILD)/k/%.o,$(PORTABLE_SRCS) $(KERNEL_SRCS))
 HOBJS := $(patsubst %,$(BUILD)/h/%.o,$(PORTABLE_SRCS) $(HOST_SUPPORT_SRCS))
 
-.PHONY: all kernel host-tests setup run test test-host test-qemu bench clean image tools
+.PHONY: efi-samples all kernel host-tests setup run test test-host test-qemu bench clean image tools
 all: kernel host-tests
 
 kernel: $(BUILD)/topaz.efi
@@ -102,6 +102,23 @@ $(BUILD)/topaz.efi: $(BUILD)/topaz.so
 		-j .rela -j .rel.* -j .rela.* -j .reloc -j .ksyms \
 		--target efi-app-x86_64 --subsystem=10 $< $@
 	@echo "  built $@"
+
+# The sample EFI application the firmware phase's tests run as a user's own
+# image (fw.image=): GNU-EFI's own link script; hello.so keeps its symbols.
+$(BUILD)/efi/hello.so: tests/efi/hello.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(filter-out -DTOPAZ_KERNEL -Iinclude,$(KCFLAGS)) -c $< -o $(BUILD)/efi/hello.o
+	$(Q)$(LD) -shared -Bsymbolic -nostdlib -znocombreloc -T $(EFI_LIB)/elf_x86_64_efi.lds \
+		$(EFI_LIB)/crt0-efi-x86_64.o $(BUILD)/efi/hello.o -L$(EFI_LIB) -lgnuefi -o $@
+$(BUILD)/efi/hello.efi: $(BUILD)/efi/hello.so
+	$(Q)$(OBJCOPY) -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
+		-j .rela -j .rel.* -j .rela.* -j .reloc --target efi-app-x86_64 --subsystem=10 $< $@
+# ... and the same image marked for another machine (i386): fw.image= must refuse it
+$(BUILD)/efi/hello-ia32.efi: $(BUILD)/efi/hello.efi
+	$(Q)python3 -c 'import sys,struct; d=bytearray(open(sys.argv[1],"rb").read()); \
+		pe=struct.unpack_from("<I",d,0x3c)[0]; d[pe+4:pe+6]=b"\x4c\x01"; open(sys.argv[2],"wb").write(d)' $< $@
+efi-samples: $(BUILD)/efi/hello.efi $(BUILD)/efi/hello-ia32.efi
+kernel: efi-samples
 
 # A FAT image with the ESP layout, ready for QEMU or a USB stick.
 image: $(BUILD)/topaz.efi

@@ -9,6 +9,8 @@
 #include <topaz/kernel.h>
 #include <topaz/arch.h>
 #include <topaz/cpu.h>
+#include <topaz/cmdline.h>
+#include <topaz/fw_phase.h>
 
 void handoff_to_kernel(void *arg, uintptr_t stack_top, void (*fn)(void *)) __noreturn;
 void uart_early_init(void);
@@ -191,6 +193,9 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 	bi->rsdp = find_rsdp(st);
 	bi->runtime_services = st->RuntimeServices;
 	bi->system_table = st;
+	/* now, not in kernel_main: the firmware phase is on the command line */
+	cmdline_parse(bi->cmdline, &bi->cmdline_result);
+	bi->fw_failed = fw_phase_run(bi, image);
 
 	s = BS->GetMemoryMap(&map_size, NULL, &key, &dsize, &dver);
 	if (s != EFI_BUFFER_TOO_SMALL)

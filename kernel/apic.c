@@ -197,6 +197,19 @@ void apic_init(void)
 		x2apic ? "" : " at the APIC_BASE MMIO page");
 }
 
+/**
+ * apic_attach() - use the local APIC as the firmware left it (its mode and
+ * base, nothing written): the firmware phase, where the APIC and its timer
+ * are the firmware's
+ */
+void apic_attach(void)
+{
+	u64 base = rdmsr(MSR_IA32_APICBASE);
+
+	x2apic = base & APICBASE_X2APIC;
+	xapic = (volatile u32 *)(uintptr_t)(base & 0xffffff000ull);
+}
+
 static u32 timer_count;	/* the boot CPU's calibration, for the others */
 
 /* Periodic timer: count the APIC timer against the calibrated TSC. */

@@ -169,4 +169,28 @@ gdt_load:
 	push	%rax
 	lretq
 
+/*
+ * void fw_call_gate(u64 handler): the firmware phase hands an interrupt it
+ * does not handle to the firmware's own handler, as the CPU would deliver it
+ * here (RSP aligned, then SS, RSP, RFLAGS, CS, RIP): the handler's IRETQ
+ * comes back to 1f with the stack as it was.
+ */
+	.globl fw_call_gate
+	.hidden fw_call_gate
+fw_call_gate:
+	push	%rbp
+	mov	%rsp, %rbp
+	and	$-16, %rsp
+	mov	%ss, %eax
+	push	%rax
+	push	%rbp		/* the RSP the IRETQ restores */
+	pushfq
+	mov	%cs, %eax
+	push	%rax
+	lea	1f(%rip), %rax
+	push	%rax
+	jmp	*%rdi
+1:	pop	%rbp
+	ret
+
 	.section .note.GNU-stack, "", @progbits

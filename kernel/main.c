@@ -60,7 +60,8 @@ static void memory_init(const struct boot_info *bi)
 	u64 pages[EFI_NR_TYPES] = { 0 }, count[EFI_NR_TYPES] = { 0 };
 	u64 run_start = 0, run_end = 0;
 
-	page_alloc_init();
+	if (!bi->fw_pool)	/* else the firmware phase's range is its first */
+		page_alloc_init();
 	for (const u8 *p = bi->mmap; p < (const u8 *)bi->mmap + bi->mmap_size; p += bi->desc_size) {
 		const struct efi_mem_desc *d = (const void *)p;
 		u64 start = d->phys_start, end = start + (d->num_pages << PAGE_SHIFT);
@@ -147,11 +148,10 @@ static void model_on_this_cpu(void *unused)
 void kernel_main(struct boot_info *bi)
 {
 	uintptr_t ist[NR_IST_STACKS];
-	struct cmdline_result cr;
+	struct cmdline_result cr = bi->cmdline_result;	/* parsed by efi_main */
 	u64 ready;
 	int failed, pt_err, smp_err;
 
-	cmdline_parse(bi->cmdline, &cr);
 	cr.errors += bi->cmdline_cut != 0;	/* a line that did not fit: said below */
 	printk("\ntopaz %s: a unikernel around an Intel PT driver\n", TOPAZ_VERSION);
 	print_build_id();
@@ -200,7 +200,13 @@ void kernel_main(struct boot_info *bi)
 	       (unsigned long long)(tsc_to_ns(ready - bi->tsc_at_entry) / 1000000),
 	       (unsigned long long)(ready - bi->tsc_at_entry), (unsigned long long)tsc_khz);
 
-	pt_err = pt_boot_init(bi);
+	if (bi->fw_traced) {
+		/* one container per boot: it holds the firmware phase's trace */
+		pr_info("pt: the firmware phase's trace was written; the kernel phase is not traced\n");
+		pt_err = 0;
+	} else {
+		pt_err = pt_boot_init(bi);
+	}
 	if (pt_boot_active())
 		trace_engine_init();	/* registers when the software trace unit answers */
 	crash_if_requested();
@@ -213,6 +219,7 @@ void kernel_main(struct boot_info *bi)
 		failed = ktest_run(test_spec ? test_spec : "all");
 	}
 	pt_boot_finish();
+	failed += bi->fw_failed;	/* fw.then=kernel: the firmware phase's result counts */
 	if (pt_err) {
 		/* a trace asked for and not taken: the job did not do what it was for */
 		pr_err("topaz: pt=on, but no trace was taken (error %d): the boot fails\n", pt_err);

@@ -177,6 +177,30 @@ static bool plain_page(u64 page)
 	return e && !(e & PTE_PCD);
 }
 
+/*
+ * Before paging_init (the firmware phase) the tables are the firmware's: its
+ * runtime drivers' code is read-only there, so the byte goes in with CR0.WP
+ * clear for that one store. One CPU runs then (the others wait in the
+ * firmware), so a plain store does.
+ */
+static int poke_firmware_map(u64 addr, u8 byte)
+{
+	unsigned long flags;
+	u64 cr0;
+	int err = 0;
+
+	__asm__ volatile("pushfq; pop %0; cli" : "=r"(flags) :: "memory");
+	cr0 = read_cr0();
+	write_cr0(cr0 & ~X86_CR0_WP);
+	*(volatile u8 *)(uintptr_t)addr = byte;
+	write_cr0(cr0);
+	if (*(volatile const u8 *)(uintptr_t)addr != byte)
+		err = -EPERM;
+	if (flags & X86_EFLAGS_IF)
+		__asm__ volatile("sti" ::: "memory");
+	return err;
+}
+
 int arch_text_poke(u64 addr, u8 byte)
 {
 	u64 e = paging_lookup(addr, NULL), page = addr & ~(u64)(PAGE_SIZE - 1), base;
@@ -189,6 +213,8 @@ int arch_text_poke(u64 addr, u8 byte)
 
 	if (!e)
 		return -EFAULT;
+	if (!pml4)
+		return (e & PTE_PCD) ? -EPERM : poke_firmware_map(addr, byte);
 	cpu = smp_processor_id();
 	if (!poke_pte[cpu][0] || (e & PTE_PCD))
 		return -EPERM;	/* MMIO (a flash part would take it as a command) */

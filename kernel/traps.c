@@ -69,12 +69,12 @@ const char *trap_name(unsigned int vector, const char **desc)
 	return m;
 }
 
-static void set_gate(unsigned int v, unsigned int ist)
+static void set_gate(unsigned int v, unsigned int ist, u16 sel)
 {
 	uintptr_t a = (uintptr_t)isr_stubs + 16 * v;
 
 	idt[v] = (struct idt_gate){
-		.off_lo = (u16)a, .sel = KERNEL_CS, .ist = (u8)ist, .type = 0x8e,
+		.off_lo = (u16)a, .sel = sel, .ist = (u8)ist, .type = 0x8e,
 		.off_mid = (u16)(a >> 16), .off_hi = (u32)(a >> 32),
 	};
 }
@@ -93,12 +93,53 @@ void idt_load(void)
 void idt_init(void)
 {
 	for (unsigned int v = 0; v < 256; v++)
-		set_gate(v, 0);
-	set_gate(X86_TRAP_DF, 1);
-	set_gate(X86_TRAP_NMI, 2);
-	set_gate(X86_TRAP_MC, 3);
-	set_gate(X86_TRAP_DB, 4);
+		set_gate(v, 0, KERNEL_CS);
+	set_gate(X86_TRAP_DF, 1, KERNEL_CS);
+	set_gate(X86_TRAP_NMI, 2, KERNEL_CS);
+	set_gate(X86_TRAP_MC, 3, KERNEL_CS);
+	set_gate(X86_TRAP_DB, 4, KERNEL_CS);
 	idt_load();
+}
+
+/*
+ * The firmware phase (kernel/firmware/): topaz's IDT stands in for the
+ * firmware's while boot services are live, with the firmware's code
+ * selector and no IST stacks (the firmware's TSS has none). A vector topaz
+ * has no handler for goes on to the firmware's own gate (its timer, its
+ * devices): fw_call_gate() delivers it there again and the firmware's IRETQ
+ * comes back, so the trace hooks see it arrive and return like any other.
+ */
+struct desc_ptr {
+	u16 limit;
+	u64 base;
+} __packed;
+static struct desc_ptr fw_idtr;
+static u64 fw_gates[256];	/* the firmware's handler for each vector, 0: none */
+static bool fw_mode;
+void fw_call_gate(u64 handler);
+
+void idt_firmware_enter(void)
+{
+	const struct idt_gate *g;
+	u16 cs;
+
+	__asm__ volatile("sidt %0" : "=m"(fw_idtr));
+	__asm__ volatile("mov %%cs, %0" : "=r"(cs));
+	g = (const struct idt_gate *)(uintptr_t)fw_idtr.base;
+	for (unsigned int v = 0; v < 256; v++) {
+		fw_gates[v] = 0;
+		if (v * 16 + 15 <= fw_idtr.limit && (g[v].type & 0x80))
+			fw_gates[v] = g[v].off_lo | (u64)g[v].off_mid << 16 | (u64)g[v].off_hi << 32;
+		set_gate(v, 0, cs);
+	}
+	fw_mode = true;
+	idt_load();
+}
+
+void idt_firmware_leave(void)
+{
+	__asm__ volatile("lidt %0" :: "m"(fw_idtr));
+	fw_mode = false;
 }
 
 void trap_set_handler(unsigned int vector, trap_handler_t fn)
@@ -299,6 +340,8 @@ static __noinline void trap_dispatch_full(struct pt_regs *regs)
 	bool traced = h && tc->nesting == 0 && regs->vector != X86_TRAP_DB &&
 		      regs->vector != X86_TRAP_BP;
 
+	if (tc->nesting == 0)
+		tc->outer_rip = regs->rip;
 	/* the hooks count as handler code too: what they call is not traced */
 	tc->nesting++;
 	if (traced)
@@ -329,6 +372,10 @@ static void dispatch(struct pt_regs *regs)
 
 	irq_counts[v]++;
 	if (v >= 32) {
+		if (!h && fw_mode && fw_gates[v]) {
+			fw_call_gate(fw_gates[v]);	/* it sends its own EOI */
+			return;
+		}
 		if (v == SPURIOUS_VECTOR)
 			return;
 		if (!h || !h(regs))

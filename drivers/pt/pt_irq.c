@@ -17,6 +17,13 @@ static bool pt_pmi_nmi(struct pt_regs *regs)
 	return pt_pmi_handle();
 }
 
+static u8 pmi_vector = PT_PMI_VECTOR;
+
+void pt_irq_set_vector(u8 vector)
+{
+	pmi_vector = vector;
+}
+
 static void set_lvtpc(void *value)
 {
 	apic_write_lvtpc(*(const u32 *)value);
@@ -34,8 +41,8 @@ void pt_irq_init(bool nmi)
 		trap_set_handler(X86_TRAP_NMI, pt_pmi_nmi);
 		lvt = APIC_DM_NMI;
 	} else {
-		irq_set_handler(PT_PMI_VECTOR, pt_pmi_vector);
-		lvt = APIC_DM_FIXED | PT_PMI_VECTOR;
+		irq_set_handler(pmi_vector, pt_pmi_vector);
+		lvt = APIC_DM_FIXED | pmi_vector;
 	}
 	on_each_cpu(set_lvtpc, &lvt, true);
 }

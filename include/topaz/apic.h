@@ -31,6 +31,7 @@ bool apic_is_x2apic(void);
 void apic_send_ipi(u32 dest, u32 low);
 void apic_send_ipi_allbutself(u32 low);
 void apic_init_secondary(void);
+void apic_attach(void);
 void apic_timer_start_secondary(u32 vector);
 
 /**

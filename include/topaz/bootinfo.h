@@ -53,6 +53,13 @@ struct boot_info {
 	unsigned int ebs_tries;
 	/* A page below 1 MiB for the other CPUs' start-up code (0: none). */
 	uintptr_t smp_trampoline;
+	/* The command line, parsed by efi_main (the firmware phase reads it). */
+	struct cmdline_result cmdline_result;
+	/* The firmware phase's memory (0: none ran): the page allocator's first
+	 * range, kept by the kernel (loader data) with what it holds. */
+	uintptr_t fw_pool;
+	int fw_failed;			/* what failed in the firmware phase */
+	bool fw_traced;			/* ... and it wrote a trace (the boot's one container) */
 };
 
 static inline uintptr_t boot_stack_top(const struct boot_info *bi)

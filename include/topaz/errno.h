@@ -7,6 +7,7 @@
 #define ENOENT		2
 #define EIO		5
 #define E2BIG		7
+#define ENOEXEC		8
 #define ENOMEM		12
 #define EFAULT		14
 #define EBUSY		16

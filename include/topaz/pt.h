@@ -213,4 +213,10 @@ u64 pt_snapshot_stop(struct perf_event *event);
 /** pt_event_single_range() - the event writes one contiguous region (no ToPA) */
 bool pt_event_single_range(const struct perf_event *event);
 
+/**
+ * pt_irq_set_vector() - the vector the PMI arrives on (before pt_irq_init();
+ * PT_PMI_VECTOR unless the firmware phase chose one the firmware gave it)
+ */
+void pt_irq_set_vector(u8 vector);
+
 #endif

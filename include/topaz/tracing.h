@@ -82,6 +82,24 @@ struct trace_engine_ops {
 };
 
 /**
+ * struct trace_modules - named code outside the kernel image (the firmware
+ * phase's loaded images), for the sideband
+ * @find: the module holding @ip, marked as run; false when none does
+ * @write_sideband: every module marked as run (all of them when
+ *	@all, as on silicon, where nothing marks them) to @add, whole and named
+ */
+struct trace_modules {
+	bool (*find)(u64 ip);
+	void (*write_sideband)(trace_image_fn add, bool all);
+};
+/** trace_set_modules() - who names code outside the image (NULL: nobody) */
+void trace_set_modules(const struct trace_modules *m);
+/** trace_module_find() - @ip is in a known module (now marked as run) */
+bool trace_module_find(u64 ip);
+/** trace_modules_write() - the modules' sideband, if there are modules */
+void trace_modules_write(trace_image_fn add, bool all);
+
+/**
  * pt_session_set_engine() - the engine that feeds the software trace unit
  * (registered when the model is installed; none on silicon, which traces by
  * itself)

@@ -27,6 +27,14 @@ enum {
 typedef bool (*trap_handler_t)(struct pt_regs *regs);
 
 void idt_init(void);
+/**
+ * idt_firmware_enter() - while boot services are live: topaz's IDT in place
+ * of the firmware's (its code selector, no IST); vectors topaz has no
+ * handler for are passed on to the firmware's gates
+ */
+void idt_firmware_enter(void);
+/** idt_firmware_leave() - the firmware's IDT back, as it was */
+void idt_firmware_leave(void);
 /** trap_set_handler() - handle exception (or NMI) @vector before the fixup/panic path */
 void trap_set_handler(unsigned int vector, trap_handler_t fn);
 /** irq_set_handler() - handle interrupt @vector (32-255); EOI is sent after it */
@@ -65,6 +73,7 @@ void trap_set_trace_hooks(const struct trap_trace_hooks *h);
 /* Per CPU: how many trap handlers run (trap_depth()), of which NMIs. */
 struct trap_cpu {
 	unsigned int nesting, nmi_depth;
+	u64 outer_rip;		/* where the outermost trap handler running interrupted */
 };
 DECLARE_PER_CPU(struct trap_cpu, trap_cpu);
 
@@ -74,6 +83,12 @@ DECLARE_PER_CPU(struct trap_cpu, trap_cpu);
  * exception's handler runs: that is not traced code.
  */
 bool trap_in_entry_code(u64 ip);
+
+/** trap_outer_rip() - inside a handler: the RIP the outermost trap interrupted */
+static inline u64 trap_outer_rip(void)
+{
+	return READ_ONCE(this_cpu_ptr(trap_cpu)->outer_rip);
+}
 
 static inline unsigned int trap_depth(void)
 {

@@ -187,6 +187,8 @@ void pt_boot_finish(void)
 	smp_set_stop_hook(NULL, NULL);
 	cpus = pt_session.cpus;
 	engine = pt_session_engine();
+	/* the modules first: a page run the engine adds is code outside them */
+	trace_modules_write(pt_session_add_image, !engine);
 	if (engine)
 		engine->write_sideband(pt_session_add_image);
 	pt_session_close();

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/* Inside the firmware phase: the firmware's tables and the pieces' entry points. */
+#ifndef TOPAZ_FW_INTERNAL_H
+#define TOPAZ_FW_INTERNAL_H
+
+#include <efi.h>
+#include <topaz/types.h>
+#include <topaz/workload.h>
+
+/* What the firmware phase works with (set by fw_phase_run()). */
+struct fw_ctx {
+	EFI_HANDLE image;		/* topaz's image handle */
+	EFI_SYSTEM_TABLE *st;
+	EFI_BOOT_SERVICES *bs;
+	EFI_RUNTIME_SERVICES *rt;
+	EFI_LOADED_IMAGE *li;		/* topaz's loaded image (its boot volume) */
+	u64 self_base, self_size;	/* topaz itself: not a firmware module */
+};
+extern struct fw_ctx fw;
+
+/* fw_workloads.c: the built-in firmware workloads (fw.run=). */
+const struct workload *fw_workload_find(const char *name);
+void fw_workload_list(void);
+extern const struct workload fw_workloads[];
+extern const unsigned int fw_nr_workloads;
+
+/* fw_modules.c: the loaded images, named, for the sideband. */
+/** fw_modules_scan() - list every loaded image (base, size, name) */
+unsigned int fw_modules_scan(void);
+/** fw_modules_add() - an image loaded by topaz during the phase */
+void fw_modules_add(EFI_LOADED_IMAGE *li, const char *fallback_name);
+/** fw_modules_add_copy() - the same, its bytes copied now (it may be unloaded before the end) */
+void fw_modules_add_copy(EFI_LOADED_IMAGE *li, const char *fallback_name);
+/** fw_module_name() - the name of the module holding @ip, and @ip's offset in it */
+const char *fw_module_name(u64 ip, u64 *off);
+
+/* fw_image.c: fw.image= */
+int fw_image_load(const char *spec, EFI_HANDLE *h);
+
+#endif
