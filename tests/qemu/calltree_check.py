@@ -56,7 +56,9 @@ mirrored here rather than derived:
     is settled at the disable, against its target T;
   - code without symbols (a sideband region such as firmware, "[firmware]"
     on the --insn lines) entered by a call, an interrupt or a jump is named by
-    its entry, "[firmware@0x7e9f1234]": distinct functions stay apart;
+    its entry, "[firmware@0x7e9f1234]": distinct functions stay apart; in a
+    named module (the firmware phase's "DxeCore+0x52f") by its offset there,
+    "DxeCore+0x52f";
   - --folded writes a stack deeper than 32 frames as its first 16 names,
     "[K frames elided]", and its last 16; names are escaped as \\xHH for
     spaces, ';', '\\' and bytes outside printable ASCII; a symbol-less
@@ -145,14 +147,20 @@ class Addrs:
         return text
 
 
-def by_target(name, entry):
+def by_target(name, entry, addrs):
     """Code without symbols (a region's "[name]", e.g. firmware) entered by a
     call, an interrupt or a jump is named by its entry, "[name@0xENTRY]", so
-    distinct functions stay apart (ptdecode's convention); a root or a frame
-    returned to keeps the region's name."""
-    if entry is None or name == "[unknown]" or not (name.startswith("[") and name.endswith("]")):
+    distinct functions stay apart (ptdecode's convention); a named module's
+    (a sideband image whose name is no ELF symbol, "DxeCore") as
+    "Module+0xOFFSET" from the module's start; a root or a frame returned to
+    keeps the region's name."""
+    if entry is None or name == "[unknown]":
         return name
-    return "%s@0x%x]" % (name[:-1], entry)
+    if name.startswith("[") and name.endswith("]"):
+        return "%s@0x%x]" % (name[:-1], entry)
+    if name not in addrs.elf and name in addrs.seen:
+        return "%s+0x%x" % (name, entry - addrs.seen[name])
+    return name
 
 
 class Stack:
@@ -176,7 +184,7 @@ class Stack:
     def push(self, ret, name, hidden=False, entry=None):
         self.rets.append(ret)
         self.bases.append(name)
-        self.names.append(by_target(name, entry))
+        self.names.append(by_target(name, entry, self.addrs))
         self.hidden.append(hidden)
         self.key = None
         self.max_depth = max(self.max_depth, len(self.rets) - sum(self.hidden))
@@ -232,7 +240,7 @@ class Stack:
         elif self.bases[-1] != name:
             # a jump (or a fall-through) into another function: the frame runs it now
             self.bases[-1] = name
-            self.names[-1] = by_target(name, ip)
+            self.names[-1] = by_target(name, ip, self.addrs)
             self.key = None
         key = self.key
         if key is None:

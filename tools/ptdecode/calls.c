@@ -232,8 +232,12 @@ static void push_frame(struct ptd_calls *k, enum ptd_frame_kind kind, u64 ip, u6
 		 */
 		char name[200];
 
-		snprintf(name, sizeof(name), "%.*s@0x%llx]", (int)strlen(region) - 1, region,
-			 (unsigned long long)ip);
+		if (region[0] == '[')
+			snprintf(name, sizeof(name), "%.*s@0x%llx]", (int)strlen(region) - 1, region,
+				 (unsigned long long)ip);
+		else	/* a named module: its entry as Module+offset */
+			snprintf(name, sizeof(name), "%s+0x%llx", region,
+				 (unsigned long long)(ip - sym->start));
 		/* the image's string table (the only thing changed in it) */
 		f->name = ptd_intern((struct ptd_image *)k->img, name);
 	}

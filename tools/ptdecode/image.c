@@ -115,7 +115,12 @@ int ptd_image_add_region(struct ptd_image *img, const char *name, u64 vaddr, con
 		abort();
 	if (bytes)
 		memcpy(r->bytes, bytes, size);
-	snprintf(whole, sizeof(whole), "[%s]", name);
+	/* a module's name stands for it ("Fat+0x1a2d"); generic sideband
+	 * ("firmware" pages) is bracketed as no function's */
+	if (!strcmp(name, "firmware") || !strcmp(name, "sideband"))
+		snprintf(whole, sizeof(whole), "[%s]", name);
+	else
+		snprintf(whole, sizeof(whole), "%s", name);
 	r->whole = (struct ptd_symbol){ vaddr, vaddr + size, ptd_intern(img, whole) };
 	img->finished = false;
 	/* the sections are of the old regions (and the caller may still
@@ -155,6 +160,14 @@ static const struct ptd_region *region_of(const struct ptd_image *img, u64 addr)
 		if (addr - img->regions[i].vaddr < img->regions[i].size)
 			return &img->regions[i];
 	return NULL;
+}
+
+bool ptd_image_has_region(const struct ptd_image *img, const char *name)
+{
+	for (size_t i = 0; img && i < img->nregions; i++)
+		if (!strcmp(img->regions[i].name, name))
+			return true;
+	return false;
 }
 
 void ptd_image_finish(struct ptd_image *img)
@@ -481,6 +494,39 @@ static bool wanted_symbol(Elf *e, const GElf_Sym *sym, const char *name)
 	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
 }
 
+/*
+ * The functions of @symtab at @load + their address, named "@prefix!name"
+ * when @prefix (a module's symbols); returns __build_id_note's address.
+ */
+static u64 add_elf_symbols(struct ptd_image *img, Elf *e, Elf_Scn *symtab, u64 load,
+			   const char *prefix)
+{
+	Elf_Data *d = elf_getdata(symtab, NULL);
+	GElf_Shdr sh;
+	u64 note_sym = 0;
+	char full[256];
+
+	gelf_getshdr(symtab, &sh);
+	for (size_t i = 0; d && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+		GElf_Sym sym;
+		const char *name;
+
+		if (!gelf_getsym(d, (int)i, &sym))
+			continue;
+		name = elf_strptr(e, sh.sh_link, sym.st_name);
+		if (name && !strcmp(name, "__build_id_note"))
+			note_sym = sym.st_value;
+		if (!wanted_symbol(e, &sym, name))
+			continue;
+		if (prefix) {
+			snprintf(full, sizeof(full), "%s!%s", prefix, name);
+			name = full;
+		}
+		ptd_image_add_symbol(img, name, load + sym.st_value, sym.st_size);
+	}
+	return note_sym;
+}
+
 int ptd_image_add_elf(struct ptd_image *img, const char *path, u64 load, struct ptd_diags *diags)
 {
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
@@ -558,28 +604,72 @@ int ptd_image_add_elf(struct ptd_image *img, const char *path, u64 load, struct 
 
 	if (!symtab)
 		symtab = dynsym;
-	if (!symtab) {
+	if (!symtab)
 		ptd_diag_add(diags, -1, 0, "%s: no symbol table: functions will show as [%s]", path, base);
-	} else {
-		GElf_Shdr sh;
-		Elf_Data *d = elf_getdata(symtab, NULL);
-
-		gelf_getshdr(symtab, &sh);
-		for (size_t i = 0; d && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *name;
-
-			if (!gelf_getsym(d, (int)i, &sym))
-				continue;
-			name = elf_strptr(e, sh.sh_link, sym.st_name);
-			if (name && !strcmp(name, "__build_id_note"))
-				note_sym = sym.st_value;
-			if (wanted_symbol(e, &sym, name))
-				ptd_image_add_symbol(img, name, load + sym.st_value, sym.st_size);
-		}
-	}
+	else
+		note_sym = add_elf_symbols(img, e, symtab, load, NULL);
 	elf_build_id(e, file, file_size, img, note_sym);
 	elf_end(e);
 	close(fd);
 	return 0;
+}
+
+/*
+ * --symbols DIR: for each sideband module NAME, DIR/NAME.debug (as EDK2's
+ * GCC builds leave them), NAME.so or NAME.elf, if there is one; its
+ * addresses are offsets in the module (linked at 0, as EDK2's and GNU-EFI's
+ * images are), its functions "NAME!function".
+ */
+size_t ptd_image_add_module_symbols(struct ptd_image *img, const char *dir, struct ptd_diags *diags)
+{
+	static const char *const exts[] = { ".debug", ".so", ".elf" };
+	size_t found = 0, n = img->nregions;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct ptd_region *r = &img->regions[i];
+		char path[4096];
+		bool dup = false;
+		int fd = -1;
+
+		if (r->whole.name[0] == '[')
+			continue;	/* not a module */
+		for (size_t k = 0; k < i; k++)	/* a module's image in several records */
+			dup |= !strcmp(img->regions[k].name, r->name);
+		if (dup)
+			continue;
+		for (size_t k = 0; k < sizeof(exts) / sizeof(exts[0]) && fd < 0; k++) {
+			snprintf(path, sizeof(path), "%s/%s%s", dir, r->name, exts[k]);
+			fd = open(path, O_RDONLY);
+		}
+		if (fd < 0)
+			continue;
+		Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+		Elf_Scn *scn = NULL, *symtab = NULL;
+
+		while (e && elf_kind(e) == ELF_K_ELF && (scn = elf_nextscn(e, scn))) {
+			GElf_Shdr sh;
+
+			if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+				symtab = scn;
+		}
+		if (!symtab) {
+			ptd_diag_add(diags, -1, 0, "%s: not an ELF file with a symbol table: %s keeps its offsets",
+				     path, r->name);
+		} else {
+			/* the module's lowest address: its start (the image base) */
+			u64 base = r->vaddr;
+
+			for (size_t k = 0; k < n; k++)
+				if (!strcmp(img->regions[k].name, r->name) && img->regions[k].vaddr < base)
+					base = img->regions[k].vaddr;
+			add_elf_symbols(img, e, symtab, base, r->name);
+			found++;
+		}
+		if (e)
+			elf_end(e);
+		close(fd);
+	}
+	return found;
 }

@@ -19,6 +19,9 @@ static const char usage[] =
 "                        the load address the trace header reports, its .symtab names\n"
 "                        functions; sideband images and symbols come from the trace\n"
 "  --load-address ADDR   map the ELF here instead\n"
+"  --symbols DIR         symbols for the trace's firmware modules: DIR/NAME.debug (as\n"
+"                        EDK2's GCC builds leave them), NAME.so or NAME.elf, linked\n"
+"                        at 0; functions then show as Module!function+0xoff\n"
 "  --serial              TRACE is a serial log: extract the framed container first\n"
 "CPUs (a trace of several CPUs has a stream per CPU, each decoded on its own):\n"
 "  --cpu LIST            only these CPUs, in every output: numbers and ranges,\n"
@@ -55,7 +58,7 @@ static const char usage[] =
 enum {
 	OPT_ELF = 256, OPT_LOAD, OPT_SERIAL, OPT_CHECK, OPT_PACKETS, OPT_INSN, OPT_NO_DISASM,
 	OPT_CALLS, OPT_STATS, OPT_FOLDED, OPT_SVG, OPT_SUMMARY, OPT_OUT_DIR, OPT_EXTRACT, OPT_HELP,
-	OPT_MAX_PROBLEMS, OPT_PERF_DATA, OPT_CPU, OPT_MERGE_CPUS,
+	OPT_MAX_PROBLEMS, OPT_PERF_DATA, OPT_CPU, OPT_MERGE_CPUS, OPT_SYMBOLS,
 };
 
 static const struct option longopts[] = {
@@ -78,6 +81,7 @@ static const struct option longopts[] = {
 	{ "perf-data", required_argument, NULL, OPT_PERF_DATA },
 	{ "cpu", required_argument, NULL, OPT_CPU },
 	{ "merge-cpus", no_argument, NULL, OPT_MERGE_CPUS },
+	{ "symbols", required_argument, NULL, OPT_SYMBOLS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -199,7 +203,7 @@ static bool closed_ok(FILE *f, const char *name)
 
 /* What the command line asks for. */
 struct opts {
-	const char *elf, *svg, *out_dir, *extract_log, *out, *trace, *perf_data;
+	const char *elf, *svg, *out_dir, *extract_log, *out, *trace, *perf_data, *symbols;
 	bool serial, check, summary, quiet, disasm, have_load, merge_cpus;
 	bool want[O_NR];
 	size_t nwant, max_problems;
@@ -370,6 +374,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			}
 			break;
 		case OPT_MERGE_CPUS: o->merge_cpus = true; break;
+		case OPT_SYMBOLS: o->symbols = optarg; break;
 		case 'o': o->out = optarg; break;
 		case 'q': o->quiet = true; break;
 		case 'h':
@@ -467,6 +472,9 @@ static u64 load_image(const struct opts *o, struct ptd_container *c, struct ptd_
 			check_build_id(o->elf, c, img);
 	}
 	ptd_image_add_sideband(img, c);
+	if (o->symbols && !ptd_image_add_module_symbols(img, o->symbols, &c->diags))
+		ptd_diag_add(&c->diags, -1, 0, "--symbols %s: no symbol file there for any module of the trace",
+			     o->symbols);
 	ptd_image_finish(img);
 	return load;
 }

@@ -213,6 +213,14 @@ const struct ptd_symbol *ptd_image_lookup(const struct ptd_image *img, u64 addr)
  * printf: --insn formats one per instruction.
  */
 size_t ptd_format_sym(const struct ptd_symbol *s, u64 addr, char *buf, size_t size);
+/**
+ * ptd_image_add_module_symbols() - functions for sideband modules from a
+ * folder of ELF files named after them (NAME.debug, NAME.so, NAME.elf);
+ * how many modules got symbols
+ */
+size_t ptd_image_add_module_symbols(struct ptd_image *img, const char *dir, struct ptd_diags *diags);
+/** ptd_image_has_region() - a sideband image (module) called @name was loaded */
+bool ptd_image_has_region(const struct ptd_image *img, const char *name);
 /** ptd_image_is_symbol() - @sym is a function's, not a region's stand-in ("[name]") */
 static inline bool ptd_image_is_symbol(const struct ptd_image *img, const struct ptd_symbol *sym)
 {

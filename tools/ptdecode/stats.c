@@ -470,6 +470,8 @@ static double pct(u64 a, u64 b)
 	return b ? 100.0 * (double)a / (double)b : 0.0;
 }
 
+static void modules_print(const struct ptd_stats *s, FILE *out, size_t top, bool one_line);
+
 /* The bytes lost as the container records them: the records' LOST counts,
  * and the trailer's lost_at_end when no CPU was left out. */
 static u64 lost_bytes(const struct ptd_stats *s, const struct ptd_container *c)
@@ -579,6 +581,7 @@ static void stats_print(const struct ptd_stats *s, const struct ptd_cpu_stats *c
 		(unsigned long long)s->enables, (unsigned long long)s->disables,
 		(unsigned long long)s->overflows_flow, s->overflows_flow == 1 ? "" : "s",
 		(unsigned long long)s->decode_errors, s->decode_errors == 1 ? "" : "s");
+	modules_print(s, out, 30, false);
 	fprintf(out, "top functions (instructions executed in the function itself):\n");
 	/* sorted by count: a function whose instructions all went to call targets ends it */
 	for (size_t i = 0; i < s->nfns && i < 20 && s->fns[i].count; i++)
@@ -605,6 +608,95 @@ static void stats_print(const struct ptd_stats *s, const struct ptd_cpu_stats *c
 		(unsigned long long)s->decode_errors,
 		(unsigned long long)(c->have_trailer ? c->trailer.pmis : 0),
 		(unsigned long long)s->call_depth);
+}
+
+/*
+ * The module a counted function belongs to, from its name: "Fat+0x1a20" and
+ * "Fat" are Fat's, "[firmware@0x...]" is "[firmware]"'s, a symbol from the
+ * kernel's ELF is the kernel's ("topaz").
+ */
+static size_t module_of_fn(const struct ptd_image *img, const char *fn, char *out, size_t cap)
+{
+	const char *plus = strchr(fn, '+'), *at = strchr(fn, '@');
+	size_t n;
+
+	if (fn[0] == '[') {
+		n = at ? (size_t)(at - fn) : strcspn(fn, "]");
+		snprintf(out, cap, "%.*s]", (int)n, fn);
+	} else if (plus) {
+		snprintf(out, cap, "%.*s", (int)(plus - fn), fn);
+	} else if (!strchr(fn, '!') && fn[0] && !ptd_image_has_region(img, fn)) {
+		snprintf(out, cap, "topaz");
+	} else {
+		snprintf(out, cap, "%.*s", (int)strcspn(fn, "!"), fn);
+	}
+	return strlen(out);
+}
+
+struct mod_count {
+	char name[48];
+	u64 count;
+};
+
+static int cmp_mod(const void *a, const void *b)
+{
+	const struct mod_count *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Instructions per module, largest first, into a malloc'd array (*n of them). */
+static struct mod_count *module_counts(const struct ptd_stats *s, size_t *n)
+{
+	struct mod_count *v = NULL;
+	size_t nv = 0;
+
+	for (size_t i = 0; i < s->nfns; i++) {
+		char name[48];
+		size_t k;
+
+		if (!s->fns[i].count)
+			continue;
+		module_of_fn(s->img, s->fns[i].name, name, sizeof(name));
+		for (k = 0; k < nv && strcmp(v[k].name, name); k++)
+			;
+		if (k == nv) {
+			v = realloc(v, (nv + 1) * sizeof(*v));
+			if (!v)
+				abort();
+			snprintf(v[nv].name, sizeof(v[nv].name), "%s", name);
+			v[nv++].count = 0;
+		}
+		v[k].count += s->fns[i].count;
+	}
+	if (nv)
+		qsort(v, nv, sizeof(*v), cmp_mod);
+	*n = nv;
+	return v;
+}
+
+/* "modules:" when code outside the kernel ran: the firmware phase's view. */
+static void modules_print(const struct ptd_stats *s, FILE *out, size_t top, bool one_line)
+{
+	size_t n;
+	struct mod_count *v = module_counts(s, &n);
+
+	if (n > 1 || (n == 1 && strcmp(v[0].name, "topaz"))) {
+		if (one_line) {
+			fprintf(out, "modules:");
+			for (size_t i = 0; i < n && i < top; i++)
+				fprintf(out, "%s %s %.1f%%", i ? "," : "", v[i].name, pct(v[i].count, s->insns));
+			fprintf(out, "%s\n", n > top ? ", ..." : "");
+		} else {
+			fprintf(out, "modules (instructions executed in each):\n");
+			for (size_t i = 0; i < n && i < top; i++)
+				fprintf(out, "  %12llu  %5.1f%%  %s\n", (unsigned long long)v[i].count,
+					pct(v[i].count, s->insns), v[i].name);
+		}
+	}
+	free(v);
 }
 
 void ptd_stats_print(const struct ptd_stats *s, const struct ptd_container *c, FILE *out)
@@ -660,6 +752,7 @@ void ptd_summary_print(const struct ptd_stats *s, const struct ptd_container *c,
 		fprintf(out, ", %zu problem%s", ptd_diags_count(&c->diags),
 			ptd_diags_count(&c->diags) == 1 ? "" : "s");
 	fprintf(out, "\n");
+	modules_print(s, out, top + 3, true);
 	if (s->nfns) {
 		fprintf(out, "top functions:");
 		for (size_t i = 0; i < s->nfns && i < top; i++)
