@@ -2,12 +2,15 @@
 # Make a FAT image laid out as an EFI system partition: topaz as the removable-
 # media boot loader, and the kernel command line in \EFI\topaz\cmdline.txt.
 # Write the image to a USB stick (dd) to boot topaz on a real machine.
-#   mkesp.sh topaz.efi "cmdline words" out.img [shell]
+#   mkesp.sh topaz.efi "cmdline words" out.img [shell|boot] [SRC:/PATH ...]
+# Each SRC:/PATH after that is copied to /PATH on the volume (folders made),
+# for example a user's EFI image for fw.image=.
 # With "shell", topaz is \topaz.efi started by the UEFI shell's startup.nsh
 # instead, so the command line arrives as EFI load options (5 s slower: the
 # shell counts down before running startup.nsh).
 set -euo pipefail
 efi=$1 cmdline=$2 out=$3 via=${4:-}
+shift $(( $# < 4 ? $# : 4 ))
 [ -f "$efi" ] || { echo "mkesp: no such EFI image: $efi" >&2; exit 1; }
 tmp=$(mktemp "${out}.XXXXXX")
 trap 'rm -f "$tmp" "$tmp.txt"' EXIT
@@ -23,6 +26,17 @@ else
 	printf '%s\n' "$cmdline" > "$tmp.txt"
 	mcopy -i "$tmp" "$tmp.txt" ::/EFI/topaz/cmdline.txt
 fi
+for extra in "$@"; do
+	src=${extra%%:*} dst=${extra#*:}
+	[ -f "$src" ] || { echo "mkesp: no such file: $src" >&2; exit 1; }
+	dir=${dst%/*} path=""
+	IFS=/ read -ra parts <<<"${dir#/}"
+	for p in "${parts[@]}"; do
+		path="$path/$p"
+		mmd -i "$tmp" "::$path" 2>/dev/null || true
+	done
+	mcopy -o -i "$tmp" "$src" "::$dst"
+done
 mv "$tmp" "$out"
 trap - EXIT
 rm -f "$tmp.txt"

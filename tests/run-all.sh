@@ -158,6 +158,25 @@ check_trace() {
 		[ "${insns:-0}" -ge 1000000 ] || echo "only ${insns:-0} instructions decoded, a storm traces a million; "
 		[ "${pmis:-0}" -ge 40 ] || echo "only ${pmis:-0} PMIs in the storm; "
 		[ "${async:-0}" -ge 1000 ] || echo "only ${async:-0} interrupts arrived in traced code; " ;;
+	*trace-fw*)
+		# the firmware phase: the decode is what the engine ran, module by
+		# module (the timeout's abort ends inside a block, as a panic does)
+		local k_insns d_insns
+		k_insns=$(result "trace.cpu cpu=0" insns "$clean")
+		d_insns=$(result decode insns "$stats")
+		case "$base" in *timeout*) ;; *)
+		[ "${d_insns:-x}" = "${k_insns:-y}" ] ||
+			echo "the engine ran ${k_insns:-?} instructions, the decoder found ${d_insns:-?}; " ;;
+		esac
+		grep -qE '^ +[0-9]+ +[0-9.]+%  DxeCore$' "$stats" || echo "no DxeCore among the decoded modules; "
+		case "$base" in *image*|*timeout*)
+		grep -qE '^ +[0-9]+ +[0-9.]+%  hello$' "$stats" || echo "no module 'hello' (the user's image) decoded; " ;;
+		esac
+		case "$base" in *trace-fw-image)
+		# decoded with the image's own symbols: its functions by name
+		"$build/tools/ptdecode" --elf "$build/topaz.so" --symbols "$build/efi" --stats "$tpz" 2>&1 |
+			grep -qE '%  hello!fib$' || echo "--symbols $build/efi: no hello!fib in the decode; " ;;
+		esac ;;
 	*ptwrite*)
 		[ "$("$build/tools/ptdecode" --elf "$build/topaz.so" --insn "$tpz" 2>/dev/null |
 			grep -c '^\[ptwrite: ')" -gt 0 ] || echo "no PTWRITE in the decoded flow; " ;;

@@ -31,7 +31,12 @@ done
 run=$(mktemp -d "$build/run.XXXXXX")
 [ -n "$log" ] || log=$run/serial.log
 cp "$ovmf_vars" "$run/vars.fd"
-"$here/scripts/mkesp.sh" "$build/topaz.efi" "$cmdline" "$run/esp.img" $via || exit 2
+# the sample EFI images for fw.image= (make efi-samples), in \EFI\tools
+samples=()
+for f in "$build"/efi/*.efi; do
+	[ -f "$f" ] && samples+=("$f:/EFI/tools/${f##*/}")
+done
+"$here/scripts/mkesp.sh" "$build/topaz.efi" "$cmdline" "$run/esp.img" "${via:-boot}" "${samples[@]}" || exit 2
 
 accel=tcg
 [ "$smp" -gt 1 ] && accel=tcg,thread=multi	# MTTCG: each CPU its own host thread

@@ -34,8 +34,8 @@ quoted-words|"pt=on" "pt.buf=8K" pt.region="4K" run=sort|33|tracing with the sof
 trace-no-debugcon|pt=on pt.buf=8K pt.region=4K pt.noretcomp run=sort,slab|33|no debug console at port 0xe9;sink serial;@TPZ-BEGIN;@TPZ-END|nodebugcon
 # PMI storms: the smallest ToPA (two 4K regions), every timing packet at its highest rate, no
 # RET compression, the timer at 5 kHz interrupting traced code, over a million instructions
-trace-storm-vector|pt=on pt.profile=arrowlake pt.buf=8K pt.region=4K pt.tsc=1 pt.mtc=1 pt.cyc=1 pt.mtc_period=0 pt.cyc_thresh=0 pt.psb_period=0 pt.noretcomp pt.pmi=vector pt.step=branch timer.hz=5000 run=slab,slab,slab,slab,slab,slab,sort,recursion,dispatch,timer,firmware|33|profile arrowlake;run: firmware returned
-trace-storm-nmi|pt=on pt.profile=tigerlake pt.buf=8K pt.region=4K pt.tsc=1 pt.mtc=1 pt.cyc=1 pt.mtc_period=0 pt.cyc_thresh=0 pt.psb_period=0 pt.noretcomp pt.pmi=nmi pt.step=single timer.hz=5000 run=slab,slab,slab,slab,slab,slab,sort,recursion,dispatch,timer,firmware|33|profile tigerlake;run: firmware returned
+trace-storm-vector|pt=on pt.profile=arrowlake pt.buf=8K pt.region=4K pt.tsc=1 pt.mtc=1 pt.cyc=1 pt.mtc_period=0 pt.cyc_thresh=0 pt.psb_period=0 pt.noretcomp pt.pmi=vector pt.step=branch timer.hz=5000 run=slab,slab,slab,slab,slab,slab,slab,sort,recursion,dispatch,timer,firmware|33|profile arrowlake;run: firmware returned
+trace-storm-nmi|pt=on pt.profile=tigerlake pt.buf=8K pt.region=4K pt.tsc=1 pt.mtc=1 pt.cyc=1 pt.mtc_period=0 pt.cyc_thresh=0 pt.psb_period=0 pt.noretcomp pt.pmi=nmi pt.step=single timer.hz=5000 run=slab,slab,slab,slab,slab,slab,slab,sort,recursion,dispatch,timer,firmware|33|profile tigerlake;run: firmware returned
 # Faults while tracing: a page fault in traced code (normal mode: what was not drained yet is
 # written), and a panic inside a PMI handler with the trace unit stopped mid-service
 trace-fault-normal|pt=on pt.buf=8K pt.region=4K pt.noretcomp pt.pmi=nmi run=slab,fault|35|PANIC: exception #PF;pt: panic: writing the trace (what was not drained yet)
@@ -60,3 +60,21 @@ smp-stack-ap|crash=ap-stack|35|PANIC: exception #DF (double fault, vector 8);sta
 trace-smp-2|pt=on pt.buf=32K pt.region=4K run=psort,slab_xcpu,ipi|33|smp: 2 of 2 CPUs online;trace: CPU 1: ;result: trace.cpu cpu=1 ;sorted, a permutation of the input;0 bad stamps, 0 failures;(want 200 each): ok|smp=2
 trace-smp-fault|pt=on pt.buf=8K pt.region=4K run=xfault|35|smp: 2 of 2 CPUs online;PANIC: exception #PF (page fault, vector 14);xfault_walk+0x;CPU 0 (APIC ID 0) stopped by the panic on CPU 1;pt: panic: writing the trace|smp=2
 trace-smp-4|pt=on pt.profile=broadwell pt.pmi=nmi pt.noretcomp pt.buf=64K pt.region=4K run=psort,slab_xcpu|33|smp: 4 of 4 CPUs online;trace: CPU 3: ;result: trace.cpu cpu=3 ;sorted, a permutation of the input;0 bad stamps, 0 failures|smp=4
+# The firmware phase (kernel/firmware/): firmware code traced before ExitBootServices, every
+# module named. Built-in workloads with PMIs in firmware code; a user's EFI image
+# (tests/efi/hello.c, \EFI\tools on the boot volume) with its symbols, on another profile
+# with NMI PMIs; an image that calls ExitBootServices (the trace is written first); one that
+# never returns (fw.timeout=); then what must be refused, each with its cause
+trace-fw-builtin|fw.run=vars,file,handles,pool pt=on pt.buf=16K|33|fw: firmware phase: fw.run=vars,file,handles,pool;fw: run: file returned;firmware modules in the trace's sideband;result: fw.phase failed=0;!stray
+trace-fw-image|fw.image="\EFI\tools\hello.efi 18" pt=on pt.buf=16K pt.pmi=nmi pt.profile=tigerlake pt.noretcomp|33|fw.image=\EFI\tools\hello.efi: loaded at;options "\EFI\tools\hello.efi 18";returned EFI status 0 in;result: fw.phase failed=0
+trace-fw-image-ebs|fw.run=vars fw.image="\EFI\tools\hello.efi ebs" pt=on pt.buf=16K|33|the image called ExitBootServices from 0x;hello+0x;the trace ends there and is written first;result: fw.phase failed=0
+trace-fw-timeout|fw.run=vars fw.image="\EFI\tools\hello.efi spin" fw.timeout=500 pt=on pt.buf=16K|35|still running after 500 ms (fw.timeout=): at 0x;, hello+0x;result: fw.phase failed=1
+fw-untraced-then-kernel|fw.run=all fw.then=kernel run=sort|33|fw: run: connect returned;result: fw.phase failed=0;run: sort returned;topaz: power off (success)
+fw-list|fw.run=list|33|firmware workloads (fw.run=NAME[,NAME...], or all):;ConnectController on every handle
+fw-bad-workload|fw.run=vars,nosuch pt=on|35|fw.run=vars,nosuch: no firmware workload 'nosuch';result: fw.phase failed=1
+fw-image-missing|fw.image=\EFI\tools\nosuch.efi|35|fw.image=\EFI\tools\nosuch.efi: no such file on the boot volume;result: fw.phase failed=1
+fw-image-not-pe|fw.image=\EFI\topaz\cmdline.txt|35|fw.image=\EFI\topaz\cmdline.txt: not a PE/COFF EFI image
+fw-image-ia32|fw.image=\EFI\tools\hello-ia32.efi|35|an image for i386 (machine 0x14c), not x86-64 (0x8664)
+fw-image-fails|fw.image="\EFI\tools\hello.efi fail"|35|the image returned an error (EFI status 0x8000000000000015)
+fw-no-cpu-arch|fw.run=vars pt=on fw.no_cpu_arch|35|the firmware has no EFI_CPU_ARCH_PROTOCOL (fw.no_cpu_arch)
+fw-vector-taken|fw.run=vars pt=on fw.vector=0x20|35|the firmware refused vector 0x20 (the PMI) to RegisterInterruptHandler: a handler of its own has it

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A sample EFI application for the firmware phase's tests (fw.image=): a
+ * user's own image, built with GNU-EFI, traced and decoded with its symbols
+ * (build/efi/hello.so). Its load options choose what it does:
+ *
+ *   hello.efi [N]   print a line through the console, work out fib(N) (20)
+ *                   by recursion and sort a table, return EFI_SUCCESS
+ *   hello.efi fail  return EFI_ABORTED
+ *   hello.efi spin  never return (fw.timeout= ends its trace)
+ *   hello.efi ebs   call ExitBootServices, then power QEMU off through
+ *                   isa-debug-exit with the success code (the trace ends at
+ *                   the call and is written before it goes on)
+ */
+#include <efi.h>
+
+EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st);
+
+static EFI_SYSTEM_TABLE *ST;
+
+/* noinline: each a function of its own in the trace */
+__attribute__((noinline)) unsigned long fib(unsigned int n)
+{
+	return n < 2 ? n : fib(n - 1) + fib(n - 2);
+}
+
+__attribute__((noinline)) void sort_table(unsigned int *v, unsigned int n)
+{
+	for (unsigned int i = 1; i < n; i++) {
+		unsigned int x = v[i], j = i;
+
+		while (j && v[j - 1] > x) {
+			v[j] = v[j - 1];
+			j--;
+		}
+		v[j] = x;
+	}
+}
+
+static void say(const CHAR16 *s)
+{
+	ST->ConOut->OutputString(ST->ConOut, (CHAR16 *)s);
+}
+
+static int word_is(const CHAR16 *w, const char *s)
+{
+	while (*s && *w == (CHAR16)*s) {
+		w++;
+		s++;
+	}
+	return !*s && (*w == 0 || *w == ' ');
+}
+
+static __attribute__((noreturn)) void ebs_and_exit(EFI_HANDLE image)
+{
+	static unsigned char map[64 * 1024];
+	UINTN size, key, dsize;
+	UINT32 dver;
+
+	for (int tries = 0; tries < 8; tries++) {
+		size = sizeof(map);
+		if (ST->BootServices->GetMemoryMap(&size, (EFI_MEMORY_DESCRIPTOR *)map, &key, &dsize,
+						   &dver) != EFI_SUCCESS)
+			break;
+		if (ST->BootServices->ExitBootServices(image, key) == EFI_SUCCESS) {
+			/* isa-debug-exit: 0x10 becomes QEMU's exit status 33 */
+			__asm__ volatile("outl %0, %w1" :: "a"(0x10), "Nd"(0xf4));
+			break;
+		}
+	}
+	for (;;)
+		__asm__ volatile("cli; hlt");
+}
+
+EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
+{
+	EFI_GUID li_guid = LOADED_IMAGE_PROTOCOL;
+	EFI_LOADED_IMAGE *li = NULL;
+	const CHAR16 *arg = L"";
+	unsigned int table[64], n = 20;
+
+	ST = st;
+	if (st->BootServices->HandleProtocol(image, &li_guid, (void **)&li) == EFI_SUCCESS &&
+	    li->LoadOptions && li->LoadOptionsSize >= 2) {
+		/* "hello.efi ARG": the word after the program's name */
+		const CHAR16 *o = li->LoadOptions;
+
+		while (*o && *o != ' ')
+			o++;
+		while (*o == ' ')
+			o++;
+		arg = o;
+	}
+	if (word_is(arg, "fail"))
+		return EFI_ABORTED;
+	if (word_is(arg, "spin"))
+		for (;;)
+			__asm__ volatile("pause");
+	if (word_is(arg, "ebs"))
+		ebs_and_exit(image);
+	if (*arg >= '0' && *arg <= '9')
+		for (n = 0; *arg >= '0' && *arg <= '9'; arg++)
+			n = n * 10 + (unsigned int)(*arg - '0');
+	say(L"hello: a user's EFI image, traced by topaz\r\n");
+	for (unsigned int i = 0; i < 64; i++)
+		table[i] = (i * 2654435761u) >> 7;
+	sort_table(table, 64);
+	return fib(n) && table[0] <= table[63] ? EFI_SUCCESS : EFI_LOAD_ERROR;
+}
