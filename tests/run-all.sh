@@ -222,11 +222,18 @@ qemu_case() {
 		nodebugcon) opts+=(--no-debugcon) ;;
 		mem=*) opts+=(--mem "${p#mem=}") ;;
 		smp=*) opts+=(--smp "${p#smp=}") ;;
+		# the trace is a file on the boot volume (pt.sink=file): read it back from there
+		espfile) opts=(--no-debugcon --keep-esp "$dir/$name.esp") ;;
 		esac
 	done
 	"$here/tests/qemu/boot.sh" "${opts[@]}" --cmdline "$cmdline" --log "$log" \
 		--timeout 180 >"$dir/$name.out" 2>&1
 	status=$?
+	if [[ ",$flags," == *,espfile,* ]]; then
+		rm -f "$tpz"
+		mcopy -n -i "$dir/$name.esp" ::/EFI/topaz/trace-0001.tpz "$tpz" 2>/dev/null || : >"$tpz"
+		rm -f "$dir/$name.esp"
+	fi
 	clean=$dir/$name.clean
 	sed 's/\x1b\[[0-9;?=]*[a-zA-Z]//g; s/\r//g' "$log" >"$clean" 2>/dev/null
 	{

@@ -101,8 +101,9 @@ static int set_region(const char *v, char *w, size_t n)
 KPARAM_CUSTOM("pt.buf", pt_buf, set_buf, "trace buffer size (power of two, 4K to 1G)");
 KPARAM_CUSTOM("pt.region", pt_region, set_region, "largest ToPA region (power of two, 4K to 4M)");
 
-static const char *const sink_names[] = { "debugcon", "serial", "memory", NULL };
-KPARAM_ENUM("pt.sink", pt_sink, &pt_opts.sink, sink_names, "where the trace goes: debugcon, serial, memory");
+static const char *const sink_names[] = { "debugcon", "serial", "memory", "file", NULL };
+KPARAM_ENUM("pt.sink", pt_sink, &pt_opts.sink, sink_names,
+	    "where the trace goes: debugcon, serial, memory, or file (the firmware phase: \\EFI\\topaz\\trace-NNNN.tpz on the boot volume)");
 static const char *const pmi_names[] = { "vector", "nmi", NULL };
 KPARAM_ENUM("pt.pmi", pt_pmi, &pt_opts.pmi, pmi_names, "PMI delivery through LVTPC: vector or nmi");
 

@@ -60,6 +60,7 @@ struct boot_info {
 	uintptr_t fw_pool;
 	int fw_failed;			/* what failed in the firmware phase */
 	bool fw_traced;			/* ... and it wrote a trace (the boot's one container) */
+	bool fw_phase_active;		/* in it now: boot services live (files can be written) */
 };
 
 static inline uintptr_t boot_stack_top(const struct boot_info *bi)

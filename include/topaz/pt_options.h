@@ -6,7 +6,7 @@
 #include <topaz/pt.h>
 
 /* In the order of their pt.sink= and pt.pmi= names (pt_options.c). */
-enum pt_sink_kind { PT_SINK_DEBUGCON, PT_SINK_SERIAL, PT_SINK_MEMORY };
+enum pt_sink_kind { PT_SINK_DEBUGCON, PT_SINK_SERIAL, PT_SINK_MEMORY, PT_SINK_FILE };
 enum pt_pmi_kind { PT_PMI_VECTOR, PT_PMI_NMI };
 
 struct pt_options {

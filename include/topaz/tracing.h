@@ -18,6 +18,11 @@ struct workload;
  * Return: as pt_model_init(): 1 installed, 0 not needed or pt.model=off, -errno.
  */
 int pt_unit_boot(void);
+/**
+ * pt_boot_container() - the container kept in memory (pt.sink=memory or
+ * file), its length, and where the sink failed (0: it did not)
+ */
+const void *pt_boot_container(u64 *len, u64 *failed_at);
 /** pt_boot_init() - with pt=on: open the session on pt.sink=; 0, or -errno (reported) */
 int pt_boot_init(const struct boot_info *bi);
 /** pt_boot_active() - pt=on and the session is open */

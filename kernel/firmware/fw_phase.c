@@ -237,6 +237,7 @@ static struct {
 	EFI_STATUS (EFIAPI *ebs)(EFI_HANDLE image, UINTN key);	/* the firmware's ExitBootServices */
 	bool ebs_called;
 } ph;
+static struct boot_info *fw_bi;
 
 /* The sideband and the trailer written, everything back as the firmware had it. */
 static void phase_end(void)
@@ -247,6 +248,9 @@ static void phase_end(void)
 		return;
 	ph.active = false;
 	pt_boot_finish();
+	if (fw_bi->fw_traced && pt_opts.sink == PT_SINK_FILE && fw_write_trace_file())
+		ph.failed++;
+	fw_bi->fw_phase_active = false;
 	flags = local_irq_save();
 	idt_firmware_leave();
 	apic_write_lvtpc(ph.lvtpc);
@@ -386,6 +390,7 @@ int fw_phase_run(struct boot_info *bi, void *image)
 		return 0;
 	}
 	ph.t0 = rdtsc();
+	fw_bi = bi;
 	fw.image = image;
 	fw.st = bi->system_table;
 	fw.bs = fw.st->BootServices;
@@ -416,6 +421,7 @@ int fw_phase_run(struct boot_info *bi, void *image)
 	flags = local_irq_save();
 	idt_firmware_enter();
 	ph.active = true;
+	bi->fw_phase_active = true;
 	local_irq_restore(flags);
 
 	if (pt_boot_init(bi))

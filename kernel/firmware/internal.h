@@ -36,5 +36,7 @@ const char *fw_module_name(u64 ip, u64 *off);
 
 /* fw_image.c: fw.image= */
 int fw_image_load(const char *spec, EFI_HANDLE *h);
+/* fw_output.c: pt.sink=file */
+int fw_write_trace_file(void);
 
 #endif

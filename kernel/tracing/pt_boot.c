@@ -67,9 +67,17 @@ int pt_boot_init(const struct boot_info *bi)
 
 	if (!pt_opts.enabled)
 		return 0;
+	if (pt_opts.sink == PT_SINK_FILE && !bi->fw_phase_active) {
+		pr_warn("pt.sink=file: files are written through the firmware, before ExitBootServices (the firmware phase, fw.run= or fw.image=); the trace stays in memory (pt.sink=memory)\n");
+		pt_opts.sink = PT_SINK_MEMORY;
+	}
 	if (pt_opts.sink == PT_SINK_DEBUGCON && !debugcon_present()) {
 		/* without the device every byte would vanish: the serial port is slower but read */
-		if (uart_present()) {
+		if (bi->fw_phase_active) {
+			/* a real machine: a USB stick's user has the file system, maybe no serial port */
+			pr_warn("pt.sink=debugcon: no debug console at port 0xe9; the trace goes to a file on the boot volume (pt.sink=file)\n");
+			pt_opts.sink = PT_SINK_FILE;
+		} else if (uart_present()) {
 			pr_warn("pt.sink=debugcon: no debug console at port 0xe9 (QEMU: -debugcon file:NAME); the trace goes to the serial port, framed (pt.sink=serial)\n");
 			pt_opts.sink = PT_SINK_SERIAL;
 		} else {
@@ -83,6 +91,7 @@ int pt_boot_init(const struct boot_info *bi)
 		sink = trace_framer_sink(&framer);
 		break;
 	case PT_SINK_MEMORY:
+	case PT_SINK_FILE:	/* in memory until the firmware phase writes the file */
 		sink = (struct trace_sink){ trace_mem_sink_write, &mem_sink };
 		break;
 	default:
@@ -108,6 +117,7 @@ int pt_boot_init(const struct boot_info *bi)
 		pt_event_single_range(&this_cpu_ptr(pt_streams)->event) ? "single-range" : "ToPA",
 		pt_opts.snapshot ? "snapshot" : "normal",
 		pt_opts.sink == PT_SINK_SERIAL ? "serial" : pt_opts.sink == PT_SINK_MEMORY ? "memory" :
+		pt_opts.sink == PT_SINK_FILE ? "file" :
 		"debugcon");
 	return 0;
 }
@@ -115,6 +125,13 @@ int pt_boot_init(const struct boot_info *bi)
 bool pt_boot_active(void)
 {
 	return active;
+}
+
+const void *pt_boot_container(u64 *len, u64 *failed_at)
+{
+	*len = mem_sink.len;
+	*failed_at = mem_sink.failed_at;
+	return mem_sink.buf;
 }
 
 u64 pt_run_traced(const struct workload *w)

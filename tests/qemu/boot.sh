@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Boot topaz in QEMU (TCG) with OVMF, with a command line, and report how it ended.
 #   boot.sh [--cmdline "..."] [--via-shell] [--log FILE] [--debugcon FILE | --no-debugcon]
-#           [--mem SIZE] [--smp N] [--timeout S] [--show] [-- QEMU ARGS]
+#           [--mem SIZE] [--smp N] [--timeout S] [--show] [--keep-esp FILE] [-- QEMU ARGS]
+# --keep-esp: the boot volume's image afterwards (files topaz wrote to it, pt.sink=file).
 # Exit status: QEMU's (33 = topaz passed, 35 = topaz failed), 124 on a timeout;
 # with --show (make run) 0 for passed and 1 for failed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$here/build}
-cmdline="" via="" log="" dcon=/dev/null mem=512M smp=1 timeout=120 show=0 extra=()
+cmdline="" via="" log="" dcon=/dev/null mem=512M smp=1 timeout=120 show=0 extra=() keep_esp=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--cmdline) cmdline=$2; shift 2 ;;
@@ -19,6 +20,7 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout=$2; shift 2 ;;
 	--show) show=1; shift ;;
 	--via-shell) via=shell; shift ;;
+	--keep-esp) keep_esp=$2; shift 2 ;;
 	--) shift; extra=("$@"); break ;;
 	*) echo "boot.sh: unknown option '$1'" >&2; exit 2 ;;
 	esac
@@ -54,6 +56,7 @@ else
 fi
 timeout --foreground -k 5 "$timeout" qemu-system-x86_64 "${args[@]}" "${extra[@]}" </dev/null
 status=$?
+[ -n "$keep_esp" ] && cp "$run/esp.img" "$keep_esp"
 rm -rf "$run"
 if [ $show = 1 ]; then
 	case $status in

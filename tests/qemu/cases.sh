@@ -78,3 +78,6 @@ fw-image-ia32|fw.image=\EFI\tools\hello-ia32.efi|35|an image for i386 (machine 0
 fw-image-fails|fw.image="\EFI\tools\hello.efi fail"|35|the image returned an error (EFI status 0x8000000000000015)
 fw-no-cpu-arch|fw.run=vars pt=on fw.no_cpu_arch|35|the firmware has no EFI_CPU_ARCH_PROTOCOL (fw.no_cpu_arch)
 fw-vector-taken|fw.run=vars pt=on fw.vector=0x20|35|the firmware refused vector 0x20 (the PMI) to RegisterInterruptHandler: a handler of its own has it
+# A USB stick's user: no debug console, the trace written to \EFI\topaz\trace-0001.tpz on the
+# boot volume through the firmware's file system (read back from the volume and decoded)
+trace-fw-file|fw.run=vars,file pt=on pt.buf=16K|33|no debug console at port 0xe9; the trace goes to a file on the boot volume (pt.sink=file);is in \EFI\topaz\trace-0001.tpz on the boot volume;result: fw.phase failed=0|espfile
