@@ -9,6 +9,8 @@ NM         := nm
 EFI_INC    := /usr/include/efi
 EFI_LIB    := /usr/lib
 CMDLINE    ?= pt=on pt.buf=32K pt.region=4K run=demo
+# through the environment: a command line may hold quotes (fw.image="\path args")
+export CMDLINE
 SMP        ?= 4
 V          ?= 0
 Q          := $(if $(filter 1,$(V)),,@)
@@ -122,7 +124,7 @@ kernel: efi-samples
 
 # A FAT image with the ESP layout, ready for QEMU or a USB stick.
 image: $(BUILD)/topaz.efi
-	$(Q)scripts/mkesp.sh $(BUILD)/topaz.efi "$(CMDLINE)" $(BUILD)/esp.img
+	$(Q)scripts/mkesp.sh $(BUILD)/topaz.efi "$$CMDLINE" $(BUILD)/esp.img
 
 # ---------------------------------------------------------------- hosted
 $(BUILD)/h/%.c.o: %.c
@@ -225,7 +227,7 @@ setup:
 run: setup
 	$(Q)$(MAKE) --no-print-directory kernel tools
 	$(Q)rm -f $(BUILD)/trace.tpz; status=0; \
-	tests/qemu/boot.sh --cmdline "$(CMDLINE)" --smp $(SMP) --show --debugcon $(BUILD)/trace.tpz \
+	tests/qemu/boot.sh --cmdline "$$CMDLINE" --smp $(SMP) --show --debugcon $(BUILD)/trace.tpz \
 		--log $(BUILD)/serial.log || status=$$?; \
 	scripts/trace-summary.sh $(BUILD); exit $$status
 

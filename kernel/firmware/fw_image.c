@@ -126,6 +126,97 @@ static EFI_DEVICE_PATH *file_device_path(const CHAR16 *wpath)
 	return out;
 }
 
+/* EFI_FIRMWARE_VOLUME2_PROTOCOL (PI specification, volume 3): GetNextFile and ReadSection. */
+struct efi_fv2 {
+	void *get_volume_attributes, *set_volume_attributes, *read_file;
+	EFI_STATUS (EFIAPI *read_section)(struct efi_fv2 *self, const EFI_GUID *name,
+					  UINT8 section_type, UINTN instance, void **buffer,
+					  UINTN *size, UINT32 *auth);
+	void *write_file;
+	EFI_STATUS (EFIAPI *get_next_file)(struct efi_fv2 *self, void *key, UINT8 *type,
+					   EFI_GUID *name, UINT32 *attributes, UINTN *size);
+	UINTN key_size;
+};
+static EFI_GUID fv2_guid = { 0x220e73b6, 0x6bdb, 0x4413,
+			     { 0x84, 0x05, 0xb9, 0x74, 0xb1, 0x08, 0x61, 0x9a } };
+#define FV_FILETYPE_APPLICATION	0x09
+#define SECTION_USER_INTERFACE	0x15
+
+/* Does the FFS file @guid of @fv have the user-interface name @want? */
+static bool ui_name_is(struct efi_fv2 *fv, const EFI_GUID *guid, const char *want)
+{
+	CHAR16 *ui = NULL;
+	UINTN size = 0, i;
+	UINT32 auth;
+	bool same;
+
+	if (fv->read_section(fv, guid, SECTION_USER_INTERFACE, 0, (void **)&ui, &size, &auth) != EFI_SUCCESS || !ui)
+		return false;
+	for (i = 0; i < size / 2 && ui[i] && want[i] && ui[i] == (CHAR16)want[i]; i++)
+		;
+	same = !want[i] && (i == size / 2 || !ui[i]);
+	fw.bs->FreePool(ui);
+	return same;
+}
+
+/*
+ * fw.image=fv:NAME: the application of that name in the firmware's volumes
+ * (the UEFI Shell is "Shell" in OVMF): its device path, the volume's path
+ * with the file's GUID appended.
+ */
+static EFI_DEVICE_PATH *fv_app_path(const char *want)
+{
+	EFI_GUID dp_guid = DEVICE_PATH_PROTOCOL;
+	EFI_HANDLE *handles = NULL;
+	EFI_DEVICE_PATH *out = NULL;
+	UINTN n = 0;
+
+	if (fw.bs->LocateHandleBuffer(ByProtocol, &fv2_guid, NULL, &n, &handles) != EFI_SUCCESS)
+		return NULL;
+	for (UINTN h = 0; h < n && !out; h++) {
+		struct efi_fv2 *fv;
+		EFI_DEVICE_PATH *dev, *p;
+		u8 key[64] = { 0 }, type = 0;
+		EFI_GUID name;
+		UINT32 attr;
+		UINTN size, dev_len = 0;
+
+		if (fw.bs->HandleProtocol(handles[h], &fv2_guid, (void **)&fv) != EFI_SUCCESS ||
+		    fv->key_size > sizeof(key) ||
+		    fw.bs->HandleProtocol(handles[h], &dp_guid, (void **)&dev) != EFI_SUCCESS)
+			continue;
+		for (;;) {
+			type = FV_FILETYPE_APPLICATION;
+			if (fv->get_next_file(fv, key, &type, &name, &attr, &size) != EFI_SUCCESS)
+				break;
+			if (ui_name_is(fv, &name, want))
+				break;
+		}
+		if (type != FV_FILETYPE_APPLICATION || !ui_name_is(fv, &name, want))
+			continue;
+		for (p = dev; p->Type != 0x7f; p = (EFI_DEVICE_PATH *)((u8 *)p + (p->Length[0] | p->Length[1] << 8)))
+			dev_len += p->Length[0] | p->Length[1] << 8;
+		if (fw.bs->AllocatePool(EfiBootServicesData, dev_len + 20 + 4, (void **)&out) != EFI_SUCCESS)
+			break;
+		u8 *q = (u8 *)out;
+
+		memcpy(q, dev, dev_len);
+		q += dev_len;
+		q[0] = 4;	/* media */
+		q[1] = 6;	/* firmware file */
+		q[2] = 20;
+		q[3] = 0;
+		memcpy(q + 4, &name, sizeof(name));
+		q += 20;
+		q[0] = 0x7f;
+		q[1] = 0xff;
+		q[2] = 4;
+		q[3] = 0;
+	}
+	fw.bs->FreePool(handles);
+	return out;
+}
+
 /*
  * fw_image_load() - check, load and prepare @spec ("path args"); the handle
  * goes to *@h. Returns 0, or -errno having said what is wrong.
@@ -152,16 +243,25 @@ int fw_image_load(const char *spec, EFI_HANDLE *h)
 	memcpy(path, spec, plen);
 	path[plen] = '\0';
 	for (size_t i = 0; i < plen; i++)	/* UEFI paths use backslashes */
-		if (path[i] == '/')
+		if (path[i] == '/' && strncmp(path, "fv:", 3))
 			path[i] = '\\';
-	ascii_to_ucs2(wpath, path, ARRAY_SIZE(wpath));
-	err = check_file(path, wpath);
-	if (err)
-		return err;
-	dp = file_device_path(wpath);
-	if (!dp) {
-		pr_err("fw.image=%s: no device path for the boot volume\n", path);
-		return -ENODEV;
+	if (!strncmp(path, "fv:", 3)) {
+		dp = fv_app_path(path + 3);
+		if (!dp) {
+			pr_err("fw.image=%s: no application called '%s' in the firmware's volumes\n", path,
+			       path + 3);
+			return -ENOENT;
+		}
+	} else {
+		ascii_to_ucs2(wpath, path, ARRAY_SIZE(wpath));
+		err = check_file(path, wpath);
+		if (err)
+			return err;
+		dp = file_device_path(wpath);
+		if (!dp) {
+			pr_err("fw.image=%s: no device path for the boot volume\n", path);
+			return -ENODEV;
+		}
 	}
 	s = fw.bs->LoadImage(FALSE, fw.image, dp, NULL, 0, h);
 	fw.bs->FreePool(dp);

@@ -28,7 +28,7 @@
 
 #define DR6_BS		BIT(14)
 #define MAX_FOREIGN	64	/* code pages outside the image kept for the sideband */
-#define MAX_SITES	4096	/* branch-step: INT3s on the branches of traced code */
+#define MAX_SITES	16384	/* branch-step: INT3s on the branches of traced code (firmware has many) */
 
 extern const char ImageBase[] __hidden, __image_end[] __hidden;
 

@@ -81,3 +81,7 @@ fw-vector-taken|fw.run=vars pt=on fw.vector=0x20|35|the firmware refused vector 
 # A USB stick's user: no debug console, the trace written to \EFI\topaz\trace-0001.tpz on the
 # boot volume through the firmware's file system (read back from the volume and decoded)
 trace-fw-file|fw.run=vars,file pt=on pt.buf=16K|33|no debug console at port 0xe9; the trace goes to a file on the boot volume (pt.sink=file);is in \EFI\topaz\trace-0001.tpz on the boot volume;result: fw.phase failed=0|espfile
+# The UEFI Shell from the firmware volume (fw.image=fv:NAME) running a command with its
+# options; a name no volume has
+fw-shell-ls|fw.image="fv:Shell -nostartup -noversion -exit ls fs0:\EFI"|33|fw.image=fv:Shell: loaded at;Directory of: fs0:\EFI\;returned EFI status 0 in;result: fw.phase failed=0
+fw-image-fv-missing|fw.image=fv:NoSuchApp|35|fw.image=fv:NoSuchApp: no application called 'NoSuchApp' in the firmware's volumes

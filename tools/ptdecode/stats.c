@@ -685,9 +685,10 @@ static void modules_print(const struct ptd_stats *s, FILE *out, size_t top, bool
 
 	if (n > 1 || (n == 1 && strcmp(v[0].name, "topaz"))) {
 		if (one_line) {
-			fprintf(out, "modules:");
+			fprintf(out, "modules (instructions):");
 			for (size_t i = 0; i < n && i < top; i++)
-				fprintf(out, "%s %s %.1f%%", i ? "," : "", v[i].name, pct(v[i].count, s->insns));
+				fprintf(out, "%s %s %llu (%.1f%%)", i ? "," : "", v[i].name,
+					(unsigned long long)v[i].count, pct(v[i].count, s->insns));
 			fprintf(out, "%s\n", n > top ? ", ..." : "");
 		} else {
 			fprintf(out, "modules (instructions executed in each):\n");
