@@ -245,6 +245,7 @@ void fw_modules_add_copy(EFI_LOADED_IMAGE *li, const char *fallback_name)
 
 unsigned int fw_modules_scan(void)
 {
+	static unsigned int listed;
 	EFI_GUID li_guid = LOADED_IMAGE_PROTOCOL;
 	EFI_HANDLE *handles = NULL;
 	UINTN n = 0;
@@ -260,7 +261,7 @@ unsigned int fw_modules_scan(void)
 			fw_modules_add(li, NULL);
 	}
 	fw.bs->FreePool(handles);
-	if (list_modules)
+	if (list_modules && !listed++)
 		for (unsigned int i = 0; i < nr_mods; i++)
 			printk("fw: module %-24s %#llx-%#llx\n", mods[i].name,
 			       (unsigned long long)mods[i].base,

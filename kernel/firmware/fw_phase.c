@@ -247,6 +247,10 @@ static void phase_end(void)
 	if (!ph.active)
 		return;
 	ph.active = false;
+	/* images the traced code loaded since the start (not inside
+	 * ExitBootServices: allocating there would change the memory map) */
+	if (fw_bi->fw_traced && !ph.ebs_called)
+		fw_modules_scan();
 	pt_boot_finish();
 	if (fw_bi->fw_traced && pt_opts.sink == PT_SINK_FILE && fw_write_trace_file())
 		ph.failed++;

@@ -799,6 +799,10 @@ static void engine_write_sideband(trace_image_fn add)
 		for (unsigned int i = 0; i < e->st.foreign_pages; i++) {
 			unsigned int j = 0;
 
+			/* a module listed since (an image the traced code loaded) */
+			if (trace_module_find(e->foreign[i]))
+				continue;
+
 			while (j < n && pages[j] != e->foreign[i])
 				j++;
 			if (j == n)

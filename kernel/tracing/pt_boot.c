@@ -204,10 +204,11 @@ void pt_boot_finish(void)
 	smp_set_stop_hook(NULL, NULL);
 	cpus = pt_session.cpus;
 	engine = pt_session_engine();
-	/* the modules first: a page run the engine adds is code outside them */
-	trace_modules_write(pt_session_add_image, !engine);
+	/* the engine's page runs (code outside every known module; a page a
+	 * module covers marks the module instead), then the modules, whole */
 	if (engine)
 		engine->write_sideband(pt_session_add_image);
+	trace_modules_write(pt_session_add_image, !engine);
 	pt_session_close();
 	if (pt_opts.sink == PT_SINK_SERIAL)
 		trace_framer_end(&framer);
