@@ -103,9 +103,6 @@ static void memory_init(const struct boot_info *bi)
 /* run=a,b,c: each workload in turn; returns how many could not run. */
 static int run_workloads(const char *spec)
 {
-	char name[32];
-	int bad = 0;
-
 	if (!strcmp(spec, "list")) {
 		workload_list();
 		return 0;
@@ -113,31 +110,7 @@ static int run_workloads(const char *spec)
 	if (!strcmp(spec, "demo"))	/* and with several CPUs, work on each of them */
 		spec = num_online_cpus() > 1 ? "sort,recursion,dispatch,slab,timer,firmware,psort" :
 		       "sort,recursion,dispatch,slab,timer,firmware";
-	for (const char *s = spec; *s;) {
-		const char *e = strchr(s, ',');
-		size_t n = e ? (size_t)(e - s) : strlen(s);
-		const struct workload *w;
-
-		if (n >= sizeof(name))
-			n = sizeof(name) - 1;
-		memcpy(name, s, n);
-		name[n] = '\0';
-		w = workload_find(name);
-		if (!w) {
-			printk(KERN_ERR "run=%s: no workload '%s'\n", spec, name);
-			workload_list();
-			bad++;
-		} else {
-			u64 t0 = rdtsc(), r = pt_boot_active() ? pt_run_traced(w) : w->fn();
-
-			printk("run: %s returned %#llx in %llu us\n", w->name, (unsigned long long)r,
-			       (unsigned long long)(tsc_to_ns(rdtsc() - t0) / 1000));
-		}
-		if (!e)
-			break;
-		s = e + 1;
-	}
-	return bad;
+	return workload_run_list("run", spec, workload_find, workload_list, "workload");
 }
 
 static void model_on_this_cpu(void *unused)

@@ -2,6 +2,9 @@
 /* The workload registry (run=). */
 #include <topaz/workload.h>
 #include <topaz/kernel.h>
+#include <topaz/tracing.h>
+#include <topaz/time.h>
+#include <topaz/arch.h>
 
 extern const struct workload __start_workload_table[] __hidden __attribute__((weak));
 extern const struct workload __stop_workload_table[] __hidden __attribute__((weak));
@@ -19,4 +22,39 @@ void workload_list(void)
 	printk("workloads (run=NAME):\n");
 	for (const struct workload *w = __start_workload_table; w < __stop_workload_table; w++)
 		printk("  %-12s %s\n", w->name, w->help);
+}
+
+int workload_run_list(const char *key, const char *spec,
+		      const struct workload *(*find)(const char *name), void (*list)(void),
+		      const char *label)
+{
+	char name[32];
+	int bad = 0;
+
+	for (const char *s = spec; *s;) {
+		const char *e = strchr(s, ',');
+		size_t n = e ? (size_t)(e - s) : strlen(s);
+		const struct workload *w;
+
+		if (n >= sizeof(name))
+			n = sizeof(name) - 1;
+		memcpy(name, s, n);
+		name[n] = '\0';
+		w = find(name);
+		if (!w) {
+			printk(KERN_ERR "%s=%s: no %s '%s'\n", key, spec, label, name);
+			list();
+			bad++;
+		} else {
+			/* traced in a window of its own when tracing is on */
+			u64 t0 = rdtsc(), r = pt_boot_active() ? pt_run_traced(w) : w->fn();
+
+			printk("%srun: %s returned %#llx in %llu us\n", key[0] == 'f' ? "fw: " : "", w->name,
+			       (unsigned long long)r, (unsigned long long)(tsc_to_ns(rdtsc() - t0) / 1000));
+		}
+		if (!e)
+			break;
+		s = e + 1;
+	}
+	return bad;
 }

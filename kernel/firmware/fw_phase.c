@@ -35,6 +35,7 @@
 #include <topaz/trace_engine.h>
 #include <topaz/power.h>
 #include <topaz/arch.h>
+#include <topaz/errno.h>
 
 struct fw_ctx fw;
 void pt_ptwrite_register(void);
@@ -59,6 +60,9 @@ KPARAM_STR("fw.image", fw_image, &image_spec,
 static u64 timeout_ms;
 KPARAM_UINT("fw.timeout", fw_timeout, &timeout_ms, 0, 24 * 3600 * 1000ull,
 	    "firmware phase: ms fw.image may run before its trace is ended and written (0: no limit)");
+static bool oracle_sync;
+KPARAM_BOOL("fw.oracle", fw_oracle, &oracle_sync,
+	    "testing: before the traced windows, wait for a key (the fidelity oracle's host turns QEMU's log on), then have every module's code translated again");
 static bool fake_no_cpu_arch;
 KPARAM_BOOL("fw.no_cpu_arch", fw_no_cpu_arch, &fake_no_cpu_arch,
 	    "fault injection: act as if the firmware had no EFI_CPU_ARCH_PROTOCOL");
@@ -185,43 +189,20 @@ static int environment_init(struct boot_info *bi)
 	return 0;
 }
 
-/* fw.run=a,b: each in its own window (traced when pt=on); returns how many failed. */
+/* fw.run=a,b or all: each in its own window (traced when pt=on); returns how many failed. */
 static int run_workloads(const char *spec)
 {
-	char name[32];
-	int bad = 0;
+	static char all[128];
 
-	for (const char *p = spec; *p;) {
-		const char *e = strchr(p, ',');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-		const struct workload *w;
+	if (!strcmp(spec, "all")) {
+		size_t n = 0;
 
-		n = min(n, sizeof(name) - 1);
-		memcpy(name, p, n);
-		name[n] = '\0';
-		if (!strcmp(name, "all")) {
-			for (unsigned int i = 0; i < fw_nr_workloads; i++) {
-				w = &fw_workloads[i];
-				u64 t0 = rdtsc(), r = pt_boot_active() ? pt_run_traced(w) : w->fn();
-
-				printk("fw: run: %s returned %#llx in %llu us\n", w->name, (unsigned long long)r,
-				       (unsigned long long)(tsc_to_ns(rdtsc() - t0) / 1000));
-			}
-		} else if (!(w = fw_workload_find(name))) {
-			pr_err("fw.run=%s: no firmware workload '%s'\n", spec, name);
-			fw_workload_list();
-			bad++;
-		} else {
-			u64 t0 = rdtsc(), r = pt_boot_active() ? pt_run_traced(w) : w->fn();
-
-			printk("fw: run: %s returned %#llx in %llu us\n", w->name, (unsigned long long)r,
-			       (unsigned long long)(tsc_to_ns(rdtsc() - t0) / 1000));
-		}
-		if (!e)
-			break;
-		p = e + 1;
+		for (unsigned int i = 0; i < fw_nr_workloads; i++)
+			n += ksnprintf(all + n, sizeof(all) - n, "%s%s", i ? "," : "", fw_workloads[i].name);
+		spec = all;
 	}
-	return bad;
+	return workload_run_list("fw.run", spec, fw_workload_find, fw_workload_list,
+				 "firmware workload");
 }
 
 extern const struct trace_modules fw_trace_modules;
@@ -382,6 +363,33 @@ static int image_run(void)
 	return 0;
 }
 
+/*
+ * fw.oracle: QEMU's log of the firmware's code cannot run from the boot (the
+ * firmware runs gigabytes of it before topaz starts). Here the host, told by
+ * the marker line, switches the log on through QEMU's monitor and presses a
+ * key; then a byte of every page of every module is written back as it is,
+ * which makes QEMU drop what it translated there: every block the windows
+ * run is translated again, and logged with its instructions.
+ */
+int fw_modules_touch(void);
+
+static int oracle_wait(void)
+{
+	EFI_INPUT_KEY key;
+	u64 end = rdtsc() + 120 * 1000 * tsc_khz;
+
+	printk("fw: oracle: waiting for the host (a key)\n");
+	while (fw.st->ConIn->ReadKeyStroke(fw.st->ConIn, &key) != EFI_SUCCESS) {
+		if (rdtsc() > end) {
+			pr_err("fw.oracle: no key from the host within 120 s\n");
+			return -ETIMEDOUT;
+		}
+		fw.bs->Stall(1000);
+	}
+	printk("fw: oracle: %d module pages written back; the windows start\n", fw_modules_touch());
+	return 0;
+}
+
 int fw_phase_run(struct boot_info *bi, void *image)
 {
 	EFI_GUID li_guid = LOADED_IMAGE_PROTOCOL;
@@ -433,6 +441,8 @@ int fw_phase_run(struct boot_info *bi, void *image)
 	bi->fw_traced = pt_boot_active();
 	if (pt_boot_active())
 		trace_engine_init();
+	if (oracle_sync && oracle_wait())
+		ph.failed++;
 	if (run_spec)
 		ph.failed += run_workloads(run_spec);
 	if (image_spec)

@@ -71,6 +71,7 @@ trace-fw-image-ebs|fw.run=vars fw.image="\EFI\tools\hello.efi ebs" pt=on pt.buf=
 trace-fw-timeout|fw.run=vars fw.image="\EFI\tools\hello.efi spin" fw.timeout=500 pt=on pt.buf=16K|35|still running after 500 ms (fw.timeout=): at 0x;, hello+0x;result: fw.phase failed=1
 fw-untraced-then-kernel|fw.run=all fw.then=kernel run=sort|33|fw: run: connect returned;result: fw.phase failed=0;run: sort returned;topaz: power off (success)
 fw-list|fw.run=list|33|firmware workloads (fw.run=NAME[,NAME...], or all):;ConnectController on every handle
+run-bad-workload|run=sort,nosuch|35|run=sort,nosuch: no workload 'nosuch';run: sort returned
 fw-bad-workload|fw.run=vars,nosuch pt=on|35|fw.run=vars,nosuch: no firmware workload 'nosuch';result: fw.phase failed=1
 fw-image-missing|fw.image=\EFI\tools\nosuch.efi|35|fw.image=\EFI\tools\nosuch.efi: no such file on the boot volume;result: fw.phase failed=1
 fw-image-not-pe|fw.image=\EFI\topaz\cmdline.txt|35|fw.image=\EFI\topaz\cmdline.txt: not a PE/COFF EFI image
@@ -85,3 +86,6 @@ trace-fw-file|fw.run=vars,file pt=on pt.buf=16K|33|no debug console at port 0xe9
 # options; a name no volume has
 fw-shell-ls|fw.image="fv:Shell -nostartup -noversion -exit ls fs0:\EFI"|33|fw.image=fv:Shell: loaded at;Directory of: fs0:\EFI\;returned EFI status 0 in;result: fw.phase failed=0
 fw-image-fv-missing|fw.image=fv:NoSuchApp|35|fw.image=fv:NoSuchApp: no application called 'NoSuchApp' in the firmware's volumes
+# fw.then=kernel after a traced firmware phase: the kernel boots and runs its job; the boot's one
+# container is the firmware phase's
+trace-fw-then-kernel|fw.run=pool fw.then=kernel pt=on pt.buf=16K run=sort|33|result: fw.phase failed=0;the firmware phase's trace was written; the kernel phase is not traced;run: sort returned;topaz: power off (success)
