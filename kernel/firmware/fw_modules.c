@@ -13,6 +13,7 @@
 #include <topaz/kernel.h>
 #include <topaz/cmdline.h>
 #include <topaz/mm.h>
+#include <topaz/arch.h>
 
 #define MAX_MODULES	512
 
@@ -323,3 +324,20 @@ static void write_sideband(trace_image_fn add, bool all)
 }
 
 const struct trace_modules fw_trace_modules = { .find = find, .write_sideband = write_sideband };
+
+/* fw.oracle: each page of each module written back as it is (QEMU then drops its translations). */
+int fw_modules_touch(void)
+{
+	int n = 0;
+
+	/* topaz's own code too: pt_run_traced, the workloads, the entry stubs */
+	for (u64 p = fw.self_base; p < fw.self_base + fw.self_size; p += PAGE_SIZE)
+		n += !arch_text_poke(p, *(volatile const u8 *)(uintptr_t)p);
+	for (unsigned int i = 0; i < nr_mods; i++)
+		for (u64 p = mods[i].base; p < mods[i].base + mods[i].size; p += PAGE_SIZE) {
+			if (arch_text_poke(p, *(volatile const u8 *)(uintptr_t)p))
+				continue;
+			n++;
+		}
+	return n;
+}

@@ -4,8 +4,9 @@
  * user's own image, built with GNU-EFI, traced and decoded with its symbols
  * (build/efi/hello.so). Its load options choose what it does:
  *
- *   hello.efi [N]   print a line through the console, work out fib(N) (20)
- *                   by recursion and sort a table, return EFI_SUCCESS
+ *   hello.efi [N] [quiet]  print a line through the console (not with
+ *                   quiet), work out fib(N) (20) by recursion and sort a
+ *                   table, return EFI_SUCCESS
  *   hello.efi fail  return EFI_ABORTED
  *   hello.efi spin  never return (fw.timeout= ends its trace)
  *   hello.efi ebs   call ExitBootServices, then power QEMU off through
@@ -101,7 +102,10 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 	if (*arg >= '0' && *arg <= '9')
 		for (n = 0; *arg >= '0' && *arg <= '9'; arg++)
 			n = n * 10 + (unsigned int)(*arg - '0');
-	say(L"hello: a user's EFI image, traced by topaz\r\n");
+	while (*arg == ' ')
+		arg++;
+	if (!word_is(arg, "quiet"))	/* the console's drivers are a lot of code */
+		say(L"hello: a user's EFI image, traced by topaz\r\n");
 	for (unsigned int i = 0; i < 64; i++)
 		table[i] = (i * 2654435761u) >> 7;
 	sort_table(table, 64);
