@@ -171,6 +171,17 @@ def cmd_plan(a):
         if size and ('/kernel/workloads/' in src or name in ('pt_run_traced', 'traced_job') or
                      (a.files and re.search(a.files, src))):
             compared.append((load + addr, load + addr + size, name))
+    # the firmware phase (--modules: its log with fw.modules): every loaded
+    # image, whole, though the discovery trace ran only some (which modules
+    # the timer's events reach depends on timing)
+    if a.modules:
+        have = {v for v, _s, _n in images}
+        for line in open(a.modules, errors='replace'):
+            m = re.search(r'fw: module (\S+) +0x([0-9a-f]+)-0x([0-9a-f]+)', line)
+            if m and int(m.group(2), 16) not in have:
+                lo, hi = int(m.group(2), 16), int(m.group(3), 16)
+                images.append((lo, hi - lo, m.group(1)))
+                have.add(lo)
     for v, s, n in images:
         compared.append((v, v + s, f'[{n}]'))
     # and every other function the discovery trace went through (kernel code
@@ -836,6 +847,7 @@ def main():
     p.add_argument('--out', required=True)
     p.add_argument('--ptdecode', help='add the functions the container\'s trace went through')
     p.add_argument('--files', help='and every function of the source files this matches (a regex)')
+    p.add_argument('--modules', help="and every firmware module a firmware phase's log lists (fw.modules)")
     c = sub.add_parser('compare')
     for k in ('plan', 'elf', 'ptdecode', 'container', 'name'):
         c.add_argument('--' + k, required=True)

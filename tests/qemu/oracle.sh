@@ -9,6 +9,8 @@
 # other profiles, retcomp-nofilter and noretcomp-filter (--full: all of them).
 # Some add: small ToPA buffers (PMIs in traced code), timing packets, PMIs as
 # NMIs, PTWRITE from a probe, dense interrupts (timer.hz; see configs()). And
+# the firmware phase (fw-*: see fw_configs(); QEMU's log switched on through
+# its monitor when topaz is ready) and
 # on several CPUs (NAME-smpN-STEP, QEMU -smp N; see smp_configs(): two, the
 # rest with --full) every CPU is compared on its own: its decoded instructions
 # (ptdecode's "[cpu N, ...]" segments) against QEMU's log of that CPU; the PASS
@@ -121,6 +123,22 @@ smp_configs() {
 	echo "tigerlake-retcomp-nmi-smp2-single|single|$work_smp_short|2|pt.profile=tigerlake pt.step=single pt.pmi=nmi $rc"
 	echo "arrowlake-noretcomp-smp4-single|single|$work_smp_short|4|pt.profile=arrowlake pt.step=single pt.noretcomp $rc"
 }
+# The firmware phase (fw.run= before ExitBootServices, then the sample image
+# tests/efi/hello.c): QEMU's log is switched on through its monitor once topaz
+# is ready (fw.oracle; tests/qemu/qemu_sync.py), every loaded module is in the
+# compared range, and each configuration has its own discovery boot (the same
+# command line: the firmware's allocations place the image). Two by default,
+# more with --full: NAME|STEP|fw:WORKLOADS|1|EXTRAS. fw.run=vars only: with
+# the log on, QEMU runs the firmware so slowly that the disk driver's polls
+# (fw.run=file) and the page allocator's paths (pool) grow to gigabytes of
+# log (the timer's events run all the while, logged too).
+fw_configs() {
+	echo "fw-skylake-retcomp-branch|branch|fw:vars|1|pt.profile=skylake pt.step=branch pt.buf=16K pt.tsc"
+	echo "fw-broadwell-noretcomp-nmi-branch|branch|fw:vars|1|pt.profile=broadwell pt.step=branch pt.noretcomp pt.pmi=nmi pt.buf=16K pt.tsc"
+	[ $full = 1 ] || return 0
+	echo "fw-tigerlake-retcomp-nmi-branch|branch|fw:vars|1|pt.profile=tigerlake pt.step=branch pt.pmi=nmi pt.buf=16K pt.tsc pt.cyc pt.mtc"
+	echo "fw-arrowlake-noretcomp-single|single|fw:vars|1|pt.profile=arrowlake pt.step=single pt.noretcomp pt.buf=16K"
+}
 configs() {
 	local step prof filt rc name x f w
 	for step in single branch; do
@@ -170,6 +188,7 @@ configs() {
 	echo "arrowlake-dense-nmi-branch|branch|$work_dense|1|pt.profile=arrowlake pt.step=branch timer.hz=20000 pt.pmi=nmi pt.buf=16K pt.region=4K"
 	echo "tigerlake-dense-single|single|$work_dense|1|pt.profile=tigerlake pt.step=single timer.hz=20000 pt.buf=256K pt.region=4K"
 	smp_configs
+	fw_configs
 }
 
 fail_setup() { echo "FAIL oracle.setup: $1"; echo "oracle: 0 passed, 1 failed, 0 instructions compared in $(( $(date +%s) - t0 )) s"; exit 1; }
@@ -188,7 +207,7 @@ rm -rf "$dir"; mkdir -p "$dir"
 # the machines the selected configurations need: 1 CPU, -smp N
 smps=$(configs | while IFS='|' read -r name _s _w n _x; do
 	# shellcheck disable=SC2053
-	[[ $name == $only ]] && echo "$n"
+	[[ $name == $only ]] && [[ $_w != fw:* ]] && echo "$n"	# fw: discovers on its own
 done | sort -nu | tr '\n' ' ')
 [ "$only" = '*' ] && smps="1 $smps"
 
@@ -220,11 +239,61 @@ lo, hi = r["op_add"][0], r["op_rot"][1]
 print(f"{lo:#x}/{hi - lo:#x}")' "$dir/plan.json") || fail_setup "no op_add..op_rot in the plan"
 done
 
+# A firmware-phase configuration: its discovery boot, then the compared boot
+# with QEMU's log switched on at topaz's marker.
+one_fw() {
+	local name=$1 step=$2 w=${3#fw:} extra=$4 d=$5 res=$dir/$1.result status plan=$dir/plan-$1.json
+	local cmd df marker='fw: oracle: waiting for the host' mon=$dir/$1.mon
+	cmd="pt=on fw.run=$w fw.image=\"\\EFI\\tools\\hello.efi 12 quiet\" fw.oracle fw.modules loglevel=7 $extra"
+	python3 "$here/tests/qemu/qemu_sync.py" --monitor "$mon.d" --log "$dir/$name.discovery.log" \
+		--marker "$marker" --cmd 'sendkey ret' >"$dir/$name.sync" 2>&1 &
+	"$here/tests/qemu/boot.sh" --cmdline "$cmd" --log "$dir/$name.discovery.log" \
+		--debugcon "$dir/$name.discovery.tpz" --timeout 300 \
+		-- -chardev socket,id=mon0,path="$mon.d",server=on,wait=off -mon chardev=mon0,mode=readline \
+		>"$dir/$name.discovery.out" 2>&1
+	status=$?
+	wait
+	if [ $status != 33 ] || ! df=$(python3 "$py" plan --elf "$elf" --ptdecode "$tool" \
+			--container "$dir/$name.discovery.tpz" --modules "$dir/$name.discovery.log" \
+			--files 'kernel/firmware/' --out "$plan" 2>"$dir/$name.plan.err"); then
+		echo "FAIL oracle.$name: the discovery boot ended with status $status, or no plan from it (log: $dir/$name.discovery.log)" >"$res"
+		return
+	fi
+	python3 "$here/tests/qemu/qemu_sync.py" --monitor "$mon" --log "$dir/$name.log" \
+		--marker "$marker" --cmd "log $d" --cmd 'sendkey ret' >>"$dir/$name.sync" 2>&1 &
+	"$here/tests/qemu/boot.sh" --cmdline "$cmd" --log "$dir/$name.log" --debugcon "$dir/$name.tpz" \
+		--timeout 600 -- -chardev socket,id=mon0,path="$mon",server=on,wait=off \
+		-mon chardev=mon0,mode=readline -dfilter "$df" -D "$dir/$name.qlog" >"$dir/$name.out" 2>&1
+	status=$?
+	wait
+	rm -f "$mon" "$mon.d"
+	if [ $status != 33 ]; then
+		echo "FAIL oracle.$name: exit status $status, expected 33 (log: $dir/$name.log)" >"$res"
+		return
+	fi
+	python3 "$py" compare --plan "$plan" --elf "$elf" --ptdecode "$tool" --step "$step" \
+		--qemu-log "$dir/$name.qlog" --insn-out "$dir/$name.insn" \
+		--container "$dir/$name.tpz" --name "oracle.$name" --log "$dir/$name.log" \
+		--windows $(( $(tr ',' '\n' <<<"$w" | wc -l) + 1 )) >"$res" 2>&1
+	local cmp=$?
+	python3 "$perf_py" --ptdecode "$tool" --elf "$elf" --container "$dir/$name.tpz" \
+		--name "oracle.perf.$name" >"$dir/$name.perf" 2>&1
+	if [ $cmp = 0 ] && [ $keep = 0 ]; then
+		rm -f "$dir/$name.qlog" "$dir/$name.insn"
+	elif ! grep -q '^\(PASS\|FAIL\) ' "$res"; then
+		sed -i '1i FAIL oracle.'"$name"': the comparison did not finish:' "$res"
+	fi
+}
+
 one() {
 	local name=$1 step=$2 w=$3 smp=$4 extra=$5 res=$dir/$1.result d status plan=$dir/plan.json
 	local qlog=$dir/$name.qlog qlogs
 	d="exec,in_asm"
 	[ "$step" = branch ] && d="exec,nochain,in_asm"
+	if [[ $w == fw:* ]]; then
+		one_fw "$name" "$step" "$w" "$extra" "$d"
+		return
+	fi
 	# several CPUs: a host thread each (MTTCG), each logs into a file of its own
 	[ "$smp" -gt 1 ] && d+=",tid" qlog=$dir/$name.qlog.%d plan=$dir/plan-smp$smp.json
 	"$here/tests/qemu/boot.sh" --smp "$smp" --cmdline "pt=on run=$w loglevel=7 $extra" \
