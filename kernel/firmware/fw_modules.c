@@ -14,6 +14,7 @@
 #include <topaz/cmdline.h>
 #include <topaz/mm.h>
 #include <topaz/arch.h>
+#include <topaz/cpu.h>
 
 #define MAX_MODULES	512
 
@@ -325,19 +326,37 @@ static void write_sideband(trace_image_fn add, bool all)
 
 const struct trace_modules fw_trace_modules = { .find = find, .write_sideband = write_sideband };
 
-/* fw.oracle: each page of each module written back as it is (QEMU then drops its translations). */
-int fw_modules_touch(void)
+/*
+ * fw.oracle: every byte of every module, and of topaz itself, written back
+ * as it is. QEMU drops a translated block when a store overlaps its bytes (not
+ * its whole page), so every word is stored. Interrupts are off (a handler
+ * changing a module's data between the load and the store would lose it) and
+ * so is CR0.WP (runtime drivers' code is read-only). Returns the bytes.
+ */
+static void write_back(u64 start, u64 size)
 {
-	int n = 0;
+	u64 p = start, end = start + size;
 
-	/* topaz's own code too: pt_run_traced, the workloads, the entry stubs */
-	for (u64 p = fw.self_base; p < fw.self_base + fw.self_size; p += PAGE_SIZE)
-		n += !arch_text_poke(p, *(volatile const u8 *)(uintptr_t)p);
-	for (unsigned int i = 0; i < nr_mods; i++)
-		for (u64 p = mods[i].base; p < mods[i].base + mods[i].size; p += PAGE_SIZE) {
-			if (arch_text_poke(p, *(volatile const u8 *)(uintptr_t)p))
-				continue;
-			n++;
-		}
+	for (; p < end && (p & 7); p++)
+		*(volatile u8 *)(uintptr_t)p = *(volatile const u8 *)(uintptr_t)p;
+	for (; p + 8 <= end; p += 8)
+		*(volatile u64 *)(uintptr_t)p = *(volatile const u64 *)(uintptr_t)p;
+	for (; p < end; p++)
+		*(volatile u8 *)(uintptr_t)p = *(volatile const u8 *)(uintptr_t)p;
+}
+
+u64 fw_modules_touch(void)
+{
+	unsigned long flags = local_irq_save();
+	u64 cr0 = read_cr0(), n = fw.self_size;
+
+	write_cr0(cr0 & ~X86_CR0_WP);
+	write_back(fw.self_base, fw.self_size);
+	for (unsigned int i = 0; i < nr_mods; i++) {
+		write_back(mods[i].base, mods[i].size);
+		n += mods[i].size;
+	}
+	write_cr0(cr0);
+	local_irq_restore(flags);
 	return n;
 }

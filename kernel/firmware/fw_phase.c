@@ -367,11 +367,11 @@ static int image_run(void)
  * fw.oracle: QEMU's log of the firmware's code cannot run from the boot (the
  * firmware runs gigabytes of it before topaz starts). Here the host, told by
  * the marker line, switches the log on through QEMU's monitor and presses a
- * key; then a byte of every page of every module is written back as it is,
- * which makes QEMU drop what it translated there: every block the windows
- * run is translated again, and logged with its instructions.
+ * key; then every module (and topaz) is written back as it is, which makes
+ * QEMU drop what it translated there: every block the windows run is
+ * translated again, and logged with its instructions.
  */
-int fw_modules_touch(void);
+u64 fw_modules_touch(void);
 
 static int oracle_wait(void)
 {
@@ -386,7 +386,8 @@ static int oracle_wait(void)
 		}
 		fw.bs->Stall(1000);
 	}
-	printk("fw: oracle: %d module pages written back; the windows start\n", fw_modules_touch());
+	printk("fw: oracle: %llu bytes of code written back; the windows start\n",
+	       (unsigned long long)fw_modules_touch());
 	return 0;
 }
 

@@ -296,7 +296,7 @@ STOP_RE = re.compile(r'Stopped execution of TB chain before (0x[0-9a-f]+) \[([0-
 INSN_RE = re.compile(r'0x([0-9a-f]+):\s+((?:[0-9a-f]{2}(?: |$))+)\s*(.*)$')
 
 
-def parse_qemu_logs(paths):
+def parse_qemu_logs(paths, late=False):
     """{cpu: [(pc, flags, insns, ptr)]} of the TBs that ran, in order per CPU;
     insns = [(ip, asm)]; {cpu: TBs stopped before they ran}; problems.
 
@@ -312,6 +312,11 @@ def parse_qemu_logs(paths):
     thread that made it, right before that CPU runs it; other CPUs run the same
     TB (the TB cache is shared) with only a "Trace" line in their file: those
     take the translation from the other files (by host address and guest PC).
+
+    @late: the log was switched on while the guest ran (the firmware phase,
+    through QEMU's monitor): the TBs that run before the file's first
+    translation were translated before it and are left out (the guest's
+    windows start only after it has had every block translated again).
     """
     execs, problems, stopped = {}, [], {}
     shared = {}		# (ptr, pc): insns, from every file; None when two differ
@@ -349,6 +354,8 @@ def parse_qemu_logs(paths):
                     t = tbs.get(ptr)
                     if t is not None and t[0] == pc:
                         insns = t[1]
+                    elif late and not tbs:
+                        continue	# running when the log came on
                     else:
                         # translated by another CPU's thread: filled in below
                         insns = []
@@ -362,6 +369,19 @@ def parse_qemu_logs(paths):
                             int(m.group(2), 16) == order[-1][0]):
                         e = order.pop()
                         stopped[e[4]] = stopped.get(e[4], 0) + 1
+                elif line.startswith('cpu_io_recompile: rewound execution of TB to '):
+                    # -icount: an I/O instruction inside a TB; the TB ran up
+                    # to it, and a new one starting there runs it
+                    try:
+                        at = int(line.split()[-1], 16)
+                    except ValueError:
+                        problems.append(f'unparsed QEMU log line: {line.strip()}')
+                        continue
+                    if order and order[-1][2]:
+                        pc, flags, insns, ptr, cpu = order.pop()
+                        ran = [i for i in insns if i[1] is not None and i[0] < at]
+                        if ran:
+                            order.append((pc, flags, ran + [(at, None)], ptr, cpu))
                 elif line.startswith('IN:'):
                     block = []
                 elif block is not None:
@@ -656,7 +676,7 @@ def cmd_compare(a):
     pt_by_cpu, first_line, insn_lines = parse_insn(insn_path)
 
     # QEMU: the executed instructions, per CPU
-    execs, stopped, qproblems = parse_qemu_logs(a.qemu_log)
+    execs, stopped, qproblems = parse_qemu_logs(a.qemu_log, a.log_started_late)
 
     def boundaries(lo, hi):
         # where objdump puts the instructions of [lo, hi) (kernel code only)
@@ -856,6 +876,8 @@ def main():
     c.add_argument('--insn-out', help='where ptdecode --insn goes (QEMU-LOG.insn)')
     c.add_argument('--cpus', type=int, default=1, help='the CPUs (each must have run a window)')
     c.add_argument('--step', choices=('single', 'branch'), default='single')
+    c.add_argument('--log-started-late', action='store_true',
+                   help="QEMU's log was switched on while the guest ran (the firmware phase)")
     c.add_argument('--windows', type=int, help='the traced windows (run=) expected')
     c.add_argument('--log', help='the kernel log: the engine\'s instruction count must be QEMU\'s')
     k = sub.add_parser('corrupt')

@@ -133,8 +133,8 @@ smp_configs() {
 # (fw.run=file) and the page allocator's paths (pool) grow to gigabytes of
 # log (the timer's events run all the while, logged too).
 fw_configs() {
-	echo "fw-skylake-retcomp-branch|branch|fw:vars|1|pt.profile=skylake pt.step=branch pt.buf=16K pt.tsc"
-	echo "fw-broadwell-noretcomp-nmi-branch|branch|fw:vars|1|pt.profile=broadwell pt.step=branch pt.noretcomp pt.pmi=nmi pt.buf=16K pt.tsc"
+	echo "fw-skylake-retcomp-branch|branch|fw:vars,file|1|pt.profile=skylake pt.step=branch pt.buf=16K pt.tsc"
+	echo "fw-broadwell-noretcomp-nmi-branch|branch|fw:handles,pool|1|pt.profile=broadwell pt.step=branch pt.noretcomp pt.pmi=nmi pt.buf=16K pt.tsc"
 	[ $full = 1 ] || return 0
 	echo "fw-tigerlake-retcomp-nmi-branch|branch|fw:vars|1|pt.profile=tigerlake pt.step=branch pt.pmi=nmi pt.buf=16K pt.tsc pt.cyc pt.mtc"
 	echo "fw-arrowlake-noretcomp-single|single|fw:vars|1|pt.profile=arrowlake pt.step=single pt.noretcomp pt.buf=16K"
@@ -244,13 +244,16 @@ done
 one_fw() {
 	local name=$1 step=$2 w=${3#fw:} extra=$4 d=$5 res=$dir/$1.result status plan=$dir/plan-$1.json
 	local cmd df marker='fw: oracle: waiting for the host' mon=$dir/$1.mon
+	# virtual time from the instruction count: QEMU slowed by its log does
+	# not make the firmware's timed waits (a disk's polls) spin longer
+	local icount="-icount shift=3,sleep=off"
 	cmd="pt=on fw.run=$w fw.image=\"\\EFI\\tools\\hello.efi 12 quiet\" fw.oracle fw.modules loglevel=7 $extra"
 	python3 "$here/tests/qemu/qemu_sync.py" --monitor "$mon.d" --log "$dir/$name.discovery.log" \
 		--marker "$marker" --cmd 'sendkey ret' >"$dir/$name.sync" 2>&1 &
 	"$here/tests/qemu/boot.sh" --cmdline "$cmd" --log "$dir/$name.discovery.log" \
 		--debugcon "$dir/$name.discovery.tpz" --timeout 300 \
-		-- -chardev socket,id=mon0,path="$mon.d",server=on,wait=off -mon chardev=mon0,mode=readline \
-		>"$dir/$name.discovery.out" 2>&1
+		-- $icount -chardev socket,id=mon0,path="$mon.d",server=on,wait=off \
+		-mon chardev=mon0,mode=readline >"$dir/$name.discovery.out" 2>&1
 	status=$?
 	wait
 	if [ $status != 33 ] || ! df=$(python3 "$py" plan --elf "$elf" --ptdecode "$tool" \
@@ -262,7 +265,7 @@ one_fw() {
 	python3 "$here/tests/qemu/qemu_sync.py" --monitor "$mon" --log "$dir/$name.log" \
 		--marker "$marker" --cmd "log $d" --cmd 'sendkey ret' >>"$dir/$name.sync" 2>&1 &
 	"$here/tests/qemu/boot.sh" --cmdline "$cmd" --log "$dir/$name.log" --debugcon "$dir/$name.tpz" \
-		--timeout 600 -- -chardev socket,id=mon0,path="$mon",server=on,wait=off \
+		--timeout 600 -- $icount -chardev socket,id=mon0,path="$mon",server=on,wait=off \
 		-mon chardev=mon0,mode=readline -dfilter "$df" -D "$dir/$name.qlog" >"$dir/$name.out" 2>&1
 	status=$?
 	wait
@@ -273,7 +276,7 @@ one_fw() {
 	fi
 	python3 "$py" compare --plan "$plan" --elf "$elf" --ptdecode "$tool" --step "$step" \
 		--qemu-log "$dir/$name.qlog" --insn-out "$dir/$name.insn" \
-		--container "$dir/$name.tpz" --name "oracle.$name" --log "$dir/$name.log" \
+		--container "$dir/$name.tpz" --name "oracle.$name" --log "$dir/$name.log" --log-started-late \
 		--windows $(( $(tr ',' '\n' <<<"$w" | wc -l) + 1 )) >"$res" 2>&1
 	local cmp=$?
 	python3 "$perf_py" --ptdecode "$tool" --elf "$elf" --container "$dir/$name.tpz" \
