@@ -128,10 +128,9 @@ smp_configs() {
 # is ready (fw.oracle; tests/qemu/qemu_sync.py), every loaded module is in the
 # compared range, and each configuration has its own discovery boot (the same
 # command line: the firmware's allocations place the image). Two by default,
-# more with --full: NAME|STEP|fw:WORKLOADS|1|EXTRAS. fw.run=vars only: with
-# the log on, QEMU runs the firmware so slowly that the disk driver's polls
-# (fw.run=file) and the page allocator's paths (pool) grow to gigabytes of
-# log (the timer's events run all the while, logged too).
+# more with --full: NAME|STEP|fw:WORKLOADS|1|EXTRAS. QEMU runs with -icount:
+# with the log on it is so slow that, in real time, the firmware's timed
+# waits (the disk driver's polls) would spin for gigabytes of log.
 fw_configs() {
 	echo "fw-skylake-retcomp-branch|branch|fw:vars,file|1|pt.profile=skylake pt.step=branch pt.buf=16K pt.tsc"
 	echo "fw-broadwell-noretcomp-nmi-branch|branch|fw:handles,pool|1|pt.profile=broadwell pt.step=branch pt.noretcomp pt.pmi=nmi pt.buf=16K pt.tsc"
