@@ -399,7 +399,10 @@ int fw_phase_run(struct boot_info *bi, void *image)
 	if (!fw_phase_wanted())
 		return 0;
 	if (run_spec && !strcmp(run_spec, "list")) {
+		/* a question, not a job (as help): the boot goes on only if asked to */
 		fw_workload_list();
+		if (then_mode == THEN_EXIT)
+			power_off(true);
 		return 0;
 	}
 	ph.t0 = rdtsc();

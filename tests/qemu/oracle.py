@@ -314,9 +314,10 @@ def parse_qemu_logs(paths, late=False):
     take the translation from the other files (by host address and guest PC).
 
     @late: the log was switched on while the guest ran (the firmware phase,
-    through QEMU's monitor): the TBs that run before the file's first
-    translation were translated before it and are left out (the guest's
-    windows start only after it has had every block translated again).
+    through QEMU's monitor): TBs without a translation in the log were
+    translated before it and are left out (the guest's windows start only
+    after it has had every block translated again: a window missing a TB's
+    instructions fails the comparison).
     """
     execs, problems, stopped = {}, [], {}
     shared = {}		# (ptr, pc): insns, from every file; None when two differ
@@ -354,8 +355,11 @@ def parse_qemu_logs(paths, late=False):
                     t = tbs.get(ptr)
                     if t is not None and t[0] == pc:
                         insns = t[1]
-                    elif late and not tbs:
-                        continue	# running when the log came on
+                    elif late:
+                        # translated before the log came on (the firmware's
+                        # polling while topaz waits for the host): left out;
+                        # one inside a window would make the comparison fail
+                        continue
                     else:
                         # translated by another CPU's thread: filled in below
                         insns = []
