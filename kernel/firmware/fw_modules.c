@@ -201,6 +201,13 @@ static struct fw_module *insert(u64 base, u64 size, const char *name)
 	mods[i] = (struct fw_module){ .base = base, .size = size };
 	strscpy(mods[i].name, name, sizeof(mods[i].name));
 	nr_mods++;
+	/* a second image of one name (loaded twice) is NAME#2: a name is one module */
+	for (unsigned int k = 2, j = 0; j < nr_mods; j++) {
+		if (j == i || strcmp(mods[j].name, mods[i].name))
+			continue;
+		ksnprintf(mods[i].name, sizeof(mods[i].name), "%.26s#%u", name, k++);
+		j = (unsigned int)-1;	/* and check the new name too */
+	}
 	return &mods[i];
 }
 
@@ -243,6 +250,8 @@ void fw_modules_add_copy(EFI_LOADED_IMAGE *li, const char *fallback_name)
 	}
 	memcpy(copy, (const void *)(uintptr_t)m->base, m->size);
 	m->copy = copy;
+	pr_info("module %s loaded at %#llx, %llu KiB: named and copied for the sideband\n", m->name,
+		(unsigned long long)m->base, (unsigned long long)(m->size >> 10));
 }
 
 unsigned int fw_modules_scan(void)

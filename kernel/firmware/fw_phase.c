@@ -219,6 +219,7 @@ static struct {
 	bool ebs_called;
 } ph;
 static struct boot_info *fw_bi;
+static void hook_load_image(bool on);
 
 /* The sideband and the trailer written, everything back as the firmware had it. */
 static void phase_end(void)
@@ -241,6 +242,7 @@ static void phase_end(void)
 	apic_write_lvtpc(ph.lvtpc);
 	local_irq_restore(flags);
 	pt_irq_set_vector(PT_PMI_VECTOR);	/* the kernel's own, should it go on */
+	hook_load_image(false);
 	release_vectors(ARRAY_SIZE(claimed));
 	trace_set_modules(NULL);
 	if (strays[0] + strays[1] + strays[2])
@@ -252,14 +254,52 @@ static void phase_end(void)
 	       ph.failed == 1 ? "" : "s");
 }
 
-static void set_ebs(EFI_STATUS (EFIAPI *fn)(EFI_HANDLE, UINTN))
+/* The boot services table changed: its CRC as the specification wants it. */
+static void bs_crc(void)
 {
 	UINT32 crc = 0;
 
-	fw.bs->ExitBootServices = (EFI_EXIT_BOOT_SERVICES)fn;
 	fw.bs->Hdr.CRC32 = 0;
 	fw.bs->CalculateCrc32(fw.bs, fw.bs->Hdr.HeaderSize, &crc);
 	fw.bs->Hdr.CRC32 = crc;
+}
+
+static void set_ebs(EFI_STATUS (EFIAPI *fn)(EFI_HANDLE, UINTN))
+{
+	fw.bs->ExitBootServices = (EFI_EXIT_BOOT_SERVICES)fn;
+	bs_crc();
+}
+
+/*
+ * LoadImage while the phase runs (the Shell starting a program, an image
+ * loading a driver): the new image is a module from now on, named and its
+ * code copied before it runs, so the sideband has it even once unloaded.
+ */
+static EFI_IMAGE_LOAD orig_load_image;
+
+static EFI_STATUS EFIAPI load_image_hook(BOOLEAN boot_policy, EFI_HANDLE parent,
+					 EFI_DEVICE_PATH *path, VOID *src, UINTN size,
+					 EFI_HANDLE *handle)
+{
+	EFI_GUID li_guid = LOADED_IMAGE_PROTOCOL;
+	EFI_LOADED_IMAGE *li;
+	EFI_STATUS s = orig_load_image(boot_policy, parent, path, src, size, handle);
+
+	if (s == EFI_SUCCESS && fw.bs->HandleProtocol(*handle, &li_guid, (void **)&li) == EFI_SUCCESS)
+		fw_modules_add_copy(li, NULL);
+	return s;
+}
+
+static void hook_load_image(bool on)
+{
+	if (on && !orig_load_image) {
+		orig_load_image = fw.bs->LoadImage;
+		fw.bs->LoadImage = load_image_hook;
+	} else if (!on && orig_load_image) {
+		fw.bs->LoadImage = orig_load_image;
+		orig_load_image = NULL;
+	}
+	bs_crc();
 }
 
 /* "Fat+0x1a2d", or the bare address outside every module, into @buf. */
@@ -445,6 +485,7 @@ int fw_phase_run(struct boot_info *bi, void *image)
 	bi->fw_traced = pt_boot_active();
 	if (pt_boot_active())
 		trace_engine_init();
+	hook_load_image(true);
 	if (oracle_sync && oracle_wait())
 		ph.failed++;
 	if (run_spec)

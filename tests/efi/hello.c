@@ -9,6 +9,8 @@
  *                   table, return EFI_SUCCESS
  *   hello.efi fail  return EFI_ABORTED
  *   hello.efi spin  never return (fw.timeout= ends its trace)
+ *   hello.efi load  load itself again from the boot volume (LoadImage, as a
+ *                   shell would) with "9 quiet" and run it (StartImage)
  *   hello.efi ebs   call ExitBootServices, then power QEMU off through
  *                   isa-debug-exit with the success code (the trace ends at
  *                   the call and is written before it goes on)
@@ -50,6 +52,48 @@ static int word_is(const CHAR16 *w, const char *s)
 		s++;
 	}
 	return !*s && (*w == 0 || *w == ' ');
+}
+
+/* Its own file, loaded and run again: the device's path, then its file path. */
+static EFI_STATUS load_again(EFI_HANDLE image, EFI_LOADED_IMAGE *li)
+{
+	static unsigned char path[1024];
+	static CHAR16 options[] = L"hello.efi 9 quiet";
+	EFI_GUID dp_guid = DEVICE_PATH_PROTOCOL, li_guid = LOADED_IMAGE_PROTOCOL;
+	EFI_DEVICE_PATH *dev, *p;
+	EFI_LOADED_IMAGE *child;
+	EFI_HANDLE h;
+	UINTN n = 0, len;
+	EFI_STATUS s;
+
+	if (ST->BootServices->HandleProtocol(li->DeviceHandle, &dp_guid, (void **)&dev) != EFI_SUCCESS)
+		return EFI_NOT_FOUND;
+	for (p = dev; p->Type != 0x7f; p = (EFI_DEVICE_PATH *)((UINT8 *)p + len)) {
+		len = p->Length[0] | p->Length[1] << 8;
+		if (n + len > sizeof(path) - 4)
+			return EFI_BUFFER_TOO_SMALL;
+		for (UINTN i = 0; i < len; i++)
+			path[n + i] = ((UINT8 *)p)[i];
+		n += len;
+	}
+	for (p = li->FilePath; ; p = (EFI_DEVICE_PATH *)((UINT8 *)p + len)) {
+		len = p->Length[0] | p->Length[1] << 8;
+		if (n + len > sizeof(path))
+			return EFI_BUFFER_TOO_SMALL;
+		for (UINTN i = 0; i < len; i++)
+			path[n + i] = ((UINT8 *)p)[i];
+		n += len;
+		if (p->Type == 0x7f && p->SubType == 0xff)
+			break;
+	}
+	s = ST->BootServices->LoadImage(FALSE, image, (EFI_DEVICE_PATH *)path, NULL, 0, &h);
+	if (s != EFI_SUCCESS)
+		return s;
+	if (ST->BootServices->HandleProtocol(h, &li_guid, (void **)&child) == EFI_SUCCESS) {
+		child->LoadOptions = options;
+		child->LoadOptionsSize = sizeof(options);
+	}
+	return ST->BootServices->StartImage(h, NULL, NULL);
 }
 
 static __attribute__((noreturn)) void ebs_and_exit(EFI_HANDLE image)
@@ -99,6 +143,8 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 			__asm__ volatile("pause");
 	if (word_is(arg, "ebs"))
 		ebs_and_exit(image);
+	if (word_is(arg, "load"))
+		return load_again(image, li);
 	if (*arg >= '0' && *arg <= '9')
 		for (n = 0; *arg >= '0' && *arg <= '9'; arg++)
 			n = n * 10 + (unsigned int)(*arg - '0');

@@ -89,3 +89,6 @@ fw-image-fv-missing|fw.image=fv:NoSuchApp|35|fw.image=fv:NoSuchApp: no applicati
 # fw.then=kernel after a traced firmware phase: the kernel boots and runs its job; the boot's one
 # container is the firmware phase's
 trace-fw-then-kernel|fw.run=pool fw.then=kernel pt=on pt.buf=16K run=sort|33|result: fw.phase failed=0;the firmware phase's trace was written; the kernel phase is not traced;run: sort returned;topaz: power off (success)
+# An image that loads an image (LoadImage from traced code, as a shell starts a program): the
+# new one is named and copied when it loads, and decodes though it is unloaded at its exit
+trace-fw-image-load|fw.image="\EFI\tools\hello.efi load" pt=on pt.buf=16K|33|fw: module hello loaded at;fw: sideband: hello at;returned EFI status 0 in;result: fw.phase failed=0

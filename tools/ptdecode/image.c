@@ -615,7 +615,8 @@ int ptd_image_add_elf(struct ptd_image *img, const char *path, u64 load, struct 
 }
 
 /*
- * --symbols DIR: for each sideband module NAME, DIR/NAME.debug (as EDK2's
+ * --symbols DIR: for each sideband module NAME (each image of it: one loaded
+ * twice is two), DIR/NAME.debug (as EDK2's
  * GCC builds leave them), NAME.so or NAME.elf, if there is one; its
  * addresses are offsets in the module (linked at 0, as EDK2's and GNU-EFI's
  * images are), its functions "NAME!function".
@@ -635,12 +636,16 @@ size_t ptd_image_add_module_symbols(struct ptd_image *img, const char *dir, stru
 
 		if (r->whole.name[0] == '[')
 			continue;	/* not a module */
-		for (size_t k = 0; k < i; k++)	/* a module's image in several records */
-			dup |= !strcmp(img->regions[k].name, r->name);
+		for (size_t k = 0; k < n; k++)	/* the rest of an image split into records */
+			dup |= k != i && !strcmp(img->regions[k].name, r->name) &&
+			       img->regions[k].vaddr + img->regions[k].size == r->vaddr;
 		if (dup)
 			continue;
+		/* NAME#2: a second image of NAME (loaded twice), NAME's symbols */
+		int base_len = (int)strcspn(r->name, "#");
+
 		for (size_t k = 0; k < sizeof(exts) / sizeof(exts[0]) && fd < 0; k++) {
-			snprintf(path, sizeof(path), "%s/%s%s", dir, r->name, exts[k]);
+			snprintf(path, sizeof(path), "%s/%.*s%s", dir, base_len, r->name, exts[k]);
 			fd = open(path, O_RDONLY);
 		}
 		if (fd < 0)
@@ -658,13 +663,8 @@ size_t ptd_image_add_module_symbols(struct ptd_image *img, const char *dir, stru
 			ptd_diag_add(diags, -1, 0, "%s: not an ELF file with a symbol table: %s keeps its offsets",
 				     path, r->name);
 		} else {
-			/* the module's lowest address: its start (the image base) */
-			u64 base = r->vaddr;
-
-			for (size_t k = 0; k < n; k++)
-				if (!strcmp(img->regions[k].name, r->name) && img->regions[k].vaddr < base)
-					base = img->regions[k].vaddr;
-			add_elf_symbols(img, e, symtab, base, r->name);
+			/* each image of that name at its own base (an image loaded twice is two) */
+			add_elf_symbols(img, e, symtab, r->vaddr, r->name);
 			found++;
 		}
 		if (e)
