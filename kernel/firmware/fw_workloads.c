@@ -118,19 +118,31 @@ static u64 fw_file(void)
 	return entries << 48 | total << 16 | (h & 0xffff);
 }
 
-/* Every handle's protocols (ProtocolsPerHandle), and a HandleProtocol on each. */
+/*
+ * Every handle's protocols (ProtocolsPerHandle) and a HandleProtocol on each,
+ * then LocateProtocol for protocols most firmware has (the protocol
+ * database's other way in).
+ */
 static u64 fw_handles(void)
 {
+	static EFI_GUID wanted[] = {
+		LOADED_IMAGE_PROTOCOL, DEVICE_PATH_PROTOCOL, SIMPLE_TEXT_OUTPUT_PROTOCOL,
+		SIMPLE_FILE_SYSTEM_PROTOCOL, BLOCK_IO_PROTOCOL,
+	};
 	EFI_HANDLE *handles = NULL;
 	UINTN n = 0;
-	u64 protocols = 0, found = 0;
+	u64 protocols = 0, found = 0, located = 0;
+	void *iface;
+
+	for (unsigned int round = 0; round < 4; round++)
+		for (unsigned int i = 0; i < ARRAY_SIZE(wanted); i++)
+			located += fw.bs->LocateProtocol(&wanted[i], NULL, &iface) == EFI_SUCCESS;
 
 	if (fw.bs->LocateHandleBuffer(AllHandles, NULL, NULL, &n, &handles) != EFI_SUCCESS)
 		return 0;
 	for (UINTN i = 0; i < n; i++) {
 		EFI_GUID **guids = NULL;
 		UINTN count = 0;
-		void *iface;
 
 		if (fw.bs->ProtocolsPerHandle(handles[i], &guids, &count) != EFI_SUCCESS)
 			continue;
@@ -141,7 +153,7 @@ static u64 fw_handles(void)
 		fw.bs->FreePool(guids);
 	}
 	fw.bs->FreePool(handles);
-	return (u64)n << 40 | protocols << 20 | found;
+	return (u64)n << 40 | protocols << 20 | found << 8 | located;
 }
 
 /* Pool and pages from the firmware's allocator, and back. */
@@ -193,7 +205,7 @@ static u64 fw_connect(void)
 const struct workload fw_workloads[] = {
 	{ "vars", fw_vars, "every UEFI variable (GetNextVariableName, GetVariable), one set and deleted", false },
 	{ "file", fw_file, "the boot volume's root folder and 128K of a file (FAT, disk and block I/O, AHCI)", false },
-	{ "handles", fw_handles, "every handle's protocols (ProtocolsPerHandle, HandleProtocol)", false },
+	{ "handles", fw_handles, "every handle's protocols (ProtocolsPerHandle, HandleProtocol), LocateProtocol", false },
 	{ "pool", fw_pool, "AllocatePool/FreePool and AllocatePages/FreePages", false },
 	{ "connect", fw_connect, "ConnectController on every handle (the drivers' Supported checks)", false },
 };
