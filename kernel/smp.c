@@ -553,22 +553,23 @@ static __attribute__((noreturn)) void stop_this_cpu(const struct pt_regs *regs, 
 		__asm__ volatile("cli; hlt");
 }
 
-void smp_stop_nmi(struct pt_regs *regs)
+bool smp_stop_nmi(struct pt_regs *regs)
 {
 	u32 req = __atomic_load_n(&stop_requester, __ATOMIC_ACQUIRE);
 	unsigned int me = smp_processor_id();
 	bool (*defer)(void) = __atomic_load_n(&stop_defer, __ATOMIC_ACQUIRE);
 
 	if (!req || req == me + 1)
-		return;
+		return false;
 	if (defer && defer()) {
 		/* inside a write the panicking CPU needs finished (it would wait
 		 * for its lock for ever): stop at its end, as if here */
 		*this_cpu_ptr(stop_regs) = *regs;
 		*this_cpu_ptr(stop_put_off) = true;
-		return;
+		return true;
 	}
 	stop_this_cpu(regs, req, false);
+	return false;
 }
 
 void smp_stop_pending(void)

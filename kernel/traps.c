@@ -353,9 +353,17 @@ static __noinline void trap_dispatch_full(struct pt_regs *regs)
 		panic_finish("trap recursion");
 	}
 	if (regs->vector == X86_TRAP_NMI) {
-		smp_stop_nmi(regs);	/* another CPU's panic stops this one here */
+		/* another CPU's panic stops this one here, or at the end of the
+		 * container write it interrupted (then the NMI is dealt with:
+		 * not the "unhandled NMI" panic, which left the write unfinished
+		 * and the panicking CPU waiting for its lock: a hang) */
+		bool put_off = smp_stop_nmi(regs);
+
 		tc->nmi_depth++;
-		dispatch(regs);
+		if (!put_off)
+			dispatch(regs);
+		else if (handlers[X86_TRAP_NMI])
+			handlers[X86_TRAP_NMI](regs);	/* a PMI NMI with it */
 		tc->nmi_depth--;
 	} else {
 		dispatch(regs);

@@ -117,7 +117,12 @@ unsigned int smp_boot_cpus(void);
 const char *smp_stack_guard_name(u64 addr, char *buf, size_t len);
 /** smp_send_stop() - panic: stop every other CPU with an NMI, each reporting its registers */
 void smp_send_stop(void);
-/** smp_stop_nmi() - the NMI handler's first question: stop here? (never returns if so) */
-void smp_stop_nmi(struct pt_regs *regs);
+/**
+ * smp_stop_nmi() - the NMI handler's first question: stop here? (never
+ * returns if so). Returns true when this NMI was another CPU's stop put off
+ * to the end of a container write this CPU is inside: it is dealt with, and
+ * no "unhandled NMI" (a PMI that came with it still goes to its handler).
+ */
+bool smp_stop_nmi(struct pt_regs *regs);
 
 #endif
