@@ -110,6 +110,8 @@ static u64 *pte_for_new(uintptr_t addr)
 
 int set_memory_flags(uintptr_t start, uintptr_t end, u64 set, u64 clr)
 {
+	if (!pml4)
+		return -ENODEV;	/* the firmware's page tables: not ours to change */
 	for (uintptr_t a = ALIGN_DOWN(start, PAGE_SIZE); a < end; a += PAGE_SIZE) {
 		u64 *pte = pte_for(a);
 

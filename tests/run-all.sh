@@ -144,7 +144,7 @@ check_trace() {
 	[ "${missed:-0}" = 0 ] || echo "a traced CPU ran past $missed INT3s (stale code); "
 	[ "${pmis:-0}" -ge "${TRACE_MIN_PMIS:-2}" ] || echo "only ${pmis:-0} PMIs; "
 	case "$base" in
-	*trace-skylake|*trace-tigerlake|*trace-arrowlake|*trace-broadwell)
+	*trace-skylake|*trace-tigerlake|*trace-arrowlake|*trace-broadwell|*trace-translate-demo|*trace-translate-nmi)
 		# run=demo has the recursion workload: 100 calls deep for real
 		# (past RET compression's 64 entries), as the decoded stack shows
 		local depth

@@ -43,7 +43,7 @@ void pt_trace_end(void);
 
 /* ---------------------------------------------------------------- the engine's seam */
 
-enum trace_step_mode { TRACE_STEP_SINGLE, TRACE_STEP_BRANCH };
+enum trace_step_mode { TRACE_STEP_SINGLE, TRACE_STEP_BRANCH, TRACE_STEP_TRANSLATE };
 
 struct trace_engine_stats {
 	enum trace_step_mode mode;
@@ -60,6 +60,13 @@ struct trace_engine_stats {
 	u64 foreign_pages;	/* code pages outside the kernel image (sideband) */
 	u64 missed;		/* INT3s the CPU ran past (it ran stale code): lost branches */
 	u64 missed_ip;		/* ... the first of them */
+	/* pt.step=translate */
+	u64 xlat_blocks;	/* blocks translated */
+	u64 xlat_code;		/* bytes of code cache they took */
+	u64 xlat_exits;		/* exits from the cache to branch-step (fallbacks) */
+	u64 xlat_flushes;	/* record batches handed to the trace unit */
+	u64 xlat_misses;	/* indirect targets not found inline */
+	u64 xlat_resets;	/* times the cache filled up and started again */
 };
 
 /* How the session hands a memory image of traced code to the container. */

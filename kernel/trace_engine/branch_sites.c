@@ -164,9 +164,8 @@ void branch_site_disable(struct branch_site *s)
  * mapped unless it begins there (a page walk per scanned instruction is
  * what made block scans costly).
  */
-static int decode(u64 ip, struct x86_insn *in, bool followed)
+static int decode_bytes(u64 ip, struct x86_insn *in, bool followed, u8 *b)
 {
-	u8 b[X86_INSN_MAX_LEN];
 	size_t avail = X86_INSN_MAX_LEN;
 	u64 room = PAGE_SIZE - (ip & (PAGE_SIZE - 1));
 
@@ -184,9 +183,21 @@ static int decode(u64 ip, struct x86_insn *in, bool followed)
 	return x86_insn_decode(b, avail, in);
 }
 
+static int decode(u64 ip, struct x86_insn *in, bool followed)
+{
+	u8 b[X86_INSN_MAX_LEN];
+
+	return decode_bytes(ip, in, followed, b);
+}
+
 int branch_insn_decode(u64 ip, struct x86_insn *in)
 {
 	return decode(ip, in, false);
+}
+
+int branch_insn_read(u64 ip, u8 *bytes, struct x86_insn *in)
+{
+	return decode_bytes(ip, in, false, bytes);
 }
 
 enum ptm_class branch_ptm_class(const struct x86_insn *in)

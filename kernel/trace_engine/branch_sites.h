@@ -159,6 +159,11 @@ void branch_sites_get_stats(struct branch_sites_stats *st);
  */
 struct x86_insn;
 int branch_insn_decode(u64 ip, struct x86_insn *in);
+/**
+ * branch_insn_read() - branch_insn_decode(), and the instruction's bytes
+ * (X86_INSN_MAX_LEN of room at @bytes) as the CPU would run them
+ */
+int branch_insn_read(u64 ip, u8 *bytes, struct x86_insn *in);
 /** branch_ptm_class() - what the trace unit sees of @in (enum ptm_class): PTM_OTHER when nothing */
 enum ptm_class branch_ptm_class(const struct x86_insn *in);
 

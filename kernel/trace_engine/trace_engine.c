@@ -16,6 +16,7 @@
 #include <topaz/x86_insn.h>
 #include "branch_sites.h"
 #include "branch_emul.h"
+#include "xlat.h"
 #include <topaz/traps.h>
 #include <topaz/cpu.h>
 #include <topaz/cmdline.h>
@@ -25,6 +26,7 @@
 #include <topaz/mm.h>
 #include <topaz/errno.h>
 #include <topaz/arch.h>
+#include <topaz/smp.h>
 
 #define DR6_BS		BIT(14)
 #define MAX_FOREIGN	64	/* code pages outside the image kept for the sideband */
@@ -32,7 +34,7 @@
 
 extern const char ImageBase[] __hidden, __image_end[] __hidden;
 
-/* pt.step=: how every CPU's engine follows (branch unless pt.step=single) */
+/* pt.step=: how every CPU's engine follows */
 static enum trace_step_mode step_mode = TRACE_STEP_BRANCH;
 
 /*
@@ -73,6 +75,13 @@ struct engine {
 	u64 resume_ip;
 	bool joined;		/* counted in engines_following */
 	bool holds_sites;	/* counted among the CPUs that keep the INT3s in */
+	/* pt.step=translate: this CPU's code cache, and whether it runs there */
+	struct xlat_cpu *xc;
+	bool in_cache;
+	bool x_active;		/* an event interrupted the cache (async_enter) */
+	u64 x_at;		/* ... at this cache address (or the runtime's RET) */
+	struct xlat_pos x_pos;	/* ... which stands for this */
+	u32 x_counted;		/* ... and the instructions of its block counted then */
 	struct trace_engine_stats st;
 	u64 foreign[MAX_FOREIGN];
 };
@@ -86,9 +95,9 @@ static inline bool following(void)
 	return eng.state == ENG_FOLLOWING || eng.state == ENG_PAUSED || eng.state == ENG_CHECKING;
 }
 
-static const char *const step_names[] = { "single", "branch", NULL };	/* enum trace_step_mode */
+static const char *const step_names[] = { "single", "branch", "translate", NULL };	/* enum trace_step_mode */
 KPARAM_ENUM("pt.step", pt_step, &step_mode, step_names,
-	    "trace engine: branch (an INT3 per branch, the default) or single (a #DB per instruction)");
+	    "trace engine: branch (an INT3 per branch, the default), translate (a code cache that records its branches) or single (a #DB per instruction)");
 
 #ifndef TOPAZ_HOSTED
 static inline u64 read_dr6(void) { u64 v; __asm__ volatile("mov %%db6, %0" : "=r"(v)); return v; }
@@ -119,13 +128,17 @@ static void note_foreign(u64 ip)
 		eng.foreign[eng.st.foreign_pages++] = page;
 }
 
-/* A new block runs from its start to the end of its branch. */
-static __noinline void note_block(const struct branch_block *b)
+/* Code from @start to @end (inclusive) is run by traced code. */
+static __noinline void note_range(u64 start, u64 end)
 {
-	u64 end = b->site->ip + b->site->emul.len - 1;
+	for (u64 p = start & PAGE_MASK; p <= end; p += PAGE_SIZE)
+		note_foreign(p < start ? start : p);
+}
 
-	for (u64 p = b->start & PAGE_MASK; p <= end; p += PAGE_SIZE)
-		note_foreign(p < b->start ? b->start : p);
+/* A new block runs from its start to the end of its branch. */
+static void note_block(const struct branch_block *b)
+{
+	note_range(b->start, b->site->ip + b->site->emul.len - 1);
 }
 
 /*
@@ -225,22 +238,33 @@ static inline void arm_block(struct pt_regs *regs, const struct branch_block *b,
 		regs->rflags &= ~X86_EFLAGS_TF;
 		return;
 	}
-	if (step_mode == TRACE_STEP_BRANCH)
+	if (step_mode != TRACE_STEP_SINGLE)
 		eng.st.fallbacks++;
 	eng.stepping = true;
 	eng.prev = regs->rip;
 	regs->rflags |= X86_EFLAGS_TF;
 }
 
-static void arm(struct pt_regs *regs)
+static bool xlat_enter(struct pt_regs *regs);
+
+/* Branch-step (or single-step) from @regs->rip, not the cache. */
+static void arm_branch(struct pt_regs *regs)
 {
 	const struct branch_block *b = NULL;
 	bool created = false;
 	int err;
 
-	if (step_mode == TRACE_STEP_BRANCH)
+	if (step_mode != TRACE_STEP_SINGLE)
 		b = branch_block_get(regs->rip, &created, &err);
 	arm_block(regs, b, created);
+}
+
+/* Follow on from @regs->rip: in the cache where it translates, else by stops. */
+static void arm(struct pt_regs *regs)
+{
+	if (step_mode == TRACE_STEP_TRANSLATE && xlat_enter(regs))
+		return;
+	arm_branch(regs);
 }
 
 /*
@@ -258,7 +282,7 @@ static void engine_join(void)
 		__atomic_fetch_add(&engines_following, 1, __ATOMIC_ACQ_REL);
 	}
 	trap_set_trace_hooks(&hooks);
-	if (step_mode == TRACE_STEP_BRANCH && !eng.holds_sites) {
+	if (step_mode != TRACE_STEP_SINGLE && !eng.holds_sites) {
 		branch_sites_get();
 		eng.holds_sites = true;
 	}
@@ -286,6 +310,7 @@ static void engine_leave(void)
 static __noinline void stop_tracing(struct pt_regs *regs)
 {
 	eng.state = ENG_OFF;
+	eng.in_cache = false;
 	regs->rflags &= ~X86_EFLAGS_TF;
 	engine_leave();
 }
@@ -297,6 +322,238 @@ static __noinline void resume(void)
 	pt_model_ev_return(eng.resume_ip);
 	if (eng.stepping)
 		eng.prev = eng.resume_ip;
+}
+
+/* ---------------------------------------------------------------- translate */
+
+#ifndef TOPAZ_HOSTED
+extern const char xlat_rt_link[] __hidden, xlat_rt_lookup[] __hidden, xlat_rt_flush[] __hidden,
+	xlat_rt_ret[] __hidden;
+#else
+/* the hosted build has no runtime: pt.step=translate is the kernel's */
+static const char xlat_rt_link[1] __attribute__((unused)), xlat_rt_lookup[1] __attribute__((unused)),
+	xlat_rt_flush[1] __attribute__((unused)), xlat_rt_ret[1];
+#endif
+static struct xlat_env xenv;
+
+/* pt.translate_map: print every CPU's blocks at the end (the fidelity oracle
+ * reads QEMU's log of the cache back to the original instructions) */
+static bool xlat_map;
+KPARAM_BOOL("pt.translate_map", pt_translate_map, &xlat_map,
+	    "pt.step=translate: print each CPU's translated blocks at the end (for tests/qemu/oracle.py)");
+
+/*
+ * Hand the records to the trace unit, in the order they were made. @reset
+ * starts the buffer again: only where no stub is half way through one (the
+ * runtime, an exit), never from an interrupt (which may have come between a
+ * stub's load of rec_ptr and its store).
+ */
+static void xlat_consume(bool reset)
+{
+	struct xlat_cpu *x = eng.xc;
+	u64 *p = x->rec_read, *end = (u64 *)(uintptr_t)READ_ONCE(x->rec_ptr);
+
+	if (p != end && eng.state == ENG_PAUSED)
+		resume();	/* the handler's return comes before these */
+	while (p < end) {
+		u64 w = *p++;
+		const struct xlat_site *s = &x->sites[w >> 1];
+		bool taken = w & 1;
+		u64 to;
+
+		eng.st.insns += s->insns;
+		switch (s->kind) {
+		case XK_COND:
+			to = taken ? s->target : s->next;
+			break;
+		case XK_IND:
+			to = *p++;
+			break;
+		case XK_PTW: {
+			struct ptm_insn m = {
+				.cls = PTM_PTWRITE, .ip = s->ip, .next = s->next, .target = s->next,
+				.mode = PTM_MODE_64, .size = s->size,
+				.payload = s->size == 4 ? (u32)*p : *p,
+			};
+
+			p++;
+			pt_model_ev_insn(&m);
+			continue;
+		}
+		default:
+			to = s->target;
+			break;
+		}
+		eng.st.branches++;
+		pt_model_ev_branch(s->cls, s->ip, s->next, to, taken);
+	}
+	x->rec_read = p;
+	x->st.flushes++;
+	if (reset) {
+		x->rec_read = x->rec_base;
+		x->rec_ptr = (uintptr_t)x->rec_base;
+		x->rec_left = XLAT_REC_MAX;
+	}
+}
+
+/* The block at @ip, translated if new (its code pages noted for the sideband). */
+static struct xlat_site *xlat_get(u64 ip)
+{
+	u64 before = eng.xc->st.blocks;
+	struct xlat_site *s;
+
+	s = xlat_translate(eng.xc, &xenv, ip);
+	if (s && eng.xc->st.blocks != before && s->ip > s->start)
+		note_range(s->start, s->ip - 1);
+	if (s && eng.xc->st.blocks != before && s->kind != XK_EXIT)
+		note_range(s->ip, s->next - 1);
+	return s;
+}
+
+/* Go on in the cache at @regs->rip; false when there is nothing to run there. */
+static bool xlat_enter(struct pt_regs *regs)
+{
+	struct xlat_site *s;
+
+	if (!eng.xc)
+		return false;
+	s = xlat_get(regs->rip);
+	if (!s || (s->kind == XK_EXIT && s->stub == s->entry && s->ip != xenv.end_ip))
+		return false;	/* it cannot be translated right here: branch-step it */
+	eng.in_cache = true;
+	eng.stepping = false;
+	eng.next_site = NULL;
+	regs->rflags &= ~X86_EFLAGS_TF;
+	regs->rip = xlat_entry(eng.xc, s);
+	return true;
+}
+
+/*
+ * The INT3 of an exit: the block's body ran, the instruction at the site's
+ * IP is the CPU's (branch-step from there), or the window ends there.
+ */
+static bool xlat_exit(struct pt_regs *regs, u64 at)
+{
+	struct xlat_pos pos;
+	const struct xlat_site *s;
+
+	if (!xlat_where(eng.xc, at, &pos) || pos.body || pos.site->kind != XK_EXIT)
+		return false;
+	s = pos.site;
+	eng.st.bp_traps++;
+	if (eng.state == ENG_PAUSED)
+		resume();
+	xlat_consume(true);
+	eng.st.insns += s->insns;
+	eng.in_cache = false;
+	regs->rip = s->ip;
+	if (s->ip == xenv.end_ip) {
+		pt_model_ev_at(s->ip);
+		stop_tracing(regs);
+		return true;
+	}
+	eng.st.xlat_exits++;
+	arm_branch(regs);
+	return true;
+}
+
+/* The runtime's C halves (xlat_rt.S): interrupts off, every register saved. */
+u64 xlat_rt_flush_c(void);
+u64 xlat_rt_link_c(u64 id);
+u64 xlat_rt_lookup_c(u64 target);
+
+u64 xlat_rt_flush_c(void)
+{
+	xlat_consume(true);
+	return eng.xc->rec_left;
+}
+
+u64 xlat_rt_link_c(u64 id)
+{
+	u64 to;
+
+	xlat_consume(true);	/* a reset on the way would take the sites */
+	to = xlat_link(eng.xc, &xenv, id);
+	if (!to)
+		panic("trace: the code cache cannot hold one block");
+	return to;
+}
+
+u64 xlat_rt_lookup_c(u64 target)
+{
+	struct xlat_site *s;
+
+	xlat_consume(true);
+	eng.xc->st.misses++;
+	s = xlat_get(target);
+	if (!s)
+		panic("trace: the code cache cannot hold one block");
+	return xlat_entry(eng.xc, s);
+}
+
+/*
+ * An interrupt or exception in the cache: the place it stands for (an
+ * original instruction, or the target of a branch whose record is out), so
+ * the model hears of it there and the handler sees original addresses.
+ * Returns false when not in the cache (the other modes' path).
+ */
+static bool xlat_async_enter(struct pt_regs *regs)
+{
+	u64 at = regs->rip;
+	struct xlat_pos pos;
+
+	if (!eng.in_cache)
+		return false;
+	if (at == (uintptr_t)xlat_rt_ret)
+		at = *(const u64 *)(uintptr_t)regs->rsp;	/* where the runtime returns */
+	if (!xlat_where(eng.xc, at, &pos)) {
+		/* the runtime's own code, or an entry: it reports what ran */
+		eng.emulating = true;
+		return true;
+	}
+	eng.st.async++;
+	eng.x_active = true;
+	eng.x_at = regs->rip;
+	eng.x_pos = pos;
+	regs->rip = pos.ip;
+	/* what of the block ran counts now (a handler may never come back:
+	 * a panic); taken back if it resumes in the block, whose record counts all */
+	eng.x_counted = pos.body ? branch_block_count(pos.site->start, pos.ip, pos.site->insns) :
+			!pos.retired ? pos.site->insns - 1u : 0;
+	eng.st.insns += eng.x_counted;
+	if (eng.state == ENG_PAUSED) {
+		/* a second event before any record: as in async_enter() */
+		eng.st.async_chained++;
+		if (pos.ip == eng.resume_ip &&
+		    eng.xc->rec_read == (u64 *)(uintptr_t)eng.xc->rec_ptr)
+			return true;
+		eng.st.async_chained_ran++;
+		resume();
+	}
+	xlat_consume(false);
+	pt_model_ev_interrupt(regs->vector < 32 && regs->vector != X86_TRAP_NMI ?
+			      PTM_INTR_EXCEPTION : PTM_INTR_HW,
+			      pos.ip, PTM_UNSEEN, (u8)regs->vector, 0, PTM_MODE_64);
+	return true;
+}
+
+static bool xlat_async_exit(struct pt_regs *regs)
+{
+	if (!eng.x_active)
+		return false;
+	eng.x_active = false;
+	eng.state = ENG_PAUSED;
+	eng.resume_ip = regs->rip;
+	if (regs->rip == eng.x_pos.ip) {
+		regs->rip = eng.x_at;	/* back where it was, in the cache */
+		eng.st.insns -= eng.x_counted;
+		return true;
+	}
+	/* the handler goes on elsewhere (an exception-table fixup): what of
+	 * the block ran before the faulting instruction stays counted */
+	eng.in_cache = false;
+	arm(regs);
+	return true;
 }
 
 static void engine_follow(void);
@@ -399,7 +656,7 @@ static bool bp_fast(struct trap_frame *f)
 	u64 ip = f->rip - 1, next, to;
 	bool taken;
 
-	if (unlikely(!s || s->ip != ip || s->emul.kind != BEMUL_JCC ||
+	if (unlikely(!s || s->ip != ip || s->emul.kind != BEMUL_JCC || step_mode != TRACE_STEP_BRANCH ||
 		     eng.state != ENG_FOLLOWING || eng.stepping || trap_depth()))
 		return false;
 	taken = branch_emul_cond(s->emul.cc, f->rflags);
@@ -432,6 +689,8 @@ static bool on_breakpoint(struct pt_regs *regs)
 	bool created;
 	int err;
 
+	if (eng.in_cache && xlat_owns(eng.xc, ip))
+		return following() && trap_depth() == 1 && xlat_exit(regs, ip);
 	if (unlikely(!s || s->ip != ip || s->disabled))
 		s = branch_site_find(ip);
 	if (!s)
@@ -492,6 +751,8 @@ static bool on_breakpoint(struct pt_regs *regs)
 		stop_tracing(regs);
 		return true;
 	}
+	if (step_mode == TRACE_STEP_TRANSLATE && xlat_enter(regs))
+		return true;	/* back into the cache */
 	/* the block first: an argument's order of evaluation is unspecified */
 	b = branch_site_next(s, regs->rip, res.taken, &created, &err);
 	arm_block(regs, b, created);
@@ -542,6 +803,8 @@ static void async_enter(struct pt_regs *regs)
 	unsigned int reg, size;
 
 	if (!following())
+		return;
+	if (xlat_async_enter(regs))
 		return;
 	/*
 	 * An NMI in the entry of a stop (or of another interrupt), or in the
@@ -595,10 +858,12 @@ static void async_exit(struct pt_regs *regs)
 	}
 	if (!following())
 		return;
+	if (xlat_async_exit(regs))
+		return;
 	eng.state = ENG_PAUSED;
 	eng.resume_ip = regs->rip;	/* where the handler returns: maybe a fixup */
-	if (step_mode == TRACE_STEP_BRANCH)
-		arm(regs);	/* an INT3 ahead of it, or TF from there */
+	if (step_mode != TRACE_STEP_SINGLE)
+		arm(regs);	/* the cache, an INT3 ahead of it, or TF from there */
 }
 
 static const struct trap_trace_hooks hooks = { async_enter, async_exit };
@@ -699,6 +964,73 @@ static int branch_step_self_check(void)
 
 static const struct trace_engine_ops engine_ops;
 
+#ifndef TOPAZ_HOSTED
+static void flush_tlb_here(void *unused)
+{
+	write_cr3(read_cr3());
+}
+
+/*
+ * pt.step=translate: a region (data, records, lookup table, code) and a site
+ * table for every CPU, the code part made executable. Each CPU translates
+ * into its own: nothing is shared or locked.
+ */
+static int xlat_init(void)
+{
+	unsigned int cpu, sorder = get_order(sizeof(struct xlat_site) * XLAT_MAX_SITES);
+	int err = 0;
+
+	xenv = (struct xlat_env){
+		.read = branch_insn_read, .end_ip = (uintptr_t)pt_trace_end,
+		.rt_link = (uintptr_t)xlat_rt_link, .rt_lookup = (uintptr_t)xlat_rt_lookup,
+		.rt_flush = (uintptr_t)xlat_rt_flush,
+	};
+	for_each_possible_cpu(cpu) {
+		struct engine *e = per_cpu_ptr(engines, cpu);
+		uintptr_t region = __get_free_pages(GFP_KERNEL | __GFP_NOWARN, XLAT_REGION_ORDER);
+		uintptr_t sites = __get_free_pages(GFP_KERNEL | __GFP_NOWARN, sorder);
+		struct xlat_cpu *x = (struct xlat_cpu *)region;
+
+		if (!region || !sites) {
+			if (region)
+				free_pages(region, XLAT_REGION_ORDER);
+			if (sites)
+				free_pages(sites, sorder);
+			err = -ENOMEM;
+			break;
+		}
+		xlat_cpu_init(x, (u8 *)region, (struct xlat_site *)sites);
+		err = set_memory_flags((uintptr_t)x->code, (uintptr_t)x->code_end, 0, PTE_NX);
+		if (err) {
+			free_pages(region, XLAT_REGION_ORDER);
+			free_pages(sites, sorder);
+			break;
+		}
+		e->xc = x;
+	}
+	if (err) {
+		for_each_possible_cpu(cpu) {
+			struct engine *e = per_cpu_ptr(engines, cpu);
+
+			if (!e->xc)
+				continue;
+			set_memory_flags((uintptr_t)e->xc->code, (uintptr_t)e->xc->code_end, PTE_NX, 0);
+			free_pages((uintptr_t)e->xc->sites, sorder);
+			free_pages((uintptr_t)e->xc, XLAT_REGION_ORDER);
+			e->xc = NULL;
+		}
+		return err;
+	}
+	on_each_cpu(flush_tlb_here, NULL, true);	/* no CPU keeps the NX */
+	return 0;
+}
+#else
+static int xlat_init(void)
+{
+	return -EOPNOTSUPP;	/* the hosted tests script stops, not code */
+}
+#endif
+
 void trace_engine_init(void)
 {
 	int err;
@@ -708,11 +1040,12 @@ void trace_engine_init(void)
 	trap_set_handler(X86_TRAP_DB, on_debug);
 	trap_set_handler(X86_TRAP_UD, on_invalid_opcode);
 	pt_session_set_engine(&engine_ops);
-	if (step_mode != TRACE_STEP_BRANCH)
+	if (step_mode == TRACE_STEP_SINGLE)
 		return;
 	err = branch_sites_init(MAX_SITES);
 	if (err) {
-		pr_warn("pt.step=branch: no memory for the branch sites (error %d): single-step\n", err);
+		pr_warn("pt.step=%s: no memory for the branch sites (error %d): single-step\n",
+			step_names[step_mode], err);
 		step_mode = TRACE_STEP_SINGLE;
 		return;
 	}
@@ -723,19 +1056,40 @@ void trace_engine_init(void)
 	err = 0;	/* the probe's INT3s would be SIGTRAPs: the hosted tests script the stops */
 #endif
 	if (err) {
-		pr_warn("pt.step=branch: cannot branch-step here (error %d): single-step\n", err);
+		pr_warn("pt.step=%s: cannot branch-step here (error %d): single-step\n",
+			step_names[step_mode], err);
 		trap_set_handler(X86_TRAP_BP, NULL);
 		branch_sites_exit();
 		step_mode = TRACE_STEP_SINGLE;
 		return;
 	}
 	trap_set_bp_fast(bp_fast);
+	if (step_mode == TRACE_STEP_TRANSLATE) {
+		err = xlat_init();
+		if (err) {
+			pr_warn("pt.step=translate: no code cache here (error %d%s): branch-step\n", err,
+				err == -ENODEV ? ": the firmware's page tables" : "");
+			step_mode = TRACE_STEP_BRANCH;
+		} else {
+			pr_info("translate: a %u KiB code cache for each of %u CPUs\n",
+				(unsigned int)((eng.xc->code_end - eng.xc->code) >> 10), nr_cpu_ids);
+		}
+	}
 }
 
 static void engine_stats(unsigned int cpu, struct trace_engine_stats *st)
 {
+	const struct xlat_cpu *x = per_cpu_ptr(engines, cpu)->xc;
+
 	*st = per_cpu_ptr(engines, cpu)->st;
 	st->mode = step_mode;
+	if (x) {
+		st->xlat_blocks = x->st.blocks;
+		st->xlat_code = x->st.code_bytes;
+		st->xlat_flushes = x->st.flushes;
+		st->xlat_misses = x->st.misses;
+		st->xlat_resets = x->st.resets;
+	}
 }
 
 static void engine_arm(void)
@@ -744,7 +1098,7 @@ static void engine_arm(void)
 
 	eng.state = ENG_STARTING;
 	eng.stepping = true;
-	if (step_mode == TRACE_STEP_BRANCH && !eng.holds_sites) {
+	if (step_mode != TRACE_STEP_SINGLE && !eng.holds_sites) {
 		branch_sites_get_stats(&bst);
 		if (!eng.sites_base)
 			eng.sites_base = bst.patched;
@@ -777,6 +1131,7 @@ static void engine_end(void)
 static void engine_abort(void)
 {
 	eng.state = ENG_OFF;
+	eng.in_cache = false;
 	eng.holds_sites = eng.joined = false;
 	__atomic_store_n(&engines_following, 0, __ATOMIC_RELEASE);
 	branch_sites_restore();
@@ -784,8 +1139,42 @@ static void engine_abort(void)
 }
 
 /* Code pages outside the image that any CPU ran: each once, runs of pages as one image. */
+/*
+ * The map from cache code to original code, one line a block: its body
+ * (entry..stub) is the original code from start, byte for byte; the stub's
+ * first instruction (at stub) stands for the branch at ip (an exit's INT3
+ * for nothing: the instruction at ip then ran on the CPU).
+ */
+static void xlat_print_map(void)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct xlat_cpu *x = per_cpu_ptr(engines, cpu)->xc;
+
+		if (!x)
+			continue;
+		pr_info("xlat-map: cpu=%u code=%#lx-%#lx blocks=%u resets=%llu\n", cpu,
+			(unsigned long)(uintptr_t)x->code, (unsigned long)(uintptr_t)x->code_end,
+			x->nr_sites, (unsigned long long)x->st.resets);
+		for (u32 i = 0; i < x->nr_sites; i++) {
+			const struct xlat_site *s = &x->sites[i];
+			u64 base = (uintptr_t)x->region;
+
+			pr_info("xlat-map: cpu=%u entry=%#llx stub=%#llx end=%#llx start=%#llx ip=%#llx kind=%s\n",
+				cpu, (unsigned long long)(base + s->entry),
+				(unsigned long long)(base + s->stub), (unsigned long long)(base + s->end),
+				(unsigned long long)s->start, (unsigned long long)s->ip,
+				s->kind == XK_EXIT ? "exit" : "branch");
+		}
+	}
+}
+
 static void engine_write_sideband(trace_image_fn add)
 {
+	if (xlat_map && step_mode == TRACE_STEP_TRANSLATE)
+		xlat_print_map();
+
 	unsigned int order = get_order(sizeof(u64) * MAX_FOREIGN * nr_cpu_ids), n = 0, cpu;
 	u64 *pages = (u64 *)__get_free_pages(GFP_KERNEL | __GFP_NOWARN, order);
 

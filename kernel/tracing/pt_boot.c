@@ -178,6 +178,12 @@ static void add_engine(struct trace_engine_stats *a, const struct trace_engine_s
 	if (!a->missed)
 		a->missed_ip = b->missed_ip;
 	a->missed += b->missed;
+	a->xlat_blocks += b->xlat_blocks;
+	a->xlat_code += b->xlat_code;
+	a->xlat_exits += b->xlat_exits;
+	a->xlat_flushes += b->xlat_flushes;
+	a->xlat_misses += b->xlat_misses;
+	a->xlat_resets += b->xlat_resets;
 	a->mode = b->mode;
 }
 
@@ -261,12 +267,20 @@ void pt_boot_finish(void)
 			"%llu firmware pages%s\n",
 			(unsigned long long)st.insns, (unsigned long long)st.branches,
 			(unsigned long long)(st.db_traps + st.bp_traps),
+			st.mode == TRACE_STEP_TRANSLATE ? "translate" :
 			st.mode == TRACE_STEP_BRANCH ? "branch" : "single",
 			(unsigned long long)st.db_traps, (unsigned long long)st.bp_traps,
 			(unsigned long long)st.sites, (unsigned long long)st.nested,
 			(unsigned long long)st.fallbacks, (unsigned long long)st.async,
 			(unsigned long long)st.async_chained, (unsigned long long)st.foreign_pages,
 			ncpus > 1 ? ", all CPUs" : "");
+	if (engine && st.mode == TRACE_STEP_TRANSLATE)
+		pr_info("trace: translate: %llu blocks in %llu bytes of code cache (%llu resets), "
+			"%llu record batches, %llu indirect targets looked up out of line, "
+			"%llu exits to branch-step\n",
+			(unsigned long long)st.xlat_blocks, (unsigned long long)st.xlat_code,
+			(unsigned long long)st.xlat_resets, (unsigned long long)st.xlat_flushes,
+			(unsigned long long)st.xlat_misses, (unsigned long long)st.xlat_exits);
 	pr_info("trace: %llu bytes (%llu of them padding), %llu lost, %llu PMIs (%llu stale), "
 		"%llu truncations, %llu errors\n",
 		(unsigned long long)sum.bytes, (unsigned long long)sum.pad,

@@ -60,12 +60,22 @@ smp-stack-ap|crash=ap-stack|35|PANIC: exception #DF (double fault, vector 8);sta
 trace-smp-2|pt=on pt.buf=32K pt.region=4K run=psort,slab_xcpu,ipi|33|smp: 2 of 2 CPUs online;trace: CPU 1: ;result: trace.cpu cpu=1 ;sorted, a permutation of the input;0 bad stamps, 0 failures;(want 200 each): ok|smp=2
 trace-smp-fault|pt=on pt.buf=8K pt.region=4K run=xfault|35|smp: 2 of 2 CPUs online;PANIC: exception #PF (page fault, vector 14);xfault_walk+0x;CPU 0 (APIC ID 0) stopped by the panic on CPU 1;pt: panic: writing the trace|smp=2
 trace-smp-4|pt=on pt.profile=broadwell pt.pmi=nmi pt.noretcomp pt.buf=64K pt.region=4K run=psort,slab_xcpu|33|smp: 4 of 4 CPUs online;trace: CPU 3: ;result: trace.cpu cpu=3 ;sorted, a permutation of the input;0 bad stamps, 0 failures|smp=4
+trace-translate-demo|pt=on pt.step=translate pt.buf=8K pt.region=4K run=demo|33|tracing with the software trace unit;trace: translate: a ;(translate-step: ;0 exits to branch-step
+trace-translate-nmi|pt=on pt.step=translate pt.profile=broadwell pt.noretcomp pt.buf=8K pt.region=4K pt.pmi=nmi run=demo|33|profile broadwell;(translate-step: ;0 exits to branch-step
+trace-translate-filter|pt=on pt.step=translate pt.filter="filter insertion_sort.constprop.0, filter work_dispatch" pt.buf=8K pt.region=4K run=sort,dispatch,sort,dispatch,sort,dispatch,sort,dispatch,sort,dispatch|33|(translate-step: 
+trace-translate-ptwrite|pt=on pt.step=translate pt.profile=arrowlake pt.ptw=1 pt.buf=8K pt.region=4K probe=vm.kmalloc:trace run=slab|33|probe: trace attached to 1 point matching 'vm.kmalloc';(translate-step: 
+trace-translate-storm-vector|pt=on pt.step=translate pt.profile=arrowlake pt.buf=8K pt.region=4K pt.tsc=1 pt.mtc=1 pt.cyc=1 pt.mtc_period=0 pt.cyc_thresh=0 pt.psb_period=0 pt.noretcomp pt.pmi=vector timer.hz=20000 run=slab,slab,slab,slab,slab,slab,slab,sort,recursion,dispatch,timer,firmware|33|profile arrowlake;run: firmware returned;(translate-step: 
+trace-translate-storm-nmi|pt=on pt.step=translate pt.profile=tigerlake pt.buf=8K pt.region=4K pt.tsc=1 pt.mtc=1 pt.cyc=1 pt.mtc_period=0 pt.cyc_thresh=0 pt.psb_period=0 pt.noretcomp pt.pmi=nmi timer.hz=20000 run=slab,slab,slab,slab,slab,slab,slab,sort,recursion,dispatch,timer,firmware|33|profile tigerlake;run: firmware returned;(translate-step: 
+trace-translate-fault-normal|pt=on pt.step=translate pt.buf=8K pt.region=4K pt.noretcomp pt.pmi=nmi run=slab,fixups,fault|35|PANIC: exception #PF;pt: panic: writing the trace (what was not drained yet)
+trace-translate-panic-pmi-vector|pt=on pt.step=translate pt.buf=8K pt.region=4K pt.noretcomp pt.pmi=vector pt.fail_pmi=5 run=slab,sort|35|Kernel panic: pt.fail_pmi=5: a panic inside that PMI's handler;pt: panic: writing the trace
+trace-translate-smp-2|pt=on pt.step=translate pt.buf=32K pt.region=4K run=psort,slab_xcpu,ipi|33|smp: 2 of 2 CPUs online;trace: CPU 1: ;result: trace.cpu cpu=1 ;sorted, a permutation of the input;0 bad stamps, 0 failures;(want 200 each): ok;(translate-step: |smp=2
 # The firmware phase (kernel/firmware/): firmware code traced before ExitBootServices, every
 # module named. Built-in workloads with PMIs in firmware code; a user's EFI image
 # (tests/efi/hello.c, \EFI\tools on the boot volume) with its symbols, on another profile
 # with NMI PMIs; an image that calls ExitBootServices (the trace is written first); one that
 # never returns (fw.timeout=); then what must be refused, each with its cause
 trace-fw-builtin|fw.run=vars,file,handles,pool pt=on pt.buf=16K|33|fw: firmware phase: fw.run=vars,file,handles,pool;fw: run: file returned;firmware modules in the trace's sideband;result: fw.phase failed=0;!stray
+trace-fw-translate|fw.run=vars pt=on pt.step=translate pt.buf=16K|33|pt.step=translate: no code cache here (error -19: the firmware's page tables): branch-step;fw: run: vars returned;result: fw.phase failed=0
 trace-fw-image|fw.image="\EFI\tools\hello.efi 18" pt=on pt.buf=16K pt.pmi=nmi pt.profile=tigerlake pt.noretcomp|33|fw.image=\EFI\tools\hello.efi: loaded at;options "\EFI\tools\hello.efi 18";returned EFI status 0 in;result: fw.phase failed=0
 trace-fw-image-ebs|fw.run=vars fw.image="\EFI\tools\hello.efi ebs" pt=on pt.buf=16K|33|the image called ExitBootServices from 0x;hello+0x;the trace ends there and is written first;result: fw.phase failed=0
 trace-fw-timeout|fw.run=vars fw.image="\EFI\tools\hello.efi spin" fw.timeout=500 pt=on pt.buf=16K|35|still running after 500 ms (fw.timeout=): at 0x;, hello+0x;result: fw.phase failed=1

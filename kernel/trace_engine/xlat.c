@@ -1,0 +1,646 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The translator of pt.step=translate (see xlat.h): original code in, a block
+ * of cache code out. No trap, no lock: the caller owns @x (its CPU's cache).
+ *
+ * The traced code must keep nothing below its stack pointer (no red zone:
+ * the kernel is built -mno-red-zone, the MS ABI firmware uses has none).
+ * Every stub keeps RFLAGS as the traced code left them (only MOV, LEA, PUSH,
+ * POP, NOT, MOVZX and JRCXZ, none of which writes a flag) and uses the
+ * traced stack below its pointer only by pushing, as an interrupt would.
+ */
+#include <topaz/x86_insn.h>
+#include <topaz/pt_model.h>
+#include <topaz/kernel.h>
+#include <topaz/mm.h>
+#include <topaz/errno.h>
+#include "xlat.h"
+
+#define STUB_MAX	192	/* bytes a stub may take, link stubs included */
+#define TABLE_MASK	((1u << XLAT_TABLE_BITS) - 1)
+
+/* The region: the data page, the records, the table, then code. */
+#define OFF_RECS	PAGE_SIZE
+#define OFF_TABLE	(OFF_RECS + XLAT_REC_WORDS * 8)
+#define OFF_CODE	(OFF_TABLE + (8u << XLAT_TABLE_BITS))
+#define REGION_SIZE	(PAGE_SIZE << XLAT_REGION_ORDER)
+
+static void table_clear(struct xlat_cpu *x)
+{
+	for (u32 i = 0; i <= TABLE_MASK; i++)
+		x->table[i] = (uintptr_t)&x->dummy_entry;
+}
+
+void xlat_reset(struct xlat_cpu *x)
+{
+	table_clear(x);
+	x->code_cur = x->code;
+	x->nr_sites = 0;
+	x->st.resets++;
+}
+
+void xlat_cpu_init(struct xlat_cpu *x, u8 *region, struct xlat_site *sites)
+{
+	memset(x, 0, sizeof(*x));
+	x->region = region;
+	x->rec_base = x->rec_read = (u64 *)(region + OFF_RECS);
+	x->rec_ptr = (uintptr_t)x->rec_base;
+	x->rec_left = XLAT_REC_MAX;
+	x->table = (u64 *)(region + OFF_TABLE);
+	x->code = x->code_cur = region + OFF_CODE;
+	x->code_end = region + REGION_SIZE;
+	x->sites = sites;
+	x->dummy_key = ~0ull;	/* no target is -1: an empty slot never matches */
+	table_clear(x);
+}
+
+struct xlat_site *xlat_lookup(struct xlat_cpu *x, u64 ip)
+{
+	u64 e = x->table[ip & TABLE_MASK], key;
+
+	if (e == (uintptr_t)&x->dummy_entry)
+		return NULL;
+	memcpy(&key, (const void *)(uintptr_t)(e - 8), 8);	/* unaligned */
+	if (key != ip)
+		return NULL;
+	/* the entry's site: the sites are in code order, search them */
+	for (u32 lo = 0, hi = x->nr_sites; lo < hi;) {
+		u32 mid = (lo + hi) / 2;
+		u64 a = xlat_entry(x, &x->sites[mid]);
+
+		if (a == e)
+			return &x->sites[mid];
+		if (a < e)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- emitting */
+
+struct emit {
+	u8 *p, *start;
+	struct xlat_cpu *x;
+};
+
+static inline void b1(struct emit *e, u8 v) { *e->p++ = v; }
+static void bn(struct emit *e, const void *v, size_t n) { memcpy(e->p, v, n); e->p += n; }
+static inline void b4(struct emit *e, u32 v) { bn(e, &v, 4); }
+static inline void b8(struct emit *e, u64 v) { bn(e, &v, 8); }
+static inline u32 off(const struct emit *e, const u8 *p) { return (u32)(p - e->x->region); }
+static inline u32 here(const struct emit *e) { return off(e, e->p); }
+
+/* A rel32 field at @at (its instruction ends right after it) to @to. */
+static bool put_rel32(u8 *at, u64 to)
+{
+	s64 d = (s64)(to - ((uintptr_t)at + 4));
+
+	s32 v = (s32)d;
+
+	if (d != v)
+		return false;
+	memcpy(at, &v, 4);	/* unaligned */
+	return true;
+}
+
+/* MOV or LEA with a RIP-relative operand: opcode bytes, then rel32 to @to. */
+static bool rip_op(struct emit *e, const u8 *op, size_t n, u64 to)
+{
+	bn(e, op, n);
+	e->p += 4;
+	return put_rel32(e->p - 4, to);
+}
+
+static bool jmp_to(struct emit *e, u64 to)
+{
+	b1(e, 0xe9);
+	e->p += 4;
+	return put_rel32(e->p - 4, to);
+}
+
+static bool call_to(struct emit *e, u64 to)
+{
+	b1(e, 0xe8);
+	e->p += 4;
+	return put_rel32(e->p - 4, to);
+}
+
+/* What a record's second word is. */
+enum second { SEC_NONE, SEC_RAX, SEC_REG };
+
+/*
+ * Append a record: @word (site << 1 | outcome), then RAX or general
+ * register @reg. RCX is the caller's (pushed): it is the pointer here. The
+ * record is published by the store to rec_ptr; *@commit is the offset after
+ * it. A full buffer calls xlat_rt_flush (it returns RCX = records that fit),
+ * placed out of line after the caller's next unconditional jump: *@full is
+ * where the JRCXZ's rel8 is, for full_path().
+ */
+static bool record(struct emit *e, const struct xlat_env *env, u32 word, enum second sec,
+		   unsigned int reg, u32 *commit, u8 **full, u8 **again)
+{
+	static const u8 ld_left[] = { 0x48, 0x8b, 0x0d }, st_left[] = { 0x48, 0x89, 0x0d };
+	bool ok = true;
+
+	ok &= rip_op(e, ld_left, 3, (uintptr_t)&e->x->rec_left);	/* mov rec_left(%rip),%rcx */
+	b1(e, 0xe3);						/* jrcxz full */
+	*full = e->p;
+	b1(e, 0);
+	*again = e->p;
+	bn(e, (const u8[]){ 0x48, 0x8d, 0x49, 0xff }, 4);		/* lea -1(%rcx),%rcx */
+	ok &= rip_op(e, st_left, 3, (uintptr_t)&e->x->rec_left);	/* mov %rcx,rec_left(%rip) */
+	ok &= rip_op(e, ld_left, 3, (uintptr_t)&e->x->rec_ptr);	/* mov rec_ptr(%rip),%rcx */
+	bn(e, (const u8[]){ 0x48, 0xc7, 0x01 }, 3);			/* movq $word,(%rcx) */
+	b4(e, word);
+	if (sec == SEC_RAX) {
+		bn(e, (const u8[]){ 0x48, 0x89, 0x41, 0x08 }, 4);	/* mov %rax,8(%rcx) */
+	} else if (sec == SEC_REG && reg == 1) {
+		/* RCX's own value is the one pushed: through RAX */
+		bn(e, (const u8[]){ 0x50, 0x48, 0x8b, 0x44, 0x24, 0x08,	/* push %rax; mov 8(%rsp),%rax */
+				    0x48, 0x89, 0x41, 0x08, 0x58 }, 11);	/* mov %rax,8(%rcx); pop %rax */
+	} else if (sec == SEC_REG) {
+		b1(e, (u8)(0x48 | ((reg & 8) >> 1)));			/* mov %reg,8(%rcx) */
+		b1(e, 0x89);
+		b1(e, (u8)(0x41 | ((reg & 7) << 3)));
+		b1(e, 0x08);
+	}
+	bn(e, (const u8[]){ 0x48, 0x8d, 0x49, sec == SEC_NONE ? 0x08 : 0x10 }, 4); /* lea 8/16(%rcx),%rcx */
+	ok &= rip_op(e, st_left, 3, (uintptr_t)&e->x->rec_ptr);	/* mov %rcx,rec_ptr(%rip): published */
+	*commit = here(e);
+	(void)env;
+	return ok;
+}
+
+/* The out-of-line full path of a record(): call the runtime, go on. */
+static bool full_path(struct emit *e, const struct xlat_env *env, u8 *full, u8 *again)
+{
+	s64 d = e->p - (full + 1);
+	bool ok;
+
+	if (d > 127)
+		return false;
+	*full = (u8)d;
+	ok = call_to(e, env->rt_flush);
+	d = again - (e->p + 2);
+	if (d < -128)
+		return false;
+	b1(e, 0xeb);							/* jmp again */
+	b1(e, (u8)(s8)d);
+	return ok;
+}
+
+/*
+ * A direct edge (@s's outcome @taken) to @to: chained when @to is
+ * translated, else through a link stub emitted later (link_stubs()).
+ */
+static bool edge(struct emit *e, struct xlat_site *s, unsigned int taken, u64 to)
+{
+	struct xlat_site *t = xlat_lookup(e->x, to);
+
+	s->link[taken] = here(e) + 1;
+	if (t) {
+		s->link[taken] = 0;
+		return jmp_to(e, xlat_entry(e->x, t));
+	}
+	b1(e, 0xe9);
+	e->p += 4;	/* filled by link_stubs() */
+	return true;
+}
+
+static bool link_stubs(struct emit *e, const struct xlat_env *env, struct xlat_site *s, u32 idx)
+{
+	bool ok = true;
+
+	for (unsigned int i = 0; i < 2; i++) {
+		if (!s->link[i])
+			continue;
+		s->linkstub[i][0] = here(e);
+		ok &= put_rel32(e->x->region + s->link[i], (uintptr_t)e->p);
+		b1(e, 0x68);						/* push $id */
+		b4(e, idx << 1 | i);
+		ok &= jmp_to(e, env->rt_link);
+		s->linkstub[i][1] = here(e);
+	}
+	return ok;
+}
+
+/* A path that records @word and goes to @to by a direct edge. */
+static bool direct_path(struct emit *e, const struct xlat_env *env, struct xlat_site *s, u32 idx,
+			unsigned int taken, u64 to, enum second sec, unsigned int reg)
+{
+	u8 *full, *again;
+	bool ok;
+
+	b1(e, 0x51);							/* push %rcx */
+	ok = record(e, env, idx << 1 | taken, sec, reg, &s->post[taken][0], &full, &again);
+	b1(e, 0x59);							/* pop %rcx */
+	ok &= edge(e, s, taken, to);
+	s->post[taken][1] = here(e);
+	return ok && full_path(e, env, full, again);
+}
+
+/*
+ * The indirect tail: the target T on top of the stack (pushed by the stub, or
+ * RET's own). Record it, look it up in the table (the entry's key is the
+ * 8 bytes before it), replace T with the block's address and RET there; a
+ * miss goes to the runtime with T on the stack.
+ */
+static bool indirect_tail(struct emit *e, const struct xlat_env *env, struct xlat_site *s, u32 idx)
+{
+	static const u8 lea_table[] = { 0x48, 0x8d, 0x15 };
+	u8 *full, *again, *jr;
+	bool ok;
+
+	bn(e, (const u8[]){ 0x50, 0x51, 0x48, 0x8b, 0x44, 0x24, 0x10 }, 7); /* push %rax; push %rcx; mov 16(%rsp),%rax */
+	ok = record(e, env, idx << 1, SEC_RAX, 0, &s->post[0][0], &full, &again);
+	b1(e, 0x52);							/* push %rdx */
+	ok &= rip_op(e, lea_table, 3, (uintptr_t)e->x->table);	/* lea table(%rip),%rdx */
+	bn(e, (const u8[]){ 0x0f, 0xb7, 0xc8,				/* movzwl %ax,%ecx */
+			    0x48, 0x8b, 0x14, 0xca,			/* mov (%rdx,%rcx,8),%rdx */
+			    0x48, 0x8b, 0x4a, 0xf8,			/* mov -8(%rdx),%rcx */
+			    0x48, 0xf7, 0xd1,				/* not %rcx */
+			    0x48, 0x8d, 0x4c, 0x01, 0x01 }, 19);	/* lea 1(%rcx,%rax),%rcx: T - key */
+	b1(e, 0xe3);							/* jrcxz hit */
+	jr = e->p++;
+	bn(e, (const u8[]){ 0x5a, 0x59, 0x58 }, 3);			/* pop %rdx; pop %rcx; pop %rax */
+	ok &= jmp_to(e, env->rt_lookup);				/* miss: [T] */
+	*jr = (u8)(e->p - (jr + 1));
+	bn(e, (const u8[]){ 0x48, 0x89, 0x54, 0x24, 0x18,		/* mov %rdx,24(%rsp) */
+			    0x5a, 0x59, 0x58, 0xc3 }, 9);		/* pop %rdx; pop %rcx; pop %rax; ret */
+	s->post[0][1] = here(e);
+	return ok && full_path(e, env, full, again);
+}
+
+/* push $ret (the original return address) */
+static void push_ret(struct emit *e, u64 ret)
+{
+	if ((s64)ret == (s32)ret) {
+		b1(e, 0x68);
+		b4(e, (u32)ret);
+		return;
+	}
+	/* lea -8(%rsp),%rsp; push %rax; movabs $ret,%rax; mov %rax,8(%rsp); pop %rax */
+	bn(e, (const u8[]){ 0x48, 0x8d, 0x64, 0x24, 0xf8, 0x50, 0x48, 0xb8 }, 8);
+	b8(e, ret);
+	bn(e, (const u8[]){ 0x48, 0x89, 0x44, 0x24, 0x08, 0x58 }, 6);
+}
+
+/* Copy @in (at @ip, @bytes) to the cache, a RIP-relative operand re-aimed. */
+static bool copy_insn(struct emit *e, const struct x86_insn *in, u64 ip, const u8 *bytes)
+{
+	u8 *at = e->p;
+
+	bn(e, bytes, in->length);
+	if (in->flags & X86_INSN_F_RIPREL) {
+		u8 *disp = at + in->modrm_off + 1;
+		u64 to = ip + in->length + (s64)in->disp;
+		s64 d = (s64)(to - ((uintptr_t)at + in->length));
+
+		s32 v = (s32)d;
+
+		if (d != v)
+			return false;
+		memcpy(disp, &v, 4);
+	}
+	return true;
+}
+
+/* PUSH r/m64 with the operand of JMP/CALL r/m64 @in: the target on the stack. */
+static bool push_operand(struct emit *e, const struct x86_insn *in, u64 ip, const u8 *bytes)
+{
+	u8 copy[X86_INSN_MAX_LEN];
+
+	memcpy(copy, bytes, in->length);
+	copy[in->modrm_off] = (u8)((in->modrm & ~0x38) | (6 << 3));	/* FF /6 */
+	return copy_insn(e, in, ip, copy);
+}
+
+/* ---------------------------------------------------------------- blocks */
+
+static enum xlat_exit_why exit_reason(const struct x86_insn *in)
+{
+	switch (in->cls) {
+	case X86_INSN_INT3:
+		return XE_DECODE;	/* an INT3 not ours */
+	case X86_INSN_RET_NEAR:
+	case X86_INSN_PTWRITE:
+		return XE_FORM;
+	default:
+		return XE_FAR;
+	}
+}
+
+/* Does @in end a block with a stub? Anything else that ends one is an exit. */
+static bool is_branch(const struct x86_insn *in)
+{
+	switch (in->cls) {
+	case X86_INSN_JCC: case X86_INSN_JCXZ: case X86_INSN_LOOP:
+	case X86_INSN_JMP_DIRECT: case X86_INSN_CALL_DIRECT:
+	case X86_INSN_JMP_INDIRECT: case X86_INSN_CALL_INDIRECT:
+	case X86_INSN_RET_NEAR: case X86_INSN_PTWRITE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Code to run as it is: no change of flow (HLT waits and goes on). */
+static bool is_plain(const struct x86_insn *in)
+{
+	return (in->cls == X86_INSN_OTHER || in->cls == X86_INSN_HLT ||
+		in->cls == X86_INSN_MOV_CR3) && in->cofi == X86_COFI_NONE &&
+	       (!(in->flags & X86_INSN_F_RIPREL) || in->addrsize == 8);
+}
+
+static bool stub(struct emit *e, const struct xlat_env *env, struct xlat_site *s, u32 idx,
+		 const struct x86_insn *in, u64 ip, const u8 *bytes)
+{
+	u64 next = ip + in->length;
+	bool ok = true;
+
+	s->next = next;
+	switch (in->cls) {
+	case X86_INSN_JCC:
+		s->kind = XK_COND;
+		s->cls = PTM_COND;
+		s->target = x86_insn_branch_target(in, ip);
+		b1(e, 0x0f);						/* jcc rel32 -> taken */
+		b1(e, (u8)(0x80 | (in->opcode & 0xf)));
+		e->p += 4;
+		{
+			u8 *rel = e->p - 4;
+
+			ok &= direct_path(e, env, s, idx, 0, next, SEC_NONE, 0);
+			ok &= put_rel32(rel, (uintptr_t)e->p);
+		}
+		ok &= direct_path(e, env, s, idx, 1, s->target, SEC_NONE, 0);
+		break;
+	case X86_INSN_JCXZ:
+	case X86_INSN_LOOP:
+		/* the instruction itself (its prefixes: ECX with 67), rel8 -> a
+		 * JMP to the taken path; not taken skips that JMP */
+		s->kind = XK_COND;
+		s->cls = PTM_COND;
+		s->target = x86_insn_branch_target(in, ip);
+		bn(e, bytes, in->length - 1);
+		b1(e, 2);
+		bn(e, (const u8[]){ 0xeb, 0x05, 0xe9 }, 3);		/* jmp +5; jmp taken */
+		e->p += 4;
+		{
+			u8 *rel = e->p - 4;
+
+			ok &= direct_path(e, env, s, idx, 0, next, SEC_NONE, 0);
+			ok &= put_rel32(rel, (uintptr_t)e->p);
+		}
+		ok &= direct_path(e, env, s, idx, 1, s->target, SEC_NONE, 0);
+		break;
+	case X86_INSN_JMP_DIRECT:
+		s->kind = XK_JMP;
+		s->cls = PTM_JUMP;
+		s->target = x86_insn_branch_target(in, ip);
+		ok &= direct_path(e, env, s, idx, 0, s->target, SEC_NONE, 0);
+		break;
+	case X86_INSN_CALL_DIRECT:
+		s->kind = XK_CALL;
+		s->cls = PTM_CALL;
+		s->target = x86_insn_branch_target(in, ip);
+		push_ret(e, next);
+		ok &= direct_path(e, env, s, idx, 0, s->target, SEC_NONE, 0);
+		break;
+	case X86_INSN_JMP_INDIRECT:
+		s->kind = XK_IND;
+		s->cls = PTM_JUMP_IND;
+		ok &= push_operand(e, in, ip, bytes);
+		ok &= indirect_tail(e, env, s, idx);
+		break;
+	case X86_INSN_CALL_INDIRECT:
+		s->kind = XK_IND;
+		s->cls = PTM_CALL_IND;
+		ok &= push_operand(e, in, ip, bytes);
+		if ((s64)next == (s32)next) {
+			/* push (%rsp); movq $next,8(%rsp): [T, next] */
+			bn(e, (const u8[]){ 0xff, 0x34, 0x24, 0x48, 0xc7, 0x44, 0x24, 0x08 }, 8);
+			b4(e, (u32)next);
+		} else {
+			/* push (%rsp); push %rax; movabs $next,%rax; mov %rax,16(%rsp); pop %rax */
+			bn(e, (const u8[]){ 0xff, 0x34, 0x24, 0x50, 0x48, 0xb8 }, 6);
+			b8(e, next);
+			bn(e, (const u8[]){ 0x48, 0x89, 0x44, 0x24, 0x10, 0x58 }, 6);
+		}
+		ok &= indirect_tail(e, env, s, idx);
+		break;
+	case X86_INSN_RET_NEAR:
+		s->kind = XK_IND;
+		s->cls = PTM_RET;
+		ok &= indirect_tail(e, env, s, idx);
+		break;
+	case X86_INSN_PTWRITE: {
+		unsigned int reg = (in->modrm & 7) | ((in->rex & 1) << 3);
+
+		s->kind = XK_PTW;
+		s->cls = PTM_PTWRITE;
+		s->size = (in->rex & 8) ? 8 : 4;
+		ok &= direct_path(e, env, s, idx, 0, next, SEC_REG, reg);
+		break;
+	}
+	default:
+		return false;
+	}
+	return ok && link_stubs(e, env, s, idx);
+}
+
+/* A form of a branch the stubs leave to the CPU (branch-step takes it). */
+static bool branch_refused(const struct x86_insn *in)
+{
+	if (in->prefixes & X86_PFX_OSIZE)
+		return true;	/* 16-bit operand: vendors differ */
+	switch (in->cls) {
+	case X86_INSN_RET_NEAR:
+		return in->opcode == 0xc2;	/* RET imm16 */
+	case X86_INSN_PTWRITE:
+		return (in->modrm >> 6) != 3 || ((in->modrm & 7) | ((in->rex & 1) << 3)) == 4;
+	case X86_INSN_JMP_INDIRECT:
+	case X86_INSN_CALL_INDIRECT:
+		return (in->flags & X86_INSN_F_RIPREL) && in->addrsize != 8;
+	default:
+		return false;
+	}
+}
+
+/* Emit block @idx at @ip into @e; false when it does not fit or reach. */
+static bool emit_block(struct emit *e, const struct xlat_env *env, struct xlat_site *s, u32 idx,
+		       u64 ip)
+{
+	u8 bytes[X86_INSN_MAX_LEN];
+	struct x86_insn in;
+	u64 cur = ip;
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	s->start = ip;
+	b8(e, ip);				/* the key the inline lookup checks */
+	s->entry = here(e);
+	for (;;) {
+		if (e->x->code_end - e->p < X86_INSN_MAX_LEN + STUB_MAX)
+			return false;
+		if (cur == env->end_ip) {
+			s->why = XE_END;
+			break;
+		}
+		err = env->read(cur, bytes, &in);
+		if (err) {
+			s->why = err == -EFAULT ? XE_UNMAPPED : XE_DECODE;
+			break;
+		}
+		if (is_branch(&in)) {
+			if (branch_refused(&in)) {
+				s->why = XE_FORM;
+				break;
+			}
+			s->ip = cur;
+			s->insns++;
+			s->stub = here(e);
+			if (!stub(e, env, s, idx, &in, cur, bytes))
+				return false;
+			s->end = here(e);
+			return true;
+		}
+		if (!is_plain(&in)) {
+			s->why = (in.flags & X86_INSN_F_RIPREL) ? XE_FORM : exit_reason(&in);
+			break;
+		}
+		if (s->insns >= XLAT_BLOCK_MAX) {
+			s->why = XE_LONG;
+			break;
+		}
+		if (!copy_insn(e, &in, cur, bytes)) {
+			e->p -= in.length;
+			s->why = XE_RANGE;
+			break;
+		}
+		s->insns++;
+		cur += in.length;
+	}
+	/* an exit: the engine takes over at @cur (INT3 back to it) */
+	s->kind = XK_EXIT;
+	s->ip = s->next = cur;
+	s->stub = here(e);
+	b1(e, 0xcc);
+	s->end = here(e);
+	return true;
+}
+
+struct xlat_site *xlat_translate(struct xlat_cpu *x, const struct xlat_env *env, u64 ip)
+{
+	struct xlat_site *s = xlat_lookup(x, ip);
+	struct emit e;
+
+	if (s)
+		return s;
+	for (int tries = 0; tries < 2; tries++) {
+		if (x->nr_sites >= XLAT_MAX_SITES) {
+			xlat_reset(x);
+			continue;
+		}
+		s = &x->sites[x->nr_sites];
+		e = (struct emit){ .p = x->code_cur, .start = x->code_cur, .x = x };
+		if (!emit_block(&e, env, s, x->nr_sites, ip)) {
+			if (e.x->code_end - e.p < X86_INSN_MAX_LEN + STUB_MAX) {
+				xlat_reset(x);	/* full: start again, empty */
+				continue;
+			}
+			/* a stub that does not reach (rel32 or rel8): the CPU's */
+			e.p = x->code_cur;
+			s->why = XE_RANGE;
+			b8(&e, ip);
+			s->entry = here(&e);
+			s->kind = XK_EXIT;
+			s->ip = s->next = s->start = ip;
+			s->insns = 0;
+			s->stub = here(&e);
+			b1(&e, 0xcc);
+			s->end = here(&e);
+		}
+		if (s->kind == XK_EXIT)
+			x->st.exits[s->why]++;
+		x->code_cur = e.p;
+		x->nr_sites++;
+		x->table[ip & TABLE_MASK] = xlat_entry(x, s);
+		x->st.blocks++;
+		x->st.code_bytes += (u64)(e.p - e.start);
+		return s;
+	}
+	return NULL;
+}
+
+u64 xlat_link(struct xlat_cpu *x, const struct xlat_env *env, u64 id)
+{
+	struct xlat_site *s = &x->sites[id >> 1], *t;
+	unsigned int taken = id & 1;
+	u64 to = s->kind == XK_COND ? (taken ? s->target : s->next) :
+		 s->kind == XK_PTW ? s->next : s->target;
+	u32 resets = (u32)x->st.resets;
+
+	t = xlat_translate(x, env, to);
+	if (!t)
+		return 0;
+	x->st.links++;
+	/* a reset on the way took @s with it: nothing to patch */
+	if ((u32)x->st.resets == resets && s->link[taken])
+		put_rel32(x->region + s->link[taken], xlat_entry(x, t));
+	return xlat_entry(x, t);
+}
+
+bool xlat_where(struct xlat_cpu *x, u64 addr, struct xlat_pos *pos)
+{
+	u32 o = (u32)(addr - (uintptr_t)x->region);
+	struct xlat_site *s = NULL;
+
+	if (!xlat_owns(x, addr))
+		return false;
+	for (u32 lo = 0, hi = x->nr_sites; lo < hi;) {
+		u32 mid = (lo + hi) / 2;
+
+		if (x->sites[mid].entry <= o) {
+			s = &x->sites[mid];
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	if (!s || o >= s->end)
+		return false;	/* a key between blocks */
+	memset(pos, 0, sizeof(*pos));
+	pos->site = s;
+	if (o < s->stub) {
+		pos->body = true;
+		pos->ip = s->start + (o - s->entry);
+		return true;
+	}
+	pos->ip = s->ip;
+	for (unsigned int i = 0; i < 2; i++) {
+		bool post = (o >= s->post[i][0] && o < s->post[i][1]) ||
+			    (s->link[i] && o >= s->linkstub[i][0] && o < s->linkstub[i][1]);
+
+		if (!post || s->kind == XK_EXIT)
+			continue;
+		pos->retired = true;
+		switch (s->kind) {
+		case XK_COND:
+			pos->ip = i ? s->target : s->next;
+			break;
+		case XK_IND:
+			pos->ip = ((const u64 *)(uintptr_t)x->rec_ptr)[-1];	/* its target */
+			break;
+		case XK_PTW:
+			pos->ip = s->next;
+			break;
+		default:
+			pos->ip = s->target;
+			break;
+		}
+	}
+	return true;
+}

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The translating trace engine (pt.step=translate): blocks of traced code are
+ * copied into a per-CPU code cache and every change of flow rewritten to
+ * record what the trace unit needs (a conditional's outcome, an indirect
+ * target) in a per-CPU record buffer, with no trap. The engine hands the
+ * records to the trace unit in batches (kernel/trace_engine/trace_engine.c).
+ * See docs/trace-engine.md, "Translate".
+ *
+ * Invariants of one CPU's cache (struct xlat_cpu):
+ * - Only its own CPU runs its code or writes its records; nothing here is
+ *   shared, so nothing is locked.
+ * - A block's body is the original instructions, byte for byte the same
+ *   length (RIP-relative operands re-encoded), so an address in a body maps
+ *   to the original instruction at the same offset. Its stub (the branch,
+ *   rewritten) is after it; a record is published by its store to rec_ptr.
+ * - Return addresses on the traced stack are original addresses: translated
+ *   calls push them. No cache address is ever on the traced stack except
+ *   transiently inside a stub or the runtime (xlat_rt.S).
+ * - Records up to rec_read were handed to the trace unit; rec_ptr is reset
+ *   to the start only where no stub holds it in a register (the runtime's
+ *   calls and the engine's traps at an exit), never by an interrupt.
+ */
+#ifndef TOPAZ_XLAT_H
+#define TOPAZ_XLAT_H
+
+#include <topaz/types.h>
+
+#define XLAT_REGION_ORDER	9		/* 2 MiB per CPU: data, records, table, code */
+#define XLAT_REC_WORDS		8192		/* record buffer, 64 KiB */
+#define XLAT_REC_MAX		((XLAT_REC_WORDS - 16) / 2)	/* records (<= 2 words) per batch */
+#define XLAT_TABLE_BITS		16		/* lookup table: original IP -> block */
+#define XLAT_MAX_SITES		8192		/* blocks per cache fill */
+#define XLAT_BLOCK_MAX		1024		/* instructions in one block */
+
+/* How a block ends (struct xlat_site.kind). */
+enum xlat_kind {
+	XK_COND,	/* Jcc, JRCXZ, LOOP: taken or not */
+	XK_JMP,		/* JMP rel */
+	XK_CALL,	/* CALL rel32: the original return address pushed */
+	XK_IND,		/* JMP, CALL r/m64, RET: the target looked up inline */
+	XK_PTW,		/* PTWRITE r32/r64: the payload recorded */
+	XK_EXIT,	/* an INT3 back to the engine: code it does not translate */
+};
+
+/* Why a block ends at an exit (counted, struct xlat_stats.exits). */
+enum xlat_exit_why {
+	XE_END,		/* pt_trace_end(): the window ends (not a fallback) */
+	XE_FAR,		/* far transfers, IRET, SYSCALL/SYSRET, INT n, UD, XBEGIN */
+	XE_FORM,	/* a form left to the CPU: operand-size prefix, RET imm16,
+			 * PTWRITE from memory or RSP, 32-bit RIP-relative */
+	XE_DECODE,	/* bytes that do not decode, or an INT3 not ours */
+	XE_UNMAPPED,	/* code it cannot read */
+	XE_RANGE,	/* a RIP-relative operand out of reach from the cache */
+	XE_LONG,	/* more than XLAT_BLOCK_MAX instructions without a branch */
+	XE_NR
+};
+
+/* The branch that ends a block (or its exit): what a record of it means. */
+struct xlat_site {
+	u64 ip;			/* the branch (exit: the first instruction not run) */
+	u64 start;		/* the block's first instruction */
+	u64 next;		/* ip + its length */
+	u64 target;		/* direct branches */
+	u32 entry;		/* the block's code: offset in the region */
+	u32 stub;		/* where the body ends and the stub begins */
+	u32 end;		/* past the stub */
+	u32 post[2][2];		/* per outcome: [from, to) offsets after its record
+				 * is published, where the branch has retired */
+	u32 link[2];		/* per outcome: the JMP rel32 to patch (0: none) */
+	u32 linkstub[2][2];	/* ... and its link stub [from, to) */
+	u16 insns;		/* instructions a record counts (exit: the body's) */
+	u8 kind, cls;		/* enum xlat_kind, enum ptm_class */
+	u8 size;		/* PTWRITE: 4 or 8 */
+	u8 why;			/* XK_EXIT: enum xlat_exit_why */
+};
+
+struct xlat_stats {
+	u64 blocks, code_bytes, resets, links, misses, flushes, exits[XE_NR];
+};
+
+/*
+ * One CPU's region. The first two words are read and written by translated
+ * code (RIP-relative); the page they are in holds no code (a store there
+ * must not make QEMU drop translated blocks).
+ */
+struct xlat_cpu {
+	u64 rec_ptr;		/* where the next record goes */
+	u64 rec_left;		/* records that still fit */
+	u64 dummy_key;		/* ~0: empty table slots point just past it */
+	u64 dummy_entry;
+	u64 *rec_base, *rec_read;
+	u64 *table;		/* 1 << XLAT_TABLE_BITS block entries, by the IP's low bits */
+	u8 *region, *code, *code_cur, *code_end;
+	struct xlat_site *sites;
+	u32 nr_sites;
+	struct xlat_stats st;
+};
+
+/* What a cache address stands for (xlat_where()). */
+struct xlat_pos {
+	u64 ip;			/* the original instruction there */
+	struct xlat_site *site;
+	u16 done;		/* body: instructions of the block before @ip */
+	bool body;		/* in the body (an instruction boundary) */
+	bool retired;		/* in a stub after its record: the branch ran, @ip its target */
+};
+
+/**
+ * xlat_cpu_init() - set up a region of (1 << XLAT_REGION_ORDER) pages at
+ * @region (executable and writable) with room for @max_sites sites at @sites
+ */
+void xlat_cpu_init(struct xlat_cpu *x, u8 *region, struct xlat_site *sites);
+/** xlat_reset() - forget every block (the records must have been handed on) */
+void xlat_reset(struct xlat_cpu *x);
+/** xlat_lookup() - the block at @ip, or NULL */
+struct xlat_site *xlat_lookup(struct xlat_cpu *x, u64 ip);
+
+/* What the translator needs from its surroundings (the engine gives it). */
+struct xlat_env {
+	/* the instruction at @ip: its bytes as the CPU would run them (our
+	 * INT3s seen through); 0, -EFAULT unmapped, -EINVAL undecodable */
+	int (*read)(u64 ip, u8 *bytes, struct x86_insn *in);
+	u64 end_ip;		/* pt_trace_end: never translated, an exit */
+	u64 rt_link, rt_lookup, rt_flush;	/* xlat_rt.S */
+};
+
+/**
+ * xlat_translate() - the block at @ip, translated now if it is not yet
+ * (the whole cache is reset first when it is full: records handed on before)
+ * Return: its site (an exit when it cannot be translated), NULL when even an
+ * exit does not fit (the cache was just reset).
+ */
+struct xlat_site *xlat_translate(struct xlat_cpu *x, const struct xlat_env *env, u64 ip);
+/** xlat_entry() - where block @s starts in the cache */
+static inline u64 xlat_entry(const struct xlat_cpu *x, const struct xlat_site *s)
+{
+	return (uintptr_t)x->region + s->entry;
+}
+/**
+ * xlat_link() - the direct edge @id (site << 1 | outcome) is taken for the
+ * first time: its target translated and its JMP pointed there
+ * Return: the code address to go on at.
+ */
+u64 xlat_link(struct xlat_cpu *x, const struct xlat_env *env, u64 id);
+/** xlat_owns() - is @addr in @x's code? */
+static inline bool xlat_owns(const struct xlat_cpu *x, u64 addr)
+{
+	return x && x->code && addr >= (uintptr_t)x->code && addr < (uintptr_t)x->code_cur;
+}
+/**
+ * xlat_where() - what the code address @addr of @x stands for
+ * Return: false when @addr is in no block.
+ */
+bool xlat_where(struct xlat_cpu *x, u64 addr, struct xlat_pos *pos);
+
+#endif

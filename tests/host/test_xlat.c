@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Host tests of the translator of pt.step=translate (kernel/trace_engine/
+ * xlat.c): functions of this file are translated into an executable region
+ * near them and run there by this CPU. Their results must be the CPU's, and
+ * the records they leave must describe one connected path: each block starts
+ * where the branch before it went, from the function's entry to its return
+ * to the caller. The runtime here is the kernel's (xlat_rt.S) without CLI
+ * (user space), calling the translator the same way. Also: the map from
+ * cache addresses back to original instructions, a record buffer filling up
+ * many times in one run, and the forms left to the CPU (exits).
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <cmocka.h>
+#include "hosted.h"
+#include <topaz/x86_insn.h>
+#include <topaz/pt_model.h>
+#include <topaz/mm.h>
+#include <topaz/errno.h>
+#include "../../kernel/trace_engine/xlat.h"
+
+#define NOSAN __attribute__((noinline, no_sanitize("address", "undefined")))
+
+static struct xlat_cpu *X;
+static struct xlat_env env;
+static u64 ret_native;		/* the harness's return point: leaves the cache */
+
+/* What the records said, in order. */
+struct step { const struct xlat_site *s; u64 to; bool taken; };
+static struct step *steps;
+static size_t nsteps, cap;
+static u64 flushes_full;
+
+static void consume(void)
+{
+	u64 *p = X->rec_read, *end = (u64 *)(uintptr_t)X->rec_ptr;
+
+	while (p < end) {
+		u64 w = *p++;
+		const struct xlat_site *s = &X->sites[w >> 1];
+		struct step st = { .s = s, .taken = w & 1 };
+
+		switch (s->kind) {
+		case XK_COND: st.to = st.taken ? s->target : s->next; break;
+		case XK_IND: st.to = *p++; break;
+		case XK_PTW: p++; st.to = s->next; break;
+		default: st.to = s->target; break;
+		}
+		if (nsteps == cap) {
+			cap = cap ? cap * 2 : 4096;
+			steps = realloc(steps, cap * sizeof(*steps));
+			assert_non_null(steps);
+		}
+		steps[nsteps++] = st;
+	}
+	X->rec_read = X->rec_base;
+	X->rec_ptr = (uintptr_t)X->rec_base;
+	X->rec_left = XLAT_REC_MAX;
+}
+
+/* The runtime's C halves, as the engine has them. */
+u64 t_rt_flush_c(void);
+u64 t_rt_link_c(u64 id);
+u64 t_rt_lookup_c(u64 target);
+
+u64 t_rt_flush_c(void)
+{
+	flushes_full++;
+	consume();
+	return X->rec_left;
+}
+
+u64 t_rt_link_c(u64 id)
+{
+	consume();
+	return xlat_link(X, &env, id);
+}
+
+u64 t_rt_lookup_c(u64 target)
+{
+	struct xlat_site *s;
+
+	consume();
+	if (target == ret_native)
+		return target;	/* back to the harness, natively */
+	s = xlat_translate(X, &env, target);
+	return s ? xlat_entry(X, s) : 0;
+}
+
+/* xlat_rt.S without CLI; t_run(entry, arg) calls translated code. */
+__asm__(
+	".text\n"
+	".macro TSAVE\n pushfq\n push %rax\n push %rcx\n push %rdx\n push %rbx\n push %rsi\n"
+	" push %rdi\n push %rbp\n push %r8\n push %r9\n push %r10\n push %r11\n push %r12\n"
+	" push %r13\n push %r14\n push %r15\n mov %rsp, %rbx\n and $-16, %rsp\n.endm\n"
+	"t_rt_link:\n TSAVE\n mov 128(%rbx), %rdi\n call t_rt_link_c\n mov %rax, 128(%rbx)\n jmp t_rt_tail\n"
+	"t_rt_lookup:\n TSAVE\n mov 128(%rbx), %rdi\n call t_rt_lookup_c\n mov %rax, 128(%rbx)\n jmp t_rt_tail\n"
+	"t_rt_flush:\n TSAVE\n call t_rt_flush_c\n mov %rax, 104(%rbx)\n"
+	"t_rt_tail:\n mov %rbx, %rsp\n pop %r15\n pop %r14\n pop %r13\n pop %r12\n pop %r11\n"
+	" pop %r10\n pop %r9\n pop %r8\n pop %rbp\n pop %rdi\n pop %rsi\n pop %rbx\n pop %rdx\n"
+	" pop %rcx\n pop %rax\n popfq\n ret\n"
+	/* u64 t_run(u64 entry, u64 arg): call the cache at entry with arg in RDI */
+	".globl t_run\nt_run:\n push %rbx\n mov %rdi, %rax\n mov %rsi, %rdi\n"
+	" lea t_back(%rip), %rbx\n push %rbx\n jmp *%rax\n"
+	".globl t_back\nt_back:\n pop %rbx\n ret\n");
+extern const char t_rt_link[], t_rt_lookup[], t_rt_flush[], t_back[];
+u64 t_run(u64 entry, u64 arg);
+
+static int read_insn(u64 ip, u8 *bytes, struct x86_insn *in)
+{
+	memcpy(bytes, (const void *)(uintptr_t)ip, X86_INSN_MAX_LEN);
+	return x86_insn_decode(bytes, X86_INSN_MAX_LEN, in) ? -EINVAL : 0;
+}
+
+/* ---------------------------------------------------------------- the code run */
+
+static volatile u64 sink_v;
+static u64 table_g[64];
+
+static NOSAN u64 leaf_a(u64 x) { return x * 3 + 1; }
+static NOSAN u64 leaf_b(u64 x) { return (x >> 1) ^ 0x5a; }
+static u64 (*volatile ops[2])(u64) = { leaf_a, leaf_b };
+
+static NOSAN u64 f_loop(u64 n)
+{
+	u64 acc = 1;
+
+	for (u64 i = 0; i < n; i++) {
+		if (i % 3 == 0)
+			acc += leaf_a(acc);
+		else
+			acc ^= ops[i & 1](acc + i);	/* indirect call */
+		if (acc > 100000)
+			acc %= 977;
+		table_g[i & 63] += acc;		/* RIP-relative store */
+	}
+	return acc;
+}
+
+static NOSAN u64 f_fib(u64 n)
+{
+	return n < 2 ? n : f_fib(n - 1) + f_fib(n - 2);
+}
+
+static NOSAN u64 f_switch(u64 n)
+{
+	u64 acc = 0;
+
+	for (u64 i = 0; i < n; i++) {
+		switch ((i * 7 + acc) % 9) {	/* a jump table, at -O1 and up */
+		case 0: acc += 11; break;
+		case 1: acc ^= 0x33; break;
+		case 2: acc = acc * 5 + 1; break;
+		case 3: acc -= 7; break;
+		case 4: acc += i; break;
+		case 5: acc = ~acc; break;
+		case 6: acc >>= 1; break;
+		case 7: acc += leaf_b(acc); break;
+		default: acc += 3; break;
+		}
+	}
+	return acc;
+}
+
+static NOSAN u64 f_sort(u64 n)
+{
+	u64 a[128], h = 0;
+
+	for (u64 i = 0; i < n; i++)
+		a[i] = (i * 2654435761u) & 0xffff;
+	for (u64 i = 1; i < n; i++) {
+		u64 v = a[i], j = i;
+
+		while (j > 0 && a[j - 1] > v) {
+			a[j] = a[j - 1];
+			j--;
+		}
+		a[j] = v;
+	}
+	for (u64 i = 0; i < n; i++)
+		h = h * 31 + a[i];
+	return h;
+}
+
+/* ---------------------------------------------------------------- harness */
+
+static u8 *region;
+
+static int setup(void **state)
+{
+	size_t size = (size_t)PAGE_SIZE << XLAT_REGION_ORDER;
+	uintptr_t near = ((uintptr_t)f_loop & ~((uintptr_t)(1 << 21) - 1)) + (64u << 20);
+	static struct xlat_site sites[XLAT_MAX_SITES];
+
+	(void)state;
+	/* within reach of the code it translates (rel32) */
+	for (int i = 0; i < 64 && !region; i++, near += 32u << 20) {
+		void *p = mmap((void *)near, size, PROT_READ | PROT_WRITE | PROT_EXEC,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+		if (p != MAP_FAILED)
+			region = p;
+	}
+	assert_non_null(region);
+	X = (struct xlat_cpu *)region;
+	xlat_cpu_init(X, region, sites);
+	env = (struct xlat_env){ .read = read_insn, .end_ip = 0, .rt_link = (uintptr_t)t_rt_link,
+				 .rt_lookup = (uintptr_t)t_rt_lookup, .rt_flush = (uintptr_t)t_rt_flush };
+	ret_native = (uintptr_t)t_back;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	munmap(region, (size_t)PAGE_SIZE << XLAT_REGION_ORDER);
+	free(steps);
+	return 0;
+}
+
+/* Run @fn(@arg) translated; its result, the records checked for one path. */
+static u64 run(u64 (*fn)(u64), u64 arg)
+{
+	struct xlat_site *s = xlat_translate(X, &env, (uintptr_t)fn);
+	u64 r, at = (uintptr_t)fn;
+
+	assert_non_null(s);
+	assert_int_not_equal(s->kind, XK_EXIT);
+	nsteps = 0;
+	r = t_run(xlat_entry(X, s), arg);
+	consume();
+	assert_true(nsteps > 0);
+	for (size_t i = 0; i < nsteps; i++) {
+		/* each block starts where the last branch went */
+		if (steps[i].s->start != at)
+			fail_msg("record %zu of %zu: block at %#llx, the flow was at %#llx", i, nsteps,
+				 (unsigned long long)steps[i].s->start, (unsigned long long)at);
+		at = steps[i].to;
+	}
+	assert_int_equal(steps[nsteps - 1].s->cls, PTM_RET);
+	assert_int_equal(at, ret_native);
+	return r;
+}
+
+static void test_results_and_flow(void **state)
+{
+	(void)state;
+	memset(table_g, 0, sizeof(table_g));
+	u64 want = f_loop(300);
+	u64 tab[64];
+
+	memcpy(tab, table_g, sizeof(tab));
+	memset(table_g, 0, sizeof(table_g));
+	assert_int_equal(run(f_loop, 300), want);
+	assert_memory_equal(tab, table_g, sizeof(tab));	/* RIP-relative stores re-aimed */
+	assert_int_equal(run(f_fib, 15), f_fib(15));
+	assert_int_equal(run(f_switch, 500), f_switch(500));
+	assert_int_equal(run(f_sort, 100), f_sort(100));
+	/* again, warm: every edge chained, nothing translated */
+	u64 blocks = X->st.blocks;
+
+	assert_int_equal(run(f_sort, 100), f_sort(100));
+	assert_int_equal(X->st.blocks, blocks);
+}
+
+static void test_record_kinds(void **state)
+{
+	size_t cond = 0, ind = 0, call = 0, ret = 0;
+
+	(void)state;
+	run(f_loop, 50);
+	for (size_t i = 0; i < nsteps; i++) {
+		cond += steps[i].s->kind == XK_COND;
+		call += steps[i].s->cls == PTM_CALL;
+		ind += steps[i].s->cls == PTM_CALL_IND;
+		ret += steps[i].s->cls == PTM_RET;
+	}
+	/* 50 iterations: 17 direct calls, 33 through the table, a return each */
+	assert_true(cond >= 100);
+	assert_int_equal(call, 17);
+	assert_int_equal(ind, 33);
+	assert_int_equal(ret, 17 + 33 + 1);
+}
+
+static void test_buffer_fills(void **state)
+{
+	u64 before = flushes_full;
+
+	(void)state;
+	/* fib(24): ~75k calls and as many returns, many buffers' worth */
+	assert_int_equal(run(f_fib, 24), f_fib(24));
+	assert_true(flushes_full - before >= 2 * 75025 / XLAT_REC_MAX);
+}
+
+static void test_where(void **state)
+{
+	struct xlat_site *s = xlat_translate(X, &env, (uintptr_t)f_sort);
+	struct xlat_pos pos;
+	u64 entry;
+
+	(void)state;
+	assert_non_null(s);
+	entry = xlat_entry(X, s);
+	/* the body maps byte for byte; the stub's first byte is the branch */
+	for (u64 a = entry; a < (uintptr_t)X->region + s->stub; a++) {
+		assert_true(xlat_where(X, a, &pos));
+		assert_true(pos.body);
+		assert_int_equal(pos.ip, s->start + (a - entry));
+	}
+	assert_true(xlat_where(X, (uintptr_t)X->region + s->stub, &pos));
+	assert_false(pos.body);
+	assert_false(pos.retired);
+	assert_int_equal(pos.ip, s->ip);
+	assert_false(xlat_where(X, (uintptr_t)X->code_cur + 16, &pos));
+	assert_ptr_equal(xlat_lookup(X, (uintptr_t)f_sort), s);
+}
+
+/* Forms left to the CPU end a block at an exit (an INT3 back to the engine). */
+static void test_exits(void **state)
+{
+	static const u8 code[][8] = {
+		{ 0x90, 0xcd, 0x80 },			/* nop; int $0x80 */
+		{ 0x90, 0x90, 0x48, 0xcf },		/* nop; nop; iretq */
+		{ 0x90, 0xc2, 0x08, 0x00 },		/* nop; ret $8 */
+		{ 0x66, 0xe9, 0x00, 0x00 },		/* jmp rel16 (operand size) */
+		{ 0x0f, 0x05 },				/* syscall */
+	};
+	static const enum xlat_exit_why why[] = { XE_FAR, XE_FAR, XE_FORM, XE_FORM, XE_FAR };
+	static const u16 body[] = { 1, 2, 1, 0, 0 };
+	u8 *page = region + ((size_t)PAGE_SIZE << XLAT_REGION_ORDER) - PAGE_SIZE;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(code) / sizeof(code[0]); i++) {
+		u8 *at = page + i * 64;
+		struct xlat_site *s;
+
+		memcpy(at, code[i], sizeof(code[i]));
+		s = xlat_translate(X, &env, (uintptr_t)at);
+		assert_non_null(s);
+		assert_int_equal(s->kind, XK_EXIT);
+		assert_int_equal(s->why, why[i]);
+		assert_int_equal(s->insns, body[i]);
+		assert_int_equal(s->ip, (uintptr_t)at + body[i]);
+		assert_int_equal(*((u8 *)X->region + s->stub), 0xcc);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_results_and_flow),
+		cmocka_unit_test(test_record_kinds),
+		cmocka_unit_test(test_buffer_fills),
+		cmocka_unit_test(test_where),
+		cmocka_unit_test(test_exits),
+	};
+
+	return cmocka_run_group_tests_name("xlat", tests, setup, teardown);
+}
