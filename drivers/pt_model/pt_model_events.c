@@ -795,6 +795,77 @@ void pt_model_ev_branch(enum ptm_class cls, u64 ip, u64 next, u64 target, bool t
 		ev_near(cls, ip, next, target, taken);
 }
 
+static inline const struct ptm_edge *edge_at(const void *base, const u64 *rec)
+{
+	return (const void *)((const u8 *)base + rec[0]);
+}
+
+/*
+ * A batch: runs of ev_insn_fast()'s common case with the state it touches in
+ * registers (the same checks and the same result, record by record), and
+ * the full path for a record that leaves it.
+ */
+const u64 *pt_model_ev_edges(const u64 *rec, const u64 *end, const void *base, u64 *insns)
+{
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+	u64 n = 0;
+
+	while (rec < end) {
+		const struct ptm_edge *e = edge_at(base, rec);
+		u64 to;
+
+		if (m->gate == PTM_GATE_FAST && !m->depth && !m->cfg.no_fast_path &&
+		    !(m->ctl & (RTIT_CTL_ADDR_CFG_ALL | RTIT_CTL_MTC_EN | RTIT_CTL_NOTNT))) {
+			unsigned int max = m->cfg.long_tnt ? PTPK_TNT64_MAX : PTPK_TNT8_MAX;
+			unsigned int tn = m->tnt_n;
+			u64 bits = m->tnt_bits, tsc = m->tsc, cpe = m->cfg.cycles_per_event;
+			u64 ip = m->ip, fast = 0;
+			bool retc = !(m->ctl & RTIT_CTL_DISRETC);
+
+			for (; rec < end; rec += 2) {
+				e = edge_at(base, rec);
+				to = e->to ? e->to : rec[1];
+				if (tn + 1u >= max)
+					break;
+				if (e->cls == PTM_COND) {
+					bits = (bits << 1) | e->taken;
+					tn++;
+				} else if (e->cls == PTM_CALL) {
+					if (to != e->next)	/* CALL +0 is not a call */
+						rs_push(e->next);
+				} else if (e->cls == PTM_RET) {
+					if (!retc || !rs_pop_if(to))
+						break;
+					bits = (bits << 1) | 1;
+					tn++;
+				} else if (e->cls != PTM_JUMP) {
+					break;
+				}
+				ip = to;
+				tsc += cpe;
+				fast++;
+				n += e->insns;
+			}
+			m->tnt_bits = bits;
+			m->tnt_n = (u8)tn;
+			m->tsc = tsc;
+			m->ip = ip;
+			m->st.fast += fast;
+			if (rec == end)
+				break;
+			e = edge_at(base, rec);
+		}
+		if (e->cls == PTM_OTHER || e->cls >= PTM_FAR)
+			break;	/* not a near branch: the caller's */
+		to = e->to ? e->to : rec[1];
+		n += e->insns;
+		ev_near(e->cls, e->ip, e->next, to, e->taken);
+		rec += 2;
+	}
+	*insns += n;
+	return rec;
+}
+
 void pt_model_ev_cond(u64 ip, u64 next, u64 target, bool taken)
 {
 	ev_near(PTM_COND, ip, next, target, taken);

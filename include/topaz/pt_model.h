@@ -333,6 +333,34 @@ void pt_model_ev_branch(enum ptm_class cls, u64 ip, u64 next, u64 target, bool t
  */
 bool pt_model_ev_branch_fast(enum ptm_class cls, u64 next, u64 target, bool taken);
 
+/**
+ * struct ptm_edge - a near branch as a translating engine knows it ahead of
+ * time: one outcome of a branch instruction
+ * @ip: @next: the branch and the instruction after it
+ * @to: where this outcome goes (a Jcc's edge: its target or @next); 0 when
+ *	the record carries it (indirect JMP, CALL, RET)
+ * @cls: PTM_COND, PTM_JUMP, PTM_CALL, PTM_JUMP_IND, PTM_CALL_IND, PTM_RET;
+ *	anything else ends a batch (pt_model_ev_edges())
+ * @taken: PTM_COND: this is the taken edge
+ * @insns: instructions the edge stands for, summed for the caller
+ */
+struct ptm_edge {
+	u64 ip, next, to;
+	u8 cls, taken;
+	u16 insns;
+	u32 pad;
+};
+
+/**
+ * pt_model_ev_edges() - a batch of branches, as pt_model_ev_branch() each:
+ * records of two words from @rec to @end, the byte offset of a struct
+ * ptm_edge from @base, then the target when the edge has none
+ * @insns: the edges' instruction counts are added here
+ * Return: where it stopped: @end, or the first record whose edge is not a
+ * near branch (the caller's to feed, then call again past it).
+ */
+const u64 *pt_model_ev_edges(const u64 *rec, const u64 *end, const void *base, u64 *insns);
+
 /* Convenience forms of pt_model_ev_insn(). */
 void pt_model_ev_cond(u64 ip, u64 next, u64 target, bool taken);
 void pt_model_ev_jump(u64 ip, u64 target);

@@ -327,12 +327,11 @@ static __noinline void resume(void)
 /* ---------------------------------------------------------------- translate */
 
 #ifndef TOPAZ_HOSTED
-extern const char xlat_rt_link[] __hidden, xlat_rt_lookup[] __hidden, xlat_rt_flush[] __hidden,
-	xlat_rt_ret[] __hidden;
+extern const char xlat_rt_link[] __hidden, xlat_rt_lookup[] __hidden, xlat_rt_ret[] __hidden;
 #else
 /* the hosted build has no runtime: pt.step=translate is the kernel's */
 static const char xlat_rt_link[1] __attribute__((unused)), xlat_rt_lookup[1] __attribute__((unused)),
-	xlat_rt_flush[1] __attribute__((unused)), xlat_rt_ret[1];
+	xlat_rt_ret[1];
 #endif
 static struct xlat_env xenv;
 
@@ -351,48 +350,35 @@ KPARAM_BOOL("pt.translate_map", pt_translate_map, &xlat_map,
 static void xlat_consume(bool reset)
 {
 	struct xlat_cpu *x = eng.xc;
-	u64 *p = x->rec_read, *end = (u64 *)(uintptr_t)READ_ONCE(x->rec_ptr);
+	u64 *end = (u64 *)(uintptr_t)READ_ONCE(x->rec_ptr);
+	const u64 *p = x->rec_read;
 
 	if (p != end && eng.state == ENG_PAUSED)
 		resume();	/* the handler's return comes before these */
 	while (p < end) {
-		u64 w = *p++;
-		const struct xlat_site *s = &x->sites[w >> 1];
-		bool taken = w & 1;
-		u64 to;
+		const u64 *q = pt_model_ev_edges(p, end, x->sites, &eng.st.insns);
+		const struct xlat_site *s;
+
+		eng.st.branches += (u64)(q - p) / 2;
+		if (q == end)
+			break;
+		/* a PTWRITE: not a branch */
+		s = &x->sites[q[0] / sizeof(struct xlat_site)];
+		struct ptm_insn m = {
+			.cls = PTM_PTWRITE, .ip = s->ip, .next = s->next, .target = s->next,
+			.mode = PTM_MODE_64, .size = s->size,
+			.payload = s->size == 4 ? (u32)q[1] : q[1],
+		};
 
 		eng.st.insns += s->insns;
-		switch (s->kind) {
-		case XK_COND:
-			to = taken ? s->target : s->next;
-			break;
-		case XK_IND:
-			to = *p++;
-			break;
-		case XK_PTW: {
-			struct ptm_insn m = {
-				.cls = PTM_PTWRITE, .ip = s->ip, .next = s->next, .target = s->next,
-				.mode = PTM_MODE_64, .size = s->size,
-				.payload = s->size == 4 ? (u32)*p : *p,
-			};
-
-			p++;
-			pt_model_ev_insn(&m);
-			continue;
-		}
-		default:
-			to = s->target;
-			break;
-		}
-		eng.st.branches++;
-		pt_model_ev_branch(s->cls, s->ip, s->next, to, taken);
+		pt_model_ev_insn(&m);
+		p = q + 2;
 	}
-	x->rec_read = p;
+	x->rec_read = end;
 	x->st.flushes++;
 	if (reset) {
 		x->rec_read = x->rec_base;
 		x->rec_ptr = (uintptr_t)x->rec_base;
-		x->rec_left = XLAT_REC_MAX;
 	}
 }
 
@@ -457,16 +443,31 @@ static bool xlat_exit(struct pt_regs *regs, u64 at)
 	return true;
 }
 
+/* A store into the guard page after the records: the buffer is full. */
+static bool xlat_is_full(const struct pt_regs *regs)
+{
+	struct xlat_cpu *x = eng.xc;
+
+	return regs->vector == X86_TRAP_PF && eng.in_cache && xlat_owns(x, regs->rip) &&
+	       read_cr2() == (uintptr_t)x->rec_guard;
+}
+
+/*
+ * The #PF of a full record buffer: the records go to the trace unit, the
+ * faulting stub's pointer (RCX) goes back to the start, its store is retried.
+ */
+static bool on_page_fault(struct pt_regs *regs)
+{
+	if (!xlat_is_full(regs))
+		return false;	/* a fault of the traced code or ours: the usual path */
+	xlat_consume(true);
+	regs->rcx = eng.xc->rec_ptr;
+	return true;
+}
+
 /* The runtime's C halves (xlat_rt.S): interrupts off, every register saved. */
-u64 xlat_rt_flush_c(void);
 u64 xlat_rt_link_c(u64 id);
 u64 xlat_rt_lookup_c(u64 target);
-
-u64 xlat_rt_flush_c(void)
-{
-	xlat_consume(true);
-	return eng.xc->rec_left;
-}
 
 u64 xlat_rt_link_c(u64 id)
 {
@@ -504,6 +505,10 @@ static bool xlat_async_enter(struct pt_regs *regs)
 
 	if (!eng.in_cache)
 		return false;
+	if (xlat_is_full(regs)) {
+		eng.emulating = true;	/* on_page_fault() deals with it: not an event */
+		return true;
+	}
 	if (at == (uintptr_t)xlat_rt_ret)
 		at = *(const u64 *)(uintptr_t)regs->rsp;	/* where the runtime returns */
 	if (!xlat_where(eng.xc, at, &pos)) {
@@ -983,7 +988,6 @@ static int xlat_init(void)
 	xenv = (struct xlat_env){
 		.read = branch_insn_read, .end_ip = (uintptr_t)pt_trace_end,
 		.rt_link = (uintptr_t)xlat_rt_link, .rt_lookup = (uintptr_t)xlat_rt_lookup,
-		.rt_flush = (uintptr_t)xlat_rt_flush,
 	};
 	for_each_possible_cpu(cpu) {
 		struct engine *e = per_cpu_ptr(engines, cpu);
@@ -1001,6 +1005,9 @@ static int xlat_init(void)
 		}
 		xlat_cpu_init(x, (u8 *)region, (struct xlat_site *)sites);
 		err = set_memory_flags((uintptr_t)x->code, (uintptr_t)x->code_end, 0, PTE_NX);
+		if (!err)
+			err = set_memory_flags((uintptr_t)x->rec_guard,
+					       (uintptr_t)x->rec_guard + PAGE_SIZE, 0, PTE_P);
 		if (err) {
 			free_pages(region, XLAT_REGION_ORDER);
 			free_pages(sites, sorder);
@@ -1015,6 +1022,8 @@ static int xlat_init(void)
 			if (!e->xc)
 				continue;
 			set_memory_flags((uintptr_t)e->xc->code, (uintptr_t)e->xc->code_end, PTE_NX, 0);
+			set_memory_flags((uintptr_t)e->xc->rec_guard,
+					 (uintptr_t)e->xc->rec_guard + PAGE_SIZE, PTE_P, 0);
 			free_pages((uintptr_t)e->xc->sites, sorder);
 			free_pages((uintptr_t)e->xc, XLAT_REGION_ORDER);
 			e->xc = NULL;
@@ -1071,6 +1080,7 @@ void trace_engine_init(void)
 				err == -ENODEV ? ": the firmware's page tables" : "");
 			step_mode = TRACE_STEP_BRANCH;
 		} else {
+			trap_set_handler(X86_TRAP_PF, on_page_fault);
 			pr_info("translate: a %u KiB code cache for each of %u CPUs\n",
 				(unsigned int)((eng.xc->code_end - eng.xc->code) >> 10), nr_cpu_ids);
 		}

@@ -19,9 +19,14 @@
 #define STUB_MAX	192	/* bytes a stub may take, link stubs included */
 #define TABLE_MASK	((1u << XLAT_TABLE_BITS) - 1)
 
-/* The region: the data page, the records, the table, then code. */
-#define OFF_RECS	PAGE_SIZE
-#define OFF_TABLE	(OFF_RECS + XLAT_REC_WORDS * 8)
+/*
+ * The region: the data page; the records, aligned to their size and followed
+ * by a guard page (the store into it faults: the buffer is full); the table;
+ * then code.
+ */
+#define OFF_RECS	XLAT_REC_BYTES
+#define OFF_GUARD	(OFF_RECS + XLAT_REC_BYTES)
+#define OFF_TABLE	(OFF_GUARD + PAGE_SIZE)
 #define OFF_CODE	(OFF_TABLE + (8u << XLAT_TABLE_BITS))
 #define REGION_SIZE	(PAGE_SIZE << XLAT_REGION_ORDER)
 
@@ -45,7 +50,7 @@ void xlat_cpu_init(struct xlat_cpu *x, u8 *region, struct xlat_site *sites)
 	x->region = region;
 	x->rec_base = x->rec_read = (u64 *)(region + OFF_RECS);
 	x->rec_ptr = (uintptr_t)x->rec_base;
-	x->rec_left = XLAT_REC_MAX;
+	x->rec_guard = region + OFF_GUARD;
 	x->table = (u64 *)(region + OFF_TABLE);
 	x->code = x->code_cur = region + OFF_CODE;
 	x->code_end = region + REGION_SIZE;
@@ -120,39 +125,24 @@ static bool jmp_to(struct emit *e, u64 to)
 	return put_rel32(e->p - 4, to);
 }
 
-static bool call_to(struct emit *e, u64 to)
-{
-	b1(e, 0xe8);
-	e->p += 4;
-	return put_rel32(e->p - 4, to);
-}
-
 /* What a record's second word is. */
 enum second { SEC_NONE, SEC_RAX, SEC_REG };
 
 /*
- * Append a record: @word (site << 1 | outcome), then RAX or general
- * register @reg. RCX is the caller's (pushed): it is the pointer here. The
- * record is published by the store to rec_ptr; *@commit is the offset after
- * it. A full buffer calls xlat_rt_flush (it returns RCX = records that fit),
- * placed out of line after the caller's next unconditional jump: *@full is
- * where the JRCXZ's rel8 is, for full_path().
+ * Append a record (16 bytes): @word (site << 1 | outcome), then RAX or
+ * general register @reg. RCX is the caller's (pushed): it is the pointer
+ * here. The record is published by the store to rec_ptr; *@commit is the
+ * offset after it. No bound check: a full buffer ends at the guard page, the
+ * first store faults, and the engine hands the records on and points RCX at
+ * the start again before the store is retried (xlat_full()).
  */
-static bool record(struct emit *e, const struct xlat_env *env, u32 word, enum second sec,
-		   unsigned int reg, u32 *commit, u8 **full, u8 **again)
+static bool record(struct emit *e, u32 word, enum second sec, unsigned int reg, u32 *commit)
 {
-	static const u8 ld_left[] = { 0x48, 0x8b, 0x0d }, st_left[] = { 0x48, 0x89, 0x0d };
+	static const u8 ld[] = { 0x48, 0x8b, 0x0d }, st[] = { 0x48, 0x89, 0x0d };
 	bool ok = true;
 
-	ok &= rip_op(e, ld_left, 3, (uintptr_t)&e->x->rec_left);	/* mov rec_left(%rip),%rcx */
-	b1(e, 0xe3);						/* jrcxz full */
-	*full = e->p;
-	b1(e, 0);
-	*again = e->p;
-	bn(e, (const u8[]){ 0x48, 0x8d, 0x49, 0xff }, 4);		/* lea -1(%rcx),%rcx */
-	ok &= rip_op(e, st_left, 3, (uintptr_t)&e->x->rec_left);	/* mov %rcx,rec_left(%rip) */
-	ok &= rip_op(e, ld_left, 3, (uintptr_t)&e->x->rec_ptr);	/* mov rec_ptr(%rip),%rcx */
-	bn(e, (const u8[]){ 0x48, 0xc7, 0x01 }, 3);			/* movq $word,(%rcx) */
+	ok &= rip_op(e, ld, 3, (uintptr_t)&e->x->rec_ptr);		/* mov rec_ptr(%rip),%rcx */
+	bn(e, (const u8[]){ 0x48, 0xc7, 0x01 }, 3);			/* movq $word,(%rcx): may fault */
 	b4(e, word);
 	if (sec == SEC_RAX) {
 		bn(e, (const u8[]){ 0x48, 0x89, 0x41, 0x08 }, 4);	/* mov %rax,8(%rcx) */
@@ -166,28 +156,9 @@ static bool record(struct emit *e, const struct xlat_env *env, u32 word, enum se
 		b1(e, (u8)(0x41 | ((reg & 7) << 3)));
 		b1(e, 0x08);
 	}
-	bn(e, (const u8[]){ 0x48, 0x8d, 0x49, sec == SEC_NONE ? 0x08 : 0x10 }, 4); /* lea 8/16(%rcx),%rcx */
-	ok &= rip_op(e, st_left, 3, (uintptr_t)&e->x->rec_ptr);	/* mov %rcx,rec_ptr(%rip): published */
+	bn(e, (const u8[]){ 0x48, 0x8d, 0x49, 0x10 }, 4);		/* lea 16(%rcx),%rcx */
+	ok &= rip_op(e, st, 3, (uintptr_t)&e->x->rec_ptr);		/* mov %rcx,rec_ptr(%rip): published */
 	*commit = here(e);
-	(void)env;
-	return ok;
-}
-
-/* The out-of-line full path of a record(): call the runtime, go on. */
-static bool full_path(struct emit *e, const struct xlat_env *env, u8 *full, u8 *again)
-{
-	s64 d = e->p - (full + 1);
-	bool ok;
-
-	if (d > 127)
-		return false;
-	*full = (u8)d;
-	ok = call_to(e, env->rt_flush);
-	d = again - (e->p + 2);
-	if (d < -128)
-		return false;
-	b1(e, 0xeb);							/* jmp again */
-	b1(e, (u8)(s8)d);
 	return ok;
 }
 
@@ -230,15 +201,15 @@ static bool link_stubs(struct emit *e, const struct xlat_env *env, struct xlat_s
 static bool direct_path(struct emit *e, const struct xlat_env *env, struct xlat_site *s, u32 idx,
 			unsigned int taken, u64 to, enum second sec, unsigned int reg)
 {
-	u8 *full, *again;
 	bool ok;
 
+	(void)env;
 	b1(e, 0x51);							/* push %rcx */
-	ok = record(e, env, idx << 1 | taken, sec, reg, &s->post[taken][0], &full, &again);
+	ok = record(e, xlat_word(idx, taken), sec, reg, &s->post[taken][0]);
 	b1(e, 0x59);							/* pop %rcx */
 	ok &= edge(e, s, taken, to);
 	s->post[taken][1] = here(e);
-	return ok && full_path(e, env, full, again);
+	return ok;
 }
 
 /*
@@ -250,11 +221,11 @@ static bool direct_path(struct emit *e, const struct xlat_env *env, struct xlat_
 static bool indirect_tail(struct emit *e, const struct xlat_env *env, struct xlat_site *s, u32 idx)
 {
 	static const u8 lea_table[] = { 0x48, 0x8d, 0x15 };
-	u8 *full, *again, *jr;
+	u8 *jr;
 	bool ok;
 
 	bn(e, (const u8[]){ 0x50, 0x51, 0x48, 0x8b, 0x44, 0x24, 0x10 }, 7); /* push %rax; push %rcx; mov 16(%rsp),%rax */
-	ok = record(e, env, idx << 1, SEC_RAX, 0, &s->post[0][0], &full, &again);
+	ok = record(e, xlat_word(idx, 0), SEC_RAX, 0, &s->post[0][0]);
 	b1(e, 0x52);							/* push %rdx */
 	ok &= rip_op(e, lea_table, 3, (uintptr_t)e->x->table);	/* lea table(%rip),%rdx */
 	bn(e, (const u8[]){ 0x0f, 0xb7, 0xc8,				/* movzwl %ax,%ecx */
@@ -270,7 +241,7 @@ static bool indirect_tail(struct emit *e, const struct xlat_env *env, struct xla
 	bn(e, (const u8[]){ 0x48, 0x89, 0x54, 0x24, 0x18,		/* mov %rdx,24(%rsp) */
 			    0x5a, 0x59, 0x58, 0xc3 }, 9);		/* pop %rdx; pop %rcx; pop %rax; ret */
 	s->post[0][1] = here(e);
-	return ok && full_path(e, env, full, again);
+	return ok;
 }
 
 /* push $ret (the original return address) */
@@ -448,6 +419,12 @@ static bool stub(struct emit *e, const struct xlat_env *env, struct xlat_site *s
 	default:
 		return false;
 	}
+	for (unsigned int i = 0; i < 2; i++)
+		s->edge[i] = (struct ptm_edge){
+			.ip = ip, .next = next, .cls = s->cls, .taken = (u8)i, .insns = s->insns,
+			.to = s->kind == XK_COND ? (i ? s->target : next) :
+			      s->kind == XK_IND ? 0 : s->kind == XK_PTW ? next : s->target,
+		};
 	return ok && link_stubs(e, env, s, idx);
 }
 

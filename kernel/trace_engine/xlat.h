@@ -17,18 +17,20 @@
  * - Return addresses on the traced stack are original addresses: translated
  *   calls push them. No cache address is ever on the traced stack except
  *   transiently inside a stub or the runtime (xlat_rt.S).
- * - Records up to rec_read were handed to the trace unit; rec_ptr is reset
- *   to the start only where no stub holds it in a register (the runtime's
- *   calls and the engine's traps at an exit), never by an interrupt.
+ * - Records (16 bytes each: a word, and a target or payload) up to rec_read
+ *   were handed to the trace unit; rec_ptr is reset to the start only where
+ *   no stub holds it in a register (the runtime's calls, the engine's traps
+ *   at an exit, the fault of a full buffer, which points the faulting stub's
+ *   RCX at the start), never by an interrupt.
  */
 #ifndef TOPAZ_XLAT_H
 #define TOPAZ_XLAT_H
 
 #include <topaz/types.h>
+#include <topaz/pt_model.h>
 
 #define XLAT_REGION_ORDER	9		/* 2 MiB per CPU: data, records, table, code */
-#define XLAT_REC_WORDS		8192		/* record buffer, 64 KiB */
-#define XLAT_REC_MAX		((XLAT_REC_WORDS - 16) / 2)	/* records (<= 2 words) per batch */
+#define XLAT_REC_BYTES		0x10000		/* record buffer: 4096 records of 16 bytes */
 #define XLAT_TABLE_BITS		16		/* lookup table: original IP -> block */
 #define XLAT_MAX_SITES		8192		/* blocks per cache fill */
 #define XLAT_BLOCK_MAX		1024		/* instructions in one block */
@@ -56,8 +58,14 @@ enum xlat_exit_why {
 	XE_NR
 };
 
-/* The branch that ends a block (or its exit): what a record of it means. */
+/*
+ * The branch that ends a block (or its exit): what a record of it means. A
+ * record's word is the byte offset of one of its edges from the site table
+ * (xlat_word()), as the trace unit's batches take them (pt_model_ev_edges()).
+ */
 struct xlat_site {
+	struct ptm_edge edge[2];	/* per outcome: not taken, taken (one for
+					 * the others; PTM_PTWRITE for XK_PTW) */
 	u64 ip;			/* the branch (exit: the first instruction not run) */
 	u64 start;		/* the block's first instruction */
 	u64 next;		/* ip + its length */
@@ -86,16 +94,22 @@ struct xlat_stats {
  */
 struct xlat_cpu {
 	u64 rec_ptr;		/* where the next record goes */
-	u64 rec_left;		/* records that still fit */
 	u64 dummy_key;		/* ~0: empty table slots point just past it */
 	u64 dummy_entry;
 	u64 *rec_base, *rec_read;
+	u8 *rec_guard;		/* the page after the records: not present */
 	u64 *table;		/* 1 << XLAT_TABLE_BITS block entries, by the IP's low bits */
 	u8 *region, *code, *code_cur, *code_end;
 	struct xlat_site *sites;
 	u32 nr_sites;
 	struct xlat_stats st;
 };
+
+/* A record's word: the edge of site @idx for outcome @taken. */
+static inline u32 xlat_word(u32 idx, unsigned int taken)
+{
+	return idx * (u32)sizeof(struct xlat_site) + taken * (u32)sizeof(struct ptm_edge);
+}
 
 /* What a cache address stands for (xlat_where()). */
 struct xlat_pos {
@@ -122,7 +136,7 @@ struct xlat_env {
 	 * INT3s seen through); 0, -EFAULT unmapped, -EINVAL undecodable */
 	int (*read)(u64 ip, u8 *bytes, struct x86_insn *in);
 	u64 end_ip;		/* pt_trace_end: never translated, an exit */
-	u64 rt_link, rt_lookup, rt_flush;	/* xlat_rt.S */
+	u64 rt_link, rt_lookup;	/* xlat_rt.S */
 };
 
 /**

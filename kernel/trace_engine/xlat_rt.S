@@ -8,10 +8,9 @@
  *
  *   xlat_rt_link    jumped to with [edge id]: a direct edge's first run
  *   xlat_rt_lookup  jumped to with [target]: an indirect target not in the table
- *   xlat_rt_flush   called: the record buffer is full; returns RCX = records that fit
  *
- * The first two replace the word on top with the cache address to go to
- * and RET there.
+ * Both replace the word on top with the cache address to go to and RET
+ * there. (A full record buffer is not a call: its guard page faults.)
  */
 	.text
 
@@ -56,13 +55,6 @@ xlat_rt_lookup:
 	call	xlat_rt_lookup_c
 	mov	%rax, 128(%rbx)
 	jmp	xlat_rt_tail
-
-	.globl	xlat_rt_flush
-	.hidden	xlat_rt_flush
-xlat_rt_flush:
-	SAVE
-	call	xlat_rt_flush_c
-	mov	%rax, 104(%rbx)		/* RCX: records that fit now */
 
 xlat_rt_tail:
 	mov	%rbx, %rsp

@@ -8,6 +8,8 @@
  * TNT-8 and TNT-64) and configurations that must keep it out (IP filters,
  * MTC, DisRETC, small ToPA regions with PMIs). The packet bytes and every
  * counter must be identical; the fast path must have run where it may.
+ * A third run feeds the near branches in batches of edge records
+ * (pt_model_ev_edges(), as the translating trace engine does): the same.
  */
 #include "test_pt_common.h"
 
@@ -31,6 +33,51 @@ struct fp_config {
 	bool filter, short_tnt, small_region, ptw;
 	bool fast_expected;
 };
+
+/* Batched runs: the near branches as edge records, fed a batch at a time. */
+#define BATCH	97	/* records: not a divisor of anything in the flow */
+static struct ptm_edge *edges;
+static u64 recs[2 * BATCH];
+static unsigned int nrec, nedge;
+static u64 edge_insns;
+static bool batched;
+
+static void batch_flush(void)
+{
+	u64 insns = 0;
+	const u64 *end = recs + 2 * nrec;
+
+	assert_ptr_equal(pt_model_ev_edges(recs, end, edges, &insns), end);
+	edge_insns += insns;
+	assert_int_equal(insns, nrec);	/* each edge stands for one instruction here */
+	nrec = 0;
+	nedge = 0;
+}
+
+/* A near branch: to the model at once, or as a record of the batch. */
+static void near(enum ptm_class cls, u64 ip, u64 next, u64 to, bool taken)
+{
+	bool dynamic = cls == PTM_JUMP_IND || cls == PTM_CALL_IND || cls == PTM_RET;
+
+	if (!batched) {
+		pt_model_ev_branch(cls, ip, next, to, taken);
+		return;
+	}
+	edges[nedge] = (struct ptm_edge){ .ip = ip, .next = next, .to = dynamic ? 0 : to,
+					  .cls = (u8)cls, .taken = taken, .insns = 1 };
+	recs[2 * nrec] = nedge * sizeof(*edges);
+	recs[2 * nrec + 1] = to;
+	nedge++;
+	if (++nrec == BATCH)
+		batch_flush();
+}
+
+/* Before any other event, the batch so far goes in (the engine's order). */
+static void other(void)
+{
+	if (batched && nrec)
+		batch_flush();
+}
 
 /* One run of the flow under @c: the bytes it made and the model's counters. */
 static void run_flow(const struct fp_config *c, bool no_fast, u8 **bytes, size_t *len,
@@ -61,47 +108,50 @@ static void run_flow(const struct fp_config *c, bool no_fast, u8 **bytes, size_t
 	for (unsigned int i = 0; i < 40000; i++) {
 		unsigned int r = (unsigned int)(rnd() % 100);
 		u64 far = CODE_LO + (rnd() % CODE_SPAN);
-		u64 near = ip + 16 + (rnd() % 256);
+		u64 near_to = ip + 16 + (rnd() % 256);
 
 		if (r < 40) {
 			bool taken = rnd() & 1;
 
-			pt_model_ev_cond(ip, ip + 2, near, taken);
-			ip = taken ? near : ip + 2;
+			near(PTM_COND, ip, ip + 2, taken ? near_to : ip + 2, taken);
+			ip = taken ? near_to : ip + 2;
 		} else if (r < 52) {
 			if (depth < ARRAY_SIZE(stack))
 				stack[depth++] = ip + 5;
-			pt_model_ev_call(ip, ip + 5, far);
+			near(PTM_CALL, ip, ip + 5, far, false);
 			ip = far;
 		} else if (r < 66) {
 			/* mostly where the call said; sometimes elsewhere (longjmp) */
 			u64 to = depth && (rnd() % 8) ? stack[--depth] : far;
 
-			pt_model_ev_ret(ip, to);
+			near(PTM_RET, ip, 0, to, false);
 			ip = to;
 		} else if (r < 72) {
-			pt_model_ev_jump(ip, near);
-			ip = near;
+			near(PTM_JUMP, ip, 0, near_to, false);
+			ip = near_to;
 		} else if (r < 78) {
-			pt_model_ev_jump_indirect(ip, far);
+			near(PTM_JUMP_IND, ip, 0, far, false);
 			ip = far;
 		} else if (r < 82) {
 			if (depth < ARRAY_SIZE(stack))
 				stack[depth++] = ip + 2;
-			pt_model_ev_call_indirect(ip, ip + 2, far);
+			near(PTM_CALL_IND, ip, ip + 2, far, false);
 			ip = far;
 		} else if (r < 85 && c->ptw) {
+			other();
 			pt_model_ev_ptwrite(ip, ip + 5, rnd(), 8);
 			ip += 5;
 		} else if (r < 87) {
 			/* an interrupt, its handler's IRET back */
+			other();
 			pt_model_ev_interrupt(PTM_INTR_HW, ip, HANDLER, 32, 0, PTM_MODE_64);
 			pt_model_ev_far(HANDLER + 0x40, ip, 0, PTM_MODE_64);
 		} else {
-			pt_model_ev_cond(ip, ip + 6, near, false);
+			near(PTM_COND, ip, ip + 6, ip + 6, false);
 			ip += 6;
 		}
 	}
+	other();
 	wr(MSR_IA32_RTIT_CTL, rd(MSR_IA32_RTIT_CTL) & ~RTIT_CTL_TRACEEN);
 	pt_model_get_stats(st);
 	*len = cap.len;
@@ -116,6 +166,29 @@ static void check_config(const struct fp_config *c)
 	size_t na, nb;
 
 	run_flow(c, true, &a, &na, &slow);
+	batched = true;
+	edges = calloc(BATCH, sizeof(*edges));
+	run_flow(c, false, &b, &nb, &fast);
+	batched = false;
+	free(edges);
+	if (na != nb || memcmp(a, b, na)) {
+		size_t i = 0;
+
+		while (i < na && i < nb && a[i] == b[i])
+			i++;
+		fail_msg("%s: batches of edges changed the trace: %zu bytes against %zu, first "
+			 "difference at byte %zu", c->name, nb, na, i);
+	}
+	{
+		struct pt_model_stats bst = fast;
+
+		if (c->fast_expected && bst.fast < 10000)
+			fail_msg("%s: batches took the fast path only %llu times", c->name,
+				 (unsigned long long)bst.fast);
+		bst.fast = slow.fast;
+		assert_memory_equal(&slow, &bst, sizeof(slow));
+	}
+	free(b);
 	run_flow(c, false, &b, &nb, &fast);
 	if (na != nb || memcmp(a, b, na)) {
 		size_t i = 0;
