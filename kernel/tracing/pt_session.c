@@ -197,7 +197,14 @@ void pt_session_stop(void)
 		return;
 	pt_event_stop(&st->event, PERF_EF_UPDATE);
 	st->running = false;
-	if (!st->aux->snapshot)
+	/*
+	 * The window's bytes stay in the ring (published, as perf's AUX data
+	 * waits for its reader) until it is half full, a PMI drains it, or the
+	 * session closes: a window's stop costs no sink I/O (debugcon writes
+	 * a byte at a time). The next window starts with half the ring free.
+	 */
+	if (!st->aux->snapshot &&
+	    st->aux->head - st->aux->tail >= ((u64)st->aux->nr_pages << PAGE_SHIFT) / 2)
 		pt_session_drain();
 }
 
@@ -421,6 +428,7 @@ static void close_remote(void *arg)
 		pt_event_stop(&st->event, 0);
 	} else {
 		pt_session_stop();
+		pt_session_drain();	/* what the last windows left in the ring */
 	}
 }
 
@@ -449,8 +457,8 @@ void pt_session_close(void)
 			st->parked = false;
 			continue;
 		}
-		if (!st->running && !st->aux->snapshot)
-			continue;
+		if (!st->running && !st->aux->snapshot && st->aux->head == st->aux->tail)
+			continue;	/* stopped and drained */
 		/* its MSRs and its trace unit are that CPU's: ask it */
 		if (!cpu_online(cpu) || irqs_disabled() ||
 		    smp_call_function_single(cpu, close_remote, NULL, true))
