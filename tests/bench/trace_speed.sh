@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The trace engine's speed under TCG against QEMU's own instruction log
-# (-d exec,nochain -singlestep -dfilter over the workload's code), on the
-# same workload, in the same run (make bench).
+# The trace engine's speed under TCG against the untraced run and QEMU's own
+# instruction log (-d exec,nochain -singlestep -dfilter over the workload's
+# code), on the same workload, in the same run (make bench).
 #   trace_speed.sh BUILD_DIR [WORKLOAD]     (BOOTS=3 RUNS=5 by default)
 #
-# Every boot runs the workload RUNS times; the three modes (QEMU's log,
-# topaz single-step, topaz branch-step) boot in turn, BOOTS times, so the
+# Every boot runs the workload RUNS times; the modes (untraced, QEMU's log,
+# topaz single-step, branch-step, translate) boot in turn, BOOTS times, so the
 # machine's slow and fast moments fall on all of them. Times are the guest's
 # (TSC, around the workload function only, as both sides measure it: starting
 # and stopping the trace are reported apart, as QEMU's log setup is not
@@ -14,7 +14,9 @@
 # (steady state: the throughput, on which the speed target is checked), and
 # the rate over all runs of a boot, cold start included. Also the bytes
 # written per instruction (the topaz trace against QEMU's log) and the wall
-# time of each boot.
+# time of each boot; the windows' start and stop costs (median of the later
+# runs); and, from one boot each under -icount shift=0 (the guest's clock
+# counts instructions), the guest instructions each traced branch costs.
 set -uo pipefail
 build=${1:-build}
 wl=${2:-sort}
@@ -43,7 +45,12 @@ qemu_range() {
 boot_mode() {
 	local mode=$1 log=$tmp/$1.log t0 t1 insns bytes times
 	t0=$(date +%s.%N)
-	if [ "$mode" = qemu ]; then
+	if [ "$mode" = untraced ]; then
+		boot --cmdline "run=$job" --log "$log"
+		t1=$(date +%s.%N)
+		times=$(sed -nE "s/.*run: $wl returned .* in ([0-9]+) us.*/\1/p" "$log")
+		insns=0 bytes=0
+	elif [ "$mode" = qemu ]; then
 		boot --cmdline "run=$job" --log "$log" -- -d exec,nochain -singlestep \
 			-dfilter "$range" -D "$tmp/exec.log"
 		t1=$(date +%s.%N)
@@ -56,6 +63,9 @@ boot_mode() {
 			--debugcon "$tmp/$mode.tpz"
 		t1=$(date +%s.%N)
 		times=$(sed -nE "s/.*trace: $wl ran traced in ([0-9]+) us.*/\1/p" "$log")
+		# start and stop of the later (warm) windows
+		sed -nE "s/.*trace: $wl ran traced in [0-9]+ us \(starting the trace ([0-9]+) us, stopping it ([0-9]+) us.*/\1 \2/p" \
+			"$log" | tail -n +2 >>"$tmp/$mode.startstop"
 		insns=$(sed -nE 's/.*pt: trace: ([0-9]+) instructions.*/\1/p' "$log" | head -1)
 		bytes=$(sed -nE 's/.*pt: trace: ([0-9]+) bytes.*/\1/p' "$log" | head -1)
 		sed -nE 's/.*trace: (branch-step self-check: .*)/\1/p; s/.*pt: trace: [0-9]+ instructions, [0-9]+ branches, (.*)/\1/p' \
@@ -66,7 +76,7 @@ boot_mode() {
 }
 
 range=$(qemu_range) || exit 2
-modes="qemu single branch"
+modes="untraced qemu single branch translate"
 for m in $modes; do : >"$tmp/$m.all"; done
 for _ in $(seq "$boots"); do
 	for m in $modes; do boot_mode "$m" >>"$tmp/$m.all" || exit 2; done
@@ -105,14 +115,36 @@ for m in $modes; do
 	read -r n b first steady rate wall < <(stats "$m")
 	late=$(awk -v n="$n" -v s="$steady" 'BEGIN { printf "%.0f", s ? n * 1e6 / s : 0 }')
 	name="topaz $m-step"
+	[ "$m" = translate ] && name="topaz translate"
 	[ "$m" = qemu ] && name="qemu -d exec"
+	[ "$m" = untraced ] && name="untraced"
 	printf '| %-16s | %9.0f | %8.0f us | %8.0f us | %12.0f | %11.0f | %10.4f | %8.1f |\n' "$name" "$n" \
 		"$first" "$steady" "$rate" "$late" "$b" "$wall"
 	eval "n_$m=$n b_$m=$b first_$m=$first steady_$m=$steady rate_$m=$rate"
 done
-for m in single branch; do
+for m in single branch translate; do
 	[ -s "$tmp/$m.notes" ] && sed "s/^/  $m: /" "$tmp/$m.notes"
 done
+for m in branch translate; do
+	eval "start_$m=$(awk '{ print $1 }' "$tmp/$m.startstop" | median) stop_$m=$(awk '{ print $2 }' "$tmp/$m.startstop" | median)"
+done
+
+# Guest instructions under -icount shift=0 (1 ns of guest time per
+# instruction): a later run's "us" times 1000 are its instructions.
+icount_run() {	# mode -> median guest instructions of a later run
+	local mode=$1 log=$tmp/icount-$1.log cmd="run=$job"
+	[ "$mode" = untraced ] || cmd="pt=on pt.step=$mode pt.buf=1M run=$job"
+	boot --cmdline "$cmd" --log "$log" --debugcon "$tmp/icount.tpz" -- -icount shift=0,sleep=off
+	if [ "$mode" = untraced ]; then
+		sed -nE "s/.*run: $wl returned .* in ([0-9]+) us.*/\1/p" "$log"
+	else
+		sed -nE "s/.*trace: $wl ran traced in ([0-9]+) us.*/\1/p" "$log"
+	fi | tail -n +2 | median
+}
+ic_untraced=$(icount_run untraced)
+ic_branch=$(icount_run branch)
+ic_translate=$(icount_run translate)
+branches=$(sed -nE 's/.*result: trace.engine insns=[0-9]+ branches=([0-9]+).*/\1/p' "$tmp/icount-translate.log")
 # shellcheck disable=SC2154
 {
 	ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? a / b : 0 }'; }
@@ -124,7 +156,31 @@ done
 		"and code outside the runs included)"
 	echo "branch-step over QEMU's log: ${late}x in steady state (later runs); first run ${first}x," \
 		"all runs of a boot ${speed}x; single-step $(ratio "$steady_qemu" "$steady_single")x steady"
+	echo "untraced: a run ${steady_untraced} us later (${first_untraced} us the first);" \
+		"translate $(ratio "$steady_translate" "$steady_untraced")x the untraced run in later runs" \
+		"(first run ${first_translate} us), branch-step $(ratio "$steady_branch" "$steady_untraced")x;" \
+		"translate over branch-step $(ratio "$steady_branch" "$steady_translate")x"
+	echo "warm windows (median of later runs): translate starts in ${start_translate} us and stops in ${stop_translate} us;" \
+		"branch-step ${start_branch} us and ${stop_branch} us"
+	per_branch() { awk -v m="$1" -v u="$ic_untraced" -v b="$branches" -v r="$runs" \
+		'BEGIN { printf "%.0f", b ? (m - u) * 1000 * r / b : 0 }'; }
+	echo "-icount (guest instructions, a later run): untraced ${ic_untraced}k, translate ${ic_translate}k," \
+		"branch-step ${ic_branch}k; per traced branch ($((branches / runs)) a run): translate $(per_branch "$ic_translate")," \
+		"branch-step $(per_branch "$ic_branch") more instructions"
 	echo "targets:"
+	if awk -v a="$steady_translate" -v b="$steady_untraced" 'BEGIN { exit !(b > 0 && a <= 10 * b) }'; then
+		echo "  met: translate, later runs at most 10x the untraced run ($(ratio "$steady_translate" "$steady_untraced")x)"
+	else
+		echo "  NOT MET: translate, later runs at most 10x the untraced run ($(ratio "$steady_translate" "$steady_untraced")x)"
+	fi
+	for w in start stop; do
+		eval "v=\$${w}_translate"
+		if awk -v v="$v" 'BEGIN { exit !(v < 100) }'; then
+			echo "  met: translate, a warm window's $w under 100 us ($v us)"
+		else
+			echo "  NOT MET: translate, a warm window's $w under 100 us ($v us)"
+		fi
+	done
 	if awk -v s="$late" 'BEGIN { exit !(s >= 5) }'; then
 		echo "  met: branch-step speed over QEMU's log, steady state ($late x, target >= 5)"
 	else
