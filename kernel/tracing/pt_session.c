@@ -198,13 +198,15 @@ void pt_session_stop(void)
 	pt_event_stop(&st->event, PERF_EF_UPDATE);
 	st->running = false;
 	/*
-	 * The window's bytes stay in the ring (published, as perf's AUX data
-	 * waits for its reader) until it is half full, a PMI drains it, or the
-	 * session closes: a window's stop costs no sink I/O (debugcon writes
-	 * a byte at a time). The next window starts with half the ring free.
+	 * Small windows' bytes stay in the ring (published, as perf's AUX data
+	 * waits for its reader) until they fill an eighth of it, a PMI drains
+	 * it, or the session closes: such a stop costs no sink I/O (debugcon
+	 * writes a byte at a time). The next window starts with at least 7/8 of
+	 * the ring free, so its PMIs come where they did with an empty one
+	 * (a small ring, as the PMI tests use, is drained at every stop).
 	 */
 	if (!st->aux->snapshot &&
-	    st->aux->head - st->aux->tail >= ((u64)st->aux->nr_pages << PAGE_SHIFT) / 2)
+	    st->aux->head - st->aux->tail >= ((u64)st->aux->nr_pages << PAGE_SHIFT) / 8)
 		pt_session_drain();
 }
 
