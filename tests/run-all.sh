@@ -157,7 +157,11 @@ check_trace() {
 		async=$(result trace.engine async "$clean")
 		[ "${insns:-0}" -ge 1000000 ] || echo "only ${insns:-0} instructions decoded, a storm traces a million; "
 		[ "${pmis:-0}" -ge 40 ] || echo "only ${pmis:-0} PMIs in the storm; "
-		[ "${async:-0}" -ge 1000 ] || echo "only ${async:-0} interrupts arrived in traced code; " ;;
+		# (translated code runs ten times faster than branch-stepped: fewer
+		# of the timer's interrupts land in it, at 50 kHz)
+		local min_async=1000
+		case "$base" in *translate*) min_async=300 ;; esac
+		[ "${async:-0}" -ge $min_async ] || echo "only ${async:-0} interrupts arrived in traced code; " ;;
 	*trace-fw*)
 		# the firmware phase: the decode is what the engine ran, module by
 		# module (the timeout's abort ends inside a block, as a panic does)
