@@ -334,33 +334,24 @@ static bool stub(struct emit *e, const struct xlat_env *env, struct xlat_site *s
 	s->next = next;
 	switch (in->cls) {
 	case X86_INSN_JCC:
-		s->kind = XK_COND;
-		s->cls = PTM_COND;
-		s->target = x86_insn_branch_target(in, ip);
-		b1(e, 0x0f);						/* jcc rel32 -> taken */
-		b1(e, (u8)(0x80 | (in->opcode & 0xf)));
-		e->p += 4;
-		{
-			u8 *rel = e->p - 4;
-
-			ok &= direct_path(e, env, s, idx, 0, next, SEC_NONE, 0);
-			ok &= put_rel32(rel, (uintptr_t)e->p);
-		}
-		ok &= direct_path(e, env, s, idx, 1, s->target, SEC_NONE, 0);
-		break;
 	case X86_INSN_JCXZ:
 	case X86_INSN_LOOP:
-		/* the instruction itself (its prefixes: ECX with 67), rel8 -> a
-		 * JMP to the taken path; not taken skips that JMP */
 		s->kind = XK_COND;
 		s->cls = PTM_COND;
 		s->target = x86_insn_branch_target(in, ip);
-		bn(e, bytes, in->length - 1);
-		b1(e, 2);
-		bn(e, (const u8[]){ 0xeb, 0x05, 0xe9 }, 3);		/* jmp +5; jmp taken */
+		if (in->cls == X86_INSN_JCC) {
+			b1(e, 0x0f);					/* jcc rel32 -> taken */
+			b1(e, (u8)(0x80 | (in->opcode & 0xf)));
+		} else {
+			/* the instruction itself (its prefixes: ECX with 67),
+			 * rel8 -> a JMP to the taken path; not taken skips it */
+			bn(e, bytes, in->length - 1);
+			b1(e, 2);
+			bn(e, (const u8[]){ 0xeb, 0x05, 0xe9 }, 3);	/* jmp +5; jmp taken */
+		}
 		e->p += 4;
 		{
-			u8 *rel = e->p - 4;
+			u8 *rel = e->p - 4;	/* the condition's way to the taken path */
 
 			ok &= direct_path(e, env, s, idx, 0, next, SEC_NONE, 0);
 			ok &= put_rel32(rel, (uintptr_t)e->p);

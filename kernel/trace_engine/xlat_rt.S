@@ -38,23 +38,20 @@
 	and	$-16, %rsp
 .endm
 
-	.globl	xlat_rt_link
-	.hidden	xlat_rt_link
-xlat_rt_link:
+/* Jumped to with a word on the stack: @fn(word) says where to go; RET there. */
+.macro RT_ENTRY name, fn
+	.globl	\name
+	.hidden	\name
+\name:
 	SAVE
 	mov	128(%rbx), %rdi
-	call	xlat_rt_link_c
+	call	\fn
 	mov	%rax, 128(%rbx)
 	jmp	xlat_rt_tail
+.endm
 
-	.globl	xlat_rt_lookup
-	.hidden	xlat_rt_lookup
-xlat_rt_lookup:
-	SAVE
-	mov	128(%rbx), %rdi
-	call	xlat_rt_lookup_c
-	mov	%rax, 128(%rbx)
-	jmp	xlat_rt_tail
+	RT_ENTRY xlat_rt_link, xlat_rt_link_c
+	RT_ENTRY xlat_rt_lookup, xlat_rt_lookup_c
 
 xlat_rt_tail:
 	mov	%rbx, %rsp

@@ -159,6 +159,20 @@ static void run_flow(const struct fp_config *c, bool no_fast, u8 **bytes, size_t
 	memcpy(*bytes, cap.bytes, cap.len);
 }
 
+/* The two runs made the same bytes. */
+static void same_bytes(const char *name, const char *what, const u8 *a, size_t na, const u8 *b,
+		       size_t nb)
+{
+	size_t i = 0;
+
+	if (na == nb && !memcmp(a, b, na))
+		return;
+	while (i < na && i < nb && a[i] == b[i])
+		i++;
+	fail_msg("%s: %s changed the trace: %zu bytes against %zu, first difference at byte %zu",
+		 name, what, nb, na, i);
+}
+
 static void check_config(const struct fp_config *c)
 {
 	struct pt_model_stats slow, fast;
@@ -171,14 +185,7 @@ static void check_config(const struct fp_config *c)
 	run_flow(c, false, &b, &nb, &fast);
 	batched = false;
 	free(edges);
-	if (na != nb || memcmp(a, b, na)) {
-		size_t i = 0;
-
-		while (i < na && i < nb && a[i] == b[i])
-			i++;
-		fail_msg("%s: batches of edges changed the trace: %zu bytes against %zu, first "
-			 "difference at byte %zu", c->name, nb, na, i);
-	}
+	same_bytes(c->name, "batches of edges", a, na, b, nb);
 	{
 		struct pt_model_stats bst = fast;
 
@@ -190,14 +197,7 @@ static void check_config(const struct fp_config *c)
 	}
 	free(b);
 	run_flow(c, false, &b, &nb, &fast);
-	if (na != nb || memcmp(a, b, na)) {
-		size_t i = 0;
-
-		while (i < na && i < nb && a[i] == b[i])
-			i++;
-		fail_msg("%s: the fast path changed the trace: %zu bytes against %zu, first "
-			 "difference at byte %zu", c->name, nb, na, i);
-	}
+	same_bytes(c->name, "the fast path", a, na, b, nb);
 	assert_int_equal(slow.fast, 0);
 	if (c->fast_expected && fast.fast < 10000)
 		fail_msg("%s: the fast path took only %llu instructions", c->name,
