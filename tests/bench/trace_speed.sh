@@ -19,6 +19,7 @@
 # counts instructions), the guest instructions each traced branch costs.
 set -uo pipefail
 build=${1:-build}
+export BUILD=$build	# boot.sh boots this build
 wl=${2:-sort}
 boots=${BOOTS:-3}
 runs=${RUNS:-5}
