@@ -55,6 +55,7 @@ void xlat_cpu_init(struct xlat_cpu *x, u8 *region, struct xlat_site *sites)
 	x->code = x->code_cur = region + OFF_CODE;
 	x->code_end = region + REGION_SIZE;
 	x->sites = sites;
+	x->max_sites = XLAT_MAX_SITES;
 	x->dummy_key = ~0ull;	/* no target is -1: an empty slot never matches */
 	table_clear(x);
 }
@@ -508,7 +509,7 @@ struct xlat_site *xlat_translate(struct xlat_cpu *x, const struct xlat_env *env,
 	if (s)
 		return s;
 	for (int tries = 0; tries < 2; tries++) {
-		if (x->nr_sites >= XLAT_MAX_SITES) {
+		if (x->nr_sites >= x->max_sites) {
 			xlat_reset(x);
 			continue;
 		}

@@ -101,7 +101,7 @@ struct xlat_cpu {
 	u64 *table;		/* 1 << XLAT_TABLE_BITS block entries, by the IP's low bits */
 	u8 *region, *code, *code_cur, *code_end;
 	struct xlat_site *sites;
-	u32 nr_sites;
+	u32 nr_sites, max_sites;	/* XLAT_MAX_SITES (tests make it small) */
 	struct xlat_stats st;
 };
 

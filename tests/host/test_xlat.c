@@ -36,7 +36,8 @@ static struct xlat_env env;
 static u64 ret_native;		/* the harness's return point: leaves the cache */
 
 /* What the records said, in order. */
-struct step { const struct xlat_site *s; u64 to; bool taken; };
+/* (copied when consumed: a cache reset reuses the sites) */
+struct step { u64 start, to; u8 kind, cls; bool taken; };
 static struct step *steps;
 static size_t nsteps, cap;
 static u64 flushes_full;
@@ -48,7 +49,8 @@ static void consume(void)
 	for (; p < end; p += 2) {
 		u64 w = p[0];
 		const struct xlat_site *s = &X->sites[w / sizeof(struct xlat_site)];
-		struct step st = { .s = s, .taken = w % sizeof(struct xlat_site) != 0 };
+		struct step st = { .start = s->start, .kind = s->kind, .cls = s->cls,
+				   .taken = w % sizeof(struct xlat_site) != 0 };
 
 		switch (s->kind) {
 		case XK_COND: st.to = st.taken ? s->target : s->next; break;
@@ -253,12 +255,12 @@ static u64 run(u64 (*fn)(u64), u64 arg)
 	assert_true(nsteps > 0);
 	for (size_t i = 0; i < nsteps; i++) {
 		/* each block starts where the last branch went */
-		if (steps[i].s->start != at)
+		if (steps[i].start != at)
 			fail_msg("record %zu of %zu: block at %#llx, the flow was at %#llx", i, nsteps,
-				 (unsigned long long)steps[i].s->start, (unsigned long long)at);
+				 (unsigned long long)steps[i].start, (unsigned long long)at);
 		at = steps[i].to;
 	}
-	assert_int_equal(steps[nsteps - 1].s->cls, PTM_RET);
+	assert_int_equal(steps[nsteps - 1].cls, PTM_RET);
 	assert_int_equal(at, ret_native);
 	return r;
 }
@@ -291,10 +293,10 @@ static void test_record_kinds(void **state)
 	(void)state;
 	run(f_loop, 50);
 	for (size_t i = 0; i < nsteps; i++) {
-		cond += steps[i].s->kind == XK_COND;
-		call += steps[i].s->cls == PTM_CALL;
-		ind += steps[i].s->cls == PTM_CALL_IND;
-		ret += steps[i].s->cls == PTM_RET;
+		cond += steps[i].kind == XK_COND;
+		call += steps[i].cls == PTM_CALL;
+		ind += steps[i].cls == PTM_CALL_IND;
+		ret += steps[i].cls == PTM_RET;
 	}
 	/* 50 iterations: 17 direct calls, 33 through the table, a return each */
 	assert_true(cond >= 100);
@@ -336,6 +338,28 @@ static void test_where(void **state)
 	assert_ptr_equal(xlat_lookup(X, (uintptr_t)f_sort), s);
 }
 
+/*
+ * A cache that fills up in the middle of a run starts again empty: a link
+ * or lookup then translates into the new cache, and the edge it came from
+ * (gone with the reset) is not patched. The run goes on, right.
+ */
+static void test_resets(void **state)
+{
+	u64 resets;
+
+	(void)state;
+	xlat_reset(X);		/* cold: everything is translated again */
+	resets = X->st.resets;
+	X->max_sites = 12;	/* f_switch alone needs more */
+	assert_int_equal(run(f_switch, 500), f_switch(500));
+	assert_int_equal(run(f_loop, 300), f_loop(300));
+	assert_int_equal(run(f_sort, 100), f_sort(100));
+	X->max_sites = XLAT_MAX_SITES;
+	if (X->st.resets - resets < 2)
+		fail_msg("%llu resets", (unsigned long long)(X->st.resets - resets));
+	assert_true(X->nr_sites <= 12);
+}
+
 /* Forms left to the CPU end a block at an exit (an INT3 back to the engine). */
 static void test_exits(void **state)
 {
@@ -373,6 +397,7 @@ int main(void)
 		cmocka_unit_test(test_record_kinds),
 		cmocka_unit_test(test_buffer_fills),
 		cmocka_unit_test(test_where),
+		cmocka_unit_test(test_resets),
 		cmocka_unit_test(test_exits),
 	};
 
