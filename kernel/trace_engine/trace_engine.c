@@ -27,6 +27,7 @@
 #include <topaz/errno.h>
 #include <topaz/arch.h>
 #include <topaz/smp.h>
+#include <topaz/pt_options.h>
 
 #define DR6_BS		BIT(14)
 #define MAX_FOREIGN	64	/* code pages outside the image kept for the sideband */
@@ -1013,6 +1014,15 @@ static int xlat_init(void)
 			free_pages(sites, sorder);
 			break;
 		}
+		/*
+		 * A batch's packets go out with interrupts off (in the #PF of a
+		 * full buffer): a vector PMI waits for its end. At most a 128th
+		 * of the ring a batch (about a byte a branch, and far below a
+		 * ring's worth even at 64 bytes a record), so the PMI comes
+		 * before the ring fills: that is the skid. And at most 2048
+		 * records: the last batch goes at the window's stop.
+		 */
+		xlat_set_batch(x, (unsigned int)min(pt_opts.buf_size / 128, (u64)XLAT_BATCH_MAX));
 		e->xc = x;
 	}
 	if (err) {

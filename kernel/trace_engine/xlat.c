@@ -60,6 +60,14 @@ void xlat_cpu_init(struct xlat_cpu *x, u8 *region, struct xlat_site *sites)
 	table_clear(x);
 }
 
+void xlat_set_batch(struct xlat_cpu *x, unsigned int records)
+{
+	records = max(records, 16u);
+	records = min(records, (unsigned int)(XLAT_REC_BYTES / 16));
+	x->rec_base = x->rec_read = (u64 *)(x->rec_guard - records * 16u);
+	x->rec_ptr = (uintptr_t)x->rec_base;
+}
+
 struct xlat_site *xlat_lookup(struct xlat_cpu *x, u64 ip)
 {
 	u64 e = x->table[ip & TABLE_MASK], key;

@@ -31,6 +31,7 @@
 
 #define XLAT_REGION_ORDER	9		/* 2 MiB per CPU: data, records, table, code */
 #define XLAT_REC_BYTES		0x10000		/* record buffer: 4096 records of 16 bytes */
+#define XLAT_BATCH_MAX		2048		/* records a batch at most (xlat_set_batch()) */
 #define XLAT_TABLE_BITS		16		/* lookup table: original IP -> block */
 #define XLAT_MAX_SITES		8192		/* blocks per cache fill */
 #define XLAT_BLOCK_MAX		1024		/* instructions in one block */
@@ -125,6 +126,12 @@ struct xlat_pos {
  * @region (executable and writable) with room for @max_sites sites at @sites
  */
 void xlat_cpu_init(struct xlat_cpu *x, u8 *region, struct xlat_site *sites);
+/**
+ * xlat_set_batch() - at most @records records a batch (16 up to the whole
+ * buffer): the buffer starts that far before the guard page. Only between
+ * windows (the buffer empty).
+ */
+void xlat_set_batch(struct xlat_cpu *x, unsigned int records);
 /** xlat_reset() - forget every block (the records must have been handed on) */
 void xlat_reset(struct xlat_cpu *x);
 /** xlat_lookup() - the block at @ip, or NULL */
