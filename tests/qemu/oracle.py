@@ -11,8 +11,9 @@ from topaz's trace container: they must be identical.
                  [--files REGEX]
       prints the -dfilter argument and writes the plan (load address, ranges)
   oracle.py compare --plan PLAN.json --elf topaz.so --ptdecode TOOL
-                    --qemu-log QEMU.log... --container TRACE.tpz --name NAME --step single|branch
-                    [--cpus N] [--windows N] [--log KERNEL.log] [--insn-out FILE]
+                    --qemu-log QEMU.log... --container TRACE.tpz --name NAME
+                    --step single|branch|translate [--cpus N] [--windows N] [--log KERNEL.log]
+                    [--insn-out FILE] [--xlat-map KERNEL.log] [--xlat-logged RANGES]
       prints "PASS NAME: N instructions compared" or "FAIL NAME: why" and,
       on a divergence, the index, both addresses, the instructions and the
       packets around it; exit status 0 for PASS, 1 for FAIL. Several CPUs
@@ -21,6 +22,10 @@ from topaz's trace container: they must be identical.
       first divergence.
   oracle.py corrupt --ptdecode TOOL --container TRACE.tpz --out BAD.tpz
       flips one TNT bit (CRCs fixed): the self-test shows compare catches it
+  oracle.py xlat-filter --plan PLAN.json --elf topaz.so --log KERNEL.log
+      pt.step=translate: the -dfilter ranges to add (each CPU's code cache,
+      from the xlat-map lines of a boot with pt.translate_map, and the
+      runtime xlat_rt_*)
 
 What is compared (see tests/qemu/oracle.sh for the why):
   * the compared range R: every function of kernel/workloads/*.c, pt_run_traced,
@@ -37,6 +42,18 @@ What is compared (see tests/qemu/oracle.sh for the why):
     (a job on another CPU) on the others;
   * on the ptdecode side, every decoded instruction: one outside R fails the
     run (the oracle could not check it).
+
+pt.step=translate (--step translate): the traced code runs in each CPU's code
+cache, a copy of it; the kernel log (pt.translate_map) has the map, one
+"xlat-map:" line a block (XMap): cache bytes [entry, stub) are the original
+instructions from start, the instruction at stub stands for the branch at ip
+(kind=branch; an exit's INT3 for nothing: the instruction at ip then runs at
+its own address, branch-stepped), every other instruction of [stub, end) is
+instrumentation and so is the runtime (xlat_rt_link .. xlat_rt_ret) and what
+it calls (anything it runs until it goes back into the cache). QEMU logs the
+cache and the runtime too; their instructions are mapped back to the original
+ones (or dropped) once what each TB retired is known, and compared as above.
+A cache reset (resets= above 0) leaves the map incomplete: the run fails.
 """
 import argparse
 import bisect
@@ -156,6 +173,109 @@ class Ranges:
                 if lo < hi:
                     out.append((lo, hi))
         return Ranges(out)
+
+
+# ------------------------------------------------------------------ translate
+XMAP_HEAD_RE = re.compile(r'xlat-map: cpu=(\d+) code=(0x[0-9a-f]+|0)-(0x[0-9a-f]+|0) '
+                          r'blocks=(\d+) resets=(\d+)')
+XMAP_BLOCK_RE = re.compile(r'xlat-map: cpu=(\d+) entry=(0x[0-9a-f]+) stub=(0x[0-9a-f]+) '
+                           r'end=(0x[0-9a-f]+) start=(0x[0-9a-f]+) ip=(0x[0-9a-f]+) kind=(\w+)')
+XLAT_RT = ('xlat_rt_link', 'xlat_rt_lookup', 'xlat_rt_flush', 'xlat_rt_tail', 'xlat_rt_ret')	# those it has
+
+
+def xlat_runtime(text, load):
+    """[lo, hi) of the runtime (kernel/trace_engine/xlat_rt.S): xlat_rt_link
+    up to xlat_rt_ret's RET, all instrumentation."""
+    at = {n: a for a, _s, n in text if n in XLAT_RT}
+    missing = [n for n in ('xlat_rt_link', 'xlat_rt_ret') if n not in at]
+    if missing:
+        raise SystemExit(f'oracle: no symbol {missing[0]} in the ELF (pt.step=translate)')
+    return load + min(at.values()), load + at['xlat_rt_ret'] + 1
+
+
+def read_xlat_map(path):
+    """{cpu: {'code': (lo, hi), 'blocks': N, 'resets': N}} and the blocks
+    [(entry, stub, end, start, ip, kind, cpu)] of a kernel log's xlat-map lines."""
+    heads, blocks = {}, []
+    for line in open(path, errors='replace'):
+        if 'xlat-map: ' not in line:
+            continue
+        m = XMAP_BLOCK_RE.search(line)
+        if m:
+            v = [int(x, 16) for x in m.groups()[1:6]]
+            blocks.append((*v, m.group(7), int(m.group(1))))
+            continue
+        m = XMAP_HEAD_RE.search(line)
+        if m:
+            heads[int(m.group(1))] = {'code': (int(m.group(2), 16), int(m.group(3), 16)),
+                                      'blocks': int(m.group(4)), 'resets': int(m.group(5))}
+    return heads, blocks
+
+
+class XMap:
+    """Cache addresses back to original instructions (pt.step=translate)."""
+
+    def __init__(self, heads, blocks, runtime):
+        self.blocks = sorted(blocks)
+        self.entries = [b[0] for b in self.blocks]
+        self.codes = sorted(h['code'] for h in heads.values())
+        self.rt = runtime
+        self.unmapped = {}	# cache address in no block: times seen
+
+    def tag(self, pc):
+        """'rt' (the runtime), 'cache' (a CPU's code cache) or None."""
+        if self.rt[0] <= pc < self.rt[1]:
+            return 'rt'
+        for lo, hi in self.codes:
+            if lo <= pc < hi:
+                return 'cache'
+        return None
+
+    def block(self, ip):
+        i = bisect.bisect_right(self.entries, ip) - 1
+        if i >= 0 and ip < self.blocks[i][2]:
+            return self.blocks[i]
+        return None
+
+    def map(self, ip, txt):
+        """(original ip, text) the cache or runtime instruction at @ip stands
+        for; None for instrumentation (and for an address in no block,
+        noted in self.unmapped)."""
+        t = self.tag(ip)
+        if t is None:
+            return ip, txt
+        if t == 'rt':
+            return None
+        b = self.block(ip)
+        if b is None:
+            self.unmapped[ip] = self.unmapped.get(ip, 0) + 1
+            return None
+        entry, stub, _end, start, bip, kind, _cpu = b
+        if ip < stub:
+            return start + (ip - entry), txt
+        if ip == stub and kind != 'exit':
+            return bip, f'{txt}   <stub at {ip:#x}: the branch>'
+        return None
+
+    def orig(self, ip):
+        """@ip's original address where it has one, else @ip (instrumentation too)."""
+        if self.tag(ip) != 'cache':
+            return ip
+        m = self.map(ip, '')
+        return m[0] if m else ip
+
+
+def cmd_xlat_filter(a):
+    plan = json.load(open(a.plan))
+    _funcs, text = nm_symbols(a.elf)
+    heads, _blocks = read_xlat_map(a.log)
+    if not heads:
+        raise SystemExit(f'oracle: {a.log}: no "xlat-map:" lines (pt.step=translate pt.translate_map)')
+    lo, hi = xlat_runtime(text, plan['load'])
+    parts = [f'{c["code"][0]:#x}+{c["code"][1] - c["code"][0]:#x}' for _n, c in sorted(heads.items())]
+    parts.append(f'{lo:#x}+{hi - lo:#x}')
+    print(','.join(parts))
+    return 0
 
 
 # ------------------------------------------------------------------ plan
@@ -415,7 +535,7 @@ def parse_qemu_logs(paths, late=False):
     return execs, stopped, problems
 
 
-def qemu_sequence(plan, execs, step, boundaries=None):
+def qemu_sequence(plan, execs, step, boundaries=None, xmap=None):
     """The instructions the traced code retired, in the windows, handlers removed.
 
     Handler context runs from an isr_stubs entry to the return path of
@@ -426,13 +546,34 @@ def qemu_sequence(plan, execs, step, boundaries=None):
     (the engine emulated the branch under the INT3); one that another handler
     interrupts and returns into, with no #DB in between, retired only the
     instructions before the return point.
+
+    @xmap (pt.step=translate): what a TB of the code cache retired is found
+    as above on its own (cache) addresses, then each instruction is mapped
+    back to the original one it stands for or dropped (instrumentation); an
+    exit's INT3 followed by #BP retired its block. The runtime (xlat_rt_*)
+    and, until the code goes back into the cache, whatever it calls outside
+    handlers (memcpy...) are the engine's, not traced code.
     """
     stubs, exits = plan['isr_stubs'], (plan['isr_exit'], plan['bp_done'])
-    notes = {'faulted': 0, 'emulated': 0, 'partial': 0, 'no_tf': 0, 'int3': 0, 'fixed up': 0}
+    notes = {'faulted': 0, 'emulated': 0, 'partial': 0, 'no_tf': 0, 'int3': 0, 'fixed up': 0,
+             'exits': 0, 'cache': 0, 'dropped': 0, 'runtime calls': 0}
     fixups = plan.get('fixups', {})
-    # handler nesting: ('h', vector) for an outermost entry, ('t', pc, flags, insns)
-    seq, depth, kinds = [], 0, {}
+
+    def orig(ip):
+        return xmap.orig(ip) if xmap else ip
+
+    # translate: the caches' pages held other code before the kernel took
+    # them (the firmware's boot-time drivers, which QEMU's log shows too):
+    # cache addresses mean the cache only once the CPU runs the code that
+    # starts its windows (pt_run_traced, traced_job), at their own addresses
+    armed = xmap is None
+    starters = [(lo, hi) for lo, hi, n in plan['compared'] if n in ('pt_run_traced', 'traced_job')]
+    # handler nesting: ('h', vector) for an outermost entry, ('t', pc, flags, insns, after, tag)
+    seq, depth, kinds, in_rt = [], 0, {}, False
     for e in execs:
+        if not armed and any(lo <= e[0] < hi for lo, hi in starters):
+            armed = True
+            kinds = {}
         k = kinds.get(id(e))	# the same TB: the same tuple (parse_qemu_log)
         if k is None:
             pc = e[0]
@@ -444,13 +585,19 @@ def qemu_sequence(plan, execs, step, boundaries=None):
                 k = 'exit'
             else:
                 insns, after = e[2][:-1], e[2][-1][0]
+                tag = xmap.tag(pc) if xmap and armed else None
                 if e[1] & TF:
                     # one instruction per TB under TF, whatever QEMU's
                     # disassembler made of its bytes (it has no PTWRITE)
                     insns = insns[:1]
                 elif any(t.startswith(('.byte', '(bad)')) for _ip, t in insns):
-                    insns = boundaries(pc, after) if boundaries else insns
-                k = ('t', pc, e[1], insns, after)
+                    if tag and boundaries:
+                        # cache code: where objdump puts the original's
+                        # instructions, the instrumentation as one
+                        insns = cache_boundaries(xmap, pc, after, insns, boundaries)
+                    else:
+                        insns = boundaries(pc, after) if boundaries else insns
+                k = ('t', pc, e[1], insns, after, tag)
             kinds[id(e)] = k
         if k == 'cont':
             continue
@@ -461,6 +608,15 @@ def qemu_sequence(plan, execs, step, boundaries=None):
                 seq.append(k)
             depth += 1
         elif depth == 0:
+            if xmap:
+                if k[5] == 'rt':
+                    if not in_rt:
+                        notes['runtime calls'] += 1
+                    in_rt = True
+                elif k[5] == 'cache':
+                    in_rt = False
+                elif in_rt:
+                    continue	# the runtime's C half and its callees
             seq.append(k)
     # what each depth-0 TB retired, and the windows (begin: end)
     wins = {b: e for b, e, _n in plan['windows']} if 'windows' in plan else {plan['begin']: plan['end']}
@@ -468,7 +624,7 @@ def qemu_sequence(plan, execs, step, boundaries=None):
     for i, s in enumerate(seq):
         if s[0] == 'h':
             continue
-        _k, pc, flags, insns, after = s
+        _k, pc, flags, insns, after, tag = s
         n, why = len(insns), None
         j, db = i + 1, False
         while j < len(seq) and seq[j][0] == 'h':
@@ -485,13 +641,16 @@ def qemu_sequence(plan, execs, step, boundaries=None):
         elif (j > i + 1 and seq[i + 1][1] == BP_VECTOR and insns and
               insns[-1][1].startswith('int3')):
             # branch-step: the block ran up to the INT3 on its branch, which
-            # the engine emulated (QEMU shows the int3 at the branch's address)
-            notes['int3'] += 1
+            # the engine emulated (QEMU shows the int3 at the branch's address);
+            # translate: an exit's INT3 in the cache, the block before it ran
+            notes['exits' if tag == 'cache' else 'int3'] += 1
         elif j > i + 1 and not db and j < len(seq):
             nxt = seq[j][1]
-            faults = fixups.get(str(nxt), ())
+            # where the handler went on, as an original address (it may go
+            # on in the cache: a fixup's block)
+            faults = fixups.get(str(orig(nxt)), ())
             for k, (ip, _t) in enumerate(insns):
-                if ip in faults:
+                if orig(ip) in faults:
                     # an exception fixed up (exception table): the faulting
                     # instruction did not retire; the handler went on elsewhere
                     n, why = k, 'fixed up'
@@ -499,19 +658,50 @@ def qemu_sequence(plan, execs, step, boundaries=None):
                 if ip == nxt:
                     n, why = k, 'faulted' if k == 0 else 'partial'
                     break
-        if why and (inside or pc in wins):
+        if why and (inside or orig(pc) in wins):
             notes[why] += 1
         for ip, txt in insns[:n]:
+            if tag:
+                m = xmap.map(ip, txt)
+                if m is None:
+                    if inside:
+                        notes['dropped'] += 1
+                    continue
+                ip, txt = m
             if not inside and ip in wins:
                 inside, end = True, wins[ip]
                 windows += 1
             if inside:
                 win.append((ip, txt))
+                if tag:
+                    notes['cache'] += 1
                 if step == 'single' and not flags & TF:
                     notes['no_tf'] += 1
                 if ip == end:
                     inside = False
     return win, windows, notes
+
+
+def cache_boundaries(xmap, pc, after, insns, boundaries):
+    """A cache TB QEMU could not disassemble: its body's instructions where
+    objdump puts the original ones, each instrumentation instruction QEMU
+    shows as it is (a stub's first one stays at the stub)."""
+    out, body = [], []
+    for ip, t in insns:
+        b = xmap.block(ip)
+        if b and ip < b[1]:
+            body.append(b)
+            continue
+        out.append((ip, t))
+    if not body:
+        return insns
+    b = body[0]
+    entry, stub, _e, start, _ip, _k, _c = b
+    lo = max(pc, entry)
+    hi = min(after, stub)
+    mapped = [(entry + (oip - start), t) for oip, t in boundaries(start + (lo - entry),
+                                                                    start + (hi - entry))]
+    return mapped + [e for e in out if e[0] >= hi]
 
 
 RESULT_RE = re.compile(r'result: trace\.engine (.*)$')
@@ -665,6 +855,36 @@ def cmd_compare(a):
         return fail('the trace has TraceStop ranges: the oracle compares filters only')
     RQ = R.intersect(filt) if filt else R
 
+    # pt.step=translate: the map from the code cache to the original code
+    xmap = None
+    if a.step == 'translate':
+        src = a.xlat_map or a.log
+        if not src:
+            return fail('pt.step=translate needs the kernel log with the xlat-map lines (--log)')
+        heads, blocks = read_xlat_map(src)
+        if not heads:
+            return fail(f'no "xlat-map:" lines in the kernel log {src}: booted without '
+                        'pt.translate_map, or not in pt.step=translate?')
+        reset = [f'cpu {c}: {h["resets"]} resets' for c, h in sorted(heads.items()) if h['resets']]
+        if reset:
+            return fail(f'the code cache was reset: the map is incomplete ({", ".join(reset)})')
+        for c, h in sorted(heads.items()):
+            nb = sum(1 for b in blocks if b[6] == c)
+            if nb != h['blocks']:
+                return fail(f'cpu {c}: {nb} xlat-map block lines in the kernel log, blocks={h["blocks"]}: '
+                            'the map is incomplete')
+        if a.xlat_logged:
+            logged = []
+            for part in a.xlat_logged.split(','):
+                lo, size = part.split('+')
+                logged.append((int(lo, 16), int(lo, 16) + int(size, 16)))
+            for c, h in sorted(heads.items()):
+                lo, hi = h['code']
+                if not any(l2 <= lo and hi <= h2 for l2, h2 in logged):
+                    return fail(f'cpu {c}\'s code cache is at {lo:#x}-{hi:#x}, not in the ranges QEMU '
+                                f'logged ({a.xlat_logged}, from the discovery boot)')
+        xmap = XMap(heads, blocks, xlat_runtime(text, plan['load']))
+
     # ptdecode: the decoded instructions, per CPU
     insn_path = a.insn_out or a.qemu_log[0] + '.insn'
     with open(insn_path, 'w') as out:
@@ -713,7 +933,7 @@ def cmd_compare(a):
         pt_all = pt_by_cpu.get(cpu, [])
         pt = [(ip, n) for ip, n in pt_all if ip in R]
         outside = len(pt_all) - len(pt)
-        win, windows, notes = qemu_sequence(plan, execs.get(cpu, []), a.step, boundaries)
+        win, windows, notes = qemu_sequence(plan, execs.get(cpu, []), a.step, boundaries, xmap)
         q = [(ip, t) for ip, t in win if ip in RQ]
         # A REP string instruction runs once per iteration in QEMU's log (each
         # iteration is a TB, and under TF a #DB) and is one instruction in the
@@ -815,6 +1035,10 @@ def cmd_compare(a):
     common = []
     if qproblems:
         common.append(f'QEMU log: {qproblems[0]} ({len(qproblems)} problems)')
+    if xmap and xmap.unmapped:
+        first = min(xmap.unmapped)
+        common.append(f'{len(xmap.unmapped)} code cache addresses QEMU ran are in no block of the '
+                      f'xlat-map (the lowest: {first:#x}): the map does not describe the cache')
     if multi and problems.get(None):
         common.append(f'ptdecode reported {len(problems[None])} problems: {problems[None][0]}')
     failed = [c for c in cpus if results[c][0] is not None or results[c][1]]
@@ -826,6 +1050,10 @@ def cmd_compare(a):
         em = f', {notes["emulated"]} emulated' if notes['emulated'] else ''
         bp = f', {notes["int3"]} branches run under INT3' if notes['int3'] else ''
         fx = f', {notes["fixed up"]} fixed up' if notes['fixed up'] else ''
+        if xmap:
+            fx += (f'; translate: {notes["cache"]} run in the code cache, {notes["dropped"]} '
+                   f'instrumentation instructions dropped, {notes["exits"]} exits, '
+                   f'{notes["runtime calls"]} runtime calls, {len(xmap.blocks)} blocks mapped')
         ch = ''
         if engine is not None:
             ch = (f'; engine count equal{" on every CPU" if multi else ""}; '
@@ -879,7 +1107,11 @@ def main():
                    help='QEMU\'s log, or its files (-d tid: one per thread)')
     c.add_argument('--insn-out', help='where ptdecode --insn goes (QEMU-LOG.insn)')
     c.add_argument('--cpus', type=int, default=1, help='the CPUs (each must have run a window)')
-    c.add_argument('--step', choices=('single', 'branch'), default='single')
+    c.add_argument('--step', choices=('single', 'branch', 'translate'), default='single')
+    c.add_argument('--xlat-map', help='pt.step=translate: the kernel log with the xlat-map lines '
+                   '(default: --log)')
+    c.add_argument('--xlat-logged', help='pt.step=translate: the cache ranges QEMU logged '
+                   '(-dfilter form, from the discovery boot): each CPU\'s cache must be in them')
     c.add_argument('--log-started-late', action='store_true',
                    help="QEMU's log was switched on while the guest ran (the firmware phase)")
     c.add_argument('--windows', type=int, help='the traced windows (run=) expected')
@@ -887,8 +1119,12 @@ def main():
     k = sub.add_parser('corrupt')
     for x in ('ptdecode', 'container', 'out'):
         k.add_argument('--' + x, required=True)
+    x = sub.add_parser('xlat-filter')
+    for y in ('plan', 'elf', 'log'):
+        x.add_argument('--' + y, required=True)
     a = ap.parse_args()
-    sys.exit({'plan': cmd_plan, 'compare': cmd_compare, 'corrupt': cmd_corrupt}[a.cmd](a))
+    sys.exit({'plan': cmd_plan, 'compare': cmd_compare, 'corrupt': cmd_corrupt,
+              'xlat-filter': cmd_xlat_filter}[a.cmd](a))
 
 
 if __name__ == '__main__':

@@ -6,7 +6,9 @@
 # One "PASS|FAIL oracle.NAME: ..." line per configuration: every profile x RET
 # compression on/off x filter on/off (broadwell has no IP filtering) in
 # single-step mode, and in branch-step mode the broadwell ones and, for the
-# other profiles, retcomp-nofilter and noretcomp-filter (--full: all of them).
+# other profiles, retcomp-nofilter and noretcomp-filter (--full: all of them);
+# in translate mode (pt.step=translate) four of them, one per profile (--full:
+# all of them and one on two CPUs).
 # Some add: small ToPA buffers (PMIs in traced code), timing packets, PMIs as
 # NMIs, PTWRITE from a probe, dense interrupts (timer.hz; see configs()). And
 # the firmware phase (fw-*: see fw_configs(); QEMU's log switched on through
@@ -67,6 +69,23 @@
 #   paths taken there depend on timing, every function of mm/slab.c,
 #   mm/page_alloc.c and kernel/smp.c is in the compared range too. The
 #   engine's count is each CPU's ("result: trace.cpu cpu=N ... insns=").
+# - Translate mode (NAME-translate, pt.step=translate pt.translate_map): the
+#   traced code runs in each CPU's code cache, a copy of it, so QEMU logs the
+#   caches too (and the runtime, xlat_rt_*), -d nochain as branch-step (the
+#   blocks jump to each other). Where the caches are is fixed for one command
+#   line and image: a discovery boot of the configuration's own gives their
+#   ranges (the compared boot must have them there; before the kernel took
+#   them those pages held the firmware's boot-time code, which the log shows
+#   too: a CPU's cache addresses count from its first pt_run_traced or
+#   traced_job on). The kernel prints the map at the end (xlat-map lines, per
+#   CPU; pt.translate_map): a block's body is the original
+#   instructions, byte for byte; the first instruction of its stub stands for
+#   the branch; the rest of the stub and the runtime (and what it calls, until
+#   the code goes back into the cache) are instrumentation, dropped; an exit's
+#   INT3, then #BP, ends a block that ran in full, and the code goes on at its
+#   own address, branch-stepped. A window ends at the stub of the block that
+#   calls pt_trace_end (an exit: it is not translated). A cache reset
+#   (resets= above 0: the map lost blocks) fails the run.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$here/build}
@@ -98,9 +117,10 @@ work_dense="sort,recursion,dispatch,timer,slab,fixups,sort"
 work_smp="psort,slab_xcpu,ipi"
 work_smp_short="slab_xcpu,ipi"
 smp_files='/(mm/slab\.c|mm/page_alloc\.c|kernel/smp\.c):'
-# The self-test decodes this configuration's trace with one TNT bit flipped:
-# the comparison must fail.
-selftest=skylake-retcomp-nofilter-single
+# The self-tests decode these configurations' traces with one TNT bit
+# flipped: the comparison must fail. CONFIGURATION:STEP:RESULT-NAME
+selftests="skylake-retcomp-nofilter-single:single:selftest skylake-retcomp-nofilter-translate:translate:selftest-translate"
+is_selftest() { [[ " $selftests " == *" $1:"* ]]; }
 
 # The configurations: NAME|STEP|RUN=|COMMAND-LINE EXTRAS. Filters use two ranges
 # (what the profiles that filter have); broadwell has no IP filtering.
@@ -118,6 +138,8 @@ smp_configs() {
 	echo "broadwell-noretcomp-nmi-smp2-branch|branch|$work_smp_short|2|$nr pt.step=branch pt.tsc"
 	echo "skylake-retcomp-smp4-branch|branch|$work_smp_short|4|pt.profile=skylake pt.step=branch pt.tsc $rc"
 	[ $full = 1 ] || return 0
+	# translate: each CPU's code cache, each CPU's map lines (cpu=N)
+	echo "skylake-retcomp-smp2-translate|translate|$work_smp|2|pt.profile=skylake pt.step=translate pt.translate_map pt.tsc $rc"
 	echo "skylake-retcomp-smp2-branch|branch|$work_smp|2|pt.profile=skylake pt.step=branch pt.tsc $rc"
 	echo "broadwell-noretcomp-nmi-smp4-branch|branch|$work_smp|4|$nr pt.step=branch pt.tsc"
 	echo "tigerlake-retcomp-nmi-smp2-single|single|$work_smp_short|2|pt.profile=tigerlake pt.step=single pt.pmi=nmi $rc"
@@ -140,7 +162,7 @@ fw_configs() {
 }
 configs() {
 	local step prof filt rc name x f w
-	for step in single branch; do
+	for step in single branch translate; do
 	for prof in broadwell skylake tigerlake arrowlake; do
 	for filt in nofilter filter; do
 	for rc in retcomp noretcomp; do
@@ -150,8 +172,17 @@ configs() {
 		   [ $rc-$filt != retcomp-nofilter ] && [ $rc-$filt != noretcomp-filter ]; then
 			continue
 		fi
+		# translate: one per profile, unless --full
+		if [ $step = translate ] && [ $full = 0 ]; then
+			case $prof-$rc-$filt in
+			skylake-retcomp-nofilter|broadwell-noretcomp-nofilter|tigerlake-noretcomp-filter|arrowlake-retcomp-nofilter) ;;
+			*) continue ;;
+			esac
+		fi
 		name=$prof-$rc-$filt-$step
 		x="pt.profile=$prof pt.step=$step"
+		# translate: the map from the code cache back to the code (oracle.py)
+		[ $step = translate ] && x+=" pt.translate_map"
 		# without RET compression: a small ToPA buffer, so PMIs come in traced code
 		[ $rc = noretcomp ] && x+=" pt.noretcomp pt.buf=16K pt.region=4K"
 		# Broadwell has single-entry ToPA: its PMI comes 256 bytes before the
@@ -159,14 +190,16 @@ configs() {
 		# slab's critical sections write more than that): STOP, and code runs
 		# untraced. As an NMI (what Linux uses) it is taken in time.
 		[ $rc-$prof = noretcomp-broadwell ] && x+=" pt.pmi=nmi"
-		[ $step = branch ] && x+=" pt.tsc"
+		[ $step != single ] && x+=" pt.tsc"
 		# timing packets and PMIs as NMIs (they come inside the #DB handler)
-		if [ $rc-$filt = retcomp-nofilter ] && { [ $step = branch ] || [ $prof = tigerlake ]; } &&
+		if [ $rc-$filt = retcomp-nofilter ] && { [ $step != single ] || [ $prof = tigerlake ]; } &&
 		   [ $prof != broadwell ]; then
 			x+=" pt.cyc pt.mtc pt.pmi=nmi pt.buf=8K pt.region=4K"
 		fi
 		# PTWRITE from a probe (emulated: QEMU has no PTWRITE, the engine takes its #UD)
-		[ $prof = arrowlake ] && [ $rc-$filt = noretcomp-nofilter ] &&
+		# (translate: recorded by the block's stub; RET compression on too)
+		[ $prof = arrowlake ] && { [ $rc-$filt = noretcomp-nofilter ] ||
+			{ [ $step = translate ] && [ $rc-$filt = retcomp-nofilter ]; }; } &&
 			x+=" pt.ptw=1 probe=vm.kmalloc:trace"
 		if [ $filt = filter ]; then
 			case $prof in
@@ -186,6 +219,7 @@ configs() {
 	echo "skylake-dense-branch|branch|$work_dense|1|pt.profile=skylake pt.step=branch timer.hz=50000 pt.buf=256K pt.region=4K"
 	echo "arrowlake-dense-nmi-branch|branch|$work_dense|1|pt.profile=arrowlake pt.step=branch timer.hz=20000 pt.pmi=nmi pt.buf=16K pt.region=4K"
 	echo "tigerlake-dense-single|single|$work_dense|1|pt.profile=tigerlake pt.step=single timer.hz=20000 pt.buf=256K pt.region=4K"
+	echo "skylake-dense-translate|translate|$work_dense|1|pt.profile=skylake pt.step=translate pt.translate_map timer.hz=50000 pt.buf=256K pt.region=4K"
 	smp_configs
 	fw_configs
 }
@@ -289,18 +323,35 @@ one_fw() {
 
 one() {
 	local name=$1 step=$2 w=$3 smp=$4 extra=$5 res=$dir/$1.result d status plan=$dir/plan.json
-	local qlog=$dir/$name.qlog qlogs
+	local qlog=$dir/$name.qlog qlogs df xf="" xargs=()
 	d="exec,in_asm"
-	[ "$step" = branch ] && d="exec,nochain,in_asm"
+	[ "$step" != single ] && d="exec,nochain,in_asm"
 	if [[ $w == fw:* ]]; then
 		one_fw "$name" "$step" "$w" "$extra" "$d"
 		return
 	fi
 	# several CPUs: a host thread each (MTTCG), each logs into a file of its own
 	[ "$smp" -gt 1 ] && d+=",tid" qlog=$dir/$name.qlog.%d plan=$dir/plan-smp$smp.json
+	df=${dfilter[$smp]}
+	if [ "$step" = translate ]; then
+		# where the code caches are (fixed for one command line): a
+		# discovery boot of this configuration, its xlat-map lines
+		"$here/tests/qemu/boot.sh" --smp "$smp" --cmdline "pt=on run=$w loglevel=7 $extra" \
+			--log "$dir/$name.discovery.log" --timeout $((smp > 1 ? 300 : 180)) \
+			>"$dir/$name.discovery.out" 2>&1
+		status=$?
+		if [ $status != 33 ] || ! xf=$(python3 "$py" xlat-filter --plan "$plan" --elf "$elf" \
+				--log "$dir/$name.discovery.log" 2>"$dir/$name.xlat.err"); then
+			{ echo "FAIL oracle.$name: the discovery boot ended with status $status, or no code cache ranges from it (log: $dir/$name.discovery.log)"
+			  sed 's/^/  /' "$dir/$name.xlat.err"; } >"$res"
+			return
+		fi
+		df+=",$xf"
+		xargs=(--xlat-logged "$xf")
+	fi
 	"$here/tests/qemu/boot.sh" --smp "$smp" --cmdline "pt=on run=$w loglevel=7 $extra" \
 		--log "$dir/$name.log" --debugcon "$dir/$name.tpz" --timeout $((smp > 1 ? 400 : 240)) \
-		-- -d "$d" -dfilter "${dfilter[$smp]}" -D "$qlog" >"$dir/$name.out" 2>&1
+		-- -d "$d" -dfilter "$df" -D "$qlog" >"$dir/$name.out" 2>&1
 	status=$?
 	if [ $status != 33 ]; then
 		{ echo "FAIL oracle.$name: exit status $status, expected 33 (log: $dir/$name.log)"
@@ -310,12 +361,12 @@ one() {
 	qlogs=("$dir/$name.qlog"*)
 	python3 "$py" compare --plan "$plan" --elf "$elf" --ptdecode "$tool" --step "$step" \
 		--qemu-log "${qlogs[@]}" --insn-out "$dir/$name.insn" --cpus "$smp" \
-		--container "$dir/$name.tpz" --name "oracle.$name" \
+		--container "$dir/$name.tpz" --name "oracle.$name" "${xargs[@]}" \
 		--log "$dir/$name.log" --windows "$(tr ',' '\n' <<<"$w" | wc -l)" >"$res" 2>&1
 	local cmp=$?
 	python3 "$perf_py" --ptdecode "$tool" --elf "$elf" --container "$dir/$name.tpz" \
 		--name "oracle.perf.$name" >"$dir/$name.perf" 2>&1
-	if [ $cmp = 0 ] && [ $keep = 0 ] && [ "$name" != "$selftest" ]; then
+	if [ $cmp = 0 ] && [ $keep = 0 ] && ! is_selftest "$name"; then
 		rm -f "$dir/$name.qlog"* "$dir/$name.insn"
 	elif ! grep -q '^\(PASS\|FAIL\) ' "$res"; then
 		sed -i '1i FAIL oracle.'"$name"': the comparison did not finish:' "$res"
@@ -334,28 +385,34 @@ while IFS='|' read -r name step w smp extra; do
 done < <(configs)
 wait
 
-# The self-test: a trace with one branch outcome wrong must not pass.
-if [ -n "$(printf '%s\n' "${names[@]}" | grep -x "$selftest")" ] && grep -q '^PASS ' "$dir/$selftest.result"; then
-	names+=(selftest)
+# The self-tests: a trace with one branch outcome wrong must not pass.
+for st in $selftests; do
+	IFS=: read -r cfg ststep stname <<<"$st"
+	if ! printf '%s\n' "${names[@]}" | grep -qx "$cfg" || ! grep -q '^PASS ' "$dir/$cfg.result"; then
+		continue
+	fi
+	names+=("$stname")
+	xargs=()
+	[ "$ststep" = translate ] && xargs=(--xlat-map "$dir/$cfg.log")
 	{
-		why=$(python3 "$py" corrupt --ptdecode "$tool" --container "$dir/$selftest.tpz" --out "$dir/selftest.tpz" 2>&1)
-		python3 "$py" compare --plan "$dir/plan.json" --elf "$elf" --ptdecode "$tool" --step single \
-			--qemu-log "$dir/$selftest.qlog" --container "$dir/selftest.tpz" --name x \
-			--windows "$(tr ',' '\n' <<<"$work" | wc -l)" >"$dir/selftest.compare" 2>&1
+		why=$(python3 "$py" corrupt --ptdecode "$tool" --container "$dir/$cfg.tpz" --out "$dir/$stname.tpz" 2>&1)
+		python3 "$py" compare --plan "$dir/plan.json" --elf "$elf" --ptdecode "$tool" --step "$ststep" \
+			--qemu-log "$dir/$cfg.qlog" --container "$dir/$stname.tpz" --name x "${xargs[@]}" \
+			--windows "$(tr ',' '\n' <<<"$work" | wc -l)" >"$dir/$stname.compare" 2>&1
 		status=$?
-		div=$(sed -n 's/^FAIL x: \(first divergence at instruction [0-9]*\):.*/\1/p' "$dir/selftest.compare")
+		div=$(sed -n 's/^FAIL x: \(first divergence at instruction [0-9]*\):.*/\1/p' "$dir/$stname.compare")
 		if [ $status = 1 ] && [ -n "$div" ]; then
-			echo "PASS oracle.selftest: $selftest with a TNT bit flipped ($why) fails: $div"
+			echo "PASS oracle.$stname: $cfg with a TNT bit flipped ($why) fails: $div"
 		else
-			echo "FAIL oracle.selftest: $selftest with a TNT bit flipped ($why) was not caught (status $status)"
-			sed 's/^/  /' "$dir/selftest.compare" | head -20
+			echo "FAIL oracle.$stname: $cfg with a TNT bit flipped ($why) was not caught (status $status)"
+			sed 's/^/  /' "$dir/$stname.compare" | head -20
 		fi
-	} >"$dir/selftest.result"
-	python3 "$perf_py" --ptdecode "$tool" --elf "$elf" --container "$dir/selftest.tpz" \
-		--perf-container "$dir/$selftest.tpz" --name oracle.perf.selftest --expect-divergence \
-		>"$dir/selftest.perf" 2>&1
-	[ $keep = 1 ] || rm -f "$dir/$selftest.qlog" "$dir/$selftest.qlog.insn"
-fi
+	} >"$dir/$stname.result"
+	python3 "$perf_py" --ptdecode "$tool" --elf "$elf" --container "$dir/$stname.tpz" \
+		--perf-container "$dir/$cfg.tpz" --name "oracle.perf.$stname" --expect-divergence \
+		>"$dir/$stname.perf" 2>&1
+	[ $keep = 1 ] || rm -f "$dir/$cfg.qlog" "$dir/$cfg.qlog.insn" "$dir/$cfg.insn"
+done
 
 # perf on the discovery boot's trace too (no QEMU log: perf against libipt only)
 if [ "$only" = '*' ]; then
