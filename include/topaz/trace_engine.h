@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The trace engine (kernel/trace_engine/): real control flow for the software
- * trace unit. On a CPU without PT the traced code runs with RFLAGS.TF set
- * (single-step mode) or stops only at its branches (branch-step mode: an INT3
- * on the next branch, the branch run by the emulator, one stop per branch).
- * At every stop the engine tells the model what a PT-capable CPU would have
- * seen. The session drives it through struct trace_engine_ops (tracing.h).
+ * trace unit. On a CPU without PT the traced code runs from a per-CPU code
+ * cache whose blocks record their branches (translate mode, the default: the
+ * records go to the model in batches), with RFLAGS.TF set (single-step mode),
+ * or stops only at its branches (branch-step mode: an INT3 on the next
+ * branch, the branch run by the emulator, one stop per branch; translate
+ * mode's fallback). The engine tells the model what a PT-capable CPU would
+ * have seen. The session drives it through struct trace_engine_ops (tracing.h).
  */
 #ifndef TOPAZ_TRACE_ENGINE_H
 #define TOPAZ_TRACE_ENGINE_H

@@ -36,7 +36,7 @@
 extern const char ImageBase[] __hidden, __image_end[] __hidden;
 
 /* pt.step=: how every CPU's engine follows */
-static enum trace_step_mode step_mode = TRACE_STEP_BRANCH;
+static enum trace_step_mode step_mode = TRACE_STEP_TRANSLATE;
 
 /*
  * What one CPU's engine is doing, and how it moves:
@@ -98,7 +98,7 @@ static inline bool following(void)
 
 static const char *const step_names[] = { "single", "branch", "translate", NULL };	/* enum trace_step_mode */
 KPARAM_ENUM("pt.step", pt_step, &step_mode, step_names,
-	    "trace engine: branch (an INT3 per branch, the default), translate (a code cache that records its branches) or single (a #DB per instruction)");
+	    "trace engine: translate (a code cache that records its branches, the default), branch (an INT3 per branch) or single (a #DB per instruction)");
 
 #ifndef TOPAZ_HOSTED
 static inline u64 read_dr6(void) { u64 v; __asm__ volatile("mov %%db6, %0" : "=r"(v)); return v; }
@@ -1085,9 +1085,13 @@ void trace_engine_init(void)
 	trap_set_bp_fast(bp_fast);
 	if (step_mode == TRACE_STEP_TRANSLATE) {
 		err = xlat_init();
-		if (err) {
-			pr_warn("pt.step=translate: no code cache here (error %d%s): branch-step\n", err,
-				err == -ENODEV ? ": the firmware's page tables" : "");
+		if (err == -ENODEV) {
+			/* the firmware phase: expected, not a warning */
+			pr_info("pt.step=translate: no code cache here (error %d: the firmware's page tables): branch-step\n",
+				err);
+			step_mode = TRACE_STEP_BRANCH;
+		} else if (err) {
+			pr_warn("pt.step=translate: no code cache here (error %d): branch-step\n", err);
 			step_mode = TRACE_STEP_BRANCH;
 		} else {
 			trap_set_handler(X86_TRAP_PF, on_page_fault);

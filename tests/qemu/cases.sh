@@ -19,7 +19,7 @@ ptmodel-tigerlake|test=ptmodel pt.profile=tigerlake|33|profile tigerlake;cpu: In
 ptmodel-arrowlake|test=ptmodel pt.profile=arrowlake pt.profile=nehalem|33|profile arrowlake;bad value 'nehalem' for 'pt.profile'
 probes|test=slab probe=vm.kmem_cache_alloc:print,vm.kmalloc:count|33|vm.kmem_cache_alloc: name=kmem_cache_alloc call_site=0x;caller_function=ktest_slab_probe_values+0x;gfp_flag_name=GFP_KERNEL|__GFP_ZERO;cache_name=kt-probe;count vm.kmalloc:
 trace-skylake|pt=on pt.step=single pt.buf=8K pt.region=4K run=demo|33|tracing with the software trace unit;single-step: 
-trace-broadwell|pt=on pt.profile=broadwell pt.noretcomp pt.buf=8K pt.region=4K pt.pmi=nmi run=demo|33|profile broadwell;tracing with the software trace unit;branch-step self-check: ;branch-step: 
+trace-broadwell|pt=on pt.profile=broadwell pt.noretcomp pt.buf=8K pt.region=4K pt.pmi=nmi pt.step=branch run=demo|33|profile broadwell;tracing with the software trace unit;branch-step self-check: ;branch-step: 
 trace-tigerlake|pt=on pt.profile=tigerlake pt.buf=8K pt.region=4K pt.step=branch pt.noretcomp run=demo|33|profile tigerlake;branch-step
 trace-arrowlake|pt=on pt.profile=arrowlake pt.buf=8K pt.region=4K pt.pmi=nmi pt.step=branch run=demo|33|profile arrowlake
 trace-filter|pt=on pt.filter="filter insertion_sort.constprop.0, filter work_dispatch" pt.buf=8K pt.region=4K run=sort,dispatch,sort,dispatch,sort,dispatch,sort,dispatch,sort,dispatch|33|tracing with the software trace unit
