@@ -310,6 +310,8 @@ bench: setup $(BENCH_BINS) kernel tools
 	$(Q)status=0; tests/bench/run.sh $(BUILD)/bench || status=$$?; \
 	tests/bench/trace_speed.sh $(BUILD) sort || status=$$?; \
 	tests/bench/trace_speed.sh $(BUILD) slab || status=$$?; \
+	for w in recursion dispatch firmware; do \
+		BOOTS=1 tests/bench/trace_speed.sh $(BUILD) $$w || status=$$?; done; \
 	tests/bench/decode_speed.sh $(BUILD) || status=$$?; \
 	tests/bench/decode_bare.sh $(BUILD) || status=$$?; exit $$status
 

@@ -169,7 +169,9 @@ branches=$(sed -nE 's/.*result: trace.engine insns=[0-9]+ branches=([0-9]+).*/\1
 		"branch-step ${ic_branch}k; per traced branch ($((branches / runs)) a run): translate $(per_branch "$ic_translate")," \
 		"branch-step $(per_branch "$ic_branch") more instructions"
 	echo "targets:"
-	if awk -v a="$steady_translate" -v b="$steady_untraced" 'BEGIN { exit !(b > 0 && a <= 10 * b) }'; then
+	if [ "$wl" != sort ] && [ "$wl" != slab ]; then
+		echo "  (reported: translate, later runs $(ratio "$steady_translate" "$steady_untraced")x the untraced run; the 10x target is sort's and slab's)"
+	elif awk -v a="$steady_translate" -v b="$steady_untraced" 'BEGIN { exit !(b > 0 && a <= 10 * b) }'; then
 		echo "  met: translate, later runs at most 10x the untraced run ($(ratio "$steady_translate" "$steady_untraced")x)"
 	else
 		echo "  NOT MET: translate, later runs at most 10x the untraced run ($(ratio "$steady_translate" "$steady_untraced")x)"
