@@ -198,15 +198,17 @@ void pt_session_stop(void)
 	pt_event_stop(&st->event, PERF_EF_UPDATE);
 	st->running = false;
 	/*
-	 * Small windows' bytes stay in the ring (published, as perf's AUX data
-	 * waits for its reader) until they fill an eighth of it, a PMI drains
-	 * it, or the session closes: such a stop costs no sink I/O (debugcon
-	 * writes a byte at a time). The next window starts with at least 7/8 of
-	 * the ring free, so its PMIs come where they did with an empty one
-	 * (a small ring, as the PMI tests use, is drained at every stop).
+	 * In a large ring (256 KiB and up) small windows' bytes stay (published,
+	 * as perf's AUX data waits for its reader) until they fill an eighth of
+	 * it, a PMI drains it, or the session closes: such a stop costs no sink
+	 * I/O (debugcon writes a byte at a time), and the next window still has
+	 * 7/8 of the ring. A smaller ring drains at every stop, as before: there
+	 * the bytes left would move where the trace unit stops (trace-smp-4's
+	 * 64 KiB single-range rings stopped full).
 	 */
 	if (!st->aux->snapshot &&
-	    st->aux->head - st->aux->tail >= ((u64)st->aux->nr_pages << PAGE_SHIFT) / 8)
+	    (st->aux->nr_pages < (256u << 10) / PAGE_SIZE ||
+	     st->aux->head - st->aux->tail >= ((u64)st->aux->nr_pages << PAGE_SHIFT) / 8))
 		pt_session_drain();
 }
 
