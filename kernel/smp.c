@@ -524,12 +524,12 @@ static u64 stopped_bits;
 static DEFINE_SPINLOCK(stop_report_lock);
 
 static void (*stop_hook)(void);
-static bool (*stop_defer)(void);
+static enum smp_stop_when (*stop_defer)(void);
 /* a stop put off until this CPU leaves what it must finish (smp_stop_pending()) */
 static DEFINE_PER_CPU(bool, stop_put_off);
 static DEFINE_PER_CPU(struct pt_regs, stop_regs);
 
-void smp_set_stop_hook(void (*fn)(void), bool (*defer)(void))
+void smp_set_stop_hook(void (*fn)(void), enum smp_stop_when (*defer)(void))
 {
 	__atomic_store_n(&stop_hook, fn, __ATOMIC_RELEASE);
 	__atomic_store_n(&stop_defer, defer, __ATOMIC_RELEASE);
@@ -544,7 +544,7 @@ static __attribute__((noreturn)) void stop_this_cpu(const struct pt_regs *regs, 
 		hook();	/* before this CPU reports: the panicking CPU waits for that */
 	spin_lock(&stop_report_lock);	/* one CPU's report at a time */
 	printk(KERN_EMERG "CPU %u (APIC ID %u) stopped by the panic on CPU %u%s; it was here:\n", me,
-	       apic_ids[me], req - 1, late ? " once it had finished writing the trace" : "");
+	       apic_ids[me], req - 1, late ? " once it had left the trace writer or trace unit" : "");
 	show_regs(regs);
 	spin_unlock(&stop_report_lock);
 	set_cpu_online(me, false);
@@ -553,30 +553,41 @@ static __attribute__((noreturn)) void stop_this_cpu(const struct pt_regs *regs, 
 		__asm__ volatile("cli; hlt");
 }
 
-bool smp_stop_nmi(struct pt_regs *regs)
+enum smp_stop_when smp_stop_nmi(struct pt_regs *regs)
 {
 	u32 req = __atomic_load_n(&stop_requester, __ATOMIC_ACQUIRE);
 	unsigned int me = smp_processor_id();
-	bool (*defer)(void) = __atomic_load_n(&stop_defer, __ATOMIC_ACQUIRE);
+	enum smp_stop_when (*defer)(void) = __atomic_load_n(&stop_defer, __ATOMIC_ACQUIRE);
+	enum smp_stop_when when;
 
 	if (!req || req == me + 1)
-		return false;
-	if (defer && defer()) {
+		return SMP_STOP_NOW;
+	when = defer ? defer() : SMP_STOP_NOW;
+	if (when != SMP_STOP_NOW) {
 		/* inside a write the panicking CPU needs finished (it would wait
-		 * for its lock for ever): stop at its end, as if here */
+		 * for its lock for ever), or inside the trace unit the stop hook
+		 * turns off: stop at its end, as if here */
 		*this_cpu_ptr(stop_regs) = *regs;
 		*this_cpu_ptr(stop_put_off) = true;
-		return true;
+		return when;
 	}
 	stop_this_cpu(regs, req, false);
-	return false;
 }
 
 void smp_stop_pending(void)
 {
-	if (unlikely(*this_cpu_ptr(stop_put_off)))
-		stop_this_cpu(this_cpu_ptr(stop_regs),
-			      __atomic_load_n(&stop_requester, __ATOMIC_ACQUIRE), true);
+	enum smp_stop_when (*defer)(void);
+
+	if (likely(!*this_cpu_ptr(stop_put_off)))
+		return;
+	/* the end of one of two nested reasons (a trace unit call inside a
+	 * write): the stop waits for the outer one's end too */
+	defer = __atomic_load_n(&stop_defer, __ATOMIC_ACQUIRE);
+	if (defer && defer() != SMP_STOP_NOW)
+		return;
+	/* the stop hook calls the trace unit, which ends here again */
+	*this_cpu_ptr(stop_put_off) = false;
+	stop_this_cpu(this_cpu_ptr(stop_regs), __atomic_load_n(&stop_requester, __ATOMIC_ACQUIRE), true);
 }
 
 void smp_send_stop(void)

@@ -354,15 +354,16 @@ static __noinline void trap_dispatch_full(struct pt_regs *regs)
 	}
 	if (regs->vector == X86_TRAP_NMI) {
 		/* another CPU's panic stops this one here, or at the end of the
-		 * container write it interrupted (then the NMI is dealt with:
-		 * not the "unhandled NMI" panic, which left the write unfinished
-		 * and the panicking CPU waiting for its lock: a hang) */
-		bool put_off = smp_stop_nmi(regs);
+		 * container write or trace unit call it interrupted (then the
+		 * NMI is dealt with: not the "unhandled NMI" panic, which left
+		 * the write unfinished and the panicking CPU waiting for its
+		 * lock: a hang) */
+		enum smp_stop_when put_off = smp_stop_nmi(regs);
 
 		tc->nmi_depth++;
-		if (!put_off)
+		if (put_off == SMP_STOP_NOW)
 			dispatch(regs);
-		else if (handlers[X86_TRAP_NMI])
+		else if (put_off == SMP_STOP_PUT_OFF && handlers[X86_TRAP_NMI])
 			handlers[X86_TRAP_NMI](regs);	/* a PMI NMI with it */
 		tc->nmi_depth--;
 	} else {

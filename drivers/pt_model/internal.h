@@ -5,6 +5,7 @@
 
 #include <topaz/pt_model.h>
 #include <topaz/percpu.h>
+#include <topaz/smp.h>
 #include <topaz/msr-index.h>
 
 #define PTM_RETSTACK	64	/* the decoder's return stack (SDM 36.2.1.2, libipt) */
@@ -106,11 +107,16 @@ static inline void ptm_enter(void)
 
 /* An interrupt is taken at an instruction boundary: deliver a pending PMI
  * once the outermost model call is done, so the handler finds the model in
- * a consistent state (and may itself use the MSRs). */
+ * a consistent state (and may itself use the MSRs). A panic's stop NMI that
+ * came inside the call (pt_model_busy()) stops this CPU here, for the same
+ * reason: its stop hook turns the model off. */
 static inline void ptm_exit(void)
 {
-	if (!--ptm.depth && ptm.pmi_pending)
+	if (--ptm.depth)
+		return;
+	if (ptm.pmi_pending)
 		ptm_deliver_pmis();
+	smp_stop_pending();
 }
 
 /* pt_model_rules.c */

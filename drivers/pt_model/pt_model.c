@@ -426,6 +426,11 @@ void pt_model_init_this_cpu(void)
 	ptm.installed = true;
 }
 
+bool pt_model_busy(void)
+{
+	return ptm.depth != 0;
+}
+
 u64 pt_model_bytes_lost(void)
 {
 	return ptm.st.bytes_lost;

@@ -7,7 +7,8 @@
  * The model is one trace unit for one CPU. It is not reentrant: events and MSR
  * accesses must come from one context at a time. A PMI it raises is delivered
  * (apic_pmi_deliver) when the outermost model call returns, as an interrupt is
- * taken at the next instruction boundary.
+ * taken at the next instruction boundary. So is another CPU's panic stop that
+ * came as an NMI inside a model call (pt_model_busy(), smp_stop_pending()).
  */
 #ifndef TOPAZ_PT_MODEL_H
 #define TOPAZ_PT_MODEL_H
@@ -222,6 +223,12 @@ void pt_model_get_stats_cpu(unsigned int cpu, struct pt_model_stats *st);
  * configuration, reset (each CPU has one, as each has its PT unit)
  */
 void pt_model_init_this_cpu(void);
+/**
+ * pt_model_busy() - this CPU is inside a model call: its packet state is half
+ * updated, so an NMI here must not call the model (a panic's stop NMI is put
+ * off to the call's end, where the model calls smp_stop_pending()).
+ */
+bool pt_model_busy(void);
 /** pt_model_bytes_lost() - this CPU's trace unit: bytes generated and not stored, a running total */
 u64 pt_model_bytes_lost(void);
 

@@ -87,14 +87,22 @@ unsigned int run_on_each_cpu(smp_call_func_t fn, void *info);
  */
 void smp_set_job_wrapper(void (*wrap)(smp_call_func_t fn, void *info));
 
+/* What a panic's stop NMI does on a CPU (the stop hook's @defer answers). */
+enum smp_stop_when {
+	SMP_STOP_NOW,		/* stop in the NMI */
+	SMP_STOP_PUT_OFF,	/* at smp_stop_pending(); the NMI's handler runs now (a PMI may have come with it) */
+	SMP_STOP_PUT_OFF_NMI,	/* at smp_stop_pending(), no handler now: the CPU is inside what it would use */
+};
+
 /**
  * smp_set_stop_hook() - @fn runs on each CPU a panic stops, in its stop NMI,
  * before it reports and halts (the tracing session publishes that CPU's
- * trace there). @defer: true when the NMI came inside something the
- * panicking CPU needs finished (a write of the trace under its lock): that
- * CPU then stops at smp_stop_pending(), called where it ends. NULL: none.
+ * trace there). @defer: whether the NMI came inside something the panicking
+ * CPU needs finished (a write of the trace under its lock) or the hook needs
+ * whole (the software trace unit, half-way through a packet): that CPU then
+ * stops at smp_stop_pending(), called where it ends. NULL: always now.
  */
-void smp_set_stop_hook(void (*fn)(void), bool (*defer)(void));
+void smp_set_stop_hook(void (*fn)(void), enum smp_stop_when (*defer)(void));
 
 /** smp_stop_pending() - stop here if a panic's stop was put off (see above) */
 void smp_stop_pending(void);
@@ -119,10 +127,10 @@ const char *smp_stack_guard_name(u64 addr, char *buf, size_t len);
 void smp_send_stop(void);
 /**
  * smp_stop_nmi() - the NMI handler's first question: stop here? (never
- * returns if so). Returns true when this NMI was another CPU's stop put off
- * to the end of a container write this CPU is inside: it is dealt with, and
- * no "unhandled NMI" (a PMI that came with it still goes to its handler).
+ * returns if so). Otherwise SMP_STOP_NOW when this NMI is not a stop, or how
+ * the stop was put off (see enum smp_stop_when): then it is dealt with, and
+ * no "unhandled NMI".
  */
-bool smp_stop_nmi(struct pt_regs *regs);
+enum smp_stop_when smp_stop_nmi(struct pt_regs *regs);
 
 #endif

@@ -48,6 +48,19 @@ static void pt_panic_dump(void)
 static struct shutdown_hook panic_dump = { .name = "pt", .fn = pt_panic_dump };
 
 /* A job on another CPU while a workload runs traced: that CPU's own window. */
+/*
+ * A panic's stop NMI on this CPU: put off to the end of a container write
+ * (the panicking CPU waits for its lock), and wholly to the end of a trace
+ * unit call (the stop hook and a PMI handler would turn the unit off half-way
+ * through a packet: an NMI is taken at an instruction boundary).
+ */
+static enum smp_stop_when stop_when(void)
+{
+	if (pt_model_busy())
+		return SMP_STOP_PUT_OFF_NMI;
+	return pt_session_writing_here() ? SMP_STOP_PUT_OFF : SMP_STOP_NOW;
+}
+
 static void traced_job(smp_call_func_t fn, void *info)
 {
 	if (!READ_ONCE(window_open) || !pt_session_has_cpu(smp_processor_id())) {
@@ -109,7 +122,7 @@ int pt_boot_init(const struct boot_info *bi)
 	pt_irq_init(pt_opts.pmi == PT_PMI_NMI);
 	panic_notifier_register(&panic_dump);
 	smp_set_job_wrapper(traced_job);
-	smp_set_stop_hook(pt_session_park_this_cpu, pt_session_writing_here);
+	smp_set_stop_hook(pt_session_park_this_cpu, stop_when);
 	active = true;
 	pr_info("tracing with %s, %lluK buffer (%s), %s mode, sink %s\n",
 		pt_model_active() ? "the software trace unit" : "Intel PT",

@@ -64,4 +64,7 @@ extern trap_handler_t hosted_trap_handlers[32];
 extern const struct trap_trace_hooks *hosted_trace_hooks;
 extern bool (*hosted_bp_fast)(struct trap_frame *f);
 extern bool hosted_in_nmi, hosted_no_iret;
+/* a panic's stop NMI put off to smp_stop_pending(), which runs the hook */
+extern bool hosted_stop_put_off;
+extern void (*hosted_stop_hook)(void);
 extern u64 hosted_dr6;

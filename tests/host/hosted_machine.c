@@ -511,12 +511,22 @@ void smp_set_job_wrapper(void (*wrap)(smp_call_func_t fn, void *info))
 {
 }
 
-void smp_set_stop_hook(void (*fn)(void), bool (*defer)(void))
+void smp_set_stop_hook(void (*fn)(void), enum smp_stop_when (*defer)(void))
 {
 }
 
+/* A panic's stop put off (what the kernel's smp_stop_nmi() does when its
+ * NMI came inside the trace unit): a test sets it, and the hook runs here. */
+bool hosted_stop_put_off;
+void (*hosted_stop_hook)(void);
+
 void smp_stop_pending(void)
 {
+	if (!hosted_stop_put_off)
+		return;
+	hosted_stop_put_off = false;
+	if (hosted_stop_hook)
+		hosted_stop_hook();
 }
 
 void hosted_set_cpus(unsigned int n)

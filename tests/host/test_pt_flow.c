@@ -1199,6 +1199,62 @@ static void test_disable_reenable(void **state)
 	free(exp);
 }
 
+/*
+ * A panic's stop NMI that comes while the trace unit is half-way through a
+ * packet (trace-smp-fault once stopped CPU 0 there: 8 bytes produced, never
+ * stored) is put off to the outermost model call's end, where the model calls
+ * smp_stop_pending(): the stop hook then finds every produced byte stored.
+ */
+static int stop_nmi_at, stop_nmi_packets;
+static bool stop_hook_busy;
+static struct pt_model_stats stop_stats;
+
+static void stop_nmi_hook(const struct ptpk *p, const u8 *b, int len, u64 off, void *ctx)
+{
+	capture_hook(p, b, len, off, ctx);
+	if (++stop_nmi_packets != stop_nmi_at)
+		return;
+	/* the NMI: inside the unit, so the stop waits (the kernel's stop_when()) */
+	assert_true(pt_model_busy());
+	hosted_stop_put_off = true;
+}
+
+static void stop_hook(void)
+{
+	stop_hook_busy = pt_model_busy();
+	pt_model_get_stats(&stop_stats);
+	wr(MSR_IA32_RTIT_CTL, rd(MSR_IA32_RTIT_CTL) & ~RTIT_CTL_TRACEEN);	/* what the park does */
+}
+
+static void test_stop_nmi_waits_for_the_unit(void **state)
+{
+	u64 main = build_mixed();
+	struct pt_model_stats st;
+
+	loop_jcc = S.x;
+	sim_init(main, 0, PTM_MODE_64);
+	S.cond = cond_loop;
+	loop_left = 200;
+	stop_nmi_packets = 0;
+	stop_nmi_at = 40;
+	stop_hook_busy = true;
+	memset(&stop_stats, 0, sizeof(stop_stats));
+	hosted_stop_hook = stop_hook;
+	pt_model_set_packet_hook(stop_nmi_hook, &cap);
+	trace_on(0);
+	assert_false(pt_model_busy());
+	run();
+	hosted_stop_hook = NULL;
+	assert_false(hosted_stop_put_off);		/* the hook ran */
+	assert_true(stop_nmi_packets > stop_nmi_at);	/* the disable's own packets came after */
+	assert_false(stop_hook_busy);
+	assert_true(stop_stats.bytes > 0);
+	assert_int_equal(stop_stats.bytes, stop_stats.bytes_written + stop_stats.bytes_lost);
+	pt_model_get_stats(&st);
+	assert_int_equal(st.bytes, st.bytes_written + st.bytes_lost);
+	assert_int_equal(rd(MSR_IA32_RTIT_CTL) & RTIT_CTL_TRACEEN, 0);
+}
+
 /* MOV CR3 with CR3 filtering: PIP, and PacketEn follows the CR3 match. */
 static void test_cr3_filter(void **state)
 {
@@ -1269,6 +1325,7 @@ int main(void)
 		cmocka_unit_test_setup(test_ptwrite, setup),
 		cmocka_unit_test_setup(test_timing_packets, setup),
 		cmocka_unit_test_setup(test_disable_reenable, setup),
+		cmocka_unit_test_setup(test_stop_nmi_waits_for_the_unit, setup),
 		cmocka_unit_test_setup(test_cr3_filter, setup),
 	};
 
