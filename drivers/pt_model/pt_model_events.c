@@ -270,17 +270,18 @@ static __always_inline void ev_end(void)
  */
 static __always_inline void ev_exit(void)
 {
-	if (--ptm.depth || !ptm.pmi_pending)
+	if (--ptm.depth)
 		return;
 	for (int i = 0; i < 4 && ptm.pmi_pending; i++) {
 		ptm_deliver_pmis();
 		if (!ptm.enable_pending || ptm.unseen)
-			return;
+			break;
 		ptm.depth++;
 		point(ptm.ip);
 		ev_end();
 		ptm.depth--;
 	}
+	smp_stop_pending();	/* as ptm_exit() */
 }
 
 void ptm_trace_enable(void)

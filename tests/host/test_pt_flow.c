@@ -1206,6 +1206,7 @@ static void test_disable_reenable(void **state)
  * smp_stop_pending(): the stop hook then finds every produced byte stored.
  */
 static int stop_nmi_at, stop_nmi_packets;
+static size_t stop_nmi_insn, stop_insn;
 static bool stop_hook_busy;
 static struct pt_model_stats stop_stats;
 
@@ -1217,11 +1218,13 @@ static void stop_nmi_hook(const struct ptpk *p, const u8 *b, int len, u64 off, v
 	/* the NMI: inside the unit, so the stop waits (the kernel's stop_when()) */
 	assert_true(pt_model_busy());
 	hosted_stop_put_off = true;
+	stop_nmi_insn = S.n;
 }
 
 static void stop_hook(void)
 {
 	stop_hook_busy = pt_model_busy();
+	stop_insn = S.n;
 	pt_model_get_stats(&stop_stats);
 	wr(MSR_IA32_RTIT_CTL, rd(MSR_IA32_RTIT_CTL) & ~RTIT_CTL_TRACEEN);	/* what the park does */
 }
@@ -1238,6 +1241,7 @@ static void test_stop_nmi_waits_for_the_unit(void **state)
 	stop_nmi_packets = 0;
 	stop_nmi_at = 40;
 	stop_hook_busy = true;
+	stop_insn = 0;
 	memset(&stop_stats, 0, sizeof(stop_stats));
 	hosted_stop_hook = stop_hook;
 	pt_model_set_packet_hook(stop_nmi_hook, &cap);
@@ -1248,6 +1252,7 @@ static void test_stop_nmi_waits_for_the_unit(void **state)
 	assert_false(hosted_stop_put_off);		/* the hook ran */
 	assert_true(stop_nmi_packets > stop_nmi_at);	/* the disable's own packets came after */
 	assert_false(stop_hook_busy);
+	assert_int_equal(stop_insn, stop_nmi_insn);	/* at the end of the same event */
 	assert_true(stop_stats.bytes > 0);
 	assert_int_equal(stop_stats.bytes, stop_stats.bytes_written + stop_stats.bytes_lost);
 	pt_model_get_stats(&st);
