@@ -37,8 +37,8 @@ const struct workload *workload_find(const char *name);
 void workload_list(void);
 /**
  * workload_run_list() - run each workload of @spec ("a,b,c", as @key= gave
- * it), found by @find, traced when tracing is on, printing what each
- * returned; a name @find does not know is said (as a @label) with @list
+ * it), found by @find, traced when tracing is on (NAME:untraced: never),
+ * printing what each returned; a name @find does not know is said (as a @label) with @list
  * Return: how many names were unknown
  */
 int workload_run_list(const char *key, const char *spec,
