@@ -798,7 +798,104 @@ void pt_model_ev_branch(enum ptm_class cls, u64 ip, u64 next, u64 target, bool t
 
 static inline const struct ptm_edge *edge_at(const void *base, const u64 *rec)
 {
-	return (const void *)((const u8 *)base + rec[0]);
+	return (const void *)((const u8 *)base + ((u32)rec[0] & PTM_REC_EDGE));
+}
+
+static inline unsigned int rec_insns(const u64 *rec)
+{
+	return (u32)rec[0] >> PTM_REC_INSNS_SHIFT;
+}
+
+/*
+ * The full path's end for a Jcc or compressed RET whose bit fills the TNT
+ * packet, in the common case's state (PacketEn staying on, no IP filter, no
+ * MTC): the packet goes out, then what is due at the instruction boundary
+ * (a PSB+ the bytes asked for, a PMI the output raised).
+ */
+static void edges_tnt_full(void)
+{
+	ptm_enter();
+	flush_tnt();
+	ev_end();
+	ev_exit();
+}
+
+/*
+ * ev_insn_fast()'s common case over a run of records, with the state it
+ * touches in registers: Jcc, direct JMP and CALL, and a RET that RET
+ * compression turns into a TNT bit; a bit that fills the TNT packet sends
+ * it and ends the run. It stops before a record that needs a packet of its
+ * own (an indirect branch, a RET not compressed), which the full path then
+ * takes. The time, the IP and the counts are worked out once at the end:
+ * the same sums as record by record.
+ */
+static __noinline const u64 *edges_fast(struct pt_model *m, const u64 *rec, const u64 *end,
+			     const void *base, u64 *insns)
+{
+	const unsigned int max = m->cfg.long_tnt ? PTPK_TNT64_MAX : PTPK_TNT8_MAX;
+	const bool retc = !(m->ctl & RTIT_CTL_DISRETC);
+	const u64 *first = rec;
+	unsigned int tn = m->tnt_n, top = m->rs_top, len = m->rs_len;
+	u64 bits = m->tnt_bits, n = 0, done;
+	bool full = false;
+
+	while (rec < end) {
+		u32 w = (u32)rec[0];
+
+		/* a run of Jccs, in a loop of its own */
+		while (w & PTM_REC_COND) {
+			bits = (bits << 1) | ((w / PTM_REC_TAKEN) & 1);
+			n += w >> PTM_REC_INSNS_SHIFT;
+			rec += 2;
+			if (unlikely(++tn == max)) {
+				full = true;
+				goto out;
+			}
+			if (rec == end)
+				goto out;
+			w = (u32)rec[0];
+		}
+		switch (w & PTM_REC_KIND) {
+		case PTM_REC_JUMP:
+			break;
+		case PTM_REC_CALL:
+			top = (top + 1) % PTM_RETSTACK;
+			m->retstack[top] = edge_at(base, rec)->next;
+			len += len < PTM_RETSTACK;	/* full: the oldest is overwritten */
+			break;
+		case PTM_REC_RET:
+			if (!retc || !len || m->retstack[top] != rec[1])
+				goto out;	/* a TIP */
+			top = (top + PTM_RETSTACK - 1) % PTM_RETSTACK;
+			len--;
+			bits = (bits << 1) | 1;
+			full = ++tn == max;
+			break;
+		default:
+			goto out;	/* an indirect JMP or CALL: a TIP */
+		}
+		n += w >> PTM_REC_INSNS_SHIFT;
+		rec += 2;
+		if (unlikely(full))
+			break;
+	}
+out:
+	done = (u64)(rec - first) / 2;
+	if (done) {
+		const struct ptm_edge *e = edge_at(base, rec - 2);
+
+		m->ip = e->to ? e->to : rec[-1];
+		m->tsc += m->cfg.cycles_per_event * done;
+		m->st.fast += done;
+	}
+	m->tnt_bits = bits;
+	m->tnt_n = (u8)tn;
+	m->rs_top = top;
+	m->rs_len = len;
+	*insns += n;
+	if (full)
+		edges_tnt_full();
+	return rec;
 }
 
 /*
@@ -817,41 +914,7 @@ const u64 *pt_model_ev_edges(const u64 *rec, const u64 *end, const void *base, u
 
 		if (m->gate == PTM_GATE_FAST && !m->depth && !m->cfg.no_fast_path &&
 		    !(m->ctl & (RTIT_CTL_ADDR_CFG_ALL | RTIT_CTL_MTC_EN | RTIT_CTL_NOTNT))) {
-			unsigned int max = m->cfg.long_tnt ? PTPK_TNT64_MAX : PTPK_TNT8_MAX;
-			unsigned int tn = m->tnt_n;
-			u64 bits = m->tnt_bits, tsc = m->tsc, cpe = m->cfg.cycles_per_event;
-			u64 ip = m->ip, fast = 0;
-			bool retc = !(m->ctl & RTIT_CTL_DISRETC);
-
-			for (; rec < end; rec += 2) {
-				e = edge_at(base, rec);
-				to = e->to ? e->to : rec[1];
-				if (tn + 1u >= max)
-					break;
-				if (e->cls == PTM_COND) {
-					bits = (bits << 1) | e->taken;
-					tn++;
-				} else if (e->cls == PTM_CALL) {
-					if (to != e->next)	/* CALL +0 is not a call */
-						rs_push(e->next);
-				} else if (e->cls == PTM_RET) {
-					if (!retc || !rs_pop_if(to))
-						break;
-					bits = (bits << 1) | 1;
-					tn++;
-				} else if (e->cls != PTM_JUMP) {
-					break;
-				}
-				ip = to;
-				tsc += cpe;
-				fast++;
-				n += e->insns;
-			}
-			m->tnt_bits = bits;
-			m->tnt_n = (u8)tn;
-			m->tsc = tsc;
-			m->ip = ip;
-			m->st.fast += fast;
+			rec = edges_fast(m, rec, end, base, &n);
 			if (rec == end)
 				break;
 			e = edge_at(base, rec);
@@ -859,7 +922,7 @@ const u64 *pt_model_ev_edges(const u64 *rec, const u64 *end, const void *base, u
 		if (e->cls == PTM_OTHER || e->cls >= PTM_FAR)
 			break;	/* not a near branch: the caller's */
 		to = e->to ? e->to : rec[1];
-		n += e->insns;
+		n += rec_insns(rec);
 		ev_near(e->cls, e->ip, e->next, to, e->taken);
 		rec += 2;
 	}

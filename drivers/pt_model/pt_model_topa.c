@@ -242,6 +242,22 @@ static void write_topa(const u8 *b, u64 n)
 
 void ptm_output_write(const u8 *b, int n)
 {
+	/* The common case, as write_topa() does it: a ToPA region with room
+	 * for the packet short of its end, no PMI point (a single entry's
+	 * early one) in the way, no PMI skid being counted. */
+	if (likely(ptm.out_ready && !ptm.pmi_armed &&
+		   (ptm.ctl & (RTIT_CTL_TOPA | RTIT_CTL_FABRIC_EN)) == RTIT_CTL_TOPA)) {
+		u64 off = out_offset(), lim = ptm.region_size;
+
+		if ((ptm.entry & TOPA_INT) && ptm_output_single_entry() && !ptm.early_done &&
+		    ptm.cfg.single_pmi_early < lim)
+			lim -= ptm.cfg.single_pmi_early;
+		if (off + (u64)n < lim) {
+			store(ptm.region_base + off, b, (u64)n);
+			set_offset(off + (u64)n);
+			return;
+		}
+	}
 	if (!ptm.out_ready) {
 		ptm.st.bytes_lost += (u64)n;
 		return;

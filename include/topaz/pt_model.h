@@ -358,10 +358,46 @@ struct ptm_edge {
 	u32 pad;
 };
 
+/*
+ * A record's first word (its low 32 bits are read): the byte offset of its
+ * struct ptm_edge from the batch's base, 32-byte aligned and under 2 MiB,
+ * with the edge's instruction count above and, for a Jcc, its outcome in the
+ * low bits, so the common record needs no look at the edge.
+ */
+#define PTM_REC_COND		0x1u		/* a PTM_COND edge */
+#define PTM_REC_TAKEN		0x2u		/* ... its taken one */
+#define PTM_REC_KIND		0xcu		/* else what it does to the state: */
+#define PTM_REC_JUMP		0x4u		/* nothing (direct JMP, CALL +0) */
+#define PTM_REC_CALL		0x8u		/* pushes @next (direct CALL) */
+#define PTM_REC_RET		0xcu		/* pops the target in the record, or a TIP */
+#define PTM_REC_EDGE		0x001fffe0u	/* the edge's offset */
+#define PTM_REC_INSNS_SHIFT	21		/* the edge's @insns (at most 2047) */
+#define PTM_REC_INSNS_MAX	2047u
+
+/** ptm_rec_word() - the first word of a record of edge @e, which is at @off from the base */
+static inline u32 ptm_rec_word(u32 off, const struct ptm_edge *e)
+{
+	u32 w = off | (u32)e->insns << PTM_REC_INSNS_SHIFT;
+
+	switch (e->cls) {
+	case PTM_COND:
+		return w | PTM_REC_COND | (e->taken ? PTM_REC_TAKEN : 0);
+	case PTM_JUMP:
+		return e->to ? w | PTM_REC_JUMP : w;
+	case PTM_CALL:	/* CALL +0 is not a call */
+		return !e->to ? w : e->to == e->next ? w | PTM_REC_JUMP : w | PTM_REC_CALL;
+	case PTM_RET:
+		return e->to ? w : w | PTM_REC_RET;
+	default:
+		return w;	/* the model looks at the edge */
+	}
+}
+
 /**
  * pt_model_ev_edges() - a batch of branches, as pt_model_ev_branch() each:
- * records of two words from @rec to @end, the byte offset of a struct
- * ptm_edge from @base, then the target when the edge has none
+ * records of two words from @rec to @end, the first made by ptm_rec_word()
+ * (a struct ptm_edge at @base + its offset), then the target when the edge
+ * has none
  * @insns: the edges' instruction counts are added here
  * Return: where it stopped: @end, or the first record whose edge is not a
  * near branch (the caller's to feed, then call again past it).

@@ -364,7 +364,7 @@ static void xlat_consume(bool reset)
 		if (q == end)
 			break;
 		/* a PTWRITE: not a branch */
-		s = &x->sites[q[0] / sizeof(struct xlat_site)];
+		s = &x->sites[xlat_word_site(q[0])];
 		struct ptm_insn m = {
 			.cls = PTM_PTWRITE, .ip = s->ip, .next = s->next, .target = s->next,
 			.mode = PTM_MODE_64, .size = s->size,

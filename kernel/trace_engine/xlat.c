@@ -214,7 +214,7 @@ static bool direct_path(struct emit *e, const struct xlat_env *env, struct xlat_
 
 	(void)env;
 	b1(e, 0x51);							/* push %rcx */
-	ok = record(e, xlat_word(idx, taken), sec, reg, &s->post[taken][0]);
+	ok = record(e, xlat_word(s, idx, taken), sec, reg, &s->post[taken][0]);
 	b1(e, 0x59);							/* pop %rcx */
 	ok &= edge(e, s, taken, to);
 	s->post[taken][1] = here(e);
@@ -234,7 +234,7 @@ static bool indirect_tail(struct emit *e, const struct xlat_env *env, struct xla
 	bool ok;
 
 	bn(e, (const u8[]){ 0x50, 0x51, 0x48, 0x8b, 0x44, 0x24, 0x10 }, 7); /* push %rax; push %rcx; mov 16(%rsp),%rax */
-	ok = record(e, xlat_word(idx, 0), SEC_RAX, 0, &s->post[0][0]);
+	ok = record(e, xlat_word(s, idx, 0), SEC_RAX, 0, &s->post[0][0]);
 	b1(e, 0x52);							/* push %rdx */
 	ok &= rip_op(e, lea_table, 3, (uintptr_t)e->x->table);	/* lea table(%rip),%rdx */
 	bn(e, (const u8[]){ 0x0f, 0xb7, 0xc8,				/* movzwl %ax,%ecx */

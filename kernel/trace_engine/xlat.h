@@ -107,10 +107,29 @@ struct xlat_cpu {
 };
 
 /* A record's word: the edge of site @idx for outcome @taken. */
-static inline u32 xlat_word(u32 idx, unsigned int taken)
+/* A record's first word: @s (number @idx) and its outcome @taken, its cls and insns set */
+static inline u32 xlat_word(const struct xlat_site *s, u32 idx, unsigned int taken)
 {
-	return idx * (u32)sizeof(struct xlat_site) + taken * (u32)sizeof(struct ptm_edge);
+	/* the edge as it will be made (its @to: 0 when the record carries it) */
+	const struct ptm_edge e = {
+		.next = s->next, .cls = s->cls, .taken = (u8)taken, .insns = s->insns,
+		.to = s->kind == XK_COND ? (taken ? s->target : s->next) :
+		      s->kind == XK_IND ? 0 : s->kind == XK_PTW ? s->next : s->target,
+	};
+
+	return ptm_rec_word(idx * (u32)sizeof(struct xlat_site) + taken * (u32)sizeof(struct ptm_edge), &e);
 }
+
+/* The site a record's first word names */
+static inline u32 xlat_word_site(u64 word)
+{
+	return ((u32)word & PTM_REC_EDGE) / (u32)sizeof(struct xlat_site);
+}
+
+/* the records' word holds an edge's offset and insns in their fields */
+_Static_assert(sizeof(struct xlat_site) % 32 == 0 && sizeof(struct ptm_edge) == 32 &&
+	       (u64)XLAT_MAX_SITES * sizeof(struct xlat_site) <= PTM_REC_EDGE + 32ull &&
+	       XLAT_BLOCK_MAX + 1 <= PTM_REC_INSNS_MAX, "xlat_word() fields");
 
 /* What a cache address stands for (xlat_where()). */
 struct xlat_pos {

@@ -65,7 +65,9 @@ static void near(enum ptm_class cls, u64 ip, u64 next, u64 to, bool taken)
 	}
 	edges[nedge] = (struct ptm_edge){ .ip = ip, .next = next, .to = dynamic ? 0 : to,
 					  .cls = (u8)cls, .taken = taken, .insns = 1 };
-	recs[2 * nrec] = nedge * sizeof(*edges);
+	/* the high half as a sign-extended imm32 store leaves it (ignored) */
+	recs[2 * nrec] = ptm_rec_word(nedge * sizeof(*edges), &edges[nedge]) |
+			 (nrec & 1 ? 0xffffffff00000000ull : 0);
 	recs[2 * nrec + 1] = to;
 	nedge++;
 	if (++nrec == BATCH)

@@ -48,9 +48,9 @@ static void consume(void)
 
 	for (; p < end; p += 2) {
 		u64 w = p[0];
-		const struct xlat_site *s = &X->sites[w / sizeof(struct xlat_site)];
+		const struct xlat_site *s = &X->sites[xlat_word_site(w)];
 		struct step st = { .start = s->start, .kind = s->kind, .cls = s->cls,
-				   .taken = w % sizeof(struct xlat_site) != 0 };
+				   .taken = ((u32)w & PTM_REC_EDGE) % sizeof(struct xlat_site) != 0 };
 
 		switch (s->kind) {
 		case XK_COND: st.to = st.taken ? s->target : s->next; break;
