@@ -567,6 +567,17 @@ static bool cond_loop(struct sim *s, u64 ip)
 	return cond_random(s, ip);
 }
 
+/* the mixed program at its start, its loop taken @loops times */
+static void start_mixed(int loops)
+{
+	u64 main = build_mixed();
+
+	loop_jcc = S.x;
+	sim_init(main, 0, PTM_MODE_64);
+	S.cond = cond_loop;
+	loop_left = loops;
+}
+
 static void run_mixed(u64 ctl_extra, int iters, bool long_tnt)
 {
 	struct pt_model_config c;
@@ -713,13 +724,9 @@ static void psb_hook(const struct ptpk *p, const u8 *b, int len, u64 off, void *
 
 static void test_psb_resync(void **state)
 {
-	u64 main = build_mixed();
 	size_t len;
 
-	loop_jcc = S.x;
-	sim_init(main, 0, PTM_MODE_64);
-	S.cond = cond_loop;
-	loop_left = 3000;
+	start_mixed(3000);
 	npsb = 0;
 	pt_model_set_packet_hook(psb_hook, &cap);
 	trace_on(0 << RTIT_CTL_PSB_FREQ_OFFSET);	/* every 2 KiB */
@@ -1046,14 +1053,10 @@ static void ovf_before(struct sim *s)
 
 static void test_overflow_recovery(void **state)
 {
-	u64 main = build_mixed();
 	size_t len, i, last_branch = 0, first_lost = 0;
 	struct dec d;
 
-	loop_jcc = S.x;
-	sim_init(main, 0, PTM_MODE_64);
-	S.cond = cond_loop;
-	loop_left = 80;
+	start_mixed(80);
 	ovf_begin_at = 150;
 	ovf_end_at = 400;
 	S.before = ovf_before;
@@ -1171,16 +1174,12 @@ static void restart_before(struct sim *s)
  * over), and decoding continues across the gap. */
 static void test_disable_reenable(void **state)
 {
-	u64 main = build_mixed();
 	size_t len;
 	struct dec d;
 	u64 *exp;
 	size_t n = 0;
 
-	loop_jcc = S.x;
-	sim_init(main, 0, PTM_MODE_64);
-	S.cond = cond_loop;
-	loop_left = 60;
+	start_mixed(60);
 	stop_at = 100;
 	restart_at = 230;
 	S.before = restart_before;
@@ -1231,13 +1230,9 @@ static void stop_hook(void)
 
 static void test_stop_nmi_waits_for_the_unit(void **state)
 {
-	u64 main = build_mixed();
 	struct pt_model_stats st;
 
-	loop_jcc = S.x;
-	sim_init(main, 0, PTM_MODE_64);
-	S.cond = cond_loop;
-	loop_left = 200;
+	start_mixed(200);
 	stop_nmi_packets = 0;
 	stop_nmi_at = 40;
 	stop_hook_busy = true;
