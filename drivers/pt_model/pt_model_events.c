@@ -29,7 +29,9 @@ static u64 psb_period(void)
 void ptm_emit(const struct ptpk *p)
 {
 	u8 buf[PTPK_MAX_SIZE];
-	int n = ptpk_encode(p, buf);
+	/* the model's TNT-64s are always in range */
+	int n = p->type == PTPK_TNT64 ? ptpk_encode_tnt64(buf, p->tnt.nbits, p->tnt.bits) :
+		ptpk_encode(p, buf);
 
 	if (n < 0) {
 		pr_err("pt-model: cannot encode a %s packet\n", ptpk_type_name(p->type));
@@ -829,13 +831,14 @@ static void edges_tnt_full(void)
  * takes. The time, the IP and the counts are worked out once at the end:
  * the same sums as record by record.
  */
-static __noinline const u64 *edges_fast(struct pt_model *m, const u64 *rec, const u64 *end,
-			     const void *base, u64 *insns)
+static __always_inline const u64 *edges_run(struct pt_model *m, const u64 *rec, const u64 *end,
+					    const void *base, u64 *insns, bool *filled)
 {
 	const unsigned int max = m->cfg.long_tnt ? PTPK_TNT64_MAX : PTPK_TNT8_MAX;
 	const bool retc = !(m->ctl & RTIT_CTL_DISRETC);
 	const u64 *first = rec;
-	unsigned int tn = m->tnt_n, top = m->rs_top, len = m->rs_len;
+	/* room: TNT bits until the packet is full (never 0 here: it is sent then) */
+	unsigned int room = max - m->tnt_n, top = m->rs_top, len = m->rs_len;
 	u64 bits = m->tnt_bits, n = 0, done;
 	bool full = false;
 
@@ -844,10 +847,10 @@ static __noinline const u64 *edges_fast(struct pt_model *m, const u64 *rec, cons
 
 		/* a run of Jccs, in a loop of its own */
 		while (w & PTM_REC_COND) {
-			bits = (bits << 1) | ((w / PTM_REC_TAKEN) & 1);
+			bits = bits + bits + (w & PTM_REC_TAKEN);
 			n += w >> PTM_REC_INSNS_SHIFT;
 			rec += 2;
-			if (unlikely(++tn == max)) {
+			if (unlikely(!--room)) {
 				full = true;
 				goto out;
 			}
@@ -869,7 +872,7 @@ static __noinline const u64 *edges_fast(struct pt_model *m, const u64 *rec, cons
 			top = (top + PTM_RETSTACK - 1) % PTM_RETSTACK;
 			len--;
 			bits = (bits << 1) | 1;
-			full = ++tn == max;
+			full = !--room;
 			break;
 		default:
 			goto out;	/* an indirect JMP or CALL: a TIP */
@@ -889,12 +892,32 @@ out:
 		m->st.fast += done;
 	}
 	m->tnt_bits = bits;
-	m->tnt_n = (u8)tn;
+	m->tnt_n = (u8)(max - room);
 	m->rs_top = top;
 	m->rs_len = len;
 	*insns += n;
+	*filled = full;
 	if (full)
 		edges_tnt_full();
+	return rec;
+}
+
+/* The state the common case needs (ev_insn_fast()'s test, less the TNT's room). */
+static __always_inline bool edges_gate(const struct pt_model *m)
+{
+	return m->gate == PTM_GATE_FAST && !m->depth && !m->cfg.no_fast_path &&
+	       !(m->ctl & (RTIT_CTL_ADDR_CFG_ALL | RTIT_CTL_MTC_EN | RTIT_CTL_NOTNT));
+}
+
+/* Runs of the common case, one after another while a full TNT packet was all that stopped them. */
+static __noinline const u64 *edges_fast(struct pt_model *m, const u64 *rec, const u64 *end,
+					const void *base, u64 *insns)
+{
+	bool filled;
+
+	do
+		rec = edges_run(m, rec, end, base, insns, &filled);
+	while (filled && rec < end && edges_gate(m));
 	return rec;
 }
 
@@ -912,8 +935,7 @@ const u64 *pt_model_ev_edges(const u64 *rec, const u64 *end, const void *base, u
 		const struct ptm_edge *e = edge_at(base, rec);
 		u64 to;
 
-		if (m->gate == PTM_GATE_FAST && !m->depth && !m->cfg.no_fast_path &&
-		    !(m->ctl & (RTIT_CTL_ADDR_CFG_ALL | RTIT_CTL_MTC_EN | RTIT_CTL_NOTNT))) {
+		if (edges_gate(m)) {
 			rec = edges_fast(m, rec, end, base, &n);
 			if (rec == end)
 				break;

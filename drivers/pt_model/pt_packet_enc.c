@@ -127,11 +127,7 @@ int ptpk_encode(const struct ptpk *p, u8 *buf)
 	case PTPK_TNT64:
 		if (p->tnt.nbits < 1 || p->tnt.nbits > PTPK_TNT64_MAX)
 			return -EINVAL;
-		buf[0] = 0x02;
-		buf[1] = 0xa3;
-		put_le(buf + 2, (p->tnt.bits & (BIT_ULL(p->tnt.nbits) - 1)) |
-			       BIT_ULL(p->tnt.nbits), 6);
-		return 8;
+		return ptpk_encode_tnt64(buf, p->tnt.nbits, p->tnt.bits);
 	case PTPK_TIP:
 		return enc_ip(0x0d, p, buf);
 	case PTPK_TIP_PGE:

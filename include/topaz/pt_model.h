@@ -364,8 +364,8 @@ struct ptm_edge {
  * with the edge's instruction count above and, for a Jcc, its outcome in the
  * low bits, so the common record needs no look at the edge.
  */
-#define PTM_REC_COND		0x1u		/* a PTM_COND edge */
-#define PTM_REC_TAKEN		0x2u		/* ... its taken one */
+#define PTM_REC_TAKEN		0x1u		/* a PTM_COND edge's taken one */
+#define PTM_REC_COND		0x2u		/* a PTM_COND edge */
 #define PTM_REC_KIND		0xcu		/* else what it does to the state: */
 #define PTM_REC_JUMP		0x4u		/* nothing (direct JMP, CALL +0) */
 #define PTM_REC_CALL		0x8u		/* pushes @next (direct CALL) */

@@ -90,6 +90,21 @@ struct ptpk {
 int ptpk_encode(const struct ptpk *p, u8 *buf);
 
 /**
+ * ptpk_encode_tnt64() - ptpk_encode() of a TNT-64 of @nbits (1..47) results
+ * in @bits, without the packet switch: the trace unit's commonest packet
+ * @buf: at least PTPK_MAX_SIZE bytes (8 are written, 2 more scribbled)
+ */
+static inline int ptpk_encode_tnt64(u8 *buf, unsigned int nbits, u64 bits)
+{
+	u64 v = (bits & ((1ULL << nbits) - 1)) | 1ULL << nbits;	/* the stop bit above */
+
+	buf[0] = 0x02;
+	buf[1] = 0xa3;
+	__builtin_memcpy(buf + 2, &v, 8);	/* little-endian: the 6 payload bytes, then 0s */
+	return 8;
+}
+
+/**
  * ptpk_ip_compress() - the shortest IPBytes that reconstructs @ip from @last_ip
  * @ip: the IP to send
  * @last_ip: the decoder's last IP (0 after a PSB or OVF)
