@@ -422,8 +422,7 @@ static bool stub(struct emit *e, const struct xlat_env *env, struct xlat_site *s
 	for (unsigned int i = 0; i < 2; i++)
 		s->edge[i] = (struct ptm_edge){
 			.ip = ip, .next = next, .cls = s->cls, .taken = (u8)i, .insns = s->insns,
-			.to = s->kind == XK_COND ? (i ? s->target : next) :
-			      s->kind == XK_IND ? 0 : s->kind == XK_PTW ? next : s->target,
+			.to = xlat_edge_to(s, i),
 		};
 	return ok && link_stubs(e, env, s, idx);
 }
@@ -556,8 +555,7 @@ u64 xlat_link(struct xlat_cpu *x, const struct xlat_env *env, u64 id)
 {
 	struct xlat_site *s = &x->sites[id >> 1], *t;
 	unsigned int taken = id & 1;
-	u64 to = s->kind == XK_COND ? (taken ? s->target : s->next) :
-		 s->kind == XK_PTW ? s->next : s->target;
+	u64 to = xlat_edge_to(s, taken);	/* a direct edge's: links are made for those only */
 	u32 resets = (u32)x->st.resets;
 
 	t = xlat_translate(x, env, to);

@@ -107,14 +107,20 @@ struct xlat_cpu {
 };
 
 /* A record's word: the edge of site @idx for outcome @taken. */
+/* Where @s's outcome @taken goes when it is known ahead (0: an indirect one's, in its record) */
+static inline u64 xlat_edge_to(const struct xlat_site *s, unsigned int taken)
+{
+	return s->kind == XK_COND ? (taken ? s->target : s->next) :
+	       s->kind == XK_IND ? 0 : s->kind == XK_PTW ? s->next : s->target;
+}
+
 /* A record's first word: @s (number @idx) and its outcome @taken, its cls and insns set */
 static inline u32 xlat_word(const struct xlat_site *s, u32 idx, unsigned int taken)
 {
-	/* the edge as it will be made (its @to: 0 when the record carries it) */
+	/* the edge as it will be made */
 	const struct ptm_edge e = {
 		.next = s->next, .cls = s->cls, .taken = (u8)taken, .insns = s->insns,
-		.to = s->kind == XK_COND ? (taken ? s->target : s->next) :
-		      s->kind == XK_IND ? 0 : s->kind == XK_PTW ? s->next : s->target,
+		.to = xlat_edge_to(s, taken),
 	};
 
 	return ptm_rec_word(idx * (u32)sizeof(struct xlat_site) + taken * (u32)sizeof(struct ptm_edge), &e);
