@@ -823,6 +823,42 @@ static void edges_tnt_full(void)
 }
 
 /*
+ * edges_tnt_full()'s common case, without its calls: a full TNT-64 that goes
+ * straight into the output region (ptm_output_put8()), no CYC before it, no
+ * PSB due after it, so nothing else happens at that boundary. False, with
+ * nothing done, in any other case.
+ */
+static __always_inline bool edges_tnt_fast(struct pt_model *m)
+{
+	u8 buf[PTPK_MAX_SIZE];
+	bool ok;
+
+	if (m->tnt_n != PTPK_TNT64_MAX || (m->ctl & RTIT_CTL_CYCLEACC) ||
+	    m->byte_cnt + 8 >= psb_period())
+		return false;
+	ptpk_encode_tnt64(buf, m->tnt_n, m->tnt_bits);
+	m->depth++;	/* a stop NMI waits for the packet's end (pt_model_busy()) */
+	ok = ptm_output_put8(buf);
+	if (ok) {
+		if (m->hook) {
+			struct ptpk p = { .type = PTPK_TNT64,
+					  .tnt = { .nbits = m->tnt_n, .bits = m->tnt_bits } };
+
+			m->hook(&p, buf, 8, m->st.bytes, m->hook_ctx);
+		}
+		m->st.packets++;
+		m->st.bytes += 8;
+		m->byte_cnt += 8;
+		m->tnt_n = 0;
+		m->tnt_bits = 0;
+	}
+	m->depth--;
+	if (ok)
+		smp_stop_pending();	/* as ev_exit() */
+	return ok;
+}
+
+/*
  * ev_insn_fast()'s common case over a run of records, with the state it
  * touches in registers: Jcc, direct JMP and CALL, and a RET that RET
  * compression turns into a TNT bit; a bit that fills the TNT packet sends
@@ -845,18 +881,26 @@ static __always_inline const u64 *edges_run(struct pt_model *m, const u64 *rec, 
 	while (rec < end) {
 		u32 w = (u32)rec[0];
 
-		/* a run of Jccs, in a loop of its own */
-		while (w & PTM_REC_COND) {
-			bits = bits + bits + (w & PTM_REC_TAKEN);
-			n += w >> PTM_REC_INSNS_SHIFT;
-			rec += 2;
-			if (unlikely(!--room)) {
+		/* a run of Jccs, in a loop of its own, up to where the TNT
+		 * packet fills or the records end, whichever comes first */
+		if (w & PTM_REC_COND) {
+			const u64 *from = rec, *stop = (u64)(end - rec) / 2 > room ? rec + 2 * room : end;
+
+			do {
+				bits = bits + bits + (w & PTM_REC_TAKEN);
+				n += w >> PTM_REC_INSNS_SHIFT;
+				rec += 2;
+				if (rec == stop)
+					break;
+				w = (u32)rec[0];
+			} while (w & PTM_REC_COND);
+			room -= (unsigned int)(rec - from) / 2;
+			if (unlikely(!room)) {
 				full = true;
 				goto out;
 			}
 			if (rec == end)
 				goto out;
-			w = (u32)rec[0];
 		}
 		switch (w & PTM_REC_KIND) {
 		case PTM_REC_JUMP:
@@ -897,7 +941,7 @@ out:
 	m->rs_len = len;
 	*insns += n;
 	*filled = full;
-	if (full)
+	if (full && !edges_tnt_fast(m))
 		edges_tnt_full();
 	return rec;
 }

@@ -240,11 +240,13 @@ static void write_topa(const u8 *b, u64 n)
 	ptm.st.bytes_lost += n;
 }
 
-void ptm_output_write(const u8 *b, int n)
+/*
+ * Where @n bytes go in the common case, as write_topa() does it: a ToPA
+ * region with room for them short of its end, no PMI point (a single entry's
+ * early one) in the way, no PMI skid being counted. NULL otherwise.
+ */
+static __always_inline u8 *fast_room(u64 n)
 {
-	/* The common case, as write_topa() does it: a ToPA region with room
-	 * for the packet short of its end, no PMI point (a single entry's
-	 * early one) in the way, no PMI skid being counted. */
 	if (likely(ptm.out_ready && !ptm.pmi_armed &&
 		   (ptm.ctl & (RTIT_CTL_TOPA | RTIT_CTL_FABRIC_EN)) == RTIT_CTL_TOPA)) {
 		u64 off = out_offset(), lim = ptm.region_size;
@@ -252,11 +254,38 @@ void ptm_output_write(const u8 *b, int n)
 		if ((ptm.entry & TOPA_INT) && ptm_output_single_entry() && !ptm.early_done &&
 		    ptm.cfg.single_pmi_early < lim)
 			lim -= ptm.cfg.single_pmi_early;
-		if (off + (u64)n < lim) {
-			store(ptm.region_base + off, b, (u64)n);
-			set_offset(off + (u64)n);
-			return;
-		}
+		if (off + n < lim)
+			return phys_to_virt(ptm.region_base + off);
+	}
+	return NULL;
+}
+
+/* @n bytes were stored where fast_room() said */
+static __always_inline void fast_done(u64 n)
+{
+	set_offset(out_offset() + n);
+	ptm.st.bytes_written += n;
+}
+
+bool ptm_output_put8(const u8 *b)
+{
+	u8 *to = fast_room(8);
+
+	if (!to)
+		return false;
+	memcpy(to, b, 8);
+	fast_done(8);
+	return true;
+}
+
+void ptm_output_write(const u8 *b, int n)
+{
+	u8 *to = fast_room((u64)n);
+
+	if (likely(to)) {
+		memcpy(to, b, (size_t)n);
+		fast_done((u64)n);
+		return;
 	}
 	if (!ptm.out_ready) {
 		ptm.st.bytes_lost += (u64)n;
