@@ -2,7 +2,7 @@
 # The trace engine's speed under TCG against the untraced run and QEMU's own
 # instruction log (-d exec,nochain -singlestep -dfilter over the workload's
 # code), on the same workload, in the same run (make bench).
-#   trace_speed.sh BUILD_DIR [WORKLOAD]     (BOOTS=3 RUNS=5 by default)
+#   trace_speed.sh BUILD_DIR [WORKLOAD]     (BOOTS=3 RUNS=8 by default)
 #
 # Every boot runs the workload RUNS times; the modes (untraced, QEMU's log,
 # topaz single-step, branch-step, translate) boot in turn, BOOTS times, so the
@@ -13,7 +13,7 @@
 # translating code the first time, the first INT3s written), later runs
 # (steady state: the throughput, on which the speed target is checked), and
 # the rate over all runs of a boot, cold start included. The traced boots run
-# the workload untraced too, a run before each traced one: the target's ratio is taken in each boot
+# the workload untraced first too: the target's ratio is taken in each boot
 # (boots differ by up to 2x in speed, every mode alike), median over boots. Also the bytes
 # written per instruction (the topaz trace against QEMU's log) and the wall
 # time of each boot; the windows' start and stop costs (median of the later
@@ -24,7 +24,11 @@ build=${1:-build}
 export BUILD=$build	# boot.sh boots this build
 wl=${2:-sort}
 boots=${BOOTS:-3}
-runs=${RUNS:-5}
+# eight: the second and third runs still pay QEMU's first translation of
+# paths the first did not take (the first PSB+ of the trace, the code
+# cache's blocks after the first run's last links), so the later runs'
+# median needs more than four to be the steady state
+runs=${RUNS:-8}
 here=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -32,12 +36,11 @@ boot() { "$here/tests/qemu/boot.sh" --timeout 600 "$@" >/dev/null 2>&1; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print NR ? (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) : 0 }'; }
 job=$(for _ in $(seq "$runs"); do printf '%s,' "$wl"; done)
 job=${job%,}
-# the traced boots run the workload untraced too, in the same boot, each
-# untraced run just before a traced one: boots differ by up to 2x in speed
-# (all modes alike) and the machine's speed drifts within a boot, so the
-# ratio is taken per boot, over runs side by side
-mixjob=$(for _ in $(seq "$runs"); do printf '%s:untraced,%s,' "$wl" "$wl"; done)
-mixjob=${mixjob%,}
+# the traced boots run the workload untraced first, in the same boot: boots
+# differ by up to 2x in speed (all modes alike), so the ratio is taken per boot
+# (untraced runs between windows would not do: after a branch-step window
+# QEMU translates the code its INT3s were taken out of again)
+ujob=$(for _ in $(seq "$runs"); do printf '%s:untraced,' "$wl"; done)
 
 # QEMU's -dfilter: every function the workload runs (its callees in the
 # kernel and firmware too), found as the fidelity oracle finds them: from the
@@ -68,7 +71,7 @@ boot_mode() {
 		bytes=$(stat -c %s "$tmp/exec.log")
 		rm -f "$tmp/exec.log"
 	else
-		boot --cmdline "pt=on pt.step=$mode pt.buf=1M run=$mixjob" --log "$log" \
+		boot --cmdline "pt=on pt.step=$mode pt.buf=1M run=$ujob$job" --log "$log" \
 			--debugcon "$tmp/$mode.tpz"
 		t1=$(date +%s.%N)
 		times=$(sed -nE "s/.*trace: $wl ran traced in ([0-9]+) us.*/\1/p" "$log")
