@@ -881,26 +881,18 @@ static __always_inline const u64 *edges_run(struct pt_model *m, const u64 *rec, 
 	while (rec < end) {
 		u32 w = (u32)rec[0];
 
-		/* a run of Jccs, in a loop of its own, up to where the TNT
-		 * packet fills or the records end, whichever comes first */
-		if (w & PTM_REC_COND) {
-			const u64 *from = rec, *stop = (u64)(end - rec) / 2 > room ? rec + 2 * room : end;
-
-			do {
-				bits = bits + bits + (w & PTM_REC_TAKEN);
-				n += w >> PTM_REC_INSNS_SHIFT;
-				rec += 2;
-				if (rec == stop)
-					break;
-				w = (u32)rec[0];
-			} while (w & PTM_REC_COND);
-			room -= (unsigned int)(rec - from) / 2;
-			if (unlikely(!room)) {
+		/* a run of Jccs, in a loop of its own */
+		while (w & PTM_REC_COND) {
+			bits = bits + bits + (w & PTM_REC_TAKEN);
+			n += w >> PTM_REC_INSNS_SHIFT;
+			rec += 2;
+			if (unlikely(!--room)) {
 				full = true;
 				goto out;
 			}
 			if (rec == end)
 				goto out;
+			w = (u32)rec[0];
 		}
 		switch (w & PTM_REC_KIND) {
 		case PTM_REC_JUMP:
