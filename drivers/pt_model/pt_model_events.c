@@ -25,6 +25,22 @@ static u64 psb_period(void)
 	return 2048ULL << f;
 }
 
+/* Report and count packet @p, encoded in @buf (@n bytes). */
+static __always_inline void emit_counted(const struct ptpk *p, const u8 *buf, int n)
+{
+	if (ptm.hook)
+		ptm.hook(p, buf, n, ptm.st.bytes, ptm.hook_ctx);
+	ptm.st.packets++;
+	ptm.st.bytes += (u64)n;
+	if (p->type == PTPK_PSB)
+		ptm.st.psbs++;
+	/* PacketByteCnt counts output bytes; crossing the PSBFreq period asks
+	 * for a PSB at the next instruction boundary (36.4.2.17). */
+	ptm.byte_cnt += (u64)n;
+	if (ptm.byte_cnt >= psb_period())
+		ptm.psb_pending = true;
+}
+
 /* Encode, report, count and store one packet. */
 void ptm_emit(const struct ptpk *p)
 {
@@ -37,17 +53,7 @@ void ptm_emit(const struct ptpk *p)
 		pr_err("pt-model: cannot encode a %s packet\n", ptpk_type_name(p->type));
 		return;
 	}
-	if (ptm.hook)
-		ptm.hook(p, buf, n, ptm.st.bytes, ptm.hook_ctx);
-	ptm.st.packets++;
-	ptm.st.bytes += (u64)n;
-	if (p->type == PTPK_PSB)
-		ptm.st.psbs++;
-	/* PacketByteCnt counts output bytes; crossing the PSBFreq period asks
-	 * for a PSB at the next instruction boundary (36.4.2.17). */
-	ptm.byte_cnt += (u64)n;
-	if (ptm.byte_cnt >= psb_period())
-		ptm.psb_pending = true;
+	emit_counted(p, buf, n);
 	ptm_output_write(buf, n);
 }
 
@@ -840,15 +846,9 @@ static __always_inline bool edges_tnt_fast(struct pt_model *m)
 	m->depth++;	/* a stop NMI waits for the packet's end (pt_model_busy()) */
 	ok = ptm_output_put8(buf);
 	if (ok) {
-		if (m->hook) {
-			struct ptpk p = { .type = PTPK_TNT64,
-					  .tnt = { .nbits = m->tnt_n, .bits = m->tnt_bits } };
+		struct ptpk p = { .type = PTPK_TNT64, .tnt = { .nbits = m->tnt_n, .bits = m->tnt_bits } };
 
-			m->hook(&p, buf, 8, m->st.bytes, m->hook_ctx);
-		}
-		m->st.packets++;
-		m->st.bytes += 8;
-		m->byte_cnt += 8;
+		emit_counted(&p, buf, 8);	/* no PSB comes due: checked above */
 		m->tnt_n = 0;
 		m->tnt_bits = 0;
 	}
