@@ -106,7 +106,6 @@ struct xlat_cpu {
 	struct xlat_stats st;
 };
 
-/* A record's word: the edge of site @idx for outcome @taken. */
 /* Where @s's outcome @taken goes when it is known ahead (0: an indirect one's, in its record) */
 static inline u64 xlat_edge_to(const struct xlat_site *s, unsigned int taken)
 {
