@@ -112,14 +112,19 @@ $(BUILD)/efi/hello.so: tests/efi/hello.c
 	$(Q)$(CC) $(filter-out -DTOPAZ_KERNEL -Iinclude,$(KCFLAGS)) -c $< -o $(BUILD)/efi/hello.o
 	$(Q)$(LD) -shared -Bsymbolic -nostdlib -znocombreloc -T $(EFI_LIB)/elf_x86_64_efi.lds \
 		$(EFI_LIB)/crt0-efi-x86_64.o $(BUILD)/efi/hello.o -L$(EFI_LIB) -lgnuefi -o $@
-$(BUILD)/efi/hello.efi: $(BUILD)/efi/hello.so
+$(BUILD)/efi/hello2.so: tests/efi/hello.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(filter-out -DTOPAZ_KERNEL -Iinclude,$(KCFLAGS)) -DHELLO_SHIFT -c $< -o $(BUILD)/efi/hello2.o
+	$(Q)$(LD) -shared -Bsymbolic -nostdlib -znocombreloc -T $(EFI_LIB)/elf_x86_64_efi.lds \
+		$(EFI_LIB)/crt0-efi-x86_64.o $(BUILD)/efi/hello2.o -L$(EFI_LIB) -lgnuefi -o $@
+$(BUILD)/efi/%.efi: $(BUILD)/efi/%.so
 	$(Q)$(OBJCOPY) -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
 		-j .rela -j .rel.* -j .rela.* -j .reloc --target efi-app-x86_64 --subsystem=10 $< $@
 # ... and the same image marked for another machine (i386): fw.image= must refuse it
 $(BUILD)/efi/hello-ia32.efi: $(BUILD)/efi/hello.efi
 	$(Q)python3 -c 'import sys,struct; d=bytearray(open(sys.argv[1],"rb").read()); \
 		pe=struct.unpack_from("<I",d,0x3c)[0]; d[pe+4:pe+6]=b"\x4c\x01"; open(sys.argv[2],"wb").write(d)' $< $@
-efi-samples: $(BUILD)/efi/hello.efi $(BUILD)/efi/hello-ia32.efi
+efi-samples: $(BUILD)/efi/hello.efi $(BUILD)/efi/hello2.efi $(BUILD)/efi/hello-ia32.efi
 kernel: efi-samples
 
 # A FAT image with the ESP layout, ready for QEMU or a USB stick.
@@ -312,6 +317,7 @@ bench: setup $(BENCH_BINS) kernel tools
 	tests/bench/trace_speed.sh $(BUILD) slab || status=$$?; \
 	for w in recursion dispatch firmware; do \
 		BOOTS=1 tests/bench/trace_speed.sh $(BUILD) $$w || status=$$?; done; \
+	tests/bench/fw_speed.sh $(BUILD) vars || status=$$?; \
 	tests/bench/decode_speed.sh $(BUILD) || status=$$?; \
 	tests/bench/decode_bare.sh $(BUILD) || status=$$?; exit $$status
 

@@ -108,10 +108,69 @@ static u64 *pte_for_new(uintptr_t addr)
 	return &pt[(addr >> 12) & 511];
 }
 
+static paging_fw_set_fn fw_set;
+
+void paging_set_firmware_ops(paging_fw_set_fn fn)
+{
+	fw_set = fn;
+}
+
+/* The leaf entry for @addr in the loaded tables, present or not (0: none). */
+static u64 leaf_entry(uintptr_t addr)
+{
+	const u64 *t = (const u64 *)(uintptr_t)(read_cr3() & PTE_ADDR_MASK);
+
+	for (unsigned int shift = 39;; shift -= 9) {
+		u64 e = t[(addr >> shift) & 511];
+
+		if (!(e & PTE_P))
+			return shift == 12 ? e : 0;	/* a 4 KiB one keeps its other bits */
+		if (shift == 12 || (shift < 39 && (e & PTE_PS)))
+			return e;
+		t = (const u64 *)(uintptr_t)(e & PTE_ADDR_MASK);
+	}
+}
+
+#define FW_FLAGS	(PTE_P | PTE_W | PTE_NX)
+
+/*
+ * The firmware's tables are the firmware's to change (it splits its large
+ * pages and keeps its own page-table pages read-only): asked through it, a
+ * run of pages that want the same flags at a time, then checked. NX is only
+ * checked cleared: without EFER.NXE the firmware has no XP to give.
+ */
+static int firmware_set_flags(uintptr_t start, uintptr_t end, u64 set, u64 clr)
+{
+	if (!fw_set)
+		return -ENODEV;	/* the firmware's page tables: not ours to change */
+	if ((set | clr) & ~FW_FLAGS)
+		return -EINVAL;
+	for (uintptr_t a = ALIGN_DOWN(start, PAGE_SIZE), b; a < end; a = b) {
+		u64 want = ((leaf_entry(a) & ~clr) | set) & FW_FLAGS;
+		int err;
+
+		for (b = a + PAGE_SIZE; b < end; b += PAGE_SIZE)
+			if ((((leaf_entry(b) & ~clr) | set) & FW_FLAGS) != want)
+				break;
+		err = fw_set(a, b - a, want);
+		if (err)
+			return err;
+		for (uintptr_t c = a; c < b; c += PAGE_SIZE) {
+			u64 e = leaf_entry(c);
+
+			__asm__ volatile("invlpg (%0)" :: "r"(c) : "memory");
+			if ((e & (PTE_P | PTE_W)) != (want & (PTE_P | PTE_W)) ||
+			    (!(want & PTE_NX) && (e & PTE_NX)))
+				return -EOPNOTSUPP;
+		}
+	}
+	return 0;
+}
+
 int set_memory_flags(uintptr_t start, uintptr_t end, u64 set, u64 clr)
 {
 	if (!pml4)
-		return -ENODEV;	/* the firmware's page tables: not ours to change */
+		return firmware_set_flags(start, end, set, clr);
 	for (uintptr_t a = ALIGN_DOWN(start, PAGE_SIZE); a < end; a += PAGE_SIZE) {
 		u64 *pte = pte_for(a);
 

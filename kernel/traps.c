@@ -340,12 +340,12 @@ static __noinline void trap_dispatch_full(struct pt_regs *regs)
 	bool traced = h && tc->nesting == 0 && regs->vector != X86_TRAP_DB &&
 		      regs->vector != X86_TRAP_BP;
 
-	if (tc->nesting == 0)
-		tc->outer_rip = regs->rip;
 	/* the hooks count as handler code too: what they call is not traced */
 	tc->nesting++;
 	if (traced)
-		h->enter(regs);
+		h->enter(regs);	/* in a code cache: RIP becomes the original's */
+	if (tc->nesting == 1)
+		tc->outer_rip = regs->rip;
 	if (tc->nesting > 8) {
 		/* a handler that faults in itself: say so before the stack runs out */
 		tc->nesting = 0;

@@ -28,7 +28,26 @@ void paging_init(const struct boot_info *bi);
 bool addr_is_mapped(uintptr_t addr);
 /** paging_lookup() - the leaf entry mapping @addr (0 when none) and its size */
 u64 paging_lookup(uintptr_t addr, u64 *page_size);
-/** set_memory_flags() - change 4 KiB pages of [start, end): clear @clr, set @set */
+/**
+ * set_memory_flags() - change 4 KiB pages of [start, end): clear @clr, set @set
+ *
+ * Only PTE_P, PTE_W and PTE_NX before paging_init(), when the page tables are
+ * the firmware's: the change goes through the firmware (see
+ * paging_set_firmware_ops()), -ENODEV without it, -EOPNOTSUPP when the
+ * firmware did not make it.
+ */
 int set_memory_flags(uintptr_t start, uintptr_t end, u64 set, u64 clr);
+
+/**
+ * typedef paging_fw_set_fn - the firmware's way to give [@start, @start+@len)
+ * exactly the PTE_P, PTE_W and PTE_NX of @flags (EFI_CPU_ARCH_PROTOCOL's
+ * SetMemoryAttributes: RP, RO, XP); 0 or an error
+ */
+typedef int (*paging_fw_set_fn)(u64 start, u64 len, u64 flags);
+/**
+ * paging_set_firmware_ops() - while the firmware's page tables are loaded (the
+ * firmware phase), set_memory_flags() changes them through @fn (NULL: not at all)
+ */
+void paging_set_firmware_ops(paging_fw_set_fn fn);
 
 #endif

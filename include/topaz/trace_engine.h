@@ -12,11 +12,27 @@
 #ifndef TOPAZ_TRACE_ENGINE_H
 #define TOPAZ_TRACE_ENGINE_H
 
+#include <topaz/types.h>
+
 /**
  * trace_engine_init() - take #DB, #UD (and #BP in branch mode, after its
  * self-check) and register with the session, when the software trace unit
  * answers and tracing is on; nothing on silicon
  */
 void trace_engine_init(void);
+/**
+ * trace_engine_exit() - give back what translate mode took: the code caches'
+ * pages, their flags as before (the firmware phase's end, where the page
+ * tables are the firmware's); later windows branch-step. Not inside a window.
+ * Return: 0, or -EIO when a cache's pages did not get their flags back (it
+ * is kept, not freed).
+ */
+int trace_engine_exit(void);
+/**
+ * trace_engine_code_loaded() - code was just written at [@start, @start+@size)
+ * (an image loaded): a code cache that translated something there forgets
+ * it before it runs the new code
+ */
+void trace_engine_code_loaded(u64 start, u64 size);
 
 #endif

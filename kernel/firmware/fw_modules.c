@@ -235,13 +235,30 @@ void fw_modules_add(EFI_LOADED_IMAGE *li, const char *fallback_name)
 	add_module(li, fallback_name);
 }
 
+static struct fw_module *module_of(u64 ip);
+
 void fw_modules_add_copy(EFI_LOADED_IMAGE *li, const char *fallback_name)
 {
 	struct fw_module *m = add_module(li, fallback_name);
+	u64 base = (uintptr_t)li->ImageBase;
 	void *copy;
 
-	if (!m)
+	if (!m) {
+		const struct fw_module *old = module_of(base) ?: module_of(base + li->ImageSize - 1);
+
+		/*
+		 * Listed already (fw.image='s own, added by the hook then by
+		 * fw_image_load()), or an image unloaded since whose place
+		 * another took: the container has one image an address, so
+		 * say so when the bytes there are no longer the ones it keeps.
+		 */
+		if (old && old->copy && (old->base != base || old->size != li->ImageSize ||
+					 memcmp(old->copy, li->ImageBase, old->size)))
+			pr_warn("an image loaded at %#llx, %llu KiB, where %s was: the container keeps %s there, so trace of the new code there does not decode\n",
+				(unsigned long long)base, (unsigned long long)(li->ImageSize >> 10),
+				old->name, old->name);
 		return;
+	}
 	copy = (void *)__get_free_pages(GFP_KERNEL | __GFP_NOWARN, get_order(m->size));
 	if (!copy) {
 		pr_warn("no memory to keep a copy of %s (%llu KiB): the sideband reads it at the end, if it is still there\n",

@@ -36,6 +36,7 @@
 #include <topaz/power.h>
 #include <topaz/arch.h>
 #include <topaz/errno.h>
+#include <topaz/paging.h>
 
 struct fw_ctx fw;
 void pt_ptwrite_register(void);
@@ -63,6 +64,9 @@ KPARAM_UINT("fw.timeout", fw_timeout, &timeout_ms, 0, 24 * 3600 * 1000ull,
 static bool oracle_sync;
 KPARAM_BOOL("fw.oracle", fw_oracle, &oracle_sync,
 	    "testing: before the traced windows, wait for a key (the fidelity oracle's host turns QEMU's log on), then have every module's code translated again");
+static bool fake_no_mem_attrs;
+KPARAM_BOOL("fw.no_mem_attrs", fw_no_mem_attrs, &fake_no_mem_attrs,
+	    "fault injection: act as if the firmware's SetMemoryAttributes were unsupported (no code cache: branch-step)");
 static bool fake_no_cpu_arch;
 KPARAM_BOOL("fw.no_cpu_arch", fw_no_cpu_arch, &fake_no_cpu_arch,
 	    "fault injection: act as if the firmware had no EFI_CPU_ARCH_PROTOCOL");
@@ -74,9 +78,12 @@ struct efi_cpu_arch {
 	EFI_STATUS (EFIAPI *register_interrupt_handler)(struct efi_cpu_arch *self,
 							EFI_EXCEPTION_TYPE type,
 							cpu_interrupt_handler handler);
-	void *get_timer_value, *set_memory_attributes;
+	void *get_timer_value;
+	EFI_STATUS (EFIAPI *set_memory_attributes)(struct efi_cpu_arch *self, EFI_PHYSICAL_ADDRESS base,
+						   UINT64 length, UINT64 attributes);
 	UINT32 number_of_timers, dma_buffer_alignment;
 };
+#define EFI_MEMORY_RO_ATTR	0x20000ull	/* UEFI 2.5's EFI_MEMORY_RO (gnu-efi has none) */
 static EFI_GUID cpu_arch_guid = { 0x26baccb1, 0x6f42, 0x11d4,
 				  { 0xbc, 0xe7, 0x00, 0x80, 0xc7, 0x3c, 0x88, 0x81 } };
 static struct efi_cpu_arch *cpu_arch;
@@ -151,6 +158,29 @@ static int claim_vectors(void)
 			release_vectors(i);
 			return -EBUSY;
 		}
+	}
+	return 0;
+}
+
+/*
+ * set_memory_flags() in this phase (the trace engine's code cache and its
+ * guard page): the firmware's page tables, changed by the firmware. Its CPU
+ * driver gives the range exactly these attributes (no cache attribute: the
+ * MTRRs are left alone).
+ */
+static int fw_set_memory(u64 start, u64 len, u64 flags)
+{
+	UINT64 attrs = (flags & PTE_P ? 0 : EFI_MEMORY_RP) | (flags & PTE_W ? 0 : EFI_MEMORY_RO_ATTR) |
+		       (flags & PTE_NX ? EFI_MEMORY_XP : 0);
+	EFI_STATUS s = fake_no_mem_attrs ? EFI_UNSUPPORTED :
+		       cpu_arch->set_memory_attributes(cpu_arch, start, len, attrs);
+
+	if (s != EFI_SUCCESS) {
+		pr_err("the firmware would not set attributes %#llx on %#llx-%#llx (SetMemoryAttributes: EFI status %#lx%s)\n",
+		       (unsigned long long)attrs, (unsigned long long)start,
+		       (unsigned long long)(start + len - 1), (unsigned long)s,
+		       fake_no_mem_attrs ? ", fw.no_mem_attrs" : "");
+		return s == EFI_UNSUPPORTED ? -EOPNOTSUPP : -EIO;
 	}
 	return 0;
 }
@@ -234,6 +264,9 @@ static void phase_end(void)
 	if (fw_bi->fw_traced && !ph.ebs_called)
 		fw_modules_scan();
 	pt_boot_finish();
+	if (trace_engine_exit())	/* its code cache's page attributes back as they were */
+		ph.failed++;
+	paging_set_firmware_ops(NULL);
 	if (fw_bi->fw_traced && pt_opts.sink == PT_SINK_FILE && fw_write_trace_file())
 		ph.failed++;
 	fw_bi->fw_phase_active = false;
@@ -285,8 +318,11 @@ static EFI_STATUS EFIAPI load_image_hook(BOOLEAN boot_policy, EFI_HANDLE parent,
 	EFI_LOADED_IMAGE *li;
 	EFI_STATUS s = orig_load_image(boot_policy, parent, path, src, size, handle);
 
-	if (s == EFI_SUCCESS && fw.bs->HandleProtocol(*handle, &li_guid, (void **)&li) == EFI_SUCCESS)
+	if (s == EFI_SUCCESS && fw.bs->HandleProtocol(*handle, &li_guid, (void **)&li) == EFI_SUCCESS) {
 		fw_modules_add_copy(li, NULL);
+		/* maybe where an image the code cache translated was unloaded */
+		trace_engine_code_loaded((uintptr_t)li->ImageBase, li->ImageSize);
+	}
 	return s;
 }
 
@@ -470,6 +506,7 @@ int fw_phase_run(struct boot_info *bi, void *image)
 		ph.failed++;
 		goto out;
 	}
+	paging_set_firmware_ops(fw_set_memory);	/* the trace engine's code cache */
 	pr_info("%u loaded images listed as modules\n", fw_modules_scan());
 	trace_set_modules(&fw_trace_modules);
 	ph.lvtpc = apic_read_lvtpc();

@@ -976,6 +976,41 @@ static void flush_tlb_here(void *unused)
 	write_cr3(read_cr3());
 }
 
+static u64 code_nx;	/* the code part's NX before xlat_init() (the firmware's tables may have none) */
+
+/*
+ * Every CPU's region and sites freed, their pages' flags as they were
+ * before, checked: a region whose flags did not go back is kept, not handed
+ * to the allocator with its guard page missing. Returns the regions kept.
+ */
+static unsigned int xlat_free(void)
+{
+	unsigned int cpu, kept = 0, sorder = get_order(sizeof(struct xlat_site) * XLAT_MAX_SITES);
+
+	for_each_possible_cpu(cpu) {
+		struct engine *e = per_cpu_ptr(engines, cpu);
+		struct xlat_cpu *x = e->xc;
+
+		if (!x)
+			continue;
+		e->xc = NULL;
+		if (code_nx)
+			set_memory_flags((uintptr_t)x->code, (uintptr_t)x->code_end, PTE_NX, 0);
+		set_memory_flags((uintptr_t)x->rec_guard, (uintptr_t)x->rec_guard + PAGE_SIZE, PTE_P, 0);
+		if ((paging_lookup((uintptr_t)x->code, NULL) & PTE_NX) != code_nx ||
+		    (paging_lookup((uintptr_t)x->code_end - 1, NULL) & PTE_NX) != code_nx ||
+		    !paging_lookup((uintptr_t)x->rec_guard, NULL)) {
+			pr_err("translate: CPU %u's code cache at %#lx: its pages' flags did not go back (executable, or the guard page missing): kept, not freed\n",
+			       cpu, (unsigned long)(uintptr_t)x);
+			kept++;
+			continue;
+		}
+		free_pages((uintptr_t)x->sites, sorder);
+		free_pages((uintptr_t)x, XLAT_REGION_ORDER);
+	}
+	return kept;
+}
+
 /*
  * pt.step=translate: a region (data, records, lookup table, code) and a site
  * table for every CPU, the code part made executable. Each CPU translates
@@ -1005,15 +1040,14 @@ static int xlat_init(void)
 			break;
 		}
 		xlat_cpu_init(x, (u8 *)region, (struct xlat_site *)sites);
+		e->xc = x;	/* xlat_free() puts its flags back, should this fail */
+		code_nx = paging_lookup((uintptr_t)x->code, NULL) & PTE_NX;
 		err = set_memory_flags((uintptr_t)x->code, (uintptr_t)x->code_end, 0, PTE_NX);
 		if (!err)
 			err = set_memory_flags((uintptr_t)x->rec_guard,
 					       (uintptr_t)x->rec_guard + PAGE_SIZE, 0, PTE_P);
-		if (err) {
-			free_pages(region, XLAT_REGION_ORDER);
-			free_pages(sites, sorder);
+		if (err)
 			break;
-		}
 		/*
 		 * A batch's packets go out with interrupts off (in the #PF of a
 		 * full buffer): a vector PMI waits for its end. At most a 128th
@@ -1023,21 +1057,9 @@ static int xlat_init(void)
 		 * records: the last batch goes at the window's stop.
 		 */
 		xlat_set_batch(x, (unsigned int)min(pt_opts.buf_size / 128, (u64)XLAT_BATCH_MAX));
-		e->xc = x;
 	}
 	if (err) {
-		for_each_possible_cpu(cpu) {
-			struct engine *e = per_cpu_ptr(engines, cpu);
-
-			if (!e->xc)
-				continue;
-			set_memory_flags((uintptr_t)e->xc->code, (uintptr_t)e->xc->code_end, PTE_NX, 0);
-			set_memory_flags((uintptr_t)e->xc->rec_guard,
-					 (uintptr_t)e->xc->rec_guard + PAGE_SIZE, PTE_P, 0);
-			free_pages((uintptr_t)e->xc->sites, sorder);
-			free_pages((uintptr_t)e->xc, XLAT_REGION_ORDER);
-			e->xc = NULL;
-		}
+		xlat_free();
 		return err;
 	}
 	on_each_cpu(flush_tlb_here, NULL, true);	/* no CPU keeps the NX */
@@ -1098,6 +1120,37 @@ void trace_engine_init(void)
 			pr_info("translate: a %u KiB code cache for each of %u CPUs\n",
 				(unsigned int)((eng.xc->code_end - eng.xc->code) >> 10), nr_cpu_ids);
 		}
+	}
+}
+
+int trace_engine_exit(void)
+{
+#ifndef TOPAZ_HOSTED
+	unsigned int kept;
+
+	if (step_mode != TRACE_STEP_TRANSLATE)
+		return 0;
+	trap_set_handler(X86_TRAP_PF, NULL);
+	kept = xlat_free();
+	step_mode = TRACE_STEP_BRANCH;
+	if (kept)
+		return -EIO;
+	pr_info("translate: the code caches given back, their pages' flags as before (%s, the guard pages present)\n",
+		code_nx ? "not executable" : "executable: they had no NX");
+#endif
+	return 0;
+}
+
+void trace_engine_code_loaded(u64 start, u64 size)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct xlat_cpu *x = per_cpu_ptr(engines, cpu)->xc;
+
+		if (x && xlat_invalidate(x, start, start + size))
+			pr_info("translate: CPU %u had blocks from %#llx-%#llx, where new code was loaded: its code cache starts again\n",
+				cpu, (unsigned long long)start, (unsigned long long)(start + size - 1));
 	}
 }
 

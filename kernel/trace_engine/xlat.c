@@ -68,6 +68,20 @@ void xlat_set_batch(struct xlat_cpu *x, unsigned int records)
 	x->rec_ptr = (uintptr_t)x->rec_base;
 }
 
+bool xlat_invalidate(struct xlat_cpu *x, u64 start, u64 end)
+{
+	for (u32 i = 0; i < x->nr_sites; i++) {
+		const struct xlat_site *s = &x->sites[i];
+
+		if (s->start < end && max(s->next, s->start + 1) > start) {
+			table_clear(x);
+			x->stale = true;
+			return true;
+		}
+	}
+	return false;
+}
+
 struct xlat_site *xlat_lookup(struct xlat_cpu *x, u64 ip)
 {
 	u64 e = x->table[ip & TABLE_MASK], key;
@@ -510,9 +524,14 @@ static bool emit_block(struct emit *e, const struct xlat_env *env, struct xlat_s
 
 struct xlat_site *xlat_translate(struct xlat_cpu *x, const struct xlat_env *env, u64 ip)
 {
-	struct xlat_site *s = xlat_lookup(x, ip);
+	struct xlat_site *s;
 	struct emit e;
 
+	if (x->stale) {
+		x->stale = false;
+		xlat_reset(x);
+	}
+	s = xlat_lookup(x, ip);
 	if (s)
 		return s;
 	for (int tries = 0; tries < 2; tries++) {

@@ -103,6 +103,7 @@ struct xlat_cpu {
 	u8 *region, *code, *code_cur, *code_end;
 	struct xlat_site *sites;
 	u32 nr_sites, max_sites;	/* XLAT_MAX_SITES (tests make it small) */
+	bool stale;		/* code under some block changed: reset at the next translation */
 	struct xlat_stats st;
 };
 
@@ -158,6 +159,14 @@ void xlat_cpu_init(struct xlat_cpu *x, u8 *region, struct xlat_site *sites);
 void xlat_set_batch(struct xlat_cpu *x, unsigned int records);
 /** xlat_reset() - forget every block (the records must have been handed on) */
 void xlat_reset(struct xlat_cpu *x);
+/**
+ * xlat_invalidate() - the code at [@start, @end) changed (an image loaded
+ * there): when a block came from it, every lookup misses from now on and the
+ * next xlat_translate() empties the cache first. Blocks already linked to
+ * each other still run until then: none of them can lead into new code but
+ * through a lookup. Return: whether a block came from there.
+ */
+bool xlat_invalidate(struct xlat_cpu *x, u64 start, u64 end);
 /** xlat_lookup() - the block at @ip, or NULL */
 struct xlat_site *xlat_lookup(struct xlat_cpu *x, u64 ip);
 

@@ -11,6 +11,11 @@
  *   hello.efi spin  never return (fw.timeout= ends its trace)
  *   hello.efi load  load itself again from the boot volume (LoadImage, as a
  *                   shell would) with "9 quiet" and run it (StartImage)
+ *   hello.efi reload  the same, then hello2.efi (this source built with
+ *                   HELLO_SHIFT: its code at other offsets, and it returns
+ *                   HELLO2_STATUS) the same way: the firmware loads it where
+ *                   the first child was unloaded from. EFI_INCOMPATIBLE_VERSION
+ *                   when the second child returned as the first would
  *   hello.efi ebs   call ExitBootServices, then power QEMU off through
  *                   isa-debug-exit with the success code (the trace ends at
  *                   the call and is written before it goes on)
@@ -20,6 +25,18 @@
 EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st);
 
 static EFI_SYSTEM_TABLE *ST;
+/* what hello2.efi returns (a warning: not an error to the firmware) */
+#define HELLO2_STATUS	EFI_WARN_BUFFER_TOO_SMALL
+
+#ifdef HELLO_SHIFT
+/* hello2.efi: everything after this at other offsets than in hello.efi */
+__attribute__((noinline)) unsigned long shift_pad(unsigned long v)
+{
+	for (unsigned int i = 0; i < 40; i++)
+		v = v * 6364136223846793005ul + 1442695040888963407ul + (v >> 29);
+	return v;
+}
+#endif
 
 /* noinline: each a function of its own in the trace */
 __attribute__((noinline)) unsigned long fib(unsigned int n)
@@ -54,8 +71,11 @@ static int word_is(const CHAR16 *w, const char *s)
 	return !*s && (*w == 0 || *w == ' ');
 }
 
-/* Its own file, loaded and run again: the device's path, then its file path. */
-static EFI_STATUS load_again(EFI_HANDLE image, EFI_LOADED_IMAGE *li)
+/*
+ * Its own file (@file NULL) or @file beside it, loaded and run: the device's
+ * path, then the file's path.
+ */
+static EFI_STATUS load_again(EFI_HANDLE image, EFI_LOADED_IMAGE *li, const CHAR16 *file)
 {
 	static unsigned char path[1024];
 	static CHAR16 options[] = L"hello.efi 9 quiet";
@@ -76,7 +96,7 @@ static EFI_STATUS load_again(EFI_HANDLE image, EFI_LOADED_IMAGE *li)
 			path[n + i] = ((UINT8 *)p)[i];
 		n += len;
 	}
-	for (p = li->FilePath; ; p = (EFI_DEVICE_PATH *)((UINT8 *)p + len)) {
+	for (p = li->FilePath; !file; p = (EFI_DEVICE_PATH *)((UINT8 *)p + len)) {
 		len = p->Length[0] | p->Length[1] << 8;
 		if (n + len > sizeof(path))
 			return EFI_BUFFER_TOO_SMALL;
@@ -85,6 +105,29 @@ static EFI_STATUS load_again(EFI_HANDLE image, EFI_LOADED_IMAGE *li)
 		n += len;
 		if (p->Type == 0x7f && p->SubType == 0xff)
 			break;
+	}
+	if (file) {
+		/* a media file path node (type 4, subtype 4), then the end node */
+		UINTN chars = 0;
+
+		while (file[chars++])
+			;
+		len = 4 + chars * 2;
+		if (n + len + 4 > sizeof(path))
+			return EFI_BUFFER_TOO_SMALL;
+		path[n] = 4;
+		path[n + 1] = 4;
+		path[n + 2] = (unsigned char)len;
+		path[n + 3] = (unsigned char)(len >> 8);
+		for (UINTN i = 0; i < chars; i++) {
+			path[n + 4 + 2 * i] = (unsigned char)file[i];
+			path[n + 5 + 2 * i] = (unsigned char)(file[i] >> 8);
+		}
+		n += len;
+		path[n] = 0x7f;
+		path[n + 1] = 0xff;
+		path[n + 2] = 4;
+		path[n + 3] = 0;
 	}
 	s = ST->BootServices->LoadImage(FALSE, image, (EFI_DEVICE_PATH *)path, NULL, 0, &h);
 	if (s != EFI_SUCCESS)
@@ -144,7 +187,15 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 	if (word_is(arg, "ebs"))
 		ebs_and_exit(image);
 	if (word_is(arg, "load"))
-		return load_again(image, li);
+		return load_again(image, li, NULL);
+	if (word_is(arg, "reload")) {
+		EFI_STATUS s = load_again(image, li, NULL);
+
+		if (s != EFI_SUCCESS)
+			return s;
+		s = load_again(image, li, L"\\EFI\\tools\\hello2.efi");
+		return s == HELLO2_STATUS ? EFI_SUCCESS : s == EFI_SUCCESS ? EFI_INCOMPATIBLE_VERSION : s;
+	}
 	if (*arg >= '0' && *arg <= '9')
 		for (n = 0; *arg >= '0' && *arg <= '9'; arg++)
 			n = n * 10 + (unsigned int)(*arg - '0');
@@ -155,5 +206,10 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 	for (unsigned int i = 0; i < 64; i++)
 		table[i] = (i * 2654435761u) >> 7;
 	sort_table(table, 64);
+#ifdef HELLO_SHIFT
+	/* hello2.efi says it is itself: old code run in its place would not */
+	return fib(n) && table[0] <= table[63] && shift_pad(n) ? HELLO2_STATUS : EFI_LOAD_ERROR;
+#else
 	return fib(n) && table[0] <= table[63] ? EFI_SUCCESS : EFI_LOAD_ERROR;
+#endif
 }

@@ -360,6 +360,43 @@ static void test_resets(void **state)
 	assert_true(X->nr_sites <= 12);
 }
 
+/*
+ * Code rewritten where blocks came from (the firmware loading an image where
+ * one was unloaded): the old blocks run on until xlat_invalidate(); then
+ * every lookup misses and the next translation starts the cache again.
+ */
+static void test_invalidate(void **state)
+{
+	static const u8 one[] = { 0xb8, 1, 0, 0, 0, 0xc3 };		/* mov $1,%eax; ret */
+	static const u8 two[] = { 0x31, 0xc0, 0x83, 0xc0, 0x02, 0xc3 };	/* xor %eax,%eax; add $2,%eax; ret */
+	u8 *code = mmap(NULL, PAGE_SIZE, PROT_READ | PROT_WRITE | PROT_EXEC,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	u64 (*fn)(u64) = (u64 (*)(u64))(void *)code;
+	u64 resets;
+
+	(void)state;
+	assert_true(code != MAP_FAILED);
+	memcpy(code, one, sizeof(one));
+	assert_int_equal(run(fn, 0), 1);
+	assert_int_equal(run(f_loop, 40), f_loop(40));
+	memcpy(code, two, sizeof(two));
+	assert_int_equal(run(fn, 0), 1);	/* the old block: why the engine must be told */
+	resets = X->st.resets;
+	assert_false(xlat_invalidate(X, (uintptr_t)code + 64, (uintptr_t)code + PAGE_SIZE));
+	assert_false(X->stale);
+	assert_non_null(xlat_lookup(X, (uintptr_t)f_loop));
+	assert_true(xlat_invalidate(X, (uintptr_t)code + 5, (uintptr_t)code + 6));	/* its RET */
+	assert_null(xlat_lookup(X, (uintptr_t)f_loop));	/* every lookup misses ... */
+	assert_null(xlat_lookup(X, (uintptr_t)code));
+	assert_int_equal(X->st.resets, resets);		/* ... the reset waits for a translation */
+	assert_int_equal(run(fn, 0), 2);
+	assert_int_equal(X->st.resets, resets + 1);
+	assert_false(X->stale);
+	assert_int_equal(run(f_loop, 40), f_loop(40));
+	assert_int_equal(run(f_fib, 15), f_fib(15));
+	munmap(code, PAGE_SIZE);
+}
+
 /* Forms left to the CPU end a block at an exit (an INT3 back to the engine). */
 static void test_exits(void **state)
 {
@@ -399,6 +436,7 @@ int main(void)
 		cmocka_unit_test(test_where),
 		cmocka_unit_test(test_resets),
 		cmocka_unit_test(test_exits),
+		cmocka_unit_test(test_invalidate),
 	};
 
 	return cmocka_run_group_tests_name("xlat", tests, setup, teardown);

@@ -75,7 +75,9 @@ trace-translate-smp-2|pt=on pt.step=translate pt.buf=32K pt.region=4K run=psort,
 # with NMI PMIs; an image that calls ExitBootServices (the trace is written first); one that
 # never returns (fw.timeout=); then what must be refused, each with its cause
 trace-fw-builtin|fw.run=vars,file,handles,pool pt=on pt.buf=16K|33|fw: firmware phase: fw.run=vars,file,handles,pool;fw: run: file returned;firmware modules in the trace's sideband;result: fw.phase failed=0;!stray
-trace-fw-translate|fw.run=vars pt=on pt.step=translate pt.buf=16K|33|pt.step=translate: no code cache here (error -19: the firmware's page tables): branch-step;fw: run: vars returned;result: fw.phase failed=0
+trace-fw-translate|fw.run=vars,pool pt=on pt.step=translate pt.profile=broadwell pt.noretcomp pt.pmi=nmi pt.buf=16K|33|trace: translate: a ;fw: run: pool returned;(translate-step: ;0 exits to branch-step;translate: the code caches given back, their pages' flags as before;result: fw.phase failed=0
+# no SetMemoryAttributes from the firmware (fault injection): no code cache, the phase branch-steps
+trace-fw-no-mem-attrs|fw.run=vars fw.no_mem_attrs pt=on pt.buf=16K|33|SetMemoryAttributes: EFI status 0x8000000000000003, fw.no_mem_attrs;pt.step=translate: no code cache here (error -95): branch-step;(branch-step: ;result: fw.phase failed=0;!given back
 trace-fw-image|fw.image="\EFI\tools\hello.efi 18" pt=on pt.buf=16K pt.pmi=nmi pt.profile=tigerlake pt.noretcomp|33|fw.image=\EFI\tools\hello.efi: loaded at;options "\EFI\tools\hello.efi 18";returned EFI status 0 in;result: fw.phase failed=0
 trace-fw-image-ebs|fw.run=vars fw.image="\EFI\tools\hello.efi ebs" pt=on pt.buf=16K|33|the image called ExitBootServices from 0x;hello+0x;the trace ends there and is written first;result: fw.phase failed=0
 trace-fw-timeout|fw.run=vars fw.image="\EFI\tools\hello.efi spin" fw.timeout=500 pt=on pt.buf=16K|35|still running after 500 ms (fw.timeout=): at 0x;, hello+0x;result: fw.phase failed=1
@@ -102,3 +104,8 @@ trace-fw-then-kernel|fw.run=pool fw.then=kernel pt=on pt.buf=16K run=sort|33|res
 # An image that loads an image (LoadImage from traced code, as a shell starts a program): the
 # new one is named and copied when it loads, and decodes though it is unloaded at its exit
 trace-fw-image-load|fw.image="\EFI\tools\hello.efi load" pt=on pt.buf=16K|33|fw: module hello loaded at;fw: sideband: hello at;returned EFI status 0 in;result: fw.phase failed=0
+# an image loaded where another the code cache translated was unloaded (hello.efi, then
+# hello2.efi, its code elsewhere, at the same place): the cache forgets the old blocks, or
+# hello2 would run hello's and return as it does (EFI_INCOMPATIBLE_VERSION). Not a trace-
+# case: the container keeps one image an address, so the new code's trace cannot decode, said
+fw-image-reload|fw.image="\EFI\tools\hello.efi reload" pt=on pt.buf=16K|33|fw: run: image \EFI\tools\hello.efi reload returned EFI status 0 in;where new code was loaded: its code cache starts again;where hello#2 was: the container keeps hello#2 there;result: fw.phase failed=0

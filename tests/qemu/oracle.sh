@@ -155,9 +155,11 @@ smp_configs() {
 # with the log on it is so slow that, in real time, the firmware's timed
 # waits (the disk driver's polls) would spin for gigabytes of log.
 fw_configs() {
-	echo "fw-skylake-retcomp-branch|branch|fw:vars,file|1|pt.profile=skylake pt.step=branch pt.buf=16K pt.tsc"
+	echo "fw-skylake-retcomp-translate|translate|fw:vars,file|1|pt.profile=skylake pt.step=translate pt.translate_map pt.buf=16K pt.tsc"
 	echo "fw-broadwell-noretcomp-nmi-branch|branch|fw:handles,pool|1|pt.profile=broadwell pt.step=branch pt.noretcomp pt.pmi=nmi pt.buf=16K pt.tsc"
 	[ $full = 1 ] || return 0
+	echo "fw-skylake-retcomp-branch|branch|fw:vars,file|1|pt.profile=skylake pt.step=branch pt.buf=16K pt.tsc"
+	echo "fw-broadwell-noretcomp-nmi-translate|translate|fw:handles,pool|1|pt.profile=broadwell pt.step=translate pt.translate_map pt.noretcomp pt.pmi=nmi pt.buf=16K pt.tsc"
 	echo "fw-tigerlake-retcomp-nmi-branch|branch|fw:vars|1|pt.profile=tigerlake pt.step=branch pt.pmi=nmi pt.buf=16K pt.tsc pt.cyc pt.mtc"
 	echo "fw-arrowlake-noretcomp-single|single|fw:vars|1|pt.profile=arrowlake pt.step=single pt.noretcomp pt.buf=16K"
 }
@@ -286,7 +288,7 @@ done
 # with QEMU's log switched on at topaz's marker.
 one_fw() {
 	local name=$1 step=$2 w=${3#fw:} extra=$4 d=$5 res=$dir/$1.result status plan=$dir/plan-$1.json
-	local cmd df marker='fw: oracle: waiting for the host' mon=$dir/$1.mon
+	local cmd df xf marker='fw: oracle: waiting for the host' mon=$dir/$1.mon xargs=()
 	# virtual time from the instruction count: QEMU slowed by its log does
 	# not make the firmware's timed waits (a disk's polls) spin longer
 	local icount="-icount shift=3,sleep=off"
@@ -305,6 +307,18 @@ one_fw() {
 		echo "FAIL oracle.$name: the discovery boot ended with status $status, or no plan from it (log: $dir/$name.discovery.log)" >"$res"
 		return
 	fi
+	if [ "$step" = translate ]; then
+		# the code cache's ranges (from the firmware's allocation: the
+		# same for the same command line), as one() finds them
+		if ! xf=$(python3 "$py" xlat-filter --plan "$plan" --elf "$elf" \
+				--log "$dir/$name.discovery.log" 2>"$dir/$name.xlat.err"); then
+			{ echo "FAIL oracle.$name: no code cache ranges from the discovery boot (log: $dir/$name.discovery.log)"
+			  sed 's/^/  /' "$dir/$name.xlat.err"; } >"$res"
+			return
+		fi
+		df+=",$xf"
+		xargs=(--xlat-logged "$xf")
+	fi
 	python3 "$here/tests/qemu/qemu_sync.py" --monitor "$mon" --log "$dir/$name.log" \
 		--marker "$marker" --cmd "log $d" --cmd 'sendkey ret' >>"$dir/$name.sync" 2>&1 &
 	"$here/tests/qemu/boot.sh" --cmdline "$cmd" --log "$dir/$name.log" --debugcon "$dir/$name.tpz" \
@@ -319,7 +333,7 @@ one_fw() {
 	fi
 	python3 "$py" compare --plan "$plan" --elf "$elf" --ptdecode "$tool" --step "$step" \
 		--qemu-log "$dir/$name.qlog" --insn-out "$dir/$name.insn" \
-		--container "$dir/$name.tpz" --name "oracle.$name" --log "$dir/$name.log" --log-started-late \
+		--container "$dir/$name.tpz" --name "oracle.$name" "${xargs[@]}" --log "$dir/$name.log" --log-started-late \
 		--windows $(( $(tr ',' '\n' <<<"$w" | wc -l) + 1 )) >"$res" 2>&1
 	local cmp=$?
 	python3 "$perf_py" --ptdecode "$tool" --elf "$elf" --container "$dir/$name.tpz" \
