@@ -147,11 +147,18 @@ static int firmware_set_flags(uintptr_t start, uintptr_t end, u64 set, u64 clr)
 		return -EINVAL;
 	for (uintptr_t a = ALIGN_DOWN(start, PAGE_SIZE), b; a < end; a = b) {
 		u64 want = ((leaf_entry(a) & ~clr) | set) & FW_FLAGS;
+		bool same = (leaf_entry(a) & FW_FLAGS) == want;
 		int err;
 
-		for (b = a + PAGE_SIZE; b < end; b += PAGE_SIZE)
-			if ((((leaf_entry(b) & ~clr) | set) & FW_FLAGS) != want)
+		for (b = a + PAGE_SIZE; b < end; b += PAGE_SIZE) {
+			u64 f = leaf_entry(b);
+
+			if ((((f & ~clr) | set) & FW_FLAGS) != want)
 				break;
+			same &= (f & FW_FLAGS) == want;
+		}
+		if (same)
+			continue;	/* nothing to ask for (a failed setup's undo) */
 		err = fw_set(a, b - a, want);
 		if (err)
 			return err;
