@@ -13,17 +13,10 @@
 # a mode here: from the boot on, its -dfilter over the firmware's modules
 # logs gigabytes before topaz starts (the fidelity oracle switches it on
 # later through QEMU's monitor, fw.oracle, which the timing would then include).
-set -uo pipefail
-build=${1:-build}
-export BUILD=$build
+. "$(dirname "$0")/lib.sh"	# build, here, tmp, boot, median
 wl=${2:-vars}
 boots=${BOOTS:-3}
 runs=${RUNS:-8}
-here=$(cd "$(dirname "$0")/../.." && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-boot() { "$here/tests/qemu/boot.sh" --timeout 600 "$@" >/dev/null 2>&1; }
-median() { sort -g | awk '{ v[NR] = $1 } END { print NR ? (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) : 0 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? a / b : 0 }'; }
 rep() { for _ in $(seq "$runs"); do printf '%s%s,' "$wl" "$1"; done; }
 job=$(rep "")

@@ -19,9 +19,7 @@
 # time of each boot; the windows' start and stop costs (median of the later
 # runs); and, from one boot each under -icount shift=0 (the guest's clock
 # counts instructions), the guest instructions each traced branch costs.
-set -uo pipefail
-build=${1:-build}
-export BUILD=$build	# boot.sh boots this build
+. "$(dirname "$0")/lib.sh"	# build, here, tmp, boot, median
 wl=${2:-sort}
 boots=${BOOTS:-3}
 # eight: the second and third runs still pay QEMU's first translation of
@@ -29,11 +27,6 @@ boots=${BOOTS:-3}
 # cache's blocks after the first run's last links), so the later runs'
 # median needs more than four to be the steady state
 runs=${RUNS:-8}
-here=$(cd "$(dirname "$0")/../.." && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-boot() { "$here/tests/qemu/boot.sh" --timeout 600 "$@" >/dev/null 2>&1; }
-median() { sort -g | awk '{ v[NR] = $1 } END { print NR ? (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) : 0 }'; }
 job=$(for _ in $(seq "$runs"); do printf '%s,' "$wl"; done)
 job=${job%,}
 # the traced boots run the workload untraced first, in the same boot: boots

@@ -284,6 +284,20 @@ lo, hi = r["op_add"][0], r["op_rot"][1]
 print(f"{lo:#x}/{hi - lo:#x}")' "$dir/plan.json") || fail_setup "no op_add..op_rot in the plan"
 done
 
+# Translate mode: the code caches' ranges, from the xlat-map lines of
+# configuration NAME's discovery boot (exit STATUS) with PLAN; printed, or
+# its FAIL written and status 1.
+cache_ranges() {
+	local name=$1 plan=$2 status=$3
+	if [ "$status" = 33 ] && python3 "$py" xlat-filter --plan "$plan" --elf "$elf" \
+			--log "$dir/$name.discovery.log" 2>"$dir/$name.xlat.err"; then
+		return 0
+	fi
+	{ echo "FAIL oracle.$name: the discovery boot ended with status $status, or no code cache ranges from it (log: $dir/$name.discovery.log)"
+	  sed 's/^/  /' "$dir/$name.xlat.err"; } >"$dir/$name.result"
+	return 1
+}
+
 # A firmware-phase configuration: its discovery boot, then the compared boot
 # with QEMU's log switched on at topaz's marker.
 one_fw() {
@@ -308,14 +322,9 @@ one_fw() {
 		return
 	fi
 	if [ "$step" = translate ]; then
-		# the code cache's ranges (from the firmware's allocation: the
-		# same for the same command line), as one() finds them
-		if ! xf=$(python3 "$py" xlat-filter --plan "$plan" --elf "$elf" \
-				--log "$dir/$name.discovery.log" 2>"$dir/$name.xlat.err"); then
-			{ echo "FAIL oracle.$name: no code cache ranges from the discovery boot (log: $dir/$name.discovery.log)"
-			  sed 's/^/  /' "$dir/$name.xlat.err"; } >"$res"
-			return
-		fi
+		# the code cache's ranges (the firmware's allocation: the same
+		# for the same command line)
+		xf=$(cache_ranges "$name" "$plan" 33) || return
 		df+=",$xf"
 		xargs=(--xlat-logged "$xf")
 	fi
@@ -363,13 +372,7 @@ one() {
 		"$here/tests/qemu/boot.sh" --smp "$smp" --cmdline "pt=on run=$w loglevel=7 $extra" \
 			--log "$dir/$name.discovery.log" --timeout $((smp > 1 ? 300 : 180)) \
 			>"$dir/$name.discovery.out" 2>&1
-		status=$?
-		if [ $status != 33 ] || ! xf=$(python3 "$py" xlat-filter --plan "$plan" --elf "$elf" \
-				--log "$dir/$name.discovery.log" 2>"$dir/$name.xlat.err"); then
-			{ echo "FAIL oracle.$name: the discovery boot ended with status $status, or no code cache ranges from it (log: $dir/$name.discovery.log)"
-			  sed 's/^/  /' "$dir/$name.xlat.err"; } >"$res"
-			return
-		fi
+		xf=$(cache_ranges "$name" "$plan" $?) || return
 		df+=",$xf"
 		xargs=(--xlat-logged "$xf")
 	fi
