@@ -126,8 +126,8 @@ void ptm_operational_error(enum pt_operr e);
 /* pt_model_topa.c */
 bool ptm_output_start(void);	/* false after an operational error */
 void ptm_output_write(const u8 *b, int n);
-/* ptm_output_write()'s common case for 8 bytes; false (nothing stored) when it is not that */
-bool ptm_output_put8(const u8 *b);
+/* ptm_output_write()'s common case; false (nothing stored) when it is not that */
+bool ptm_output_put(const u8 *b, unsigned int n);
 void ptm_output_flush_pmi(void);
 bool ptm_output_single_entry(void);
 

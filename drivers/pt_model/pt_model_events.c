@@ -830,7 +830,7 @@ static void edges_tnt_full(void)
 
 /*
  * edges_tnt_full()'s common case, without its calls: a full TNT-64 that goes
- * straight into the output region (ptm_output_put8()), no CYC before it, no
+ * straight into the output region (ptm_output_put()), no CYC before it, no
  * PSB due after it, so nothing else happens at that boundary. False, with
  * nothing done, in any other case.
  */
@@ -844,7 +844,7 @@ static __always_inline bool edges_tnt_fast(struct pt_model *m)
 		return false;
 	ptpk_encode_tnt64(buf, m->tnt_n, m->tnt_bits);
 	m->depth++;	/* a stop NMI waits for the packet's end (pt_model_busy()) */
-	ok = ptm_output_put8(buf);
+	ok = ptm_output_put(buf, 8);
 	if (ok) {
 		struct ptpk p = { .type = PTPK_TNT64, .tnt = { .nbits = m->tnt_n, .bits = m->tnt_bits } };
 
@@ -938,6 +938,67 @@ out:
 	return rec;
 }
 
+/*
+ * ev_insn_fast()'s sibling for a branch that sends a TIP (an indirect JMP or
+ * CALL, a RET not compressed) while PacketEn stays on (edges_gate()): the
+ * pending TNT, then the TIP, straight into the output region, when no CYC
+ * goes before them, no PSB comes due and the region has room short of its
+ * end, so nothing else happens at that branch. The state ends as the full
+ * path leaves it. False, with nothing done, in any other case.
+ */
+static __always_inline bool edges_tip_fast(struct pt_model *m, const struct ptm_edge *e, u64 to)
+{
+	struct ptpk t = { .type = PTPK_TNT8 }, tip = { .type = PTPK_TIP };
+	u8 buf[2 * PTPK_MAX_SIZE];
+	int nt = 0, n;
+	bool ok;
+
+	if (m->ctl & RTIT_CTL_CYCLEACC)
+		return false;
+	switch (e->cls) {
+	case PTM_JUMP_IND:
+	case PTM_CALL_IND:
+		break;
+	case PTM_RET:
+		if (!(m->ctl & RTIT_CTL_DISRETC) && m->rs_len && m->retstack[m->rs_top] == to)
+			return false;	/* compressed: a TNT bit */
+		break;
+	default:
+		return false;
+	}
+	if (m->tnt_n) {
+		t.type = m->tnt_n <= PTPK_TNT8_MAX ? PTPK_TNT8 : PTPK_TNT64;
+		t.tnt.nbits = m->tnt_n;
+		t.tnt.bits = m->tnt_bits;
+		nt = t.type == PTPK_TNT64 ? ptpk_encode_tnt64(buf, t.tnt.nbits, t.tnt.bits) :
+		     ptpk_encode(&t, buf);
+	}
+	tip.ip.ipc = ptpk_ip_compress(to, m->last_ip);
+	tip.ip.ip = to;
+	n = ptpk_encode(&tip, buf + nt);
+	if (nt < 0 || n < 0 || m->byte_cnt + (u64)(nt + n) >= psb_period())
+		return false;
+	m->depth++;	/* a stop NMI waits for the packets' end (pt_model_busy()) */
+	ok = ptm_output_put(buf, (unsigned int)(nt + n));
+	if (ok) {
+		if (nt)
+			emit_counted(&t, buf, nt);
+		emit_counted(&tip, buf + nt, n);	/* no PSB comes due: checked above */
+		m->tnt_n = 0;
+		m->tnt_bits = 0;
+		m->last_ip = to;
+		if (e->cls == PTM_CALL_IND)
+			rs_push(e->next);
+		m->tsc += m->cfg.cycles_per_event;	/* tick() without MTC */
+		m->ip = to;
+		m->st.fast++;
+	}
+	m->depth--;
+	if (ok)
+		smp_stop_pending();	/* as ev_exit() */
+	return ok;
+}
+
 /* The state the common case needs (ev_insn_fast()'s test, less the TNT's room). */
 static __always_inline bool edges_gate(const struct pt_model *m)
 {
@@ -981,7 +1042,8 @@ const u64 *pt_model_ev_edges(const u64 *rec, const u64 *end, const void *base, u
 			break;	/* not a near branch: the caller's */
 		to = e->to ? e->to : rec[1];
 		n += rec_insns(rec);
-		ev_near(e->cls, e->ip, e->next, to, e->taken);
+		if (!edges_gate(m) || !edges_tip_fast(m, e, to))
+			ev_near(e->cls, e->ip, e->next, to, e->taken);
 		rec += 2;
 	}
 	*insns += n;

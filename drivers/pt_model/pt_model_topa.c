@@ -267,14 +267,14 @@ static __always_inline void fast_done(u64 n)
 	ptm.st.bytes_written += n;
 }
 
-bool ptm_output_put8(const u8 *b)
+bool ptm_output_put(const u8 *b, unsigned int n)
 {
-	u8 *to = fast_room(8);
+	u8 *to = fast_room(n);
 
 	if (!to)
 		return false;
-	memcpy(to, b, 8);
-	fast_done(8);
+	memcpy(to, b, n);
+	fast_done(n);
 	return true;
 }
 
