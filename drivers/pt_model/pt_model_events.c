@@ -41,13 +41,25 @@ static __always_inline void emit_counted(const struct ptpk *p, const u8 *buf, in
 		ptm.psb_pending = true;
 }
 
+/* @p into @buf: its size, or negative (the model's TNT-64s are always in range) */
+static __always_inline int encode(const struct ptpk *p, u8 *buf)
+{
+	return p->type == PTPK_TNT64 ? ptpk_encode_tnt64(buf, p->tnt.nbits, p->tnt.bits) :
+	       ptpk_encode(p, buf);
+}
+
+/* The TNT packet for @n pending results @bits: TNT-8 when they fit */
+static __always_inline struct ptpk tnt_packet(unsigned int n, u64 bits)
+{
+	return (struct ptpk){ .type = n <= PTPK_TNT8_MAX ? PTPK_TNT8 : PTPK_TNT64,
+			      .tnt = { .nbits = (u8)n, .bits = bits } };
+}
+
 /* Encode, report, count and store one packet. */
 void ptm_emit(const struct ptpk *p)
 {
 	u8 buf[PTPK_MAX_SIZE];
-	/* the model's TNT-64s are always in range */
-	int n = p->type == PTPK_TNT64 ? ptpk_encode_tnt64(buf, p->tnt.nbits, p->tnt.bits) :
-		ptpk_encode(p, buf);
+	int n = encode(p, buf);
 
 	if (n < 0) {
 		pr_err("pt-model: cannot encode a %s packet\n", ptpk_type_name(p->type));
@@ -84,9 +96,7 @@ static void flush_tnt(void)
 	if (!ptm.tnt_n)
 		return;
 	cyc_point();
-	p.type = ptm.tnt_n <= PTPK_TNT8_MAX ? PTPK_TNT8 : PTPK_TNT64;
-	p.tnt.nbits = ptm.tnt_n;
-	p.tnt.bits = ptm.tnt_bits;
+	p = tnt_packet(ptm.tnt_n, ptm.tnt_bits);
 	ptm.tnt_n = 0;
 	ptm.tnt_bits = 0;
 	ptm_emit(&p);
@@ -948,7 +958,7 @@ out:
  */
 static __always_inline bool edges_tip_fast(struct pt_model *m, const struct ptm_edge *e, u64 to)
 {
-	struct ptpk t = { .type = PTPK_TNT8 }, tip = { .type = PTPK_TIP };
+	struct ptpk t, tip = { .type = PTPK_TIP };
 	u8 buf[2 * PTPK_MAX_SIZE];
 	int nt = 0, n;
 	bool ok;
@@ -967,11 +977,8 @@ static __always_inline bool edges_tip_fast(struct pt_model *m, const struct ptm_
 		return false;
 	}
 	if (m->tnt_n) {
-		t.type = m->tnt_n <= PTPK_TNT8_MAX ? PTPK_TNT8 : PTPK_TNT64;
-		t.tnt.nbits = m->tnt_n;
-		t.tnt.bits = m->tnt_bits;
-		nt = t.type == PTPK_TNT64 ? ptpk_encode_tnt64(buf, t.tnt.nbits, t.tnt.bits) :
-		     ptpk_encode(&t, buf);
+		t = tnt_packet(m->tnt_n, m->tnt_bits);
+		nt = encode(&t, buf);
 	}
 	tip.ip.ipc = ptpk_ip_compress(to, m->last_ip);
 	tip.ip.ip = to;
