@@ -66,12 +66,7 @@ struct pt_buffer {
 
 struct topa *topa_alloc(int cpu, gfp_t gfp);
 void topa_free(struct topa *topa);
-void topa_insert_table(struct pt_buffer *buf, struct topa *topa);
-bool topa_table_full(const struct topa *topa);
-int topa_insert_pages(struct pt_buffer *buf, int cpu, gfp_t gfp);
 void pt_topa_dump(const struct pt_buffer *buf);
-u64 *topa_entry(struct topa *t, int i);
-struct topa *topa_of_entry(const u64 *te);
 
 void pt_buffer_advance(struct pt_buffer *buf);
 u64 pt_topa_region_offset_slow(struct pt_buffer *buf);
@@ -104,21 +99,58 @@ void pt_buffer_reset_offsets(struct pt_buffer *buf, u64 head);
 void pt_buffer_fini_topa(struct pt_buffer *buf);
 int pt_buffer_init_topa(struct pt_buffer *buf, int cpu, unsigned long nr_pages, gfp_t gfp);
 
-/* ------------------------------------------------------------ programming */
+/* ------------------------------------------------------------ per-CPU state */
 
-void *pt_buffer_setup_aux(struct perf_event *event, void **pages, unsigned long nr_pages,
-			  bool snapshot);
-void pt_buffer_free_aux(void *data);
-int pt_buffer_reset_markers(struct pt_buffer *buf, struct pt_aux_handle *handle);
-void pt_read_offset(struct pt_buffer *buf);
-void pt_handle_status(struct pt *pt);
-void pt_update_head(struct pt *pt);
-void pt_config_buffer(struct pt_buffer *buf);
-u64 pt_config_filters(struct perf_event *event);
-void pt_config(struct perf_event *event);
-void pt_config_start(struct perf_event *event);
-void pt_config_stop(struct perf_event *event);
-/** intel_pt_interrupt() - the ToPA PMI (called with bit 55 seen and acknowledged) */
-void intel_pt_interrupt(void);
+/**
+ * struct pt - the driver's state on one CPU (Linux's struct pt), in pt.c's
+ * static per-CPU pt_ctx: nothing outside the driver reads or writes it (the
+ * session uses pt_set_wakeup() and pt_get_cpu_stats())
+ * @event: the event set up on this CPU, or NULL
+ * @handle_nmi: a PMI here is this event's to service
+ * @filters: @output_base: @output_mask: what the MSRs hold (writes skipped
+ *	when equal); @output_valid: @filters_valid: they hold something at all
+ * @pmis: PMIs serviced; @stale_pmis: PMIs with no event to service
+ * @bytes: bytes published; @truncations: STOP regions filled (data dropped);
+ * @errors: ToPA errors; @pad_bytes: zeroes (PAD packets) written past an
+ *	early single-entry PMI
+ * @wakeup: the consumer, called at the end of a PMI that published data
+ *
+ * The PMI and the stop race on this CPU: a PMI (an interrupt, or an NMI with
+ * pt.pmi=nmi) can arrive anywhere in pt_event_start(), pt_event_stop() and
+ * pt_snapshot_copy(), and a late one (the status bit the stopping WRMSR's
+ * flush set) after pt_event_stop() returned. What keeps them apart:
+ *
+ * - @handle_nmi is written only on this CPU, with WRITE_ONCE(): true in
+ *   pt_event_start() before TraceEn is set, false in pt_event_stop() before
+ *   TraceEn is cleared (a barrier() between), so a PMI that finds it false
+ *   (READ_ONCE() in intel_pt_interrupt()) neither publishes nor restarts the
+ *   trace unit: it counts as stale and pt_event_stop() publishes instead.
+ * - A PMI that finds it true runs to its end before the interrupted code goes
+ *   on (it is an interrupt on this CPU): it stops the trace unit, publishes,
+ *   and restarts it unless the ring is full; the stop that it interrupted
+ *   then finds TraceEn as the PMI left it (pt_config_stop() checks
+ *   @event->hw_config, which only this CPU writes).
+ * - @event and @wakeup may be written from another CPU (the session sets
+ *   every CPU's up from one), only while this CPU's event is stopped; the
+ *   PMI reads them with READ_ONCE().
+ */
+struct pt {
+	struct perf_event *event;
+	bool handle_nmi;
+	struct pt_filter filters[PT_FILTERS_NUM];
+	u64 output_base, output_mask;
+	bool output_valid, filters_valid;
+	u64 pmis, stale_pmis, bytes, truncations, errors;
+	u64 pad_bytes;
+	void (*wakeup)(struct perf_event *event);
+};
+
+/**
+ * pt_cpu_ctx() - CPU @cpu's driver state, for the driver's white-box host
+ * tests and benchmark only (the driver's own files use pt_ctx)
+ * @cpu: a CPU number below NR_CPUS
+ * Return: that CPU's struct pt.
+ */
+struct pt *pt_cpu_ctx(int cpu);
 
 #endif

@@ -17,7 +17,30 @@
 
 
 struct pt_pmu pt_pmu;
-DEFINE_PER_CPU(struct pt, pt_ctx);
+/* Each CPU's driver state: the driver's own (struct pt says what guards it). */
+static DEFINE_PER_CPU(struct pt, pt_ctx);
+
+struct pt *pt_cpu_ctx(int cpu)
+{
+	return per_cpu_ptr(pt_ctx, cpu);
+}
+
+void pt_set_wakeup(int cpu, void (*wakeup)(struct perf_event *event))
+{
+	WRITE_ONCE(per_cpu_ptr(pt_ctx, cpu)->wakeup, wakeup);
+}
+
+void pt_get_cpu_stats(int cpu, struct pt_cpu_stats *st)
+{
+	const struct pt *pt = per_cpu_ptr(pt_ctx, cpu);
+
+	st->pmis = pt->pmis;
+	st->stale_pmis = pt->stale_pmis;
+	st->bytes = pt->bytes;
+	st->pad_bytes = pt->pad_bytes;
+	st->truncations = pt->truncations;
+	st->errors = pt->errors;
+}
 
 enum { CPUID_EAX, CPUID_EBX, CPUID_ECX, CPUID_EDX };
 
@@ -187,8 +210,8 @@ int pt_event_valid(const struct pt_event_attr *attr)
 
 /* ------------------------------------------------------------ buffers */
 
-void *pt_buffer_setup_aux(struct perf_event *event, void **pages, unsigned long nr_pages,
-			  bool snapshot)
+static void *pt_buffer_setup_aux(struct perf_event *event, void **pages, unsigned long nr_pages,
+				 bool snapshot)
 {
 	struct pt_buffer *buf;
 	int cpu = event->cpu;
@@ -219,7 +242,7 @@ void *pt_buffer_setup_aux(struct perf_event *event, void **pages, unsigned long 
 	return buf;
 }
 
-void pt_buffer_free_aux(void *data)
+static void pt_buffer_free_aux(void *data)
 {
 	struct pt_buffer *buf = data;
 
@@ -231,7 +254,7 @@ void pt_buffer_free_aux(void *data)
  * pt_buffer_reset_markers() - STOP on the entry before the consumer's data,
  * INT where the consumer wants to be woken (or one page before STOP)
  */
-int pt_buffer_reset_markers(struct pt_buffer *buf, struct pt_aux_handle *handle)
+static int pt_buffer_reset_markers(struct pt_buffer *buf, struct pt_aux_handle *handle)
 {
 	unsigned long mask = buf->nr_pages - 1, stop_pg, intr_pg;
 	u64 end;
@@ -290,7 +313,7 @@ int pt_buffer_reset_markers(struct pt_buffer *buf, struct pt_aux_handle *handle)
 
 /* ------------------------------------------------------------ MSRs */
 
-void pt_config_buffer(struct pt_buffer *buf)
+static void pt_config_buffer(struct pt_buffer *buf)
 {
 	struct pt *pt = per_cpu_ptr(pt_ctx, buf->cpu);
 	u64 base, mask, reg;
@@ -316,7 +339,7 @@ void pt_config_buffer(struct pt_buffer *buf)
 }
 
 /** pt_read_offset() - where the trace unit stopped (TraceEn must be clear) */
-void pt_read_offset(struct pt_buffer *buf)
+static void pt_read_offset(struct pt_buffer *buf)
 {
 	struct pt *pt = per_cpu_ptr(pt_ctx, buf->cpu);
 
@@ -333,7 +356,7 @@ void pt_read_offset(struct pt_buffer *buf)
 
 #define TOPA_PMI_MARGIN 512
 
-void pt_handle_status(struct pt *pt)
+static void pt_handle_status(struct pt *pt)
 {
 	struct perf_event *event = pt->event;
 	struct pt_buffer *buf = event->buf;
@@ -375,7 +398,7 @@ void pt_handle_status(struct pt *pt)
 		wrmsr(MSR_IA32_RTIT_STATUS, status);
 }
 
-void pt_update_head(struct pt *pt)
+static void pt_update_head(struct pt *pt)
 {
 	struct pt_buffer *buf = pt->event->buf;
 	u64 size = (u64)buf->nr_pages << PAGE_SHIFT;
@@ -399,7 +422,7 @@ void pt_update_head(struct pt *pt)
 	buf->data_size += base - old;
 }
 
-u64 pt_config_filters(struct perf_event *event)
+static u64 pt_config_filters(struct perf_event *event)
 {
 	struct pt *pt = per_cpu_ptr(pt_ctx, event->cpu);
 	u64 rtit_ctl = 0;
@@ -422,13 +445,13 @@ u64 pt_config_filters(struct perf_event *event)
 	return rtit_ctl;
 }
 
-void pt_config_start(struct perf_event *event)
+static void pt_config_start(struct perf_event *event)
 {
 	event->hw_config |= RTIT_CTL_TRACEEN;
 	wrmsr(MSR_IA32_RTIT_CTL, event->hw_config);
 }
 
-void pt_config_stop(struct perf_event *event)
+static void pt_config_stop(struct perf_event *event)
 {
 	if (!(event->hw_config & RTIT_CTL_TRACEEN))
 		return;
@@ -437,7 +460,7 @@ void pt_config_stop(struct perf_event *event)
 	barrier();	/* the WRMSR flushed the packets; publish after it */
 }
 
-void pt_config(struct perf_event *event)
+static void pt_config(struct perf_event *event)
 {
 	struct pt_event_attr *a = &event->attr;
 	u64 reg;
@@ -485,7 +508,7 @@ int pt_event_init(struct perf_event *event, const struct pt_event_attr *attr, st
 	event->buf = pt_buffer_setup_aux(event, aux->data_pages, aux->nr_pages, aux->snapshot);
 	if (!event->buf)
 		return -ENOMEM;
-	per_cpu_ptr(pt_ctx, cpu)->event = event;
+	WRITE_ONCE(per_cpu_ptr(pt_ctx, cpu)->event, event);
 	per_cpu_ptr(pt_ctx, cpu)->output_valid = false;
 	per_cpu_ptr(pt_ctx, cpu)->filters_valid = false;
 	return 0;
@@ -498,7 +521,7 @@ void pt_event_destroy(struct perf_event *event)
 		pt_buffer_free_aux(event->buf);
 	event->buf = NULL;
 	if (per_cpu_ptr(pt_ctx, event->cpu)->event == event)
-		per_cpu_ptr(pt_ctx, event->cpu)->event = NULL;
+		WRITE_ONCE(per_cpu_ptr(pt_ctx, event->cpu)->event, NULL);
 }
 
 int pt_event_start(struct perf_event *event)
@@ -518,7 +541,7 @@ int pt_event_start(struct perf_event *event)
 	}
 	event->stopped = false;
 	pt_config_buffer(buf);
-	pt->handle_nmi = true;
+	WRITE_ONCE(pt->handle_nmi, true);	/* before TraceEn: a PMI from here is ours */
 	pt_config(event);
 	return 0;
 }
@@ -543,7 +566,8 @@ void pt_event_stop(struct perf_event *event, unsigned int mode)
 {
 	struct pt *pt = per_cpu_ptr(pt_ctx, event->cpu);
 
-	pt->handle_nmi = false;
+	/* before TraceEn is cleared: a PMI from here on (the flush's) is stale */
+	WRITE_ONCE(pt->handle_nmi, false);
 	barrier();
 	pt_config_stop(event);
 	if (event->stopped)
@@ -567,13 +591,16 @@ static u64 fail_pmi;
 KPARAM_UINT("pt.fail_pmi", pt_fail_pmi, &fail_pmi, 0, 1ull << 40,
 	    "fault injection: panic inside the Nth PMI handler (0: never)");
 
-__attribute__((flatten)) void intel_pt_interrupt(void)
+/* the ToPA PMI, with bit 55 seen and acknowledged */
+static __attribute__((flatten)) void intel_pt_interrupt(void)
 {
 	struct pt *pt = this_cpu_ptr(pt_ctx);
-	struct perf_event *event = pt->event;
+	struct perf_event *event = READ_ONCE(pt->event);
+	void (*wakeup)(struct perf_event *event);
 	struct pt_buffer *buf;
 
-	if (!pt->handle_nmi || !event) {
+	/* after pt_event_stop() cleared it, a PMI must neither publish nor restart */
+	if (!READ_ONCE(pt->handle_nmi) || !event) {
 		pt->stale_pmis++;
 		return;
 	}
@@ -587,8 +614,9 @@ __attribute__((flatten)) void intel_pt_interrupt(void)
 	pt_handle_status(pt);
 	pt_update_head(pt);
 	publish(pt, event);
-	if (pt->wakeup)
-		pt->wakeup(event);
+	wakeup = READ_ONCE(pt->wakeup);
+	if (wakeup)
+		wakeup(event);
 	if (event->stopped)
 		return;
 	if (pt_aux_output_begin(&event->handle, event->aux)) {

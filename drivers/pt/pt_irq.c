@@ -29,10 +29,7 @@ static void set_lvtpc(void *value)
 	apic_write_lvtpc(*(const u32 *)value);
 }
 
-/**
- * pt_irq_init() - route the ToPA PMI through LVTPC as a vector or an NMI, on
- * every online CPU (each CPU's PMI is its own buffer's)
- */
+/* every online CPU: each CPU's PMI is its own ring's */
 void pt_irq_init(bool nmi)
 {
 	static u32 lvt;

@@ -26,12 +26,12 @@ static struct topa_page *topa_to_page(const struct topa *t)
 
 
 /* Entry @i of @t; -1 means the first unused slot (Linux's TOPA_ENTRY(t, -1)). */
-u64 *topa_entry(struct topa *t, int i)
+static u64 *topa_entry(struct topa *t, int i)
 {
 	return &topa_to_page(t)->table[i < 0 ? t->last : i];
 }
 
-struct topa *topa_of_entry(const u64 *te)
+static struct topa *topa_of_entry(const u64 *te)
 {
 	return &((struct topa_page *)ALIGN_DOWN((uintptr_t)te, TOPA_PAGE_SIZE))->topa;
 }
@@ -70,7 +70,7 @@ void topa_free(struct topa *topa)
 }
 
 /** topa_insert_table() - append @topa to @buf; link the previous table to it (multi) */
-void topa_insert_table(struct pt_buffer *buf, struct topa *topa)
+static void topa_insert_table(struct pt_buffer *buf, struct topa *topa)
 {
 	struct topa *last = buf->last;
 
@@ -87,7 +87,7 @@ void topa_insert_table(struct pt_buffer *buf, struct topa *topa)
 	*topa_entry(last, -1) = TOPA_ENTRY(pt_topa_phys(topa), 0, TOPA_END);
 }
 
-bool topa_table_full(const struct topa *topa)
+static bool topa_table_full(const struct topa *topa)
 {
 	if (!multi())
 		return topa->last != 0;
@@ -95,7 +95,7 @@ bool topa_table_full(const struct topa *topa)
 }
 
 /** topa_insert_pages() - add the buffer's next chunk as one entry */
-int topa_insert_pages(struct pt_buffer *buf, int cpu, gfp_t gfp)
+static int topa_insert_pages(struct pt_buffer *buf, int cpu, gfp_t gfp)
 {
 	struct topa *topa = buf->last;
 	int order = buf->chunk_order[buf->nr_pages];

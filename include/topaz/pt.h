@@ -50,10 +50,31 @@ struct pt_pmu {
 };
 extern struct pt_pmu pt_pmu;
 
+/**
+ * intel_pt_validate_cap() - one capability's field out of CPUID leaf 0x14
+ * @caps: sub-leaves 0 and 1 as struct pt_pmu's @caps holds them
+ * @cap: which capability
+ * Return: the field, shifted down (0: the CPU does not have it).
+ */
 u32 intel_pt_validate_cap(const u32 *caps, enum pt_capabilities cap);
+/**
+ * intel_pt_validate_hw_cap() - intel_pt_validate_cap() on this machine's
+ * leaf (pt_pmu_hw_init() read it)
+ * @cap: which capability
+ * Return: the field, shifted down (0: the CPU does not have it).
+ */
 u32 intel_pt_validate_hw_cap(enum pt_capabilities cap);
+/**
+ * pt_cap_name() - a capability's name, as Linux's sysfs caps/ directory has it
+ * @cap: which capability
+ * Return: a static string.
+ */
 const char *pt_cap_name(enum pt_capabilities cap);
-/** pt_pmu_hw_init() - read CPUID 0x14 and friends; -ENODEV without PT or ToPA */
+/**
+ * pt_pmu_hw_init() - read CPUID 0x14 and friends into pt_pmu (silicon or the
+ * model, whichever answers CPUID)
+ * Return: 0, or -ENODEV without PT or without ToPA output.
+ */
 int pt_pmu_hw_init(void);
 
 struct pt_buffer;	/* the driver's (drivers/pt/internal.h) */
@@ -92,13 +113,26 @@ struct pt_aux_handle {
  * for CPU @cpu, from that CPU's node (cpu_to_node()), in chunks of
  * non-increasing order (naturally aligned buddy blocks), the largest
  * @max_order (MAX_ORDER when larger)
+ * @cpu: the CPU whose trace unit writes it
+ * @size: bytes
+ * @max_order: the largest chunk (the largest ToPA region)
+ * @snapshot: a flight recorder: the trace unit overwrites it
+ * @gfp: allocation flags
+ * Return: the ring (watermark half of it), or NULL (bad size, no memory).
  */
 struct pt_aux *pt_aux_alloc(int cpu, u64 size, unsigned int max_order, bool snapshot, gfp_t gfp);
+/**
+ * pt_aux_free() - give back a ring and its pages (no event may use it)
+ * @aux: the ring, or NULL
+ */
 void pt_aux_free(struct pt_aux *aux);
 /* perf_aux_output_begin/end/flag: on the PMI path, so inline */
 /**
  * pt_aux_output_begin() - start a transaction: the trace unit may fill the
- * free space. Returns -ENOSPC when the consumer has not made room.
+ * free space
+ * @h: the transaction
+ * @aux: the ring
+ * Return: 0, or -ENOSPC when the consumer has not made room.
  */
 static inline int pt_aux_output_begin(struct pt_aux_handle *h, struct pt_aux *aux)
 {
@@ -123,11 +157,23 @@ static inline int pt_aux_output_begin(struct pt_aux_handle *h, struct pt_aux *au
 	return 0;
 }
 
+/**
+ * pt_aux_output_flag() - mark the transaction (PERF_AUX_FLAG_*)
+ * @h: the transaction
+ * @flags: what to add
+ */
 static inline void pt_aux_output_flag(struct pt_aux_handle *h, u32 flags)
 {
 	h->flags |= flags;
 }
 
+/**
+ * pt_aux_output_end() - publish a transaction: the producer position moves
+ * on by @size (a snapshot ring's goes to the transaction's @head), and one
+ * record is counted (a truncated one too, with PERF_AUX_FLAG_TRUNCATED)
+ * @h: the transaction
+ * @size: bytes the trace unit wrote in it
+ */
 static inline void pt_aux_output_end(struct pt_aux_handle *h, u64 size)
 {
 	struct pt_aux *aux = h->aux;
@@ -143,7 +189,13 @@ static inline void pt_aux_output_end(struct pt_aux_handle *h, u64 size)
 }
 
 
-/** pt_aux_copy() - read @len bytes at absolute position @pos of the ring into @dst */
+/**
+ * pt_aux_copy() - read @len bytes at absolute position @pos of the ring into @dst
+ * @aux: the ring
+ * @pos: a byte position, ever growing (taken modulo the ring's size)
+ * @dst: where to
+ * @len: bytes, at most the ring's size
+ */
 void pt_aux_copy(const struct pt_aux *aux, u64 pos, void *dst, u64 len);
 
 /* ------------------------------------------------------------ the driver */
@@ -178,45 +230,119 @@ struct perf_event {
 	int cpu;
 };
 
-/* Per-CPU driver state (struct pt in Linux). */
-struct pt {
-	struct perf_event *event;
-	bool handle_nmi;
-	struct pt_filter filters[PT_FILTERS_NUM];	/* what the MSRs hold */
-	u64 output_base, output_mask;			/* what the MSRs hold */
-	bool output_valid, filters_valid;
-	u64 pmis, stale_pmis, bytes, lost_bytes, truncations, errors;
-	u64 pad_bytes;		/* zeroes (PAD packets) written past an early single-entry PMI */
-	/* called at the end of a PMI with new data published (the consumer) */
-	void (*wakeup)(struct perf_event *event);
-};
 
-DECLARE_PER_CPU(struct pt, pt_ctx);
-
-/** pt_event_valid() - check @attr against the capabilities; messages name each refused option */
+/**
+ * pt_event_valid() - check @attr against the capabilities
+ * @attr: what is asked
+ * Return: 0, or -EINVAL after a message naming each refused option.
+ */
 int pt_event_valid(const struct pt_event_attr *attr);
+/**
+ * pt_event_init() - set up an event on CPU @cpu (perf's event_init and
+ * setup_aux): its ToPA tables (or single-range output) over @aux's pages.
+ * Not started; at most one event per CPU.
+ * @event: the event, filled in here
+ * @attr: what it traces (checked with pt_event_valid())
+ * @aux: its ring, which it keeps using until pt_event_destroy()
+ * @cpu: the CPU whose trace unit writes it
+ * Return: 0, -EINVAL (@attr refused), -EBUSY (the CPU has an event), -ENOMEM.
+ */
 int pt_event_init(struct perf_event *event, const struct pt_event_attr *attr, struct pt_aux *aux,
 		  int cpu);
+/**
+ * pt_event_destroy() - stop the event (publishing what it wrote) and free
+ * its tables; the ring stays the caller's. On the event's CPU, or with the
+ * event already stopped there.
+ * @event: an event pt_event_init() set up
+ */
 void pt_event_destroy(struct perf_event *event);
+/**
+ * pt_event_start() - begin a transaction on the ring and enable tracing
+ * (TraceEn set last); on the event's CPU
+ * @event: a stopped event
+ * Return: 0, or -ENOSPC when the ring has no room (the event stays stopped).
+ */
 int pt_event_start(struct perf_event *event);
 #define PERF_EF_UPDATE BIT(2)
+/**
+ * pt_event_stop() - disable tracing; on the event's CPU. A PMI before or
+ * after this is safe (struct pt, drivers/pt/internal.h, says why).
+ * @event: the event
+ * @mode: PERF_EF_UPDATE: read where the trace unit stopped and publish it
+ *	(the consumer is not woken: the caller drains); 0: just stop
+ */
 void pt_event_stop(struct perf_event *event, unsigned int mode);
-/** pt_pmi_handler() - the PMI entry: checks and acks GLOBAL_STATUS bit 55, unmasks LVTPC */
+/**
+ * pt_pmi_handle() - the PMI entry: checks and acknowledges
+ * IA32_PERF_GLOBAL_STATUS bit 55 (the ToPA PMI), services it, unmasks LVTPC
+ * Return: true when it was a ToPA PMI (handled), false when not (not ours).
+ */
 bool pt_pmi_handle(void);
-/** pt_snapshot_copy() - stop, copy the last @len bytes of a snapshot ring to @dst, restart */
+/**
+ * pt_snapshot_copy() - stop, copy the last @len bytes of a snapshot ring to
+ * @dst, restart when it was running; on the event's CPU
+ * @event: a snapshot event
+ * @dst: where to
+ * @len: bytes wanted (at most the ring)
+ * Return: bytes copied.
+ */
 u64 pt_snapshot_copy(struct perf_event *event, void *dst, u64 len);
 /**
- * pt_snapshot_stop() - stop a snapshot event for good (the panic path) and
- * return where the trace unit would write next: the ring's oldest byte
+ * pt_snapshot_stop() - stop a snapshot event for good (the panic path); on
+ * the event's CPU
+ * @event: a snapshot event
+ * Return: where the trace unit would write next: the ring's oldest byte.
  */
 u64 pt_snapshot_stop(struct perf_event *event);
-/** pt_event_single_range() - the event writes one contiguous region (no ToPA) */
+/**
+ * pt_event_single_range() - the event writes one contiguous region (no ToPA)
+ * @event: an event pt_event_init() set up
+ * Return: true for single-range output.
+ */
 bool pt_event_single_range(const struct perf_event *event);
+
+/**
+ * pt_set_wakeup() - the consumer of CPU @cpu's ring (perf's AUX wake-up):
+ * called on that CPU at the end of each PMI that published data, in the
+ * PMI's context (an interrupt, or an NMI with pt.pmi=nmi), with the trace
+ * unit stopped; the driver restarts it after, if the ring has room
+ * @cpu: the CPU
+ * @wakeup: the consumer, or NULL (published data waits in the ring)
+ *
+ * Set it while the CPU's event is stopped.
+ */
+void pt_set_wakeup(int cpu, void (*wakeup)(struct perf_event *event));
+
+/**
+ * struct pt_cpu_stats - what the driver counted on one CPU since boot
+ * @pmis: ToPA PMIs serviced
+ * @stale_pmis: PMIs with no running event there (late ones, after a stop)
+ * @bytes: bytes published (normal mode; snapshot rings publish no count)
+ * @pad_bytes: zeroes (PAD packets) written past an early single-entry PMI
+ * @truncations: STOP regions filled: the trace unit dropped data
+ * @errors: ToPA errors (IA32_RTIT_STATUS.Error)
+ */
+struct pt_cpu_stats {
+	u64 pmis, stale_pmis, bytes, pad_bytes, truncations, errors;
+};
+/**
+ * pt_get_cpu_stats() - CPU @cpu's counts
+ * @cpu: the CPU
+ * @st: filled in
+ */
+void pt_get_cpu_stats(int cpu, struct pt_cpu_stats *st);
 
 /**
  * pt_irq_set_vector() - the vector the PMI arrives on (before pt_irq_init();
  * PT_PMI_VECTOR unless the firmware phase chose one the firmware gave it)
+ * @vector: an IDT vector
  */
 void pt_irq_set_vector(u8 vector);
+/**
+ * pt_irq_init() - route the ToPA PMI through LVTPC on every online CPU (each
+ * CPU's PMI is its own ring's), and take it: pt_pmi_handle()
+ * @nmi: as an NMI (pt.pmi=nmi), else as the vector pt_irq_set_vector() chose
+ */
+void pt_irq_init(bool nmi);
 
 #endif

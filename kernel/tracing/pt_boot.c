@@ -15,7 +15,6 @@
 #include <topaz/time.h>
 #include <topaz/smp.h>
 
-void pt_irq_init(bool nmi);
 extern const u8 __build_id_note[] __hidden;
 
 static bool active;
@@ -233,13 +232,14 @@ void pt_boot_finish(void)
 		trace_framer_end(&framer);
 	for (cpu = 0; cpu < NR_CPUS; cpu++) {
 		const struct pt_stream *stream = per_cpu_ptr(pt_streams, cpu);
-		const struct pt *pt = per_cpu_ptr(pt_ctx, cpu);
 		struct pt_model_stats ms = { 0 };
+		struct pt_cpu_stats ds;
 		u64 bytes = stream->stream_off - stream->lost_bytes;
 
 		if (!((cpus >> cpu) & 1))
 			continue;
 		ncpus++;
+		pt_get_cpu_stats((int)cpu, &ds);
 		memset(&st, 0, sizeof(st));
 		if (engine) {
 			engine->stats(cpu, &st);
@@ -251,14 +251,14 @@ void pt_boot_finish(void)
 		}
 		sum.bytes += bytes;
 		sum.lost += stream->lost_bytes;
-		sum.pmis += pt->pmis;
-		sum.stale += pt->stale_pmis;
-		sum.pad += pt->pad_bytes;
-		sum.truncations += pt->truncations;
-		sum.errors += pt->errors;
+		sum.pmis += ds.pmis;
+		sum.stale += ds.stale_pmis;
+		sum.pad += ds.pad_bytes;
+		sum.truncations += ds.truncations;
+		sum.errors += ds.errors;
 		pr_info("trace: CPU %u: %llu instructions, %llu bytes, %llu lost, %llu PMIs\n", cpu,
 			(unsigned long long)st.insns, (unsigned long long)bytes,
-			(unsigned long long)stream->lost_bytes, (unsigned long long)pt->pmis);
+			(unsigned long long)stream->lost_bytes, (unsigned long long)ds.pmis);
 		if (st.missed)
 			pr_warn("trace: CPU %u ran past %llu INT3s without stopping, the first at %pS: "
 				"the trace lacks those branches and will not decode there\n", cpu,
@@ -266,11 +266,11 @@ void pt_boot_finish(void)
 		if (engine)
 			pr_info("result: trace.cpu cpu=%u delivered=%llu lost=%llu pmis=%llu insns=%llu\n", cpu,
 				(unsigned long long)bytes, (unsigned long long)stream->lost_bytes,
-				(unsigned long long)pt->pmis, (unsigned long long)st.insns);
+				(unsigned long long)ds.pmis, (unsigned long long)st.insns);
 		else
 			pr_info("result: trace.cpu cpu=%u delivered=%llu lost=%llu pmis=%llu\n", cpu,
 				(unsigned long long)bytes, (unsigned long long)stream->lost_bytes,
-				(unsigned long long)pt->pmis);
+				(unsigned long long)ds.pmis);
 	}
 	st = sum.eng;
 	if (engine)

@@ -32,7 +32,7 @@ static void streams_free(struct pt_session *s)
 		if (st->aux)
 			pt_aux_free(st->aux);
 		st->aux = NULL;
-		per_cpu_ptr(pt_ctx, cpu)->wakeup = NULL;
+		pt_set_wakeup((int)cpu, NULL);
 	}
 	s->cpus = 0;
 }
@@ -65,7 +65,7 @@ static int stream_open(const struct pt_options *o, const struct pt_event_attr *a
 		st->aux = NULL;
 		return err;
 	}
-	per_cpu_ptr(pt_ctx, cpu)->wakeup = session_wakeup;
+	pt_set_wakeup((int)cpu, session_wakeup);
 	return 0;
 }
 
@@ -478,10 +478,12 @@ void pt_session_close(void)
 	header_once(s, this_cpu_ptr(pt_streams)->event.hw_config | RTIT_CTL_TRACEEN);
 	for_each_possible_cpu(cpu) {
 		struct pt_stream *st = per_cpu_ptr(pt_streams, cpu);
+		struct pt_cpu_stats ds;
 
 		if (!pt_session_has_cpu(cpu))
 			continue;
-		t.pmis += per_cpu_ptr(pt_ctx, cpu)->pmis;
+		pt_get_cpu_stats((int)cpu, &ds);
+		t.pmis += ds.pmis;
 		if (s->cpus == 1) {
 			/* dropped after the last chunk: the container's end says so */
 			t.lost_at_end = st->lost_pending;

@@ -14,7 +14,7 @@
  * first one with INT, leaves OUTPUT_BASE/OUTPUT_MASK_PTRS after it (or, on
  * a STOP region, at its end with RTIT_STATUS.Stopped), sets
  * IA32_PERF_GLOBAL_STATUS bit 55, and masks LVTPC as the APIC does on
- * delivery. The consumer (pt_ctx.wakeup) drains everything, so the ring
+ * delivery. The consumer (pt_set_wakeup()) drains everything, so the ring
  * never runs out of room. Run it under valgrind --tool=callgrind
  * --collect-atstart=no --toggle-collect=pt_pmi_handle to count exactly the
  * instructions of the PMIs.
@@ -93,7 +93,8 @@ static void setup_cpu(void)
 		hosted_msr_define(msrs[i], 0);
 	if (pt_pmu_hw_init())
 		die("pt_pmu_hw_init refused the fake CPU");
-	memset(pt_ctx, 0, sizeof(pt_ctx));	/* every CPU's */
+	for (int cpu = 0; cpu < NR_CPUS; cpu++)
+		memset(pt_cpu_ctx(cpu), 0, sizeof(struct pt));	/* every CPU's */
 }
 
 static u64 msr(u32 m)
@@ -220,7 +221,7 @@ static double median(double *v, unsigned int n)
 
 static int run_pmi(u64 size, unsigned int max_order, unsigned long pmis)
 {
-	struct pt *pt = this_cpu_ptr(pt_ctx);
+	struct pt *pt = pt_cpu_ctx((int)smp_processor_id());
 	struct pt_aux *aux;
 	unsigned long stops = 0;
 	unsigned int tables;
@@ -230,7 +231,7 @@ static int run_pmi(u64 size, unsigned int max_order, unsigned long pmis)
 
 	aux = buffer_setup(size, max_order);
 	count_topa(event.buf, &tables, &entries);
-	pt->wakeup = drain;
+	pt_set_wakeup((int)smp_processor_id(), drain);
 	if (pt_event_start(&event))
 		die("pt_event_start failed");
 	/* the cost of reading the clock, taken off the PMI times */

@@ -38,6 +38,12 @@
 #define ARENA_SIZE (256UL << 20)
 static void *arena;
 
+/* This CPU's driver state (white-box: the counters the driver keeps). */
+static struct pt *pt_here(void)
+{
+	return pt_cpu_ctx((int)smp_processor_id());
+}
+
 static u8 *collected;
 static size_t ncollected, collected_cap;
 static bool consumer_drains;
@@ -101,8 +107,9 @@ static void setup_machine(const char *profile)
 	cfg.pmi_skid = PT_MODEL_DEFAULT_SKID;
 	pt_model_set_config(&cfg);
 	assert_int_equal(pt_pmu_hw_init(), 0);
-	memset(pt_ctx, 0, sizeof(pt_ctx));	/* every CPU's */
-	this_cpu_ptr(pt_ctx)->wakeup = drain;
+	for (int cpu = 0; cpu < NR_CPUS; cpu++)
+		memset(pt_cpu_ctx(cpu), 0, sizeof(struct pt));	/* every CPU's */
+	pt_set_wakeup((int)smp_processor_id(), drain);
 	hosted_lvtpc = PT_PMI_VECTOR;		/* unmasked, fixed delivery */
 	hosted_pmi_handler = on_pmi;
 	hosted_pmi_count = 0;
@@ -202,8 +209,8 @@ static void test_ring_many_pmis_nothing_lost(void **state)
 	flow(20000);
 	finish(aux);
 	pt_model_get_stats(&st);
-	assert_true(this_cpu_ptr(pt_ctx)->pmis >= 20);
-	assert_int_equal(this_cpu_ptr(pt_ctx)->truncations, 0);
+	assert_true(pt_here()->pmis >= 20);
+	assert_int_equal(pt_here()->truncations, 0);
 	assert_int_equal(st.bytes_lost, 0);
 	/* everything generated arrived, in order */
 	assert_int_equal(ncollected, st.bytes);
@@ -212,7 +219,7 @@ static void test_ring_many_pmis_nothing_lost(void **state)
 	assert_int_equal(packet_errors(collected, ncollected, &psbs), 0);
 	assert_true(psbs >= ncollected / 4096 - 1);	/* PSBs keep coming */
 	print_message("ring: %zu bytes, %llu PMIs, %zu PSBs\n", ncollected,
-		      (unsigned long long)this_cpu_ptr(pt_ctx)->pmis, psbs);
+		      (unsigned long long)pt_here()->pmis, psbs);
 }
 
 static void test_mixed_orders_and_tables(void **state)
@@ -246,7 +253,7 @@ static void test_stop_protects_unread_data(void **state)
 	pt_model_get_stats(&st);
 	assert_true(event.stopped);			/* the driver stopped tracing */
 	assert_true(aux->head <= 4 * 4096);		/* never more than the ring */
-	assert_true(aux->truncated_records + this_cpu_ptr(pt_ctx)->truncations >= 1 || aux->head >= 3 * 4096);
+	assert_true(aux->truncated_records + pt_here()->truncations >= 1 || aux->head >= 3 * 4096);
 	/* what was published is exactly the start of what was generated */
 	consumer_drains = true;
 	u64 published = aux->head;
@@ -269,10 +276,10 @@ static void test_single_entry_topa(void **state)
 	flow(20000);
 	finish(aux);
 	pt_model_get_stats(&st);
-	assert_true(this_cpu_ptr(pt_ctx)->pmis >= 10);
+	assert_true(pt_here()->pmis >= 10);
 	assert_int_equal(packet_errors(collected, ncollected, &psbs), 0);
 	/* early PMIs: the tail of each region is padding, never lost trace */
-	assert_int_equal(this_cpu_ptr(pt_ctx)->truncations, 0);
+	assert_int_equal(pt_here()->truncations, 0);
 	assert_int_equal(st.bytes_lost, 0);
 }
 
@@ -287,7 +294,7 @@ static void test_snapshot_keeps_the_last_bytes(void **state)
 	aux = start(16384, 2, true, 0);		/* one 16 KiB block: single-range output */
 	assert_true(event.buf->single);
 	flow(30000);
-	assert_int_equal(this_cpu_ptr(pt_ctx)->pmis, 0);	/* snapshot mode takes no PMIs */
+	assert_int_equal(pt_here()->pmis, 0);	/* snapshot mode takes no PMIs */
 	n = pt_snapshot_copy(&event, last, 16384);
 	assert_int_equal(n, 16384);
 	assert_int_equal(packet_errors(last, n, &psbs), 0);
@@ -788,26 +795,26 @@ static void test_pmi_on_a_cpu_without_event(void **state)
 	setup_machine("skylake");
 	hosted_set_cpus(2);
 	smp_call_function_single(1, init_unit_here, NULL, true);
-	stale0 = per_cpu_ptr(pt_ctx, 0)->stale_pmis;
-	stale1 = per_cpu_ptr(pt_ctx, 1)->stale_pmis;
+	stale0 = pt_cpu_ctx(0)->stale_pmis;
+	stale1 = pt_cpu_ctx(1)->stale_pmis;
 	assert_int_equal(smp_call_function_single(1, raise_pmi_here, NULL, true), 0);
 	assert_true(pmi_handled);	/* it was a PT PMI: claimed and acknowledged */
 	assert_false(per_cpu_ptr(pt_model_cpu, 1)->topa_pmi);
-	assert_int_equal(per_cpu_ptr(pt_ctx, 1)->stale_pmis, stale1 + 1);
-	assert_int_equal(per_cpu_ptr(pt_ctx, 0)->stale_pmis, stale0);
+	assert_int_equal(pt_cpu_ctx(1)->stale_pmis, stale1 + 1);
+	assert_int_equal(pt_cpu_ctx(0)->stale_pmis, stale0);
 
 	/* an open session whose CPU 1 has not started tracing: still stale there */
 	file_len = 0;
 	assert_int_equal(pt_session_open(&o, &sink, &unit, 0x100000, 0x20000, NULL), 0);
-	assert_non_null(per_cpu_ptr(pt_ctx, 1)->event);
-	pmis0 = per_cpu_ptr(pt_ctx, 0)->pmis;
-	pmis1 = per_cpu_ptr(pt_ctx, 1)->pmis;
+	assert_non_null(pt_cpu_ctx(1)->event);
+	pmis0 = pt_cpu_ctx(0)->pmis;
+	pmis1 = pt_cpu_ctx(1)->pmis;
 	assert_int_equal(smp_call_function_single(1, raise_pmi_here, NULL, true), 0);
 	assert_true(pmi_handled);
-	assert_int_equal(per_cpu_ptr(pt_ctx, 1)->stale_pmis, stale1 + 2);
-	assert_int_equal(per_cpu_ptr(pt_ctx, 1)->pmis, pmis1);
-	assert_int_equal(per_cpu_ptr(pt_ctx, 0)->pmis, pmis0);
-	assert_int_equal(per_cpu_ptr(pt_ctx, 0)->stale_pmis, stale0);
+	assert_int_equal(pt_cpu_ctx(1)->stale_pmis, stale1 + 2);
+	assert_int_equal(pt_cpu_ctx(1)->pmis, pmis1);
+	assert_int_equal(pt_cpu_ctx(0)->pmis, pmis0);
+	assert_int_equal(pt_cpu_ctx(0)->stale_pmis, stale0);
 	pt_session_close();
 	hosted_set_cpus(1);
 }

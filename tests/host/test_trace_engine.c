@@ -526,12 +526,16 @@ static void test_loop_pmis_as_vectors(void **state)
 {
 	struct trace_engine_stats st;
 	unsigned int fast = 0;
-	u64 pmis = this_cpu_ptr(pt_ctx)->pmis;
+	struct pt_cpu_stats ds;
+	u64 pmis;
 
 	(void)state;
+	pt_get_cpu_stats((int)smp_processor_id(), &ds);
+	pmis = ds.pmis;
 	pmi_deferred = true;
 	run_loop(LOOP_JNZ, 4, &st, &fast);
-	pmis = this_cpu_ptr(pt_ctx)->pmis - pmis;
+	pt_get_cpu_stats((int)smp_processor_id(), &ds);
+	pmis = ds.pmis - pmis;
 	assert_true(pmis >= 2);
 	assert_true(fast >= LOOP_ITERS / 2);	/* the common stop took the fast path */
 	assert_int_equal(st.async, LOOP_ITERS / 4 + pmis);	/* each PMI was one too */
