@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* pt.* command-line options (perf intel_pt terms) and address filters. */
+/*
+ * pt.* command-line options of the driver (perf intel_pt terms: what the
+ * event traces, the ring's sizes) and address filters. The session's own
+ * options are in kernel/tracing/pt_session_options.c.
+ */
 #define pr_fmt(fmt) "pt: " fmt
 #include <topaz/pt_options.h>
 #include <topaz/cmdline.h>
@@ -11,10 +15,8 @@
 struct pt_options pt_opts = {
 	.buf_size = 64 * 1024,
 	.region_size = 4 * 1024 * 1024,
-	.sink = PT_SINK_DEBUGCON,
 };
 
-KPARAM_BOOL("pt", pt, &pt_opts.enabled, "trace the workload with Intel PT (pt=on)");
 KPARAM_BOOL("pt.tsc", pt_tsc, &pt_opts.tsc, "TSC packets");
 KPARAM_BOOL("pt.mtc", pt_mtc, &pt_opts.mtc, "MTC timing packets");
 KPARAM_BOOL("pt.cyc", pt_cyc, &pt_opts.cyc, "cycle-accurate mode (CYC packets)");
@@ -22,8 +24,6 @@ KPARAM_BOOL("pt.noretcomp", pt_noretcomp, &pt_opts.noretcomp, "disable RET compr
 KPARAM_BOOL("pt.ptw", pt_ptw, &pt_opts.ptw, "PTWRITE packets");
 KPARAM_BOOL("pt.fup_on_ptw", pt_fup_on_ptw, &pt_opts.fup_on_ptw, "FUP with every PTWRITE");
 KPARAM_BOOL("pt.pwr_evt", pt_pwr_evt, &pt_opts.pwr_evt, "power event packets");
-KPARAM_BOOL("pt.snapshot", pt_snapshot, &pt_opts.snapshot,
-	    "flight recorder: the ring overwrites, the last bytes go out on request and on panic");
 KPARAM_STR("pt.filter", pt_filter, &pt_opts.filter,
 	   "address filters: \"filter SYM[/SIZE]|START/SIZE, stop SYM, ...\"");
 
@@ -100,12 +100,6 @@ static int set_region(const char *v, char *w, size_t n)
 }
 KPARAM_CUSTOM("pt.buf", pt_buf, set_buf, "trace buffer size (power of two, 4K to 1G)");
 KPARAM_CUSTOM("pt.region", pt_region, set_region, "largest ToPA region (power of two, 4K to 4M)");
-
-static const char *const sink_names[] = { "debugcon", "serial", "memory", "file", NULL };
-KPARAM_ENUM("pt.sink", pt_sink, &pt_opts.sink, sink_names,
-	    "where the trace goes: debugcon, serial, memory, or file (the firmware phase: \\EFI\\topaz\\trace-NNNN.tpz on the boot volume)");
-static const char *const pmi_names[] = { "vector", "nmi", NULL };
-KPARAM_ENUM("pt.pmi", pt_pmi, &pt_opts.pmi, pmi_names, "PMI delivery through LVTPC: vector or nmi");
 
 static int filter_error(const char *f, size_t len, const char *why)
 {

@@ -31,6 +31,25 @@ bool pt_boot_active(void);
 u64 pt_run_traced(const struct workload *w);
 /** pt_boot_finish() - sideband, trailer, and a summary of what was traced */
 void pt_boot_finish(void);
+/**
+ * pt_boot_pmi_nmi() - the PMI is to come as an NMI (pt.pmi=nmi), not as a
+ * vector: the vector the firmware phase claims for it
+ * Return: true for an NMI.
+ */
+bool pt_boot_pmi_nmi(void);
+/**
+ * pt_boot_writes_file() - the container goes to a file on the boot volume
+ * (pt.sink=file, or pt.sink=debugcon's fallback in the firmware phase on a
+ * machine without port 0xe9): kept in memory, for the firmware phase to
+ * write at its end (pt_boot_container())
+ * Return: true when the open (or last) session's sink is the file.
+ */
+bool pt_boot_writes_file(void);
+/**
+ * pt_session_buffer_size() - each CPU's ring in the open session (pt.buf=)
+ * Return: bytes, 0 with no session open.
+ */
+u64 pt_session_buffer_size(void);
 
 /**
  * pt_trace_begin() - start tracing at the instruction after the call:

@@ -15,7 +15,6 @@
  */
 #define pr_fmt(fmt) "fw: " fmt
 #include "internal.h"
-#include <topaz/pt_options.h>	/* before apic.h, whose PT_PMI_VECTOR is a vector number */
 #include <efidebug.h>
 #include <topaz/fw_phase.h>
 #include <topaz/bootinfo.h>
@@ -125,7 +124,7 @@ static EFI_EXCEPTION_TYPE claimed_vector(unsigned int i)
 {
 	if (claimed[i] >= 0)
 		return claimed[i];
-	return pt_opts.pmi == PT_PMI_NMI ? X86_TRAP_NMI : (EFI_EXCEPTION_TYPE)pmi_vector;
+	return pt_boot_pmi_nmi() ? X86_TRAP_NMI : (EFI_EXCEPTION_TYPE)pmi_vector;
 }
 
 static void release_vectors(unsigned int n)
@@ -267,7 +266,7 @@ static void phase_end(void)
 	if (trace_engine_exit())	/* its code cache's page attributes back as they were */
 		ph.failed++;
 	paging_set_firmware_ops(NULL);
-	if (fw_bi->fw_traced && pt_opts.sink == PT_SINK_FILE && fw_write_trace_file())
+	if (fw_bi->fw_traced && pt_boot_writes_file() && fw_write_trace_file())
 		ph.failed++;
 	fw_bi->fw_phase_active = false;
 	flags = local_irq_save();

@@ -27,7 +27,6 @@
 #include <topaz/errno.h>
 #include <topaz/arch.h>
 #include <topaz/smp.h>
-#include <topaz/pt_options.h>
 
 #define DR6_BS		BIT(14)
 #define MAX_FOREIGN	64	/* code pages outside the image kept for the sideband */
@@ -1056,7 +1055,7 @@ static int xlat_init(void)
 		 * before the ring fills: that is the skid. And at most 2048
 		 * records: the last batch goes at the window's stop.
 		 */
-		xlat_set_batch(x, (unsigned int)min(pt_opts.buf_size / 128, (u64)XLAT_BATCH_MAX));
+		xlat_set_batch(x, (unsigned int)min(pt_session_buffer_size() / 128, (u64)XLAT_BATCH_MAX));
 	}
 	if (err) {
 		xlat_free();

@@ -18,6 +18,8 @@
 extern const u8 __build_id_note[] __hidden;
 
 static bool active;
+/* pt.sink= as it turned out: a sink the machine lacks falls back (pt_boot_init()) */
+static enum pt_sink_kind sink_kind;
 static bool window_open;	/* a workload runs traced: other CPUs' jobs are traced too */
 static struct trace_framer framer;
 static struct trace_mem_sink mem_sink;
@@ -41,7 +43,7 @@ static void pt_panic_dump(void)
 		return;
 	pt_trace_abort();
 	printk(KERN_EMERG "pt: panic: writing the trace (%s)\n",
-	       pt_opts.snapshot ? "the flight recorder's last bytes" : "what was not drained yet");
+	       pt_session_opts.snapshot ? "the flight recorder's last bytes" : "what was not drained yet");
 	pt_boot_finish();
 }
 static struct shutdown_hook panic_dump = { .name = "pt", .fn = pt_panic_dump };
@@ -77,27 +79,28 @@ int pt_boot_init(const struct boot_info *bi)
 	struct trace_sink sink;
 	int err;
 
-	if (!pt_opts.enabled)
+	if (!pt_session_opts.enabled)
 		return 0;
-	if (pt_opts.sink == PT_SINK_FILE && !bi->fw_phase_active) {
+	sink_kind = pt_session_opts.sink;
+	if (sink_kind == PT_SINK_FILE && !bi->fw_phase_active) {
 		pr_warn("pt.sink=file: files are written through the firmware, before ExitBootServices (the firmware phase, fw.run= or fw.image=); the trace stays in memory (pt.sink=memory)\n");
-		pt_opts.sink = PT_SINK_MEMORY;
+		sink_kind = PT_SINK_MEMORY;
 	}
-	if (pt_opts.sink == PT_SINK_DEBUGCON && !debugcon_present()) {
+	if (sink_kind == PT_SINK_DEBUGCON && !debugcon_present()) {
 		/* without the device every byte would vanish: the serial port is slower but read */
 		if (bi->fw_phase_active) {
 			/* a real machine: a USB stick's user has the file system, maybe no serial port */
 			pr_warn("pt.sink=debugcon: no debug console at port 0xe9; the trace goes to a file on the boot volume (pt.sink=file)\n");
-			pt_opts.sink = PT_SINK_FILE;
+			sink_kind = PT_SINK_FILE;
 		} else if (uart_present()) {
 			pr_warn("pt.sink=debugcon: no debug console at port 0xe9 (QEMU: -debugcon file:NAME); the trace goes to the serial port, framed (pt.sink=serial)\n");
-			pt_opts.sink = PT_SINK_SERIAL;
+			sink_kind = PT_SINK_SERIAL;
 		} else {
 			pr_warn("pt.sink=debugcon: no debug console at port 0xe9 and no serial port; the trace stays in memory (pt.sink=memory)\n");
-			pt_opts.sink = PT_SINK_MEMORY;
+			sink_kind = PT_SINK_MEMORY;
 		}
 	}
-	switch (pt_opts.sink) {
+	switch (sink_kind) {
 	case PT_SINK_SERIAL:
 		trace_framer_begin(&framer, serial_out, NULL);
 		sink = trace_framer_sink(&framer);
@@ -112,13 +115,13 @@ int pt_boot_init(const struct boot_info *bi)
 	}
 	unit.model = pt_model_active();
 	unit.bytes_lost = unit.model ? pt_model_bytes_lost : NULL;	/* the model counts */
-	err = pt_session_open(&pt_opts, &sink, &unit, bi->image_base, bi->image_size,
-			      __build_id_note);
+	err = pt_session_open(&pt_opts, pt_session_opts.snapshot, &sink, &unit, bi->image_base,
+			      bi->image_size, __build_id_note);
 	if (err) {
 		pr_err("pt=on: tracing is off (error %d)\n", err);
 		return err;
 	}
-	pt_irq_init(pt_opts.pmi == PT_PMI_NMI);
+	pt_irq_init(pt_session_opts.pmi == PT_PMI_AS_NMI);
 	panic_notifier_register(&panic_dump);
 	smp_set_job_wrapper(traced_job);
 	smp_set_stop_hook(pt_session_park_this_cpu, stop_when);
@@ -127,9 +130,9 @@ int pt_boot_init(const struct boot_info *bi)
 		pt_model_active() ? "the software trace unit" : "Intel PT",
 		(unsigned long long)(pt_opts.buf_size >> 10),
 		pt_event_single_range(&this_cpu_ptr(pt_streams)->event) ? "single-range" : "ToPA",
-		pt_opts.snapshot ? "snapshot" : "normal",
-		pt_opts.sink == PT_SINK_SERIAL ? "serial" : pt_opts.sink == PT_SINK_MEMORY ? "memory" :
-		pt_opts.sink == PT_SINK_FILE ? "file" :
+		pt_session_opts.snapshot ? "snapshot" : "normal",
+		sink_kind == PT_SINK_SERIAL ? "serial" : sink_kind == PT_SINK_MEMORY ? "memory" :
+		sink_kind == PT_SINK_FILE ? "file" :
 		"debugcon");
 	return 0;
 }
@@ -137,6 +140,16 @@ int pt_boot_init(const struct boot_info *bi)
 bool pt_boot_active(void)
 {
 	return active;
+}
+
+bool pt_boot_pmi_nmi(void)
+{
+	return pt_session_opts.pmi == PT_PMI_AS_NMI;
+}
+
+bool pt_boot_writes_file(void)
+{
+	return sink_kind == PT_SINK_FILE;
 }
 
 const void *pt_boot_container(u64 *len, u64 *failed_at)
@@ -228,7 +241,7 @@ void pt_boot_finish(void)
 		engine->write_sideband(pt_session_add_image);
 	trace_modules_write(pt_session_add_image, !engine);
 	pt_session_close();
-	if (pt_opts.sink == PT_SINK_SERIAL)
+	if (sink_kind == PT_SINK_SERIAL)
 		trace_framer_end(&framer);
 	for (cpu = 0; cpu < NR_CPUS; cpu++) {
 		const struct pt_stream *stream = per_cpu_ptr(pt_streams, cpu);
@@ -321,7 +334,7 @@ void pt_boot_finish(void)
 			(unsigned long long)sum.unit.bytes, (unsigned long long)sum.unit.bytes_written,
 			(unsigned long long)sum.unit.bytes_lost, (unsigned long long)sum.unit.pmis);
 	}
-	if (pt_opts.sink == PT_SINK_MEMORY)
+	if (sink_kind == PT_SINK_MEMORY)
 		pr_info("trace: container in memory at %#lx, %llu bytes\n", (unsigned long)mem_sink.buf,
 			(unsigned long long)mem_sink.len);
 }

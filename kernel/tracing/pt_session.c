@@ -12,6 +12,11 @@
 struct pt_session pt_session;
 DEFINE_PER_CPU(struct pt_stream, pt_streams);
 
+u64 pt_session_buffer_size(void)
+{
+	return pt_session.open ? pt_session.buffer_size : 0;
+}
+
 static void session_wakeup(struct perf_event *event)
 {
 	pt_session_drain();
@@ -38,7 +43,7 @@ static void streams_free(struct pt_session *s)
 }
 
 /* CPU @cpu's stream: its buffer (on its node) and its PT event. */
-static int stream_open(const struct pt_options *o, const struct pt_event_attr *attr,
+static int stream_open(const struct pt_options *o, bool snapshot, const struct pt_event_attr *attr,
 		       unsigned int max_order, unsigned int cpu)
 {
 	struct pt_stream *st = per_cpu_ptr(pt_streams, cpu);
@@ -46,7 +51,7 @@ static int stream_open(const struct pt_options *o, const struct pt_event_attr *a
 	int err;
 
 	memset(st, 0, sizeof(*st));
-	st->aux = pt_aux_alloc((int)cpu, o->buf_size, max_order, o->snapshot, GFP_KERNEL);
+	st->aux = pt_aux_alloc((int)cpu, o->buf_size, max_order, snapshot, GFP_KERNEL);
 	if (!st->aux) {
 		page_alloc_get_stats(&mem);
 		pr_err("pt.buf=%lluK: cannot allocate CPU %u's trace buffer in blocks of at most %lluK (%lluK free of %lluK)\n",
@@ -69,7 +74,7 @@ static int stream_open(const struct pt_options *o, const struct pt_event_attr *a
 	return 0;
 }
 
-int pt_session_open(const struct pt_options *o, const struct trace_sink *sink,
+int pt_session_open(const struct pt_options *o, bool snapshot, const struct trace_sink *sink,
 		    const struct pt_session_unit *unit, u64 load_address, u64 image_size,
 		    const void *build_id_note)
 {
@@ -88,9 +93,9 @@ int pt_session_open(const struct pt_options *o, const struct trace_sink *sink,
 	}
 	if (pt_options_to_attr(o, &attr))
 		return -EINVAL;
-	if (o->snapshot == false && !intel_pt_validate_hw_cap(PT_CAP_topa_multiple_entries))
+	if (snapshot == false && !intel_pt_validate_hw_cap(PT_CAP_topa_multiple_entries))
 		max_order = get_order(o->buf_size);	/* single-entry ToPA: one block per table */
-	else if (!o->snapshot && o->buf_size >= 4 * PAGE_SIZE &&
+	else if (!snapshot && o->buf_size >= 4 * PAGE_SIZE &&
 		 max_order > get_order(o->buf_size / 4))
 		/* at least four regions: the PMI of a full one is serviced
 		 * while the next fills (one region would stop at its end and
@@ -108,7 +113,7 @@ int pt_session_open(const struct pt_options *o, const struct trace_sink *sink,
 	/* One stream per online CPU: a CPU that cannot have one fails the session
 	 * (a trace of some CPUs only would look complete). */
 	for_each_online_cpu(cpu) {
-		err = stream_open(o, &attr, max_order, cpu);
+		err = stream_open(o, snapshot, &attr, max_order, cpu);
 		if (err) {
 			streams_free(s);
 			return err;
@@ -125,6 +130,7 @@ int pt_session_open(const struct pt_options *o, const struct trace_sink *sink,
 	s->header.ncpus = (u8)n;
 	s->header.output = pt_event_single_range(&this_cpu_ptr(pt_streams)->event) ? TPZ_OUT_SINGLE : TPZ_OUT_TOPA;
 	s->header.buffer_size = (u32)min(o->buf_size, (u64)0xffffffffu);
+	s->buffer_size = o->buf_size;
 	for (unsigned int i = 0; i < attr.nr_filters; i++) {
 		s->header.addr[i][0] = attr.filters[i].msr_a;
 		s->header.addr[i][1] = attr.filters[i].msr_b;

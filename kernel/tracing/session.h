@@ -16,6 +16,28 @@
 #include <topaz/tracing.h>
 #include <topaz/spinlock.h>
 
+/*
+ * The session's options (pt_session_options.c), read-only once the command
+ * line is parsed; in the order of their pt.sink= and pt.pmi= names.
+ */
+enum pt_sink_kind { PT_SINK_DEBUGCON, PT_SINK_SERIAL, PT_SINK_MEMORY, PT_SINK_FILE };
+enum pt_pmi_kind { PT_PMI_AS_VECTOR, PT_PMI_AS_NMI };
+
+/**
+ * struct pt_session_options - what the command line asks of the session
+ * @enabled: pt=on
+ * @snapshot: pt.snapshot=1: the rings are flight recorders
+ * @sink: pt.sink=: where the container goes (pt_boot_init() may fall back)
+ * @pmi: pt.pmi=: the PMI as a vector or as an NMI
+ */
+struct pt_session_options {
+	bool enabled;
+	bool snapshot;
+	enum pt_sink_kind sink;
+	enum pt_pmi_kind pmi;
+};
+extern struct pt_session_options pt_session_opts;
+
 /**
  * struct pt_session_unit - what the session knows of the trace unit beyond
  * the driver (which cannot tell silicon from the model)
@@ -43,6 +65,7 @@ struct pt_session {
 	struct pt_session_unit unit;
 	spinlock_t lock;
 	u64 cpus;		/* CPUs with a stream (the online ones at open) */
+	u64 buffer_size;	/* each stream's ring, bytes */
 	bool open;
 };
 extern struct pt_session pt_session;
@@ -77,19 +100,21 @@ bool pt_session_writing_here(void);
 
 /**
  * pt_session_open() - set up the event as @o asks, write the container header
- * @o: the options
+ * @o: the driver's options (the event, the ring's sizes)
+ * @snapshot: the rings are flight recorders (pt.snapshot=1)
  * @sink: where the container goes
  * @unit: the trace unit (NULL: silicon)
  * @load_address: @image_size: @build_id_note: the kernel image (for the decoder)
  * Returns 0, -EINVAL for options the CPU cannot do (each named), -ENOMEM.
  */
-int pt_session_open(const struct pt_options *o, const struct trace_sink *sink,
+int pt_session_open(const struct pt_options *o, bool snapshot, const struct trace_sink *sink,
 		    const struct pt_session_unit *unit, u64 load_address, u64 image_size,
 		    const void *build_id_note);
 /** pt_session_has_cpu() - does CPU @cpu have a stream in the open session? */
 static inline bool pt_session_has_cpu(unsigned int cpu)
 {
-	return pt_session.open && cpu < 64 && ((pt_session.cpus >> cpu) & 1);
+	/* @cpus has a bit for each of the nr_cpu_ids (at most NR_CPUS, 64) CPUs */
+	return pt_session.open && cpu < nr_cpu_ids && ((pt_session.cpus >> cpu) & 1);
 }
 /** pt_session_start() - enable tracing on this CPU (TraceEn=1); 0, -ENODEV (no stream here) or -ENOSPC */
 int pt_session_start(void);

@@ -449,7 +449,7 @@ static void test_options_from_cmdline(void **state)
 	assert_non_null(strstr(out, "bad value '16' for 'pt.psb_period'"));
 	assert_non_null(strstr(out, "bad value '3K' for 'pt.buf': expected a power of two"));
 	assert_non_null(strstr(out, "bad value 'usb' for 'pt.sink'"));
-	assert_true(pt_opts.enabled);
+	assert_true(pt_session_opts.enabled);
 	assert_int_equal(pt_opts.buf_size, 16384);
 	assert_int_equal(pt_opts.region_size, 4096);
 	assert_int_equal(pt_options_to_attr(&pt_opts, &attr), 0);
@@ -515,11 +515,9 @@ static struct pt_options session_options(u64 bytes)
 {
 	struct pt_options o = pt_opts;
 
-	o.enabled = true;
 	o.buf_size = bytes;
 	o.region_size = 4096;
 	o.filter = NULL;
-	o.snapshot = false;
 	return o;
 }
 
@@ -531,7 +529,7 @@ static void session_run_on(const struct trace_sink *sink, u64 bytes, u64 (*bytes
 	struct pt_options o = session_options(bytes);
 
 	flow_start();
-	assert_int_equal(pt_session_open(&o, sink, &unit, 0x100000, 0x20000, NULL), 0);
+	assert_int_equal(pt_session_open(&o, false, sink, &unit, 0x100000, 0x20000, NULL), 0);
 	assert_int_equal(pt_session_start(), 0);
 	flow(iterations);
 }
@@ -691,7 +689,7 @@ static void test_session_open_fails_cleanly_at_each_allocation(void **state)
 		file_len = 0;
 		page_alloc_fail_nth(nth);
 		printk_capture_start(out, sizeof(out));
-		err = pt_session_open(&o, &sink, &unit, 0x100000, 0x20000, NULL);
+		err = pt_session_open(&o, false, &sink, &unit, 0x100000, 0x20000, NULL);
 		printk_capture_stop();
 		page_alloc_fail_nth(0);
 		if (err) {
@@ -745,7 +743,7 @@ static void test_cpu_memory_from_its_node(void **state)
 
 	file_len = 0;
 	printk_capture_start(out, sizeof(out));
-	err = pt_session_open(&o, &sink, &unit, 0x100000, 0x20000, NULL);
+	err = pt_session_open(&o, false, &sink, &unit, 0x100000, 0x20000, NULL);
 	printk_capture_stop();
 	assert_int_equal(err, -ENOMEM);
 	assert_non_null(strstr(out, "cannot allocate CPU 1's trace buffer"));
@@ -755,7 +753,7 @@ static void test_cpu_memory_from_its_node(void **state)
 	assert_int_equal(after.free_pages, before.free_pages);
 
 	/* back on node 0, both CPUs get a stream */
-	err = pt_session_open(&o, &sink, &unit, 0x100000, 0x20000, NULL);
+	err = pt_session_open(&o, false, &sink, &unit, 0x100000, 0x20000, NULL);
 	assert_int_equal(err, 0);
 	assert_true(pt_session_has_cpu(0) && pt_session_has_cpu(1));
 	pt_session_close();
@@ -805,7 +803,7 @@ static void test_pmi_on_a_cpu_without_event(void **state)
 
 	/* an open session whose CPU 1 has not started tracing: still stale there */
 	file_len = 0;
-	assert_int_equal(pt_session_open(&o, &sink, &unit, 0x100000, 0x20000, NULL), 0);
+	assert_int_equal(pt_session_open(&o, false, &sink, &unit, 0x100000, 0x20000, NULL), 0);
 	assert_non_null(pt_cpu_ctx(1)->event);
 	pmis0 = pt_cpu_ctx(0)->pmis;
 	pmis1 = pt_cpu_ctx(1)->pmis;
@@ -908,7 +906,7 @@ static void test_memory_sink_growth_fails(void **state)
 		setup_machine("skylake");
 		page_alloc_get_stats(&before);
 		flow_start();
-		assert_int_equal(pt_session_open(&o, &sink, &unit, 0x100000, 0x20000, NULL), 0);
+		assert_int_equal(pt_session_open(&o, false, &sink, &unit, 0x100000, 0x20000, NULL), 0);
 		/* from here the sink's growth is the only allocation */
 		page_alloc_fail_nth(nth);
 		assert_int_equal(pt_session_start(), 0);

@@ -113,14 +113,12 @@ static int setup_with(const char *step, const char *profile, bool ptw, bool nmi)
 	hosted_console_quiet = true;
 	snprintf(line, sizeof(line), "pt.step=%s", step);
 	cmdline_parse(line, NULL);
-	o.enabled = true;
 	o.buf_size = 16384;
 	o.region_size = 4096;
 	o.filter = NULL;
-	o.snapshot = false;
 	o.ptw = ptw;
 	membuf_free(&out);
-	if (pt_session_open(&o, &sink, &unit, 0x100000, 0x20000, NULL))
+	if (pt_session_open(&o, false, &sink, &unit, 0x100000, 0x20000, NULL))
 		return -1;
 	trace_engine_init();
 	if (!pt_session_engine() || !hosted_trap_handlers[X86_TRAP_DB] ||
