@@ -15,7 +15,6 @@
 #include <topaz/workload.h>
 #include <topaz/slab.h>
 #include <topaz/probe.h>
-#include <topaz/pt_model.h>
 #include <topaz/tracing.h>
 #include <topaz/trace_engine.h>
 #include <topaz/smp.h>
@@ -26,7 +25,6 @@
 
 void apic_init(void);
 void crash_if_requested(void);
-void pt_ptwrite_register(void);
 u32 ksym_count(void);
 extern const u8 __build_id_note[] __hidden;
 
@@ -113,11 +111,6 @@ static int run_workloads(const char *spec)
 	return workload_run_list("run", spec, workload_find, workload_list, "workload");
 }
 
-static void model_on_this_cpu(void *unused)
-{
-	pt_model_init_this_cpu();
-}
-
 void kernel_main(struct boot_info *bi)
 {
 	uintptr_t ist[NR_IST_STACKS];
@@ -156,17 +149,14 @@ void kernel_main(struct boot_info *bi)
 	pt_ptwrite_register();
 	probes_init();
 	/* Before the CPU report, so it shows what the driver will see. */
-	if (pt_unit_boot() > 0)
-		printk("pt: no Intel PT in this CPU: the software trace unit answers (profile %s: %s)\n",
-		       pt_model_profile()->name, pt_model_profile()->cpu);
+	pt_unit_boot();
 	cpu_identify();
 	cpu_report();
 	apic_init();
 	timer_init();
 	local_irq_enable();
 	smp_boot_cpus();
-	if (pt_model_active())
-		on_each_cpu(model_on_this_cpu, NULL, true);	/* each CPU its trace unit */
+	pt_unit_boot_cpus();	/* each CPU its trace unit */
 
 	ready = rdtsc();
 	printk("topaz: ready %llu ms after EFI entry (%llu TSC cycles at %llu kHz)\n",

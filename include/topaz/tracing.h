@@ -13,11 +13,24 @@ struct boot_info;
 struct workload;
 
 /**
- * pt_unit_boot() - install the software trace unit as pt.model=, pt.profile=
- * and pt.skid= ask (auto: when the CPU has no Intel PT)
+ * pt_unit_boot() - which trace unit answers: install the software trace unit
+ * on this (the boot) CPU as pt.model=, pt.profile= and pt.skid= ask (auto:
+ * when the CPU has no Intel PT), and say so. The kernel and the firmware
+ * phase call it once, before the CPU report and before pt_boot_init().
  * Return: as pt_model_init(): 1 installed, 0 not needed or pt.model=off, -errno.
  */
 int pt_unit_boot(void);
+/**
+ * pt_unit_boot_cpus() - each online CPU its own trace unit, as the boot
+ * CPU's (profile, configuration, clock); once the other CPUs are up, before
+ * pt_boot_init(). Nothing on silicon, where each CPU has its own.
+ */
+void pt_unit_boot_cpus(void);
+/**
+ * pt_ptwrite_register() - offer the probes' :trace action (PTWRITE packets
+ * from probe hits, kernel/tracing/pt_ptwrite.c); before probes_init()
+ */
+void pt_ptwrite_register(void);
 /**
  * pt_boot_container() - the container kept in memory (pt.sink=memory or
  * file), its length, and where the sink failed (0: it did not)

@@ -29,7 +29,6 @@
 #include <topaz/cpu.h>
 #include <topaz/smp.h>
 #include <topaz/pt.h>
-#include <topaz/pt_model.h>
 #include <topaz/tracing.h>
 #include <topaz/trace_engine.h>
 #include <topaz/power.h>
@@ -38,7 +37,6 @@
 #include <topaz/paging.h>
 
 struct fw_ctx fw;
-void pt_ptwrite_register(void);
 
 static const char *run_spec;
 KPARAM_STR("fw.run", fw_run, &run_spec,
@@ -208,13 +206,10 @@ static int environment_init(struct boot_info *bi)
 	pt_ptwrite_register();
 	probes_init();
 	tsc_calibrate();
-	if (pt_unit_boot() > 0)
-		pr_info("no Intel PT in this CPU: the software trace unit answers (profile %s)\n",
-			pt_model_profile()->name);
+	pt_unit_boot();
 	cpu_identify();
 	apic_attach();
-	if (pt_model_active())
-		pt_model_init_this_cpu();
+	pt_unit_boot_cpus();	/* the other CPUs stay the firmware's: this one only */
 	return 0;
 }
 

@@ -3,7 +3,6 @@
 #define pr_fmt(fmt) "pt: " fmt
 #include <topaz/tracing.h>
 #include "session.h"
-#include <topaz/pt_model.h>
 #include <topaz/workload.h>
 #include <topaz/bootinfo.h>
 #include <topaz/serial.h>
@@ -57,7 +56,7 @@ static struct shutdown_hook panic_dump = { .name = "pt", .fn = pt_panic_dump };
  */
 static enum smp_stop_when stop_when(void)
 {
-	if (pt_model_busy())
+	if (pt_unit_busy())
 		return SMP_STOP_PUT_OFF_NMI;
 	return pt_session_writing_here() ? SMP_STOP_PUT_OFF : SMP_STOP_NOW;
 }
@@ -113,8 +112,7 @@ int pt_boot_init(const struct boot_info *bi)
 		sink = (struct trace_sink){ debugcon_sink, NULL };
 		break;
 	}
-	unit.model = pt_model_active();
-	unit.bytes_lost = unit.model ? pt_model_bytes_lost : NULL;	/* the model counts */
+	pt_unit_describe(&unit);
 	err = pt_session_open(&pt_opts, pt_session_opts.snapshot, &sink, &unit, bi->image_base,
 			      bi->image_size, __build_id_note);
 	if (err) {
@@ -127,7 +125,7 @@ int pt_boot_init(const struct boot_info *bi)
 	smp_set_stop_hook(pt_session_park_this_cpu, stop_when);
 	active = true;
 	pr_info("tracing with %s, %lluK buffer (%s), %s mode, sink %s\n",
-		pt_model_active() ? "the software trace unit" : "Intel PT",
+		unit.model ? "the software trace unit" : "Intel PT",
 		(unsigned long long)(pt_opts.buf_size >> 10),
 		pt_event_single_range(&this_cpu_ptr(pt_streams)->event) ? "single-range" : "ToPA",
 		pt_session_opts.snapshot ? "snapshot" : "normal",
@@ -183,7 +181,8 @@ u64 pt_run_traced(const struct workload *w)
 /* Sums over the CPUs with a stream, and each CPU's own line. */
 struct cpu_sums {
 	struct trace_engine_stats eng;
-	struct pt_model_stats unit;
+	struct pt_unit_counts unit;
+	bool unit_counts;	/* the trace unit keeps counts (the model) */
 	u64 bytes, lost, pmis, stale, pad, truncations, errors;
 };
 
@@ -212,11 +211,11 @@ static void add_engine(struct trace_engine_stats *a, const struct trace_engine_s
 	a->mode = b->mode;
 }
 
-static void add_unit(struct pt_model_stats *a, const struct pt_model_stats *b)
+static void add_unit(struct pt_unit_counts *a, const struct pt_unit_counts *b)
 {
-	a->bytes += b->bytes;
-	a->bytes_written += b->bytes_written;
-	a->bytes_lost += b->bytes_lost;
+	a->produced += b->produced;
+	a->stored += b->stored;
+	a->lost += b->lost;
 	a->pmis += b->pmis;
 }
 
@@ -243,9 +242,9 @@ void pt_boot_finish(void)
 	pt_session_close();
 	if (sink_kind == PT_SINK_SERIAL)
 		trace_framer_end(&framer);
-	for (cpu = 0; cpu < NR_CPUS; cpu++) {
+	for_each_possible_cpu(cpu) {
 		const struct pt_stream *stream = per_cpu_ptr(pt_streams, cpu);
-		struct pt_model_stats ms = { 0 };
+		struct pt_unit_counts uc;
 		struct pt_cpu_stats ds;
 		u64 bytes = stream->stream_off - stream->lost_bytes;
 
@@ -258,9 +257,9 @@ void pt_boot_finish(void)
 			engine->stats(cpu, &st);
 			add_engine(&sum.eng, &st);
 		}
-		if (pt_model_active()) {
-			pt_model_get_stats_cpu(cpu, &ms);
-			add_unit(&sum.unit, &ms);
+		if (pt_unit_counts(cpu, &uc)) {
+			add_unit(&sum.unit, &uc);
+			sum.unit_counts = true;
 		}
 		sum.bytes += bytes;
 		sum.lost += stream->lost_bytes;
@@ -325,14 +324,14 @@ void pt_boot_finish(void)
 		(unsigned long long)sum.bytes, (unsigned long long)sum.lost,
 		(unsigned long long)sum.pad, (unsigned long long)sum.pmis,
 		(unsigned long long)sum.truncations);
-	if (pt_model_active()) {
+	if (sum.unit_counts) {
 		/* what the driver cannot know: the trace unit's own count */
 		pr_info("trace unit: %llu bytes produced, %llu stored, %llu lost; %llu PMIs signalled\n",
-			(unsigned long long)sum.unit.bytes, (unsigned long long)sum.unit.bytes_written,
-			(unsigned long long)sum.unit.bytes_lost, (unsigned long long)sum.unit.pmis);
+			(unsigned long long)sum.unit.produced, (unsigned long long)sum.unit.stored,
+			(unsigned long long)sum.unit.lost, (unsigned long long)sum.unit.pmis);
 		pr_info("result: trace.unit produced=%llu stored=%llu lost=%llu pmis=%llu\n",
-			(unsigned long long)sum.unit.bytes, (unsigned long long)sum.unit.bytes_written,
-			(unsigned long long)sum.unit.bytes_lost, (unsigned long long)sum.unit.pmis);
+			(unsigned long long)sum.unit.produced, (unsigned long long)sum.unit.stored,
+			(unsigned long long)sum.unit.lost, (unsigned long long)sum.unit.pmis);
 	}
 	if (sink_kind == PT_SINK_MEMORY)
 		pr_info("trace: container in memory at %#lx, %llu bytes\n", (unsigned long)mem_sink.buf,

@@ -7,9 +7,11 @@
  */
 #define pr_fmt(fmt) "pt: " fmt
 #include <topaz/probe.h>
+#include <topaz/tracing.h>
 #include "session.h"
 #include <topaz/kernel.h>
 
+/* hits on any CPU: counted atomically */
 static u64 written, dropped;
 
 /* PTWRITE r64 (F3 REX.W 0F AE /4): the operand goes into a PTW packet. */
@@ -23,7 +25,7 @@ static void trace_hit(struct probe_hit *hit, void *data)
 	u64 req = 0, alloc = 0, ptr = 0;
 
 	if (!pt_session_ptwrite_on()) {
-		dropped++;
+		__atomic_fetch_add(&dropped, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	probe_get_u64(hit, "bytes_req", &req);
@@ -31,7 +33,7 @@ static void trace_hit(struct probe_hit *hit, void *data)
 	probe_get_u64(hit, "ptr", &ptr);
 	ptwrite64(alloc << 32 | (req & 0xffffffffu));
 	ptwrite64(ptr);
-	written++;
+	__atomic_fetch_add(&written, 1, __ATOMIC_RELAXED);
 }
 
 static struct probe_action trace_action = {
@@ -40,15 +42,7 @@ static struct probe_action trace_action = {
 	.help = "write the hit into the PT trace as PTW packets (pt=on pt.ptw=1)",
 };
 
-/** pt_ptwrite_register() - offer the :trace action (before probes_init()) */
 void pt_ptwrite_register(void)
 {
 	probe_action_register(&trace_action);
-}
-
-/** pt_ptwrite_counts() - hits written into the trace, and dropped (tracing off) */
-void pt_ptwrite_counts(u64 *w, u64 *d)
-{
-	*w = written;
-	*d = dropped;
 }

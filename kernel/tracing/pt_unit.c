@@ -2,15 +2,19 @@
 /*
  * Which trace unit answers: pt.model=, pt.profile= and pt.skid= choose whether
  * and how the software trace unit is installed (the model itself reads no
- * command line; the driver cannot tell it from silicon).
+ * command line; the driver cannot tell it from silicon). The one bring-up
+ * path of the kernel and the firmware phase, and the one file of the session
+ * that calls the model (docs/architecture.md names each call and why).
  */
 #define pr_fmt(fmt) "pt: " fmt
 #include <topaz/tracing.h>
+#include "session.h"
 #include <topaz/pt_model.h>
 #include <topaz/cmdline.h>
 #include <topaz/kernel.h>
 #include <topaz/errno.h>
 #include <topaz/arch.h>
+#include <topaz/smp.h>
 
 /* pt.model=, pt.profile=, pt.skid=: how the software trace unit is installed. */
 enum { MODEL_AUTO, MODEL_ON, MODEL_OFF };
@@ -57,6 +61,44 @@ int pt_unit_boot(void)
 		 * carry it: never 0 (perf's decoder takes a zero TSC for "no
 		 * timestamp yet", and perf 6.1 then crashes walking code). */
 		pt_model_set_tsc(rdtsc());
+		pr_info("no Intel PT in this CPU: the software trace unit answers (profile %s: %s)\n",
+			pt_model_profile()->name, pt_model_profile()->cpu);
 	}
 	return ret;
+}
+
+static void unit_on_this_cpu(void *unused)
+{
+	pt_model_init_this_cpu();
+}
+
+void pt_unit_boot_cpus(void)
+{
+	if (pt_model_active())
+		on_each_cpu(unit_on_this_cpu, NULL, true);
+}
+
+void pt_unit_describe(struct pt_session_unit *unit)
+{
+	unit->model = pt_model_active();
+	unit->bytes_lost = unit->model ? pt_model_bytes_lost : NULL;	/* the model counts */
+}
+
+bool pt_unit_busy(void)
+{
+	return pt_model_busy();
+}
+
+bool pt_unit_counts(unsigned int cpu, struct pt_unit_counts *c)
+{
+	struct pt_model_stats ms;
+
+	if (!pt_model_active())
+		return false;
+	pt_model_get_stats_cpu(cpu, &ms);
+	c->produced = ms.bytes;
+	c->stored = ms.bytes_written;
+	c->lost = ms.bytes_lost;
+	c->pmis = ms.pmis;
+	return true;
 }

@@ -53,6 +53,39 @@ struct pt_session_unit {
 };
 
 /*
+ * The trace unit that answers, as the session asks it (pt_unit.c, the only
+ * file of the session that calls the model).
+ */
+/**
+ * struct pt_unit_counts - a trace unit's own counts on one CPU
+ * @produced: bytes of packets it generated
+ * @stored: of which written to memory
+ * @lost: of which dropped (output stopped)
+ * @pmis: PMIs it signalled
+ */
+struct pt_unit_counts {
+	u64 produced, stored, lost, pmis;
+};
+/**
+ * pt_unit_describe() - what the session is told of the unit (pt_session_open())
+ * @unit: filled in: the model or silicon, and the model's loss counter
+ */
+void pt_unit_describe(struct pt_session_unit *unit);
+/**
+ * pt_unit_busy() - this CPU's trace unit is inside a call: its packet state
+ * is half-way (a panic's stop NMI waits for the call's end)
+ * Return: true inside a model call; never on silicon.
+ */
+bool pt_unit_busy(void);
+/**
+ * pt_unit_counts() - CPU @cpu's trace unit's own counts (the summary)
+ * @cpu: the CPU
+ * @c: filled in when it keeps counts
+ * Return: true for the model, false on silicon (which keeps none).
+ */
+bool pt_unit_counts(unsigned int cpu, struct pt_unit_counts *c);
+
+/*
  * The session: one container for every CPU's stream. Each CPU drains its
  * own stream (at its PMIs and when it stops); @lock keeps one CPU's records
  * whole in the container. A CPU that interrupted its own drain (an NMI PMI)
