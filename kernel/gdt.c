@@ -3,6 +3,7 @@
  * Each CPU's GDT, with a 64-bit TSS whose IST stacks take #DF, NMI, #MC and
  * #DB, and its GS base: the per-CPU header that smp_processor_id() reads.
  */
+#include <topaz/gdt.h>
 #include <topaz/cpu.h>
 #include <topaz/arch.h>
 #include <topaz/percpu.h>
@@ -25,13 +26,6 @@ static u64 gdt[NR_CPUS][5] __aligned(16);
 DEFINE_PER_CPU(struct percpu_hdr, percpu_hdrs);
 _Static_assert(offsetof(struct percpu_hdr, cpu) == PERCPU_OFF_CPU, "percpu.h offsets");
 _Static_assert(offsetof(struct percpu_hdr, no_iret) == PERCPU_OFF_NO_IRET, "percpu.h offsets");
-
-struct gdtr {
-	u16 limit;
-	u64 base;
-} __packed;
-
-void gdt_load(struct gdtr *gdtr, u64 cs, u64 ds, u64 tss_sel);
 
 /**
  * percpu_set_gs() - point this CPU's GS base at CPU @cpu's per-CPU header

@@ -17,6 +17,7 @@
 #include <topaz/bootinfo.h>
 #include <topaz/cmdline.h>
 #include <topaz/cpu.h>
+#include <topaz/gdt.h>
 #include <topaz/errno.h>
 #include <topaz/kernel.h>
 #include <topaz/mm.h>
@@ -29,7 +30,6 @@ extern const char smp_trampoline_start[] __hidden, smp_trampoline_end[] __hidden
 extern const u32 smp_tr_off_prot32 __hidden, smp_tr_off_long64 __hidden;
 extern const u32 smp_tr_off_gdtr __hidden, smp_tr_off_gdt __hidden;
 extern const char smp_tr_fields[] __hidden;
-void idt_load(void);
 
 /* The trampoline's fields (smp_trampoline.S, smp_tr_fields): keep in step. */
 struct smp_tr_fields {

@@ -218,5 +218,7 @@ bool pt_event_single_range(const struct perf_event *event);
  * PT_PMI_VECTOR unless the firmware phase chose one the firmware gave it)
  */
 void pt_irq_set_vector(u8 vector);
+/** pt_irq_init() - route the PMI through LVTPC as a vector or (@nmi) an NMI, on every CPU */
+void pt_irq_init(bool nmi);
 
 #endif

@@ -39,7 +39,6 @@
 #include <topaz/paging.h>
 
 struct fw_ctx fw;
-void pt_ptwrite_register(void);
 
 static const char *run_spec;
 KPARAM_STR("fw.run", fw_run, &run_spec,
@@ -447,8 +446,6 @@ static int image_run(void)
  * QEMU drop what it translated there: every block the windows run is
  * translated again, and logged with its instructions.
  */
-u64 fw_modules_touch(void);
-
 static int oracle_wait(void)
 {
 	EFI_INPUT_KEY key;

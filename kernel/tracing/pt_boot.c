@@ -15,7 +15,6 @@
 #include <topaz/time.h>
 #include <topaz/smp.h>
 
-void pt_irq_init(bool nmi);
 extern const u8 __build_id_note[] __hidden;
 
 static bool active;

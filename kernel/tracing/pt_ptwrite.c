@@ -45,10 +45,3 @@ void pt_ptwrite_register(void)
 {
 	probe_action_register(&trace_action);
 }
-
-/** pt_ptwrite_counts() - hits written into the trace, and dropped (tracing off) */
-void pt_ptwrite_counts(u64 *w, u64 *d)
-{
-	*w = written;
-	*d = dropped;
-}
