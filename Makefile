@@ -43,7 +43,7 @@ KERNEL_SRCS := \
 	kernel/smp.c kernel/smp_trampoline.S kernel/trace_engine/xlat_rt.S \
 	kernel/workload.c $(wildcard kernel/workloads/*.c) $(wildcard kernel/firmware/*.c) \
 	kernel/ksyms.c kernel/paging.c kernel/cpu.c kernel/power.c kernel/console.c kernel/panic.c \
-	drivers/serial/uart16550.c drivers/debugcon/debugcon.c drivers/pt/pt_irq.c \
+	kernel/crash.c drivers/serial/uart16550.c drivers/debugcon/debugcon.c drivers/pt/pt_irq.c \
 	kernel/tracing/pt_boot.c kernel/tracing/pt_ptwrite.c \
 	$(wildcard tests/kernel/*.c)
 
@@ -51,7 +51,8 @@ HOST_SUPPORT_SRCS := tests/host/hosted_machine.c
 HOST_TESTS := $(patsubst tests/host/%.c,$(BUILD)/host/%,$(wildcard tests/host/test_*.c))
 
 # ---------------------------------------------------------------- flags
-WARN      := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+WARN      := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes
 KCFLAGS   := -std=gnu11 -O2 -g $(WARN) -Iinclude -isystem $(EFI_INC) -isystem $(EFI_INC)/x86_64 \
 	-ffreestanding -fpic -fshort-wchar -mno-red-zone -fno-stack-protector \
 	-fno-stack-check -maccumulate-outgoing-args -DGNU_EFI_USE_MS_ABI \

@@ -5,15 +5,16 @@
  * services, and hand off to kernel_main on the kernel's own stack.
  */
 #include <efi.h>
+#include "internal.h"
 #include <topaz/bootinfo.h>
 #include <topaz/kernel.h>
 #include <topaz/arch.h>
 #include <topaz/cpu.h>
+#include <topaz/gdt.h>
+#include <topaz/serial.h>
 #include <topaz/cmdline.h>
 #include <topaz/fw_phase.h>
 
-void handoff_to_kernel(void *arg, uintptr_t stack_top, void (*fn)(void *)) __noreturn;
-void uart_early_init(void);
 extern const char ImageBase[] __hidden;
 
 static struct boot_info bootinfo;
@@ -160,8 +161,6 @@ static void fail(const char *what, EFI_STATUS st)
 	for (;;)
 		__asm__ volatile("cli; hlt");
 }
-
-EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st);
 
 EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 {

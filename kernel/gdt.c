@@ -3,6 +3,7 @@
  * Each CPU's GDT, with a 64-bit TSS whose IST stacks take #DF, NMI, #MC and
  * #DB, and its GS base: the per-CPU header that smp_processor_id() reads.
  */
+#include <topaz/gdt.h>
 #include <topaz/cpu.h>
 #include <topaz/arch.h>
 #include <topaz/percpu.h>
@@ -20,18 +21,19 @@ struct tss64 {
 	u16 iomap_base;
 } __packed;
 
-static struct tss64 tss[NR_CPUS] __aligned(16);
-static u64 gdt[NR_CPUS][5] __aligned(16);
+/*
+ * A CPU's descriptor tables. gdt_init() fills them in before that CPU's GS
+ * base is set (it sets it), so they are reached by CPU number, not this CPU's.
+ */
+struct cpu_gdt {
+	u64 desc[5];
+	struct tss64 tss;
+} __aligned(16);
+
+static DEFINE_PER_CPU(struct cpu_gdt, cpu_gdts);
 DEFINE_PER_CPU(struct percpu_hdr, percpu_hdrs);
 _Static_assert(offsetof(struct percpu_hdr, cpu) == PERCPU_OFF_CPU, "percpu.h offsets");
 _Static_assert(offsetof(struct percpu_hdr, no_iret) == PERCPU_OFF_NO_IRET, "percpu.h offsets");
-
-struct gdtr {
-	u16 limit;
-	u64 base;
-} __packed;
-
-void gdt_load(struct gdtr *gdtr, u64 cs, u64 ds, u64 tss_sel);
 
 /**
  * percpu_set_gs() - point this CPU's GS base at CPU @cpu's per-CPU header
@@ -42,7 +44,7 @@ void gdt_load(struct gdtr *gdtr, u64 cs, u64 ds, u64 tss_sel);
  */
 void percpu_set_gs(unsigned int cpu)
 {
-	struct percpu_hdr *h = &percpu_hdrs[cpu];
+	struct percpu_hdr *h = per_cpu_ptr(percpu_hdrs, cpu);
 
 	h->self = h;
 	h->cpu = cpu;
@@ -52,10 +54,11 @@ void percpu_set_gs(unsigned int cpu)
 
 void gdt_init(unsigned int cpu, uintptr_t ist_tops[4])
 {
-	struct tss64 *t = &tss[cpu];
-	u64 *g = gdt[cpu];
+	struct cpu_gdt *c = per_cpu_ptr(cpu_gdts, cpu);
+	struct tss64 *t = &c->tss;
+	u64 *g = c->desc;
 	u64 base = (u64)(uintptr_t)t, limit = sizeof(*t) - 1;
-	struct gdtr gdtr = { sizeof(gdt[0]) - 1, (u64)(uintptr_t)g };
+	struct gdtr gdtr = { sizeof(c->desc) - 1, (u64)(uintptr_t)g };
 
 	for (int i = 0; i < 4; i++)
 		t->ist[i] = ist_tops[i];

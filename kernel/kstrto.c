@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Number, size and pattern parsing for the command line and tools. */
+#include <topaz/kstrto.h>
 #include <topaz/kernel.h>
 #include <topaz/errno.h>
 

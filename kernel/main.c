@@ -4,6 +4,9 @@
 #include <topaz/kernel.h>
 #include <topaz/cmdline.h>
 #include <topaz/cpu.h>
+#include <topaz/gdt.h>
+#include <topaz/crash.h>
+#include <topaz/symbols.h>
 #include <topaz/traps.h>
 #include <topaz/paging.h>
 #include <topaz/apic.h>
@@ -23,9 +26,6 @@
 #define TOPAZ_VERSION "unknown"
 #endif
 
-void apic_init(void);
-void crash_if_requested(void);
-u32 ksym_count(void);
 extern const u8 __build_id_note[] __hidden;
 
 static const char *test_spec;

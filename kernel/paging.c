@@ -34,8 +34,11 @@ static unsigned int pool_used, splits;
 _Static_assert(POKE_VA + NR_CPUS * POKE_PAGES * PAGE_SIZE - 1 == ~0ull, "two poke pages per CPU");
 /* Each CPU's own window: its PTE changes and its INVLPG stay on that CPU
  * (an INVLPG does not reach other CPUs' TLBs). */
-static u64 *poke_pte[NR_CPUS][POKE_PAGES];
-static DEFINE_PER_CPU(u64, poke_page);	/* the window's first page + 1 (0: none yet) */
+struct poke_window {
+	u64 *pte[POKE_PAGES];	/* the PTEs that map the window */
+	u64 page;		/* the window's first page + 1 (0: none yet) */
+};
+static DEFINE_PER_CPU(struct poke_window, poke_windows);
 
 static u64 *alloc_table(void)
 {
@@ -274,6 +277,7 @@ int arch_text_poke(u64 addr, u8 byte)
 	u64 e = paging_lookup(addr, NULL), page = addr & ~(u64)(PAGE_SIZE - 1), base;
 	u64 off = addr & (PAGE_SIZE - 1), w;
 	unsigned long flags;
+	struct poke_window *win;
 	unsigned int cpu;
 	bool pair;
 	u64 va;
@@ -284,7 +288,8 @@ int arch_text_poke(u64 addr, u8 byte)
 	if (!pml4)
 		return (e & PTE_PCD) ? -EPERM : poke_firmware_map(addr, byte);
 	cpu = smp_processor_id();
-	if (!poke_pte[cpu][0] || (e & PTE_PCD))
+	win = per_cpu_ptr(poke_windows, cpu);
+	if (!win->pte[0] || (e & PTE_PCD))
 		return -EPERM;	/* MMIO (a flash part would take it as a command) */
 	/* the word at an odd address holding the byte: [off, off+1] or [off-1, off] */
 	base = off == 0 ? page - PAGE_SIZE : page;
@@ -293,13 +298,13 @@ int arch_text_poke(u64 addr, u8 byte)
 	va = POKE_VA + (u64)cpu * POKE_PAGES * PAGE_SIZE;
 	/* inline: this must not call code it may be patching */
 	__asm__ volatile("pushfq; pop %0; cli" : "=r"(flags) :: "memory");
-	if (base + 1 != *per_cpu_ptr(poke_page, cpu)) {
+	if (base + 1 != win->page) {
 		/* the identity map: the virtual page is the physical one */
 		for (unsigned int i = 0; i < POKE_PAGES; i++) {
-			*poke_pte[cpu][i] = (base + i * PAGE_SIZE) | PTE_P | PTE_W | PTE_NX;
+			*win->pte[i] = (base + i * PAGE_SIZE) | PTE_P | PTE_W | PTE_NX;
 			__asm__ volatile("invlpg (%0)" :: "r"(va + i * PAGE_SIZE) : "memory");
 		}
-		*per_cpu_ptr(poke_page, cpu) = base + 1;
+		win->page = base + 1;
 	}
 	off += page - base;	/* from the window's start */
 	if (pair) {
@@ -365,9 +370,12 @@ void paging_init(const struct boot_info *bi)
 		if (d->type == EFI_RUNTIME_CODE)
 			set_memory_flags(d->phys_start, d->phys_start + (d->num_pages << PAGE_SHIFT),
 					 0, PTE_NX);
-	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++)
+	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++) {
+		struct poke_window *win = per_cpu_ptr(poke_windows, cpu);
+
 		for (unsigned int i = 0; i < POKE_PAGES; i++)
-			poke_pte[cpu][i] = pte_for_new(POKE_VA + ((u64)cpu * POKE_PAGES + i) * PAGE_SIZE);
+			win->pte[i] = pte_for_new(POKE_VA + ((u64)cpu * POKE_PAGES + i) * PAGE_SIZE);
+	}
 	/* A NULL dereference must fault, and so must running off a stack. */
 	set_memory_flags(0, PAGE_SIZE, 0, PTE_P);
 	for (int i = 0; i <= NR_IST_STACKS; i++)

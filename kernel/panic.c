@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* panic() and warnings. */
+#include <topaz/panic.h>
 #include <topaz/kernel.h>
 #include <topaz/traps.h>
 #include <topaz/power.h>

@@ -2,6 +2,7 @@
 /* printk: level filtering, time stamps and the test capture buffer. */
 #include <topaz/printk.h>
 #include <topaz/console.h>
+#include <topaz/time.h>
 #include <topaz/cmdline.h>
 #include <topaz/arch.h>
 #include <topaz/kernel.h>

@@ -10,7 +10,6 @@
 #include <topaz/arch.h>
 #include <topaz/cmdline.h>
 #include <topaz/errno.h>
-#include <topaz/gfp.h>
 #include <topaz/symbols.h>
 
 /* Weak so that an image without probe points still links. */
@@ -181,10 +180,10 @@ const char *probe_hit_str_at(struct probe_hit *hit, unsigned int i)
 
 		return dot ? dot + 1 : hit->point->name;
 	}
-	if (d->type != PROBE_SYM && d->type != PROBE_GFP)
+	if (d->type != PROBE_SYM && d->type != PROBE_FMT)
 		return NULL;
 	for (unsigned int j = 0; j < i; j++)
-		if (hit->point->values[j].type == PROBE_SYM || hit->point->values[j].type == PROBE_GFP)
+		if (hit->point->values[j].type == PROBE_SYM || hit->point->values[j].type == PROBE_FMT)
 			k++;
 	if (k >= PROBE_MAX_DERIVED || d->from >= hit->point->nr_values)
 		return "?";
@@ -193,8 +192,10 @@ const char *probe_hit_str_at(struct probe_hit *hit, unsigned int i)
 
 		if (d->type == PROBE_SYM)
 			ksym_format((uintptr_t)src, hit->buf[k], sizeof(hit->buf[k]));
+		else if (d->fmt)
+			d->fmt(src, hit->buf[k], sizeof(hit->buf[k]));
 		else
-			gfp_flags_name((gfp_t)src, hit->buf[k], sizeof(hit->buf[k]));
+			strscpy(hit->buf[k], "?", sizeof(hit->buf[k]));
 		hit->derived |= (u32)BIT(i);
 	}
 	return hit->buf[k];

@@ -17,6 +17,7 @@
 #include <topaz/bootinfo.h>
 #include <topaz/cmdline.h>
 #include <topaz/cpu.h>
+#include <topaz/gdt.h>
 #include <topaz/errno.h>
 #include <topaz/kernel.h>
 #include <topaz/mm.h>
@@ -29,7 +30,6 @@ extern const char smp_trampoline_start[] __hidden, smp_trampoline_end[] __hidden
 extern const u32 smp_tr_off_prot32 __hidden, smp_tr_off_long64 __hidden;
 extern const u32 smp_tr_off_gdtr __hidden, smp_tr_off_gdt __hidden;
 extern const char smp_tr_fields[] __hidden;
-void idt_load(void);
 
 /* The trampoline's fields (smp_trampoline.S, smp_tr_fields): keep in step. */
 struct smp_tr_fields {
@@ -44,14 +44,23 @@ struct smp_tr_fields {
 #define AP_KSTACK_PAGES	11
 #define AP_IST_PAGES	4
 
-static u32 apic_ids[NR_CPUS];
+enum { AP_DOWN, AP_ALIVE, AP_ONLINE };
+
+/*
+ * What smp.c knows of each CPU. An AP's entry is read and written by CPU
+ * number, from the boot CPU and from the AP before its GS base is set.
+ */
+struct smp_cpu {
+	u32 apic_id;
+	u32 state;		/* AP_DOWN, AP_ALIVE, AP_ONLINE */
+	uintptr_t stacks;	/* an AP's block of stacks (0: none yet) */
+};
+static DEFINE_PER_CPU(struct smp_cpu, smp_cpus);
+
 static unsigned int madt_count;		/* usable CPUs the MADT lists (all if it lists more) */
 static unsigned int cpus_wanted;	/* cpus=: 0 = all */
 static uintptr_t trampoline;		/* the page below 1 MiB */
 static u64 ready_tsc;			/* when the last CPU came online */
-
-enum { AP_DOWN, AP_ALIVE, AP_ONLINE };
-static u32 ap_state[NR_CPUS];
 
 /*
  * A call another CPU asks this one to make: @seq counts the calls posted,
@@ -85,7 +94,7 @@ KPARAM_CUSTOM("cpus", cpus, set_cpus, "CPUs to bring up: N or all (default all)"
 
 u32 cpu_apic_id(unsigned int cpu)
 {
-	return cpu < NR_CPUS ? apic_ids[cpu] : ~0u;
+	return cpu < NR_CPUS ? per_cpu_ptr(smp_cpus, cpu)->apic_id : ~0u;
 }
 
 /* The boot CPU's APIC ID without the APIC: CPUID leaf 0xB (x2APIC ID), else leaf 1. */
@@ -113,7 +122,7 @@ int smp_prepare(const struct boot_info *bi)
 	u32 me = boot_apic_id();
 	unsigned int n = 1;
 
-	apic_ids[0] = me;
+	per_cpu_ptr(smp_cpus, 0)->apic_id = me;
 	trampoline = bi->smp_trampoline;
 	if (acpi_madt_cpus(bi->rsdp, cpus, NR_CPUS, &mi, why, sizeof(why))) {
 		pr_warn("%s: only the boot CPU is known\n", why);
@@ -125,7 +134,7 @@ int smp_prepare(const struct boot_info *bi)
 				mi.ncpus + mi.dropped, NR_CPUS);
 		for (unsigned int i = 0; i < mi.ncpus && n < NR_CPUS; i++)
 			if (cpus[i].apic_id != me)
-				apic_ids[n++] = cpus[i].apic_id;
+				per_cpu_ptr(smp_cpus, n++)->apic_id = cpus[i].apic_id;
 		madt_count = n;
 	}
 	if (cpus_wanted > madt_count) {
@@ -138,11 +147,9 @@ int smp_prepare(const struct boot_info *bi)
 	return 0;
 }
 
-static uintptr_t ap_stacks[NR_CPUS];
-
 static uintptr_t kstack_top(unsigned int cpu)
 {
-	return ap_stacks[cpu] + (1 + AP_KSTACK_PAGES) * PAGE_SIZE;
+	return per_cpu_ptr(smp_cpus, cpu)->stacks + (1 + AP_KSTACK_PAGES) * PAGE_SIZE;
 }
 
 static uintptr_t ist_top(unsigned int cpu, int i)
@@ -157,7 +164,7 @@ static int alloc_ap_stacks(unsigned int cpu)
 
 	if (!base)
 		return -ENOMEM;
-	ap_stacks[cpu] = base;
+	per_cpu_ptr(smp_cpus, cpu)->stacks = base;
 	set_memory_flags(base, base + PAGE_SIZE, 0, PTE_P);
 	for (int i = 0; i < NR_IST_STACKS; i++) {
 		uintptr_t g = ist_top(cpu, i) - AP_IST_PAGES * PAGE_SIZE - PAGE_SIZE;
@@ -170,9 +177,11 @@ static int alloc_ap_stacks(unsigned int cpu)
 const char *smp_stack_guard_name(u64 addr, char *buf, size_t len)
 {
 	for (unsigned int cpu = 1; cpu < NR_CPUS; cpu++) {
-		if (!ap_stacks[cpu])
+		uintptr_t stacks = per_cpu_ptr(smp_cpus, cpu)->stacks;
+
+		if (!stacks)
 			continue;
-		if (addr >= ap_stacks[cpu] && addr < ap_stacks[cpu] + PAGE_SIZE) {
+		if (addr >= stacks && addr < stacks + PAGE_SIZE) {
 			ksnprintf(buf, len, "CPU %u's kernel", cpu);
 			return buf;
 		}
@@ -239,11 +248,11 @@ static __noreturn void ap_entry(void *arg)
 		ist[i] = ist_top(cpu, i);
 	gdt_init(cpu, ist);	/* GS: smp_processor_id() works from here */
 	idt_load();
-	__atomic_store_n(&ap_state[cpu], AP_ALIVE, __ATOMIC_RELEASE);
+	__atomic_store_n(&per_cpu_ptr(smp_cpus, cpu)->state, AP_ALIVE, __ATOMIC_RELEASE);
 	apic_init_secondary();
 	apic_timer_start_secondary(TIMER_VECTOR);
 	set_cpu_online(cpu, true);
-	__atomic_store_n(&ap_state[cpu], AP_ONLINE, __ATOMIC_RELEASE);
+	__atomic_store_n(&per_cpu_ptr(smp_cpus, cpu)->state, AP_ONLINE, __ATOMIC_RELEASE);
 	ap_idle(cpu);
 }
 
@@ -251,7 +260,7 @@ static bool wait_state(unsigned int cpu, u32 state, u64 us)
 {
 	u64 end = rdtsc() + us * tsc_khz / 1000;
 
-	while (__atomic_load_n(&ap_state[cpu], __ATOMIC_ACQUIRE) < state)
+	while (__atomic_load_n(&per_cpu_ptr(smp_cpus, cpu)->state, __ATOMIC_ACQUIRE) < state)
 		if (rdtsc() > end)
 			return false;
 	return true;
@@ -266,7 +275,7 @@ KPARAM_UINT("smp.silent", smp_silent, &silent_cpu, 0, NR_CPUS - 1,
  * 10 ms wait after it is the caller's, once for every CPU). */
 static int init_cpu(unsigned int cpu)
 {
-	u32 id = apic_ids[cpu];
+	u32 id = cpu_apic_id(cpu);
 
 	if (id > 0xff && !apic_is_x2apic()) {
 		pr_err("CPU %u: APIC ID %u needs x2APIC mode (apic.mode=xapic): left out\n", cpu, id);
@@ -284,7 +293,7 @@ static int init_cpu(unsigned int cpu)
  * one CPU at a time (they share the trampoline's fields). */
 static int sipi_cpu(unsigned int cpu, struct smp_tr_fields *f)
 {
-	u32 id = apic_ids[cpu];
+	u32 id = cpu_apic_id(cpu);
 
 	f->stack = kstack_top(cpu);
 	f->entry = (u64)(uintptr_t)ap_entry;
@@ -351,7 +360,7 @@ unsigned int smp_boot_cpus(void)
 			up++;
 			continue;
 		}
-		pr_err("CPU %u (APIC ID %u) %s: left out, the others go on\n", cpu, apic_ids[cpu],
+		pr_err("CPU %u (APIC ID %u) %s: left out, the others go on\n", cpu, cpu_apic_id(cpu),
 		       err == -ETIMEDOUT ? "did not answer INIT-SIPI-SIPI within 1 s" :
 		       err == -EIO ? "started but did not come online within 1 s" : "could not start");
 	}
@@ -360,7 +369,7 @@ report:
 	ready_tsc = rdtsc();
 	for_each_online_cpu(cpu)
 		il += ksnprintf(ids + il, il < sizeof(ids) ? sizeof(ids) - il : 0, "%s%u", il ? ", " : "",
-				apic_ids[cpu]);
+				cpu_apic_id(cpu));
 	printk("smp: %u of %u CPUs online (APIC IDs %s), %s mode; bring-up took %llu us, %llu ms after EFI entry\n",
 	       up, madt_count, ids, apic_is_x2apic() ? "x2APIC" : "xAPIC",
 	       (unsigned long long)(tsc_to_ns(ready_tsc - t0) / 1000),
@@ -395,7 +404,7 @@ static u64 call_post(unsigned int cpu, smp_call_func_t fn, void *info)
 	s->info = info;
 	seq = s->seq + 1;
 	__atomic_store_n(&s->seq, seq, __ATOMIC_RELEASE);
-	apic_send_ipi(apic_ids[cpu], APIC_DM_FIXED | APIC_INT_ASSERT | CALL_FUNCTION_VECTOR);
+	apic_send_ipi(cpu_apic_id(cpu), APIC_DM_FIXED | APIC_INT_ASSERT | CALL_FUNCTION_VECTOR);
 	spin_unlock(&s->lock);
 	return seq;
 }
@@ -487,7 +496,7 @@ int run_on_cpu(unsigned int cpu, smp_call_func_t fn, void *info)
 	j->info = info;
 	__atomic_store_n(&j->busy, 1, __ATOMIC_RELEASE);
 	/* wake it: any interrupt ends its HLT (this one finds no call to make) */
-	apic_send_ipi(apic_ids[cpu], APIC_DM_FIXED | APIC_INT_ASSERT | CALL_FUNCTION_VECTOR);
+	apic_send_ipi(cpu_apic_id(cpu), APIC_DM_FIXED | APIC_INT_ASSERT | CALL_FUNCTION_VECTOR);
 	return 0;
 }
 
@@ -544,7 +553,7 @@ static __attribute__((noreturn)) void stop_this_cpu(const struct pt_regs *regs, 
 		hook();	/* before this CPU reports: the panicking CPU waits for that */
 	spin_lock(&stop_report_lock);	/* one CPU's report at a time */
 	printk(KERN_EMERG "CPU %u (APIC ID %u) stopped by the panic on CPU %u%s; it was here:\n", me,
-	       apic_ids[me], req - 1, late ? " once it had left the trace writer or trace unit" : "");
+	       cpu_apic_id(me), req - 1, late ? " once it had left the trace writer or trace unit" : "");
 	show_regs(regs);
 	spin_unlock(&stop_report_lock);
 	set_cpu_online(me, false);
@@ -605,5 +614,5 @@ void smp_send_stop(void)
 	for (cpu = 0; cpu < NR_CPUS; cpu++)
 		if ((want >> cpu) & 1 && !((stopped_bits >> cpu) & 1))
 			printk(KERN_EMERG "CPU %u (APIC ID %u) did not answer the stop NMI within 2 s\n",
-			       cpu, apic_ids[cpu]);
+			       cpu, cpu_apic_id(cpu));
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The string functions gcc may call and kernel code uses (no libc here). */
+#include <topaz/string.h>
 #include <topaz/kernel.h>
 
 /*

@@ -2,7 +2,6 @@
 /* Time: the TSC calibrated against PIT channel 2, and the APIC timer tick. */
 #include <topaz/time.h>
 #include <topaz/cmdline.h>
-#include <topaz/console.h>
 #include <topaz/apic.h>
 #include <topaz/arch.h>
 #include <topaz/traps.h>
@@ -85,7 +84,6 @@ static bool timer_tick(struct pt_regs *regs)
 	return true;
 }
 
-void apic_timer_start(u32 vector, u64 hz);
 
 /* A faster tick puts more interrupts into traced code (the oracle's dense
  * configurations): each is an asynchronous event the trace must show. */

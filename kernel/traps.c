@@ -8,6 +8,7 @@
 #include <topaz/extable.h>
 #include <topaz/kernel.h>
 #include <topaz/cpu.h>
+#include <topaz/gdt.h>
 #include <topaz/apic.h>
 #include <topaz/paging.h>
 #include <topaz/smp.h>
@@ -38,7 +39,6 @@ bool trap_in_entry_code(u64 ip)
 {
 	return ip >= (uintptr_t)isr_stubs && ip < (uintptr_t)entry_text_end;
 }
-void trap_dispatch(struct pt_regs *regs);
 
 static const struct {
 	const char *mnemonic, *desc;
@@ -116,7 +116,6 @@ struct desc_ptr {
 static struct desc_ptr fw_idtr;
 static u64 fw_gates[256];	/* the firmware's handler for each vector, 0: none */
 static bool fw_mode;
-void fw_call_gate(u64 handler);
 
 void idt_firmware_enter(void)
 {

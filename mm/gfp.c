@@ -67,3 +67,8 @@ const char *gfp_flags_name(gfp_t gfp, char *buf, size_t size)
 			  "%s%#x", len ? "|" : "", gfp);
 	return buf;
 }
+
+const char *gfp_probe_show(u64 v, char *buf, size_t size)
+{
+	return gfp_flags_name((gfp_t)v, buf, size);
+}

@@ -26,7 +26,7 @@ static const struct probe_value_desc page_alloc_values[] = {
 	PROBE_VALUE("pfn", PROBE_HEX),
 	PROBE_VALUE("order", PROBE_U64),
 	PROBE_VALUE("gfp_flags", PROBE_HEX),
-	PROBE_DERIVED("gfp_flag_name", PROBE_GFP, 4),
+	PROBE_FORMATTED("gfp_flag_name", 4, gfp_probe_show),
 	PROBE_VALUE("call_site", PROBE_HEX),
 	PROBE_DERIVED("caller_function", PROBE_SYM, 6),
 };

@@ -64,7 +64,7 @@ const struct probe_value_desc slab_alloc_values[9] = {
 	PROBE_VALUE("bytes_req", PROBE_U64),
 	PROBE_VALUE("bytes_alloc", PROBE_U64),
 	PROBE_VALUE("gfp_flags", PROBE_HEX),
-	PROBE_DERIVED("gfp_flag_name", PROBE_GFP, 5),
+	PROBE_FORMATTED("gfp_flag_name", 5, gfp_probe_show),
 	PROBE_VALUE("ptr", PROBE_PTR),
 	PROBE_VALUE("cache_name", PROBE_STR),
 };

@@ -23,7 +23,7 @@
 #include <topaz/kernel.h>
 #include <topaz/arch.h>
 #include <topaz/cmdline.h>
-#include <topaz/console.h>
+#include <topaz/time.h>
 #include <topaz/errno.h>
 
 u64 slab_error_count;	/* reports on every CPU: __atomic_fetch_add */

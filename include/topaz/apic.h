@@ -32,6 +32,10 @@ void apic_send_ipi(u32 dest, u32 low);
 void apic_send_ipi_allbutself(u32 low);
 void apic_init_secondary(void);
 void apic_attach(void);
+/** apic_init() - enable the local APIC, mask the PIC, set LVTPC masked on PT_PMI_VECTOR */
+void apic_init(void);
+/** apic_timer_start() - the boot CPU's timer: @hz interrupts a second on @vector */
+void apic_timer_start(u32 vector, u64 hz);
 void apic_timer_start_secondary(u32 vector);
 
 /**

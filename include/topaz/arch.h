@@ -76,14 +76,6 @@ u64 rdtsc(void);
 /* Loads and stores that report a fault (-EFAULT) instead of taking it. */
 int arch_read_u64_nofault(u64 addr, u64 *val);
 int arch_write_u64_nofault(u64 addr, u64 val);
-/*
- * Write one byte of code, read-only pages included, through a writable alias
- * of its page (kernel/paging.c, as Linux's text_poke). Returns 0, -EFAULT
- * when @addr is not mapped, -EPERM for memory that is not RAM or did not
- * take the byte. The next serializing instruction (IRET) makes it visible to
- * instruction fetch.
- */
-int arch_text_poke(u64 addr, u8 byte);
 void cpu_relax(void);
 
 unsigned long local_irq_save(void);

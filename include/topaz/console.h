@@ -6,7 +6,5 @@
 #include <topaz/types.h>
 
 void console_write(const char *s, size_t n);
-/* Nanoseconds since boot for the log's time stamps; 0 until calibrated. */
-u64 ktime_get_ns(void);
 
 #endif

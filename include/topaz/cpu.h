@@ -61,13 +61,4 @@ extern struct cpu_info boot_cpu;
 void cpu_identify(void);
 void cpu_report(void);
 
-/* GDT selectors */
-#define KERNEL_CS	0x08
-#define KERNEL_DS	0x10
-#define TSS_SEL		0x18
-
-/** gdt_init() - load CPU @cpu's GDT and TSS (IST stacks @ist_tops) and its GS base */
-void gdt_init(unsigned int cpu, uintptr_t ist_tops[4]);
-void percpu_set_gs(unsigned int cpu);
-
 #endif

@@ -58,5 +58,15 @@ static inline bool gfpflags_allow_blocking(gfp_t gfp)
  * with '|'; "none" for 0; unknown bits as hex. Returns @buf.
  */
 const char *gfp_flags_name(gfp_t gfp, char *buf, size_t size);
+/**
+ * gfp_probe_show() - gfp_flags_name() as a probe value's formatter (a
+ * probe_fmt_fn): mm's probe points show their gfp values with it
+ * @v: the gfp_t value, as the probe stored it
+ * @buf: output buffer
+ * @size: its size
+ *
+ * Return: @buf
+ */
+const char *gfp_probe_show(u64 v, char *buf, size_t size);
 
 #endif

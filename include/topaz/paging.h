@@ -24,6 +24,19 @@ struct boot_info;
  * and a guard page under every stack not present.
  */
 void paging_init(const struct boot_info *bi);
+/**
+ * arch_text_poke() - write one byte of code, read-only pages included,
+ * through a writable alias of its page (as Linux's text_poke)
+ * @addr: where
+ * @byte: what
+ *
+ * The next serializing instruction (IRET) makes it visible to instruction
+ * fetch. The hosted build's memory takes it in tests/host.
+ *
+ * Return: 0, -EFAULT when @addr is not mapped, -EPERM for memory that is not
+ * RAM or did not take the byte.
+ */
+int arch_text_poke(u64 addr, u8 byte);
 /** addr_is_mapped() - is @addr present in the current page tables? */
 bool addr_is_mapped(uintptr_t addr);
 /** paging_lookup() - the leaf entry mapping @addr (0 when none) and its size */

@@ -14,8 +14,9 @@
  * Handlers are attached and detached at run time by name or wildcard
  * (probe_register("vm.*", fn, data)); they read values by name and type
  * (probe_get_u64(hit, "bytes_req", &v), probe_get_str(hit, "caller_function")).
- * Derived strings (a symbol for an address, a gfp name for flags) are only
- * formatted when a handler asks for them.
+ * Derived strings (a symbol for an address, a value shown by the formatter
+ * its point gives, as gfp flags by mm's) are only formatted when a handler
+ * asks for them.
  *
  * Handlers run in the context of the probed code: with interrupts in any
  * state, possibly inside an interrupt. A handler that allocates must use
@@ -36,15 +37,23 @@ enum probe_vtype {
 	PROBE_PTR,	/* a pointer, printed as 0x... */
 	PROBE_STR,	/* a NUL-terminated string */
 	PROBE_SYM,	/* derived string: value .from (an address) as "func+0xoff" */
-	PROBE_GFP,	/* derived string: value .from (gfp_t) as show_gfp_flags prints it */
+	PROBE_FMT,	/* derived string: value .from as the desc's .fmt shows it (the
+			 * point's owner knows the type, as show_gfp_flags for gfp_t) */
 	PROBE_NAME,	/* derived string: the point's name after its first '.', as
 			 * SystemTap's "name" ("kmem_cache_alloc"); sites store nothing */
 };
 
+/*
+ * probe_fmt_fn - how a PROBE_FMT value shows its source @v in @buf (@size
+ * bytes, NUL-terminated); returns @buf
+ */
+typedef const char *(*probe_fmt_fn)(u64 v, char *buf, size_t size);
+
 struct probe_value_desc {
 	const char *name;
 	u8 type;	/* enum probe_vtype */
-	u8 from;	/* PROBE_SYM/PROBE_GFP: index of the source value */
+	u8 from;	/* PROBE_SYM/PROBE_FMT: index of the source value */
+	probe_fmt_fn fmt;	/* PROBE_FMT: the formatter */
 };
 
 union probe_val {
@@ -56,7 +65,7 @@ union probe_val {
 
 #define PROBE_MAX_HANDLERS	4
 #define PROBE_MAX_VALUES	16
-#define PROBE_MAX_DERIVED	2	/* SYM/GFP values per point (NAME needs no buffer) */
+#define PROBE_MAX_DERIVED	2	/* SYM/FMT values per point (NAME needs no buffer) */
 
 struct probe_point;
 struct probe_hit;
@@ -106,6 +115,8 @@ struct probe_hit {
 
 #define PROBE_VALUE(n, t)		{ .name = (n), .type = (t) }
 #define PROBE_DERIVED(n, t, src)	{ .name = (n), .type = (t), .from = (src) }
+/* value @n: value @src shown by @fn (a probe_fmt_fn) */
+#define PROBE_FORMATTED(n, src, fn)	{ .name = (n), .type = PROBE_FMT, .from = (src), .fmt = (fn) }
 
 /*
  * DEFINE_PROBE(id, "vm.name", values) - define probe point @id once, in the

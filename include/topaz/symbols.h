@@ -32,6 +32,8 @@ const struct ksym_entry *ksym_table_find(const struct ksym_table *tab, const cha
 
 /* The kernel's own table (the hosted build supplies one from dladdr). */
 int ksym_lookup(uintptr_t addr, const char **name, uintptr_t *offset, uintptr_t *size);
+/** ksym_count() - number of symbols in the embedded table */
+u32 ksym_count(void);
 /** ksym_address() - run-time address of symbol @name, or 0 */
 uintptr_t ksym_address(const char *name);
 /**

@@ -42,6 +42,8 @@ int pt_boot_init(const struct boot_info *bi);
 bool pt_boot_active(void);
 /** pt_run_traced() - run @w between pt_trace_begin() and pt_trace_end() */
 u64 pt_run_traced(const struct workload *w);
+/** pt_ptwrite_register() - offer the :trace probe action (before probes_init()) */
+void pt_ptwrite_register(void);
 /** pt_boot_finish() - sideband, trailer, and a summary of what was traced */
 void pt_boot_finish(void);
 /**

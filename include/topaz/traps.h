@@ -27,6 +27,12 @@ enum {
 typedef bool (*trap_handler_t)(struct pt_regs *regs);
 
 void idt_init(void);
+/** idt_load() - load the one IDT on this CPU (each CPU does, as it starts) */
+void idt_load(void);
+/* entry.S's common path calls it with the frame of every exception and interrupt. */
+void trap_dispatch(struct pt_regs *regs);
+/* entry.S: deliver the interrupt on the firmware's gate @handler; its IRETQ comes back */
+void fw_call_gate(u64 handler);
 /**
  * idt_firmware_enter() - while boot services are live: topaz's IDT in place
  * of the firmware's (its code selector, no IST); vectors topaz has no

@@ -441,8 +441,6 @@ static int image_run(void)
  * QEMU drop what it translated there: every block the windows run is
  * translated again, and logged with its instructions.
  */
-u64 fw_modules_touch(void);
-
 static int oracle_wait(void)
 {
 	EFI_INPUT_KEY key;

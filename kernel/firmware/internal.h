@@ -33,6 +33,8 @@ void fw_modules_add(EFI_LOADED_IMAGE *li, const char *fallback_name);
 void fw_modules_add_copy(EFI_LOADED_IMAGE *li, const char *fallback_name);
 /** fw_module_name() - the name of the module holding @ip, and @ip's offset in it */
 const char *fw_module_name(u64 ip, u64 *off);
+/** fw_modules_touch() - fw.oracle: write every module and topaz back as it is; the bytes */
+u64 fw_modules_touch(void);
 
 /* fw_image.c: fw.image= */
 int fw_image_load(const char *spec, EFI_HANDLE *h);

@@ -30,7 +30,7 @@ static EFI_SYSTEM_TABLE *ST;
 
 #ifdef HELLO_SHIFT
 /* hello2.efi: everything after this at other offsets than in hello.efi */
-__attribute__((noinline)) unsigned long shift_pad(unsigned long v)
+static __attribute__((noipa)) unsigned long shift_pad(unsigned long v)
 {
 	for (unsigned int i = 0; i < 40; i++)
 		v = v * 6364136223846793005ul + 1442695040888963407ul + (v >> 29);
@@ -38,13 +38,13 @@ __attribute__((noinline)) unsigned long shift_pad(unsigned long v)
 }
 #endif
 
-/* noinline: each a function of its own in the trace */
-__attribute__((noinline)) unsigned long fib(unsigned int n)
+/* noipa: each a function of its own in the trace, under its own name */
+static __attribute__((noipa)) unsigned long fib(unsigned int n)
 {
 	return n < 2 ? n : fib(n - 1) + fib(n - 2);
 }
 
-__attribute__((noinline)) void sort_table(unsigned int *v, unsigned int n)
+static __attribute__((noipa)) void sort_table(unsigned int *v, unsigned int n)
 {
 	for (unsigned int i = 1; i < n; i++) {
 		unsigned int x = v[i], j = i;

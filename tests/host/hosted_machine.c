@@ -15,6 +15,7 @@
 #include <x86intrin.h>
 #include "hosted.h"
 #include <topaz/console.h>
+#include <topaz/time.h>
 #include <topaz/errno.h>
 #include <topaz/kernel.h>
 #include <topaz/symbols.h>

@@ -46,7 +46,7 @@ static void test_format_truncates_safely(void **state)
 }
 
 volatile int lib_sink;
-__attribute__((noinline)) void lib_test_symbol_target(void)
+static __noinline void lib_test_symbol_target(void)
 {
 	for (int i = 0; i < 4; i++)
 		lib_sink += i;

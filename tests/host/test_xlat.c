@@ -84,17 +84,14 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
 	uc->uc_mcontext.gregs[REG_RCX] = (greg_t)X->rec_ptr;
 }
 
-/* The runtime's C halves, as the engine has them. */
-u64 t_rt_link_c(u64 id);
-u64 t_rt_lookup_c(u64 target);
-
-u64 t_rt_link_c(u64 id)
+/* The runtime's C halves, as the engine has them (used: only the asm below calls them). */
+static __used u64 t_rt_link_c(u64 id)
 {
 	consume();
 	return xlat_link(X, &env, id);
 }
 
-u64 t_rt_lookup_c(u64 target)
+static __used u64 t_rt_lookup_c(u64 target)
 {
 	struct xlat_site *s;
 

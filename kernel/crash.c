@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* crash=KIND: fail on purpose after boot, so the QEMU tests can check the
  * panic path end to end (report, backtrace, failure exit status). */
-#include <topaz/ktest.h>
+#include <topaz/crash.h>
 #include <topaz/cmdline.h>
 #include <topaz/kernel.h>
 #include <topaz/errno.h>
