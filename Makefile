@@ -24,8 +24,9 @@ PT_MODEL_SRCS := $(addprefix drivers/pt_model/,pt_packet_enc.c pt_model.c pt_mod
 TRACING_SRCS := kernel/tracing/pt_session.c kernel/tracing/trace_writer.c kernel/tracing/pt_unit.c \
 	kernel/tracing/trace_window.c kernel/tracing/mem_sink.c
 X86_SRCS := kernel/x86/x86_insn.c
-ENGINE_PORTABLE_SRCS := kernel/trace_engine/branch_emul.c kernel/trace_engine/branch_sites.c \
-	kernel/trace_engine/trace_engine.c kernel/trace_engine/xlat.c
+ENGINE_PORTABLE_SRCS := $(addprefix kernel/trace_engine/,branch_emul.c branch_sites.c \
+	trace_engine.c engine_step.c engine_dispatch.c engine_selfcheck.c engine_cache_mem.c \
+	engine_sideband.c xlat.c)
 
 # Logic shared by the kernel and the hosted build (tests, benchmarks).
 PORTABLE_SRCS := \
