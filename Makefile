@@ -20,7 +20,7 @@ Q          := $(if $(filter 1,$(V)),,@)
 # software trace unit, the tracing session, the x86 decoder, the trace engine.
 PT_DRIVER_SRCS := drivers/pt/pt.c drivers/pt/pt_topa.c drivers/pt/pt_aux.c drivers/pt/pt_options.c
 PT_MODEL_SRCS := $(addprefix drivers/pt_model/,pt_packet_enc.c pt_model.c pt_model_rules.c \
-	pt_model_topa.c pt_model_events.c pt_model_profiles.c)
+	pt_model_topa.c pt_model_events.c pt_model_batch.c pt_model_profiles.c)
 TRACING_SRCS := kernel/tracing/pt_session.c kernel/tracing/trace_writer.c kernel/tracing/pt_unit.c \
 	kernel/tracing/trace_window.c kernel/tracing/mem_sink.c
 X86_SRCS := kernel/x86/x86_insn.c
