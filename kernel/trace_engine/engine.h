@@ -49,8 +49,8 @@ enum engine_state {
 				 * NMI (no IRET) */
 };
 
-/* How the traced code runs until the next stop. */
-enum engine_how {
+/* How the traced code runs until the next stop (one byte: the stops test it first). */
+enum __attribute__((packed)) engine_how {
 	HOW_STEP,		/* TF set: every instruction stops (single-step) */
 	HOW_BLOCK,		/* freely, to the INT3 of its block's branch (branch-step) */
 	HOW_CACHE,		/* in the code cache (pt.step=translate) */
@@ -100,7 +100,7 @@ struct engine {
 DECLARE_PER_CPU(struct engine, engines);
 
 /* pt.step=: how every CPU's engine follows (trace_engine.c) */
-extern enum trace_step_mode engine_step_mode;
+extern enum trace_step_mode engine_step_mode __hidden;
 
 /* Following traced code (FOLLOWING, PAUSED) or the self-check's probe. */
 static inline bool following(const struct engine *e)
@@ -123,7 +123,6 @@ void engine_follow(void);
 
 /* engine_step.c: the stops */
 void engine_arm_branch(struct engine *e, struct pt_regs *regs);
-void engine_arm_at(struct engine *e, struct pt_regs *regs);
 bool engine_on_debug(struct pt_regs *regs);
 bool engine_on_breakpoint(struct pt_regs *regs);
 bool engine_bp_fast(struct trap_frame *f);
@@ -148,6 +147,18 @@ extern const char xlat_rt_link[1], xlat_rt_lookup[1], xlat_rt_ret[1];
 /* engine_selfcheck.c: the boot self-check of branch-step */
 int branch_step_self_check(void);
 bool engine_check_step(struct engine *e, struct pt_regs *regs, struct branch_site *s, u64 ip);
+
+/**
+ * engine_arm_at() - follow on from @regs->rip: in the cache where it translates, else by stops
+ * @e: this CPU's engine
+ * @regs: the traced code's registers
+ */
+static inline void engine_arm_at(struct engine *e, struct pt_regs *regs)
+{
+	if (engine_step_mode == TRACE_STEP_TRANSLATE && xlat_enter(e, regs))
+		return;
+	engine_arm_branch(e, regs);
+}
 
 /* engine_cache_mem.c: every CPU's code cache, made and given back */
 int engine_cache_init(void);

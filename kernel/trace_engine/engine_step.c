@@ -149,18 +149,6 @@ void engine_arm_branch(struct engine *e, struct pt_regs *regs)
 	arm_block(e, regs, b, created);
 }
 
-/**
- * engine_arm_at() - follow on from @regs->rip: in the cache where it translates, else by stops
- * @e: this CPU's engine
- * @regs: the traced code's registers
- */
-void engine_arm_at(struct engine *e, struct pt_regs *regs)
-{
-	if (engine_step_mode == TRACE_STEP_TRANSLATE && xlat_enter(e, regs))
-		return;
-	engine_arm_branch(e, regs);
-}
-
 /* @ip lies inside the function that starts at @fn */
 static bool in_function(u64 ip, uintptr_t fn)
 {
@@ -261,6 +249,9 @@ bool engine_bp_fast(struct trap_frame *f)
 		return false;
 	if (!pt_model_ev_branch_fast(PTM_COND, next, to, taken))
 		return false;
+	/* this CPU's engine again: one GS-relative load, where keeping the
+	 * pointer across the call cost a register (the stop's hottest path) */
+	e = this_cpu_ptr(engines);
 	e->st.bp_traps++;
 	e->st.branches++;
 	e->st.insns += e->pending + 1;
