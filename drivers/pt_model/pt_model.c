@@ -54,7 +54,7 @@ static bool model_claims(u32 msr)
 	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
 
 	return m->installed && (is_pt_msr(msr) || msr == MSR_CORE_PERF_GLOBAL_STATUS ||
-				 msr == MSR_CORE_PERF_GLOBAL_OVF_CTRL);
+				msr == MSR_CORE_PERF_GLOBAL_OVF_CTRL);
 }
 
 static u64 status_read(void)
@@ -84,7 +84,7 @@ static void status_write(u64 val)
 
 	/* FilterEn, ContextEn, TriggerEn: writes ignored */
 	m->status = val & (RTIT_STATUS_ERROR | RTIT_STATUS_STOPPED |
-			    RTIT_STATUS_PENDPSB | RTIT_STATUS_PENDTOPAPMI);
+			   RTIT_STATUS_PENDPSB | RTIT_STATUS_PENDTOPAPMI);
 	/* The field is 17 bits; writing back what was read keeps the count. */
 	if (cnt != min(m->byte_cnt, 0x1ffffULL))
 		m->byte_cnt = cnt;
