@@ -20,12 +20,13 @@ Q          := $(if $(filter 1,$(V)),,@)
 # software trace unit, the tracing session, the x86 decoder, the trace engine.
 PT_DRIVER_SRCS := drivers/pt/pt.c drivers/pt/pt_topa.c drivers/pt/pt_aux.c drivers/pt/pt_options.c
 PT_MODEL_SRCS := $(addprefix drivers/pt_model/,pt_packet_enc.c pt_model.c pt_model_rules.c \
-	pt_model_topa.c pt_model_events.c pt_model_profiles.c)
+	pt_model_topa.c pt_model_events.c pt_model_batch.c pt_model_profiles.c)
 TRACING_SRCS := kernel/tracing/pt_session.c kernel/tracing/trace_writer.c kernel/tracing/pt_unit.c \
 	kernel/tracing/trace_window.c kernel/tracing/mem_sink.c kernel/tracing/pt_session_options.c
 X86_SRCS := kernel/x86/x86_insn.c
-ENGINE_PORTABLE_SRCS := kernel/trace_engine/branch_emul.c kernel/trace_engine/branch_sites.c \
-	kernel/trace_engine/trace_engine.c kernel/trace_engine/xlat.c
+ENGINE_PORTABLE_SRCS := $(addprefix kernel/trace_engine/,branch_emul.c branch_sites.c \
+	trace_engine.c engine_step.c engine_dispatch.c engine_selfcheck.c engine_cache_mem.c \
+	engine_sideband.c xlat.c)
 
 # Logic shared by the kernel and the hosted build (tests, benchmarks).
 PORTABLE_SRCS := \

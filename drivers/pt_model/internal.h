@@ -69,16 +69,16 @@ struct pt_model {
 	struct pt_model_stats st;
 };
 
-/* Each CPU has its trace unit; every function of the model works on this CPU's. */
+/* Each CPU has its trace unit; every function of the model works on this
+ * CPU's, through a pointer it takes once: this_cpu_ptr(pt_model_cpu). */
 DECLARE_PER_CPU(struct pt_model, pt_model_cpu);
-#define ptm (*this_cpu_ptr(pt_model_cpu))
 
 /* @gate when TriggerEn and PacketEn are set and nothing else (bytes in order) */
 #define PTM_GATE_FAST	0x0101ULL
 _Static_assert(sizeof(bool) == 1, "the gate word holds one byte a flag");
 
 /* profile capabilities */
-static inline u32 ptm_cap(int sub, int reg) { return ptm.prof->leaf14[sub][reg]; }
+static inline u32 ptm_cap(int sub, int reg) { return this_cpu_ptr(pt_model_cpu)->prof->leaf14[sub][reg]; }
 static inline bool ptm_ebx(u32 bit) { return ptm_cap(0, 1) & bit; }
 static inline bool ptm_ecx(u32 bit) { return ptm_cap(0, 2) & bit; }
 /* CPUID.14H.1:EAX[2:0] may say up to 7, but only ADDR0..3 (and ADDR0..3_CFG)
@@ -86,15 +86,18 @@ static inline bool ptm_ecx(u32 bit) { return ptm_cap(0, 2) & bit; }
  * (found by tests/fuzz/fuzz_msr with a synthetic profile). */
 static inline unsigned int ptm_nr_ranges(void)
 {
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
 	unsigned int n = ptm_ebx(PT_CAP_IP_FILTER) ? (ptm_cap(1, 0) & PT_CAP_NUM_RANGES_MASK) : 0;
 
-	return min(n, (unsigned int)ARRAY_SIZE(ptm.addr_a));
+	return min(n, (unsigned int)ARRAY_SIZE(m->addr_a));
 }
 static inline unsigned int ptm_addr_cfg(unsigned int n)
 {
-	return (unsigned int)(ptm.ctl >> RTIT_CTL_ADDRn_OFFSET(n)) & 0xf;
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	return (unsigned int)(m->ctl >> RTIT_CTL_ADDRn_OFFSET(n)) & 0xf;
 }
-static inline bool ptm_trace_en(void) { return ptm.ctl & RTIT_CTL_TRACEEN; }
+static inline bool ptm_trace_en(void) { return this_cpu_ptr(pt_model_cpu)->ctl & RTIT_CTL_TRACEEN; }
 
 /* pt_model.c: entry/exit brackets every public call; the outermost exit
  * delivers a pending PMI. */
@@ -102,7 +105,9 @@ void ptm_deliver_pmis(void);
 
 static inline void ptm_enter(void)
 {
-	ptm.depth++;
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	m->depth++;
 }
 
 /* An interrupt is taken at an instruction boundary: deliver a pending PMI
@@ -112,9 +117,11 @@ static inline void ptm_enter(void)
  * reason: its stop hook turns the model off. */
 static inline void ptm_exit(void)
 {
-	if (--ptm.depth)
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	if (--m->depth)
 		return;
-	if (ptm.pmi_pending)
+	if (m->pmi_pending)
 		ptm_deliver_pmis();
 	smp_stop_pending();
 }
@@ -136,13 +143,78 @@ void ptm_trace_enable(void);
 void ptm_trace_disable(void);
 void ptm_trace_reset(void);
 void ptm_emit(const struct ptpk *p);
+void ptm_tnt_full(void);
+
+/* Bytes of output between PSBs: PSBFreq's period (36.4.2.17). */
+static inline u64 ptm_psb_period(void)
+{
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+	unsigned int f = 0;
+
+	if (ptm_ebx(PT_CAP_PSB_CYC))
+		f = (unsigned int)((m->ctl & RTIT_CTL_PSB_FREQ) >> RTIT_CTL_PSB_FREQ_OFFSET);
+	return 2048ULL << f;
+}
+
+/* Report and count packet @p, encoded in @buf (@n bytes). */
+static __always_inline void ptm_emit_counted(const struct ptpk *p, const u8 *buf, int n)
+{
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	if (m->hook)
+		m->hook(p, buf, n, m->st.bytes, m->hook_ctx);
+	m->st.packets++;
+	m->st.bytes += (u64)n;
+	if (p->type == PTPK_PSB)
+		m->st.psbs++;
+	/* PacketByteCnt counts output bytes; crossing the PSBFreq period asks
+	 * for a PSB at the next instruction boundary (36.4.2.17). */
+	m->byte_cnt += (u64)n;
+	if (m->byte_cnt >= ptm_psb_period())
+		m->psb_pending = true;
+}
+
+/* @p into @buf: its size, or negative (the model's TNT-64s are always in range) */
+static __always_inline int ptm_encode(const struct ptpk *p, u8 *buf)
+{
+	return p->type == PTPK_TNT64 ? ptpk_encode_tnt64(buf, p->tnt.nbits, p->tnt.bits) :
+	       ptpk_encode(p, buf);
+}
+
+/* The TNT packet for @n pending results @bits: TNT-8 when they fit */
+static __always_inline struct ptpk ptm_tnt_packet(unsigned int n, u64 bits)
+{
+	return (struct ptpk){ .type = n <= PTPK_TNT8_MAX ? PTPK_TNT8 : PTPK_TNT64,
+			      .tnt = { .nbits = (u8)n, .bits = bits } };
+}
+
+/* A CALL's return address onto the decoder's stack (RET compression). */
+static inline void ptm_rs_push(u64 ret)
+{
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	m->rs_top = (m->rs_top + 1) % PTM_RETSTACK;
+	m->retstack[m->rs_top] = ret;
+	if (m->rs_len < PTM_RETSTACK)
+		m->rs_len++;	/* when full, the oldest entry is overwritten */
+}
+
+/* A near branch through the full path (the scripted tests' forms use it too). */
+static inline void ptm_ev_near(enum ptm_class cls, u64 ip, u64 next, u64 target, bool taken)
+{
+	struct ptm_insn in = { .cls = cls, .ip = ip, .next = next, .target = target,
+			       .taken = taken, .mode = PTM_MODE_64 };
+
+	pt_model_ev_insn(&in);
+}
 
 static inline bool ptm_context_en(u8 cpl)
 {
-	bool c = cpl == 0 ? (ptm.ctl & RTIT_CTL_OS) : (ptm.ctl & RTIT_CTL_USR);
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+	bool c = cpl == 0 ? (m->ctl & RTIT_CTL_OS) : (m->ctl & RTIT_CTL_USR);
 
-	if (ptm.ctl & RTIT_CTL_CR3EN)
-		c = c && (ptm.cr3 & ~0x1fULL) == (ptm.cr3_match & ~0x1fULL);
+	if (m->ctl & RTIT_CTL_CR3EN)
+		c = c && (m->cr3 & ~0x1fULL) == (m->cr3_match & ~0x1fULL);
 	return c;
 }
 
@@ -152,15 +224,16 @@ static inline bool ptm_context_en(u8 cpl)
  * tracing until the next branch. */
 static inline bool ptm_filter_match(u64 ip)
 {
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
 	bool any = false;
 
-	if (!(ptm.ctl & RTIT_CTL_ADDR_CFG_ALL))
+	if (!(m->ctl & RTIT_CTL_ADDR_CFG_ALL))
 		return true;	/* the common case: no ranges at all */
 	for (unsigned int n = 0; n < ptm_nr_ranges(); n++) {
 		if (ptm_addr_cfg(n) != RTIT_ADDR_CFG_FILTER)
 			continue;
 		any = true;
-		if (ip >= ptm.addr_a[n] && ip <= ptm.addr_b[n])
+		if (ip >= m->addr_a[n] && ip <= m->addr_b[n])
 			return true;
 	}
 	return !any;

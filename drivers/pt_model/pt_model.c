@@ -31,10 +31,12 @@ static u32 real_max_leaf;
 
 void ptm_deliver_pmis(void)
 {
-	for (int i = 0; ptm.pmi_pending && i < 4; i++) {
-		ptm.pmi_pending = false;
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	for (int i = 0; m->pmi_pending && i < 4; i++) {
+		m->pmi_pending = false;
 		if (apic_pmi_deliver())
-			ptm.st.pmis_delivered++;
+			m->st.pmis_delivered++;
 	}
 }
 
@@ -49,72 +51,79 @@ static bool is_pt_msr(u32 msr)
 
 static bool model_claims(u32 msr)
 {
-	return ptm.installed && (is_pt_msr(msr) || msr == MSR_CORE_PERF_GLOBAL_STATUS ||
-				 msr == MSR_CORE_PERF_GLOBAL_OVF_CTRL);
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	return m->installed && (is_pt_msr(msr) || msr == MSR_CORE_PERF_GLOBAL_STATUS ||
+				msr == MSR_CORE_PERF_GLOBAL_OVF_CTRL);
 }
 
 static u64 status_read(void)
 {
-	u64 v = ptm.status;
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+	u64 v = m->status;
 
 	if (ptm_trace_en()) {
-		bool ctx = ptm_context_en(ptm.cpl);
+		bool ctx = ptm_context_en(m->cpl);
 
-		if (ptm.trigger_en)
+		if (m->trigger_en)
 			v |= RTIT_STATUS_TRIGGEREN;
 		if (ctx)
 			v |= RTIT_STATUS_CONTEXTEN;
-		if (ctx && ptm.filter_en)
+		if (ctx && m->filter_en)
 			v |= RTIT_STATUS_FILTEREN;
 	}
 	if (ptm_ebx(PT_CAP_PSB_CYC))
-		v |= min(ptm.byte_cnt, 0x1ffffULL) << RTIT_STATUS_BYTECNT_OFFSET;
+		v |= min(m->byte_cnt, 0x1ffffULL) << RTIT_STATUS_BYTECNT_OFFSET;
 	return v;
 }
 
 static void status_write(u64 val)
 {
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
 	u64 cnt = (val & RTIT_STATUS_BYTECNT) >> RTIT_STATUS_BYTECNT_OFFSET;
 
 	/* FilterEn, ContextEn, TriggerEn: writes ignored */
-	ptm.status = val & (RTIT_STATUS_ERROR | RTIT_STATUS_STOPPED |
-			    RTIT_STATUS_PENDPSB | RTIT_STATUS_PENDTOPAPMI);
+	m->status = val & (RTIT_STATUS_ERROR | RTIT_STATUS_STOPPED |
+			   RTIT_STATUS_PENDPSB | RTIT_STATUS_PENDTOPAPMI);
 	/* The field is 17 bits; writing back what was read keeps the count. */
-	if (cnt != min(ptm.byte_cnt, 0x1ffffULL))
-		ptm.byte_cnt = cnt;
+	if (cnt != min(m->byte_cnt, 0x1ffffULL))
+		m->byte_cnt = cnt;
 }
 
 static void ctl_write(u64 val)
 {
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
 	bool was = ptm_trace_en(), now = val & RTIT_CTL_TRACEEN;
 
-	if (val == ptm.ctl)
+	if (val == m->ctl)
 		return;
 	if (was && !now) {
 		/* packets of the disable follow the old configuration */
 		ptm_trace_disable();
-		ptm.ctl = val;
+		m->ctl = val;
 	} else if (!was && now) {
-		ptm.ctl = val;
+		m->ctl = val;
 		ptm_trace_enable();
 	} else {
-		ptm.ctl = val;
+		m->ctl = val;
 	}
 }
 
 /* The #GP rules first: a refused access records its rule (for messages) and faults. */
 static bool refused(u32 msr, bool write, u64 val)
 {
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
 	int rule = ptm_check_access(msr, write, val);
 
 	if (rule < 0)
 		return false;
-	ptm.last_gp = rule;
+	m->last_gp = rule;
 	return true;
 }
 
 static int model_read(u32 msr, u64 *val)
 {
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
 	int ret = 0;
 
 	ptm_enter();
@@ -124,19 +133,19 @@ static int model_read(u32 msr, u64 *val)
 	}
 	switch (msr) {
 	case MSR_IA32_RTIT_CTL:
-		*val = ptm.ctl;
+		*val = m->ctl;
 		break;
 	case MSR_IA32_RTIT_STATUS:
 		*val = status_read();
 		break;
 	case MSR_IA32_RTIT_OUTPUT_BASE:
-		*val = ptm.output_base;
+		*val = m->output_base;
 		break;
 	case MSR_IA32_RTIT_OUTPUT_MASK:
-		*val = ptm.output_mask;
+		*val = m->output_mask;
 		break;
 	case MSR_IA32_RTIT_CR3_MATCH:
-		*val = ptm.cr3_match;
+		*val = m->cr3_match;
 		break;
 	case MSR_CORE_PERF_GLOBAL_STATUS: {
 		u64 v = 0;
@@ -145,7 +154,7 @@ static int model_read(u32 msr, u64 *val)
 		if (arch_rdmsr_safe(msr, &v))
 			v = 0;
 		v &= ~GLOBAL_STATUS_TRACE_TOPAPMI;
-		if (ptm.topa_pmi)
+		if (m->topa_pmi)
 			v |= GLOBAL_STATUS_TRACE_TOPAPMI;
 		*val = v;
 		break;
@@ -157,7 +166,7 @@ static int model_read(u32 msr, u64 *val)
 	default: {
 		unsigned int n = (msr - MSR_IA32_RTIT_ADDR0_A) / 2;
 
-		*val = (msr & 1) ? ptm.addr_b[n] : ptm.addr_a[n];
+		*val = (msr & 1) ? m->addr_b[n] : m->addr_a[n];
 		break;
 	}
 	}
@@ -168,6 +177,7 @@ out:
 
 static int model_write(u32 msr, u64 val)
 {
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
 	int ret = 0;
 
 	ptm_enter();
@@ -183,13 +193,13 @@ static int model_write(u32 msr, u64 val)
 		status_write(val);
 		break;
 	case MSR_IA32_RTIT_OUTPUT_BASE:
-		ptm.output_base = val;
+		m->output_base = val;
 		break;
 	case MSR_IA32_RTIT_OUTPUT_MASK:
-		ptm.output_mask = val | RTIT_OUTPUT_LOWER_MASK;
+		m->output_mask = val | RTIT_OUTPUT_LOWER_MASK;
 		break;
 	case MSR_IA32_RTIT_CR3_MATCH:
-		ptm.cr3_match = val;
+		m->cr3_match = val;
 		break;
 	case MSR_CORE_PERF_GLOBAL_STATUS:
 		/* read-only: the CPU decides (a #GP on real parts) */
@@ -202,15 +212,15 @@ static int model_write(u32 msr, u64 val)
 		if (val & ~MSR_CORE_PERF_GLOBAL_OVF_CTRL_TRACE_TOPA_PMI)
 			ret = arch_wrmsr_safe(msr, val & ~MSR_CORE_PERF_GLOBAL_OVF_CTRL_TRACE_TOPA_PMI);
 		if (!ret && (val & MSR_CORE_PERF_GLOBAL_OVF_CTRL_TRACE_TOPA_PMI))
-			ptm.topa_pmi = false;
+			m->topa_pmi = false;
 		break;
 	default: {
 		unsigned int n = (msr - MSR_IA32_RTIT_ADDR0_A) / 2;
 
 		if (msr & 1)
-			ptm.addr_b[n] = val;
+			m->addr_b[n] = val;
 		else
-			ptm.addr_a[n] = val;
+			m->addr_a[n] = val;
 		break;
 	}
 	}
@@ -223,13 +233,15 @@ out:
 
 static bool model_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 {
-	if (!ptm.installed)
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	if (!m->installed)
 		return false;
 	if (leaf == 0) {
 		arch_cpuid(0, 0, r);
 		if (r->eax < CPUID_LEAF_PT)
 			r->eax = CPUID_LEAF_PT;
-		if (ptm.prof->ctc_den && r->eax < 0x15)
+		if (m->prof->ctc_den && r->eax < 0x15)
 			r->eax = 0x15;
 		return true;
 	}
@@ -240,16 +252,16 @@ static bool model_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 		 * pt_config.cpu), and the model mimics the profile's errata.
 		 * The other leaf-1 registers are the CPU's.
 		 */
-		const struct pt_profile *p = ptm.prof;
+		const struct pt_profile *p = m->prof;
 
 		arch_cpuid(1, 0, r);
 		r->eax = (u32)p->stepping | ((u32)(p->model & 0xf) << 4) | ((u32)(p->family & 0xf) << 8) |
 			 ((u32)(p->model >> 4) << 16);
 		return true;
 	}
-	if (leaf == 0x15 && ptm.prof->ctc_den) {
+	if (leaf == 0x15 && m->prof->ctc_den) {
 		/* TSC/crystal ratio, for the decoder's timing (MTC/CTC) */
-		*r = (struct cpuid_regs){ ptm.prof->ctc_den, ptm.prof->ctc_num, 0, 0 };
+		*r = (struct cpuid_regs){ m->prof->ctc_den, m->prof->ctc_num, 0, 0 };
 		return true;
 	}
 	if (leaf == 7 && subleaf == 0) {
@@ -299,20 +311,22 @@ bool pt_cpu_has_pt(void)
 
 void pt_model_reset(void)
 {
-	ptm.depth = 0;		/* a reset is always an outermost call */
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	m->depth = 0;		/* a reset is always an outermost call */
 	ptm_enter();
-	ptm.ctl = ptm.status = ptm.output_base = ptm.output_mask = ptm.cr3_match = 0;
+	m->ctl = m->status = m->output_base = m->output_mask = m->cr3_match = 0;
 	for (int i = 0; i < 4; i++)
-		ptm.addr_a[i] = ptm.addr_b[i] = 0;
-	ptm.byte_cnt = 0;
-	ptm.topa_pmi = false;
-	ptm.out_ready = false;
-	ptm.region_base = ptm.region_size = ptm.entry = 0;
-	ptm.skid_left = 0;
-	ptm.pmi_armed = ptm.pmi_pending = ptm.early_done = false;
+		m->addr_a[i] = m->addr_b[i] = 0;
+	m->byte_cnt = 0;
+	m->topa_pmi = false;
+	m->out_ready = false;
+	m->region_base = m->region_size = m->entry = 0;
+	m->skid_left = 0;
+	m->pmi_armed = m->pmi_pending = m->early_done = false;
 	ptm_trace_reset();
-	ptm.last_gp = ptm.last_operr = -1;
-	ptm.st = (struct pt_model_stats){ 0 };
+	m->last_gp = m->last_operr = -1;
+	m->st = (struct pt_model_stats){ 0 };
 	ptm_exit();
 }
 
@@ -332,6 +346,7 @@ int pt_model_init(const char *profile_name, bool force)
 
 int pt_model_init_profile(const struct pt_profile *prof, bool force)
 {
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
 	const struct msr_interceptor *cur = arch_get_interceptor();
 	struct cpuid_regs r;
 
@@ -345,9 +360,9 @@ int pt_model_init_profile(const struct pt_profile *prof, bool force)
 	}
 	arch_cpuid(0, 0, &r);
 	real_max_leaf = r.eax;
-	ptm.prof = prof;
+	m->prof = prof;
 	pt_model_reset();
-	ptm.installed = true;
+	m->installed = true;
 	arch_set_interceptor(&pt_model_ic);
 	pr_info("installed: profile %s, %s\n", prof->name, prof->cpu);
 	return 1;
@@ -355,55 +370,75 @@ int pt_model_init_profile(const struct pt_profile *prof, bool force)
 
 void pt_model_uninstall(void)
 {
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
 	if (arch_get_interceptor() == &pt_model_ic)
 		arch_set_interceptor(NULL);
-	ptm.installed = false;
+	m->installed = false;
 }
 
 bool pt_model_active(void)
 {
-	return ptm.installed;
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	return m->installed;
 }
 
 const struct pt_profile *pt_model_profile(void)
 {
-	return ptm.installed ? ptm.prof : NULL;
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	return m->installed ? m->prof : NULL;
 }
 
 void pt_model_get_config(struct pt_model_config *cfg)
 {
-	*cfg = ptm.cfg;
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	*cfg = m->cfg;
 }
 
 void pt_model_set_config(const struct pt_model_config *cfg)
 {
-	ptm.cfg = *cfg;
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	m->cfg = *cfg;
 }
 
 int pt_model_last_gp(void)
 {
-	return ptm.last_gp;
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	return m->last_gp;
 }
 
 int pt_model_last_operr(void)
 {
-	return ptm.last_operr;
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	return m->last_operr;
 }
 
 void pt_model_clear_faults(void)
 {
-	ptm.last_gp = ptm.last_operr = -1;
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	m->last_gp = m->last_operr = -1;
 }
 
 void pt_model_set_packet_hook(pt_model_packet_hook_t fn, void *ctx)
 {
-	ptm.hook = fn;
-	ptm.hook_ctx = ctx;
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	m->hook = fn;
+	m->hook_ctx = ctx;
 }
 
 void pt_model_get_stats(struct pt_model_stats *st)
 {
-	*st = ptm.st;
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	*st = m->st;
 }
 
 void pt_model_get_stats_cpu(unsigned int cpu, struct pt_model_stats *st)
@@ -413,25 +448,30 @@ void pt_model_get_stats_cpu(unsigned int cpu, struct pt_model_stats *st)
 
 void pt_model_init_this_cpu(void)
 {
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
 	const struct pt_model *boot = per_cpu_ptr(pt_model_cpu, 0);
 
 	if (!boot->installed || smp_processor_id() == 0)
 		return;
-	ptm.prof = boot->prof;
-	ptm.cfg = boot->cfg;
-	ptm.hook = boot->hook;
-	ptm.hook_ctx = boot->hook_ctx;
+	m->prof = boot->prof;
+	m->cfg = boot->cfg;
+	m->hook = boot->hook;
+	m->hook_ctx = boot->hook_ctx;
 	pt_model_reset();
 	pt_model_set_tsc(rdtsc());	/* as the boot CPU's: TSC packets say the time */
-	ptm.installed = true;
+	m->installed = true;
 }
 
 bool pt_model_busy(void)
 {
-	return ptm.depth != 0;
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	return m->depth != 0;
 }
 
 u64 pt_model_bytes_lost(void)
 {
-	return ptm.st.bytes_lost;
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	return m->st.bytes_lost;
 }

@@ -23,7 +23,8 @@ static unsigned int addr_index(u32 msr) { return (msr - MSR_IA32_RTIT_ADDR0_A) /
 
 static bool canonical(u64 v)
 {
-	unsigned int bits = ptm.prof->linear_bits;
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+	unsigned int bits = m->prof->linear_bits;
 
 	return (u64)((s64)(v << (64 - bits)) >> (64 - bits)) == v;
 }
@@ -31,9 +32,11 @@ static bool canonical(u64 v)
 /* --- IA32_RTIT_CTL */
 static bool ctl_while_traceen(u32 m, u64 v)
 {
+	const struct pt_model *pm = this_cpu_ptr(pt_model_cpu);
+
 	/* Writing the same value is allowed, and so is any write that clears
 	 * TraceEn together with other changes. */
-	return ptm_trace_en() && v != ptm.ctl && (v & RTIT_CTL_TRACEEN);
+	return ptm_trace_en() && v != pm->ctl && (v & RTIT_CTL_TRACEEN);
 }
 static bool ctl_reserved(u32 m, u64 v) { return v & CTL_RSVD; }
 static bool ctl_cyc_psb(u32 m, u64 v)
@@ -95,7 +98,9 @@ static bool ctl_no_output(u32 m, u64 v)
 }
 static bool ctl_bdm106(u32 m, u64 v)
 {
-	return (ptm.prof->errata & PT_ERRATUM_BDM106) && (v & RTIT_CTL_TRACEEN) &&
+	const struct pt_model *pm = this_cpu_ptr(pt_model_cpu);
+
+	return (pm->prof->errata & PT_ERRATUM_BDM106) && (v & RTIT_CTL_TRACEEN) &&
 	       !(v & RTIT_CTL_BRANCH_EN);
 }
 
@@ -117,7 +122,9 @@ static bool output_unsupported(u32 m, u64 v) { return !ptm_ecx(PT_CAP_TOPA) && !
 static bool output_while_traceen(u32 m, u64 v) { return ptm_trace_en(); }
 static bool output_base_reserved(u32 m, u64 v)
 {
-	return (v & 0x7f) || (v >> ptm.prof->maxphyaddr);
+	const struct pt_model *pm = this_cpu_ptr(pt_model_cpu);
+
+	return (v & 0x7f) || (v >> pm->prof->maxphyaddr);
 }
 
 /* --- IA32_RTIT_CR3_MATCH */
@@ -346,10 +353,12 @@ const struct pt_rule_info *pt_model_operr_rule(enum pt_operr e)
 
 void ptm_operational_error(enum pt_operr e)
 {
-	ptm.status |= RTIT_STATUS_ERROR;
-	ptm.trigger_en = false;
-	ptm.packet_en = false;
-	ptm.out_ready = false;
-	ptm.last_operr = (int)e;
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	m->status |= RTIT_STATUS_ERROR;
+	m->trigger_en = false;
+	m->packet_en = false;
+	m->out_ready = false;
+	m->last_operr = (int)e;
 	pr_debug("pt-model: operational error %s\n", operr_rules[e].name);
 }

@@ -10,19 +10,31 @@
 #include <topaz/kernel.h>
 #include <topaz/mm.h>
 
-static u64 topa_index(void) { return (ptm.output_mask & RTIT_OUTPUT_MASK_OFFSET) >> RTIT_OUTPUT_MASK_OFFSET_SHIFT; }
-static u64 out_offset(void) { return ptm.output_mask >> RTIT_OUTPUT_OFFSET_SHIFT; }
+static u64 topa_index(void)
+{
+	return (this_cpu_ptr(pt_model_cpu)->output_mask & RTIT_OUTPUT_MASK_OFFSET) >>
+	       RTIT_OUTPUT_MASK_OFFSET_SHIFT;
+}
+
+static u64 out_offset(void)
+{
+	return this_cpu_ptr(pt_model_cpu)->output_mask >> RTIT_OUTPUT_OFFSET_SHIFT;
+}
 
 static void set_topa_pos(u64 table, u64 idx, u64 off)
 {
-	ptm.output_base = table;
-	ptm.output_mask = RTIT_OUTPUT_LOWER_MASK | (idx << RTIT_OUTPUT_MASK_OFFSET_SHIFT) |
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	m->output_base = table;
+	m->output_mask = RTIT_OUTPUT_LOWER_MASK | (idx << RTIT_OUTPUT_MASK_OFFSET_SHIFT) |
 			  (off << RTIT_OUTPUT_OFFSET_SHIFT);
 }
 
 static void set_offset(u64 off)
 {
-	ptm.output_mask = (ptm.output_mask & 0xffffffffULL) | (off << RTIT_OUTPUT_OFFSET_SHIFT);
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	m->output_mask = (m->output_mask & 0xffffffffULL) | (off << RTIT_OUTPUT_OFFSET_SHIFT);
 }
 
 static u64 read_entry(u64 table, u64 idx)
@@ -37,7 +49,9 @@ bool ptm_output_single_entry(void)
 
 static bool entry_reserved(u64 e)
 {
-	return (e & TOPA_RSVD_LOW) || (e >> ptm.prof->maxphyaddr);
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	return (e & TOPA_RSVD_LOW) || (e >> m->prof->maxphyaddr);
 }
 
 /*
@@ -47,7 +61,8 @@ static bool entry_reserved(u64 e)
  */
 static bool topa_load(bool starting)
 {
-	u64 table = ptm.output_base, idx = topa_index();
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+	u64 table = m->output_base, idx = topa_index();
 
 	for (;;) {
 		u64 e = read_entry(table, idx);
@@ -85,48 +100,50 @@ static bool topa_load(bool starting)
 				return false;
 			}
 		}
-		ptm.region_size = TOPA_ENTRY_REGION(e);
-		ptm.region_base = e & ~0xfffULL;
-		if (ptm.region_base & (ptm.region_size - 1)) {
+		m->region_size = TOPA_ENTRY_REGION(e);
+		m->region_base = e & ~0xfffULL;
+		if (m->region_base & (m->region_size - 1)) {
 			ptm_operational_error(PT_OPERR_REGION_MISALIGNED);
 			return false;
 		}
-		if (starting && out_offset() >= ptm.region_size) {
+		if (starting && out_offset() >= m->region_size) {
 			ptm_operational_error(PT_OPERR_OFFSET_TOO_LARGE);
 			return false;
 		}
-		ptm.entry = e;
-		ptm.out_ready = true;
+		m->entry = e;
+		m->out_ready = true;
 		return true;
 	}
 }
 
 bool ptm_output_start(void)
 {
-	ptm.out_ready = false;
-	ptm.early_done = false;
-	if (ptm.ctl & RTIT_CTL_FABRIC_EN) {
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	m->out_ready = false;
+	m->early_done = false;
+	if (m->ctl & RTIT_CTL_FABRIC_EN) {
 		/* trace transport: bytes leave the core, nothing to model */
-		ptm.out_ready = true;
+		m->out_ready = true;
 		return true;
 	}
-	if (!(ptm.ctl & RTIT_CTL_TOPA)) {
-		u64 mask = (ptm.output_mask & 0xffffffffULL) | RTIT_OUTPUT_LOWER_MASK;
+	if (!(m->ctl & RTIT_CTL_TOPA)) {
+		u64 mask = (m->output_mask & 0xffffffffULL) | RTIT_OUTPUT_LOWER_MASK;
 
 		if ((mask + 1) & mask) {
 			ptm_operational_error(PT_OPERR_SINGLE_RANGE_MASK);
 			return false;
 		}
-		if (ptm.output_base & mask) {
+		if (m->output_base & mask) {
 			ptm_operational_error(PT_OPERR_SINGLE_RANGE_MISALIGNED);
 			return false;
 		}
-		ptm.region_base = ptm.output_base;
-		ptm.region_size = mask + 1;
-		ptm.out_ready = true;
+		m->region_base = m->output_base;
+		m->region_size = mask + 1;
+		m->out_ready = true;
 		return true;
 	}
-	if (ptm.output_base & 0xf80) {
+	if (m->output_base & 0xf80) {
 		ptm_operational_error(PT_OPERR_TABLE_MISALIGNED);
 		return false;
 	}
@@ -137,107 +154,119 @@ bool ptm_output_start(void)
  * TraceToPAPMI now; the PMI is taken after the skid. */
 static void signal_pmi(void)
 {
-	ptm.topa_pmi = true;
-	ptm.st.pmis++;
-	if (ptm.pmi_armed)
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	m->topa_pmi = true;
+	m->st.pmis++;
+	if (m->pmi_armed)
 		return;		/* merges with the one in flight */
-	if (!ptm.cfg.pmi_skid) {
-		ptm.pmi_pending = true;
+	if (!m->cfg.pmi_skid) {
+		m->pmi_pending = true;
 		return;
 	}
-	ptm.pmi_armed = true;
-	ptm.skid_left = ptm.cfg.pmi_skid;
+	m->pmi_armed = true;
+	m->skid_left = m->cfg.pmi_skid;
 }
 
 void ptm_output_flush_pmi(void)
 {
-	if (ptm.pmi_armed) {
-		ptm.pmi_armed = false;
-		ptm.pmi_pending = true;
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	if (m->pmi_armed) {
+		m->pmi_armed = false;
+		m->pmi_pending = true;
 	}
 }
 
 static void count_skid(u64 n)
 {
-	if (!ptm.pmi_armed)
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	if (!m->pmi_armed)
 		return;
-	if (ptm.skid_left <= n) {
-		ptm.pmi_armed = false;
-		ptm.pmi_pending = true;
+	if (m->skid_left <= n) {
+		m->pmi_armed = false;
+		m->pmi_pending = true;
 	} else {
-		ptm.skid_left -= n;
+		m->skid_left -= n;
 	}
 }
 
 static void store(u64 phys, const u8 *b, u64 n)
 {
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
 	memcpy(phys_to_virt(phys), b, n);
-	ptm.st.bytes_written += n;
+	m->st.bytes_written += n;
 }
 
 static void write_single_range(const u8 *b, u64 n)
 {
-	while (n) {
-		u64 off = out_offset() & (ptm.region_size - 1);
-		u64 k = min(n, ptm.region_size - off);
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
 
-		store(ptm.region_base + off, b, k);
+	while (n) {
+		u64 off = out_offset() & (m->region_size - 1);
+		u64 k = min(n, m->region_size - off);
+
+		store(m->region_base + off, b, k);
 		b += k;
 		n -= k;
 		off += k;
 		/* the offset wraps to the base when it passes the mask */
-		set_offset(off == ptm.region_size ? 0 : off);
+		set_offset(off == m->region_size ? 0 : off);
 	}
 }
 
 static void write_topa(const u8 *b, u64 n)
 {
-	while (n && ptm.out_ready) {
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	while (n && m->out_ready) {
 		u64 off = out_offset();
-		u64 k = min(n, ptm.region_size - off);
-		bool intr = ptm.entry & TOPA_INT;
-		u64 early = ptm.cfg.single_pmi_early;
+		u64 k = min(n, m->region_size - off);
+		bool intr = m->entry & TOPA_INT;
+		u64 early = m->cfg.single_pmi_early;
 
 		/* Single-entry ToPA delivers the PMI before the region fills:
 		 * stop the chunk where the early point lies. */
-		if (intr && ptm_output_single_entry() && !ptm.early_done && early < ptm.region_size) {
-			u64 at = ptm.region_size - early;
+		if (intr && ptm_output_single_entry() && !m->early_done && early < m->region_size) {
+			u64 at = m->region_size - early;
 
 			if (off >= at) {
-				ptm.early_done = true;
+				m->early_done = true;
 				signal_pmi();
 			} else {
 				k = min(k, at - off);
 			}
 		}
-		store(ptm.region_base + off, b, k);
+		store(m->region_base + off, b, k);
 		count_skid(k);
 		b += k;
 		n -= k;
 		off += k;
 		set_offset(off);
-		if (off < ptm.region_size)
+		if (off < m->region_size)
 			continue;
 
 		/* region full */
-		if (intr && !ptm.early_done)
+		if (intr && !m->early_done)
 			signal_pmi();
-		if (ptm.entry & TOPA_STOP) {
+		if (m->entry & TOPA_STOP) {
 			/* Stopped; TriggerEn clear; OutputOffset stays at the
 			 * region size; what is left of the packet is lost. */
-			ptm.status |= RTIT_STATUS_STOPPED;
-			ptm.trigger_en = false;
-			ptm.packet_en = false;
-			ptm.out_ready = false;
+			m->status |= RTIT_STATUS_STOPPED;
+			m->trigger_en = false;
+			m->packet_en = false;
+			m->out_ready = false;
 			ptm_output_flush_pmi();
 			break;
 		}
-		ptm.early_done = false;
-		set_topa_pos(ptm.output_base, topa_index() + 1, 0);
+		m->early_done = false;
+		set_topa_pos(m->output_base, topa_index() + 1, 0);
 		if (!topa_load(false))
 			ptm_output_flush_pmi();
 	}
-	ptm.st.bytes_lost += n;
+	m->st.bytes_lost += n;
 }
 
 /*
@@ -247,15 +276,17 @@ static void write_topa(const u8 *b, u64 n)
  */
 static __always_inline u8 *fast_room(u64 n)
 {
-	if (likely(ptm.out_ready && !ptm.pmi_armed &&
-		   (ptm.ctl & (RTIT_CTL_TOPA | RTIT_CTL_FABRIC_EN)) == RTIT_CTL_TOPA)) {
-		u64 off = out_offset(), lim = ptm.region_size;
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
 
-		if ((ptm.entry & TOPA_INT) && ptm_output_single_entry() && !ptm.early_done &&
-		    ptm.cfg.single_pmi_early < lim)
-			lim -= ptm.cfg.single_pmi_early;
+	if (likely(m->out_ready && !m->pmi_armed &&
+		   (m->ctl & (RTIT_CTL_TOPA | RTIT_CTL_FABRIC_EN)) == RTIT_CTL_TOPA)) {
+		u64 off = out_offset(), lim = m->region_size;
+
+		if ((m->entry & TOPA_INT) && ptm_output_single_entry() && !m->early_done &&
+		    m->cfg.single_pmi_early < lim)
+			lim -= m->cfg.single_pmi_early;
 		if (off + n < lim)
-			return phys_to_virt(ptm.region_base + off);
+			return phys_to_virt(m->region_base + off);
 	}
 	return NULL;
 }
@@ -263,8 +294,10 @@ static __always_inline u8 *fast_room(u64 n)
 /* @n bytes were stored where fast_room() said */
 static __always_inline void fast_done(u64 n)
 {
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
 	set_offset(out_offset() + n);
-	ptm.st.bytes_written += n;
+	m->st.bytes_written += n;
 }
 
 bool ptm_output_put(const u8 *b, unsigned int n)
@@ -280,6 +313,7 @@ bool ptm_output_put(const u8 *b, unsigned int n)
 
 void ptm_output_write(const u8 *b, int n)
 {
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
 	u8 *to = fast_room((u64)n);
 
 	if (likely(to)) {
@@ -287,13 +321,13 @@ void ptm_output_write(const u8 *b, int n)
 		fast_done((u64)n);
 		return;
 	}
-	if (!ptm.out_ready) {
-		ptm.st.bytes_lost += (u64)n;
+	if (!m->out_ready) {
+		m->st.bytes_lost += (u64)n;
 		return;
 	}
-	if (ptm.ctl & RTIT_CTL_FABRIC_EN)
-		ptm.st.bytes_written += (u64)n;
-	else if (!(ptm.ctl & RTIT_CTL_TOPA))
+	if (m->ctl & RTIT_CTL_FABRIC_EN)
+		m->st.bytes_written += (u64)n;
+	else if (!(m->ctl & RTIT_CTL_TOPA))
 		write_single_range(b, (u64)n);
 	else
 		write_topa(b, (u64)n);

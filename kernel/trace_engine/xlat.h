@@ -4,7 +4,7 @@
  * copied into a per-CPU code cache and every change of flow rewritten to
  * record what the trace unit needs (a conditional's outcome, an indirect
  * target) in a per-CPU record buffer, with no trap. The engine hands the
- * records to the trace unit in batches (kernel/trace_engine/trace_engine.c).
+ * records to the trace unit in batches (kernel/trace_engine/engine_dispatch.c).
  * See docs/trace-engine.md, "Translate".
  *
  * Invariants of one CPU's cache (struct xlat_cpu):

@@ -121,6 +121,147 @@ static void check_trailer(struct ptd_container *c, const struct tpz_rec *h, size
 			     (unsigned long long)t->file_bytes, off);
 }
 
+/* The header record: the format's version, the first header only. */
+static void take_header(struct ptd_container *c, const struct tpz_rec *h, size_t off,
+			const u8 *body)
+{
+	struct ptd_diags *d = &c->diags;
+
+	if (h->body_size < sizeof(struct tpz_header)) {
+		ptd_diag_add(d, h->seq, off, "header body is %u bytes, at least %zu expected",
+			     h->body_size, sizeof(struct tpz_header));
+		return;
+	}
+	if (c->have_header) {
+		ptd_diag_add(d, h->seq, off, "a second header record (only the first is used)");
+		return;
+	}
+	memcpy(&c->header, body, sizeof(c->header));
+	c->have_header = true;
+	if (c->header.version_major != TPZ_FORMAT_MAJOR) {
+		ptd_diag_add(d, h->seq, off,
+			     "unsupported format version %u.%u (this ptdecode reads %u.x)",
+			     c->header.version_major, c->header.version_minor, TPZ_FORMAT_MAJOR);
+		c->unusable = true;
+	}
+	if (h->seq != 0)
+		ptd_diag_add(d, h->seq, off, "the header record should be record 0");
+}
+
+/* A trace record (@r: its payload set): kept when its sizes agree. */
+static void take_trace(struct ptd_container *c, const struct tpz_rec *h, size_t off,
+		       const u8 *body, struct ptd_record *r)
+{
+	struct ptd_diags *d = &c->diags;
+	struct tpz_trace *t = &r->body.trace;
+
+	if (h->body_size < sizeof(struct tpz_trace)) {
+		ptd_diag_add(d, h->seq, off, "trace body is %u bytes, at least %zu expected",
+			     h->body_size, sizeof(struct tpz_trace));
+		return;
+	}
+	memcpy(t, body, sizeof(*t));
+	if (t->data_size != r->payload_size) {
+		ptd_diag_add(d, h->seq, off,
+			     "trace data size %u disagrees with the record's %u payload bytes",
+			     t->data_size, r->payload_size);
+		return;
+	}
+	if (t->flags & ~TPZ_TRACE_KNOWN_FLAGS)
+		ptd_diag_add(d, h->seq, off, "unknown trace flags %#x (ignored)",
+			     (unsigned int)(t->flags & ~TPZ_TRACE_KNOWN_FLAGS));
+	if (t->lost && !(t->flags & TPZ_TRACE_LOST))
+		ptd_diag_add(d, h->seq, off, "%llu lost bytes without the LOST flag",
+			     (unsigned long long)t->lost);
+	c->trace_records++;
+	c->trace_bytes += r->payload_size;
+	c->lost_bytes += t->lost;
+	add_record(c, r);
+}
+
+/* A symbols sideband's table and names fit its payload; false (said why) when not. */
+static bool symbols_fit(struct ptd_container *c, const struct tpz_rec *h, size_t off,
+			const struct tpz_sideband *sb, const u8 *payload, u32 payload_size)
+{
+	struct ptd_diags *d = &c->diags;
+	u64 table = (u64)sb->count * sizeof(struct tpz_sym);
+	u32 blob;
+
+	if (table > payload_size) {
+		ptd_diag_add(d, h->seq, off, "%u symbols do not fit in %u payload bytes",
+			     sb->count, payload_size);
+		return false;
+	}
+	blob = payload_size - (u32)table;
+	if (sb->count && (!blob || payload[payload_size - 1])) {
+		ptd_diag_add(d, h->seq, off, "symbol names are not NUL-terminated");
+		return false;
+	}
+	for (u32 i = 0; i < sb->count; i++) {
+		struct tpz_sym s;
+
+		memcpy(&s, payload + i * sizeof(s), sizeof(s));
+		if (s.name >= blob) {
+			ptd_diag_add(d, h->seq, off,
+				     "symbol %u: name offset %u outside the %u-byte string table",
+				     i, s.name, blob);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* A sideband record (@r: its payload set): kept when well formed and of a known kind. */
+static void take_sideband(struct ptd_container *c, const struct tpz_rec *h, size_t off,
+			  const u8 *body, struct ptd_record *r)
+{
+	struct ptd_diags *d = &c->diags;
+	struct tpz_sideband *sb = &r->body.sideband;
+
+	if (h->body_size < sizeof(*sb)) {
+		ptd_diag_add(d, h->seq, off, "sideband body is %u bytes, at least %zu expected",
+			     h->body_size, sizeof(*sb));
+		return;
+	}
+	memcpy(sb, body, sizeof(*sb));
+	sb->name[sizeof(sb->name) - 1] = 0;
+	if (sb->size != r->payload_size) {
+		ptd_diag_add(d, h->seq, off,
+			     "sideband size %u disagrees with the record's %u payload bytes",
+			     sb->size, r->payload_size);
+		return;
+	}
+	if (sb->kind == TPZ_SB_SYMBOLS) {
+		if (!symbols_fit(c, h, off, sb, r->payload, r->payload_size))
+			return;
+	} else if (sb->kind != TPZ_SB_IMAGE) {
+		ptd_diag_add(d, h->seq, off, "unknown sideband kind %u (skipped)", sb->kind);
+		return;
+	}
+	c->sideband_records++;
+	add_record(c, r);
+}
+
+/* The trailer record: the first only, checked against what came before. */
+static void take_trailer(struct ptd_container *c, const struct tpz_rec *h, size_t off,
+			 const u8 *body)
+{
+	struct ptd_diags *d = &c->diags;
+
+	if (h->body_size < sizeof(struct tpz_trailer)) {
+		ptd_diag_add(d, h->seq, off, "trailer body is %u bytes, at least %zu expected",
+			     h->body_size, sizeof(struct tpz_trailer));
+		return;
+	}
+	if (c->have_trailer) {
+		ptd_diag_add(d, h->seq, off, "a second trailer record");
+		return;
+	}
+	memcpy(&c->trailer, body, sizeof(c->trailer));
+	c->have_trailer = true;
+	check_trailer(c, h, off);
+}
+
 /* Checks one intact record's body by type; keeps it when it is well formed. */
 static void take_record(struct ptd_container *c, const struct tpz_rec *h, size_t off,
 			bool after_trailer)
@@ -130,124 +271,27 @@ static void take_record(struct ptd_container *c, const struct tpz_rec *h, size_t
 	u32 payload_size = h->size - TPZ_REC_SIZE - h->body_size;
 	struct ptd_record r = { .seq = h->seq, .offset = off, .type = h->type, .size = h->size,
 				.payload = payload, .payload_size = payload_size };
-	struct ptd_diags *d = &c->diags;
 	char tb[16];
 
 	if (after_trailer && h->type != TPZ_REC_HEADER)
-		ptd_diag_add(d, h->seq, off, "%s record after the trailer",
+		ptd_diag_add(&c->diags, h->seq, off, "%s record after the trailer",
 			     ptd_record_type_name(h->type, tb, sizeof(tb)));
 	switch (h->type) {
 	case TPZ_REC_HEADER:
-		if (h->body_size < sizeof(struct tpz_header)) {
-			ptd_diag_add(d, h->seq, off, "header body is %u bytes, at least %zu expected",
-				     h->body_size, sizeof(struct tpz_header));
-			return;
-		}
-		if (c->have_header) {
-			ptd_diag_add(d, h->seq, off, "a second header record (only the first is used)");
-			return;
-		}
-		memcpy(&c->header, body, sizeof(c->header));
-		c->have_header = true;
-		if (c->header.version_major != TPZ_FORMAT_MAJOR) {
-			ptd_diag_add(d, h->seq, off,
-				     "unsupported format version %u.%u (this ptdecode reads %u.x)",
-				     c->header.version_major, c->header.version_minor, TPZ_FORMAT_MAJOR);
-			c->unusable = true;
-		}
-		if (h->seq != 0)
-			ptd_diag_add(d, h->seq, off, "the header record should be record 0");
+		take_header(c, h, off, body);
 		return;
 	case TPZ_REC_TRACE:
-		if (h->body_size < sizeof(struct tpz_trace)) {
-			ptd_diag_add(d, h->seq, off, "trace body is %u bytes, at least %zu expected",
-				     h->body_size, sizeof(struct tpz_trace));
-			return;
-		}
-		memcpy(&r.body.trace, body, sizeof(r.body.trace));
-		if (r.body.trace.data_size != payload_size) {
-			ptd_diag_add(d, h->seq, off,
-				     "trace data size %u disagrees with the record's %u payload bytes",
-				     r.body.trace.data_size, payload_size);
-			return;
-		}
-		if (r.body.trace.flags & ~TPZ_TRACE_KNOWN_FLAGS)
-			ptd_diag_add(d, h->seq, off, "unknown trace flags %#x (ignored)",
-				     (unsigned int)(r.body.trace.flags & ~TPZ_TRACE_KNOWN_FLAGS));
-		if (r.body.trace.lost && !(r.body.trace.flags & TPZ_TRACE_LOST))
-			ptd_diag_add(d, h->seq, off, "%llu lost bytes without the LOST flag",
-				     (unsigned long long)r.body.trace.lost);
-		c->trace_records++;
-		c->trace_bytes += payload_size;
-		c->lost_bytes += r.body.trace.lost;
-		add_record(c, &r);
+		take_trace(c, h, off, body, &r);
 		return;
-	case TPZ_REC_SIDEBAND: {
-		struct tpz_sideband *sb = &r.body.sideband;
-
-		if (h->body_size < sizeof(*sb)) {
-			ptd_diag_add(d, h->seq, off, "sideband body is %u bytes, at least %zu expected",
-				     h->body_size, sizeof(*sb));
-			return;
-		}
-		memcpy(sb, body, sizeof(*sb));
-		sb->name[sizeof(sb->name) - 1] = 0;
-		if (sb->size != payload_size) {
-			ptd_diag_add(d, h->seq, off,
-				     "sideband size %u disagrees with the record's %u payload bytes",
-				     sb->size, payload_size);
-			return;
-		}
-		if (sb->kind == TPZ_SB_SYMBOLS) {
-			u64 table = (u64)sb->count * sizeof(struct tpz_sym);
-			u32 blob;
-
-			if (table > payload_size) {
-				ptd_diag_add(d, h->seq, off, "%u symbols do not fit in %u payload bytes",
-					     sb->count, payload_size);
-				return;
-			}
-			blob = payload_size - (u32)table;
-			if (sb->count && (!blob || payload[payload_size - 1])) {
-				ptd_diag_add(d, h->seq, off, "symbol names are not NUL-terminated");
-				return;
-			}
-			for (u32 i = 0; i < sb->count; i++) {
-				struct tpz_sym s;
-
-				memcpy(&s, payload + i * sizeof(s), sizeof(s));
-				if (s.name >= blob) {
-					ptd_diag_add(d, h->seq, off,
-						     "symbol %u: name offset %u outside the %u-byte string table",
-						     i, s.name, blob);
-					return;
-				}
-			}
-		} else if (sb->kind != TPZ_SB_IMAGE) {
-			ptd_diag_add(d, h->seq, off, "unknown sideband kind %u (skipped)", sb->kind);
-			return;
-		}
-		c->sideband_records++;
-		add_record(c, &r);
+	case TPZ_REC_SIDEBAND:
+		take_sideband(c, h, off, body, &r);
 		return;
-	}
 	case TPZ_REC_TRAILER:
-		if (h->body_size < sizeof(struct tpz_trailer)) {
-			ptd_diag_add(d, h->seq, off, "trailer body is %u bytes, at least %zu expected",
-				     h->body_size, sizeof(struct tpz_trailer));
-			return;
-		}
-		if (c->have_trailer) {
-			ptd_diag_add(d, h->seq, off, "a second trailer record");
-			return;
-		}
-		memcpy(&c->trailer, body, sizeof(c->trailer));
-		c->have_trailer = true;
-		check_trailer(c, h, off);
+		take_trailer(c, h, off, body);
 		return;
 	default:
-		ptd_diag_add(d, h->seq, off, "unknown record type %u (%u bytes skipped)", h->type,
-			     h->size);
+		ptd_diag_add(&c->diags, h->seq, off, "unknown record type %u (%u bytes skipped)",
+			     h->type, h->size);
 		return;
 	}
 }

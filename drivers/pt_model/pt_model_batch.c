@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The trace unit's batch fast path (pt_model_ev_edges()): the records of the
+ * trace engine's code cache (kernel/trace_engine, pt.step=translate), one
+ * edge a branch, taken in runs of the common case with the state it touches
+ * in registers, with the same checks and the same result as the event API's
+ * full path (pt_model_events.c) record by record; a record that leaves the
+ * common case goes there.
+ */
+#include "internal.h"
+#include <topaz/kernel.h>
+
+static inline const struct ptm_edge *edge_at(const void *base, const u64 *rec)
+{
+	return (const void *)((const u8 *)base + ((u32)rec[0] & PTM_REC_EDGE));
+}
+
+static inline unsigned int rec_insns(const u64 *rec)
+{
+	return (u32)rec[0] >> PTM_REC_INSNS_SHIFT;
+}
+
+/*
+ * ptm_tnt_full()'s common case, without its calls: a full TNT-64 that goes
+ * straight into the output region (ptm_output_put()), no CYC before it, no
+ * PSB due after it, so nothing else happens at that boundary. False, with
+ * nothing done, in any other case.
+ */
+static __always_inline bool edges_tnt_fast(struct pt_model *m)
+{
+	u8 buf[PTPK_MAX_SIZE];
+	bool ok;
+
+	if (m->tnt_n != PTPK_TNT64_MAX || (m->ctl & RTIT_CTL_CYCLEACC) ||
+	    m->byte_cnt + 8 >= ptm_psb_period())
+		return false;
+	ptpk_encode_tnt64(buf, m->tnt_n, m->tnt_bits);
+	m->depth++;	/* a stop NMI waits for the packet's end (pt_model_busy()) */
+	ok = ptm_output_put(buf, 8);
+	if (ok) {
+		struct ptpk p = { .type = PTPK_TNT64, .tnt = { .nbits = m->tnt_n, .bits = m->tnt_bits } };
+
+		ptm_emit_counted(&p, buf, 8);	/* no PSB comes due: checked above */
+		m->tnt_n = 0;
+		m->tnt_bits = 0;
+	}
+	m->depth--;
+	if (ok)
+		smp_stop_pending();	/* as ev_exit() */
+	return ok;
+}
+
+/*
+ * ev_insn_fast()'s common case over a run of records, with the state it
+ * touches in registers: Jcc, direct JMP and CALL, and a RET that RET
+ * compression turns into a TNT bit; a bit that fills the TNT packet sends
+ * it and ends the run. It stops before a record that needs a packet of its
+ * own (an indirect branch, a RET not compressed), which the full path then
+ * takes. The time, the IP and the counts are worked out once at the end:
+ * the same sums as record by record.
+ */
+static __always_inline const u64 *edges_run(struct pt_model *m, const u64 *rec, const u64 *end,
+					    const void *base, u64 *insns, bool *filled)
+{
+	const unsigned int max = m->cfg.long_tnt ? PTPK_TNT64_MAX : PTPK_TNT8_MAX;
+	const bool retc = !(m->ctl & RTIT_CTL_DISRETC);
+	const u64 *first = rec;
+	/* room: TNT bits until the packet is full (never 0 here: it is sent then) */
+	unsigned int room = max - m->tnt_n, top = m->rs_top, len = m->rs_len;
+	u64 bits = m->tnt_bits, n = 0, done;
+	bool full = false;
+
+	while (rec < end) {
+		u32 w = (u32)rec[0];
+
+		/* a run of Jccs, in a loop of its own */
+		while (w & PTM_REC_COND) {
+			bits = bits + bits + (w & PTM_REC_TAKEN);
+			n += w >> PTM_REC_INSNS_SHIFT;
+			rec += 2;
+			if (unlikely(!--room)) {
+				full = true;
+				goto out;
+			}
+			if (rec == end)
+				goto out;
+			w = (u32)rec[0];
+		}
+		switch (w & PTM_REC_KIND) {
+		case PTM_REC_JUMP:
+			break;
+		case PTM_REC_CALL:
+			top = (top + 1) % PTM_RETSTACK;
+			m->retstack[top] = edge_at(base, rec)->next;
+			len += len < PTM_RETSTACK;	/* full: the oldest is overwritten */
+			break;
+		case PTM_REC_RET:
+			if (!retc || !len || m->retstack[top] != rec[1])
+				goto out;	/* a TIP */
+			top = (top + PTM_RETSTACK - 1) % PTM_RETSTACK;
+			len--;
+			bits = (bits << 1) | 1;
+			full = !--room;
+			break;
+		default:
+			goto out;	/* an indirect JMP or CALL: a TIP */
+		}
+		n += w >> PTM_REC_INSNS_SHIFT;
+		rec += 2;
+		if (unlikely(full))
+			break;
+	}
+out:
+	done = (u64)(rec - first) / 2;
+	if (done) {
+		const struct ptm_edge *e = edge_at(base, rec - 2);
+
+		m->ip = e->to ? e->to : rec[-1];
+		m->tsc += m->cfg.cycles_per_event * done;
+		m->st.fast += done;
+	}
+	m->tnt_bits = bits;
+	m->tnt_n = (u8)(max - room);
+	m->rs_top = top;
+	m->rs_len = len;
+	*insns += n;
+	*filled = full;
+	if (full && !edges_tnt_fast(m))
+		ptm_tnt_full();
+	return rec;
+}
+
+/*
+ * ev_insn_fast()'s sibling for a branch that sends a TIP (an indirect JMP or
+ * CALL, a RET not compressed) while PacketEn stays on (edges_gate()): the
+ * pending TNT, then the TIP, straight into the output region, when no CYC
+ * goes before them, no PSB comes due and the region has room short of its
+ * end, so nothing else happens at that branch. The state ends as the full
+ * path leaves it. False, with nothing done, in any other case.
+ */
+static __always_inline bool edges_tip_fast(struct pt_model *m, const struct ptm_edge *e, u64 to)
+{
+	struct ptpk t, tip = { .type = PTPK_TIP };
+	u8 buf[2 * PTPK_MAX_SIZE];
+	int nt = 0, n;
+	bool ok;
+
+	if (m->ctl & RTIT_CTL_CYCLEACC)
+		return false;
+	switch (e->cls) {
+	case PTM_JUMP_IND:
+	case PTM_CALL_IND:
+		break;
+	case PTM_RET:
+		if (!(m->ctl & RTIT_CTL_DISRETC) && m->rs_len && m->retstack[m->rs_top] == to)
+			return false;	/* compressed: a TNT bit */
+		break;
+	default:
+		return false;
+	}
+	if (m->tnt_n) {
+		t = ptm_tnt_packet(m->tnt_n, m->tnt_bits);
+		nt = ptm_encode(&t, buf);
+	}
+	tip.ip.ipc = ptpk_ip_compress(to, m->last_ip);
+	tip.ip.ip = to;
+	n = ptpk_encode(&tip, buf + nt);
+	if (nt < 0 || n < 0 || m->byte_cnt + (u64)(nt + n) >= ptm_psb_period())
+		return false;
+	m->depth++;	/* a stop NMI waits for the packets' end (pt_model_busy()) */
+	ok = ptm_output_put(buf, (unsigned int)(nt + n));
+	if (ok) {
+		if (nt)
+			ptm_emit_counted(&t, buf, nt);
+		ptm_emit_counted(&tip, buf + nt, n);	/* no PSB comes due: checked above */
+		m->tnt_n = 0;
+		m->tnt_bits = 0;
+		m->last_ip = to;
+		if (e->cls == PTM_CALL_IND)
+			ptm_rs_push(e->next);
+		m->tsc += m->cfg.cycles_per_event;	/* tick() without MTC */
+		m->ip = to;
+		m->st.fast++;
+	}
+	m->depth--;
+	if (ok)
+		smp_stop_pending();	/* as ev_exit() */
+	return ok;
+}
+
+/* The state the common case needs (ev_insn_fast()'s test, less the TNT's room). */
+static __always_inline bool edges_gate(const struct pt_model *m)
+{
+	return m->gate == PTM_GATE_FAST && !m->depth && !m->cfg.no_fast_path &&
+	       !(m->ctl & (RTIT_CTL_ADDR_CFG_ALL | RTIT_CTL_MTC_EN | RTIT_CTL_NOTNT));
+}
+
+/* Runs of the common case, one after another while a full TNT packet was all that stopped them. */
+static __noinline const u64 *edges_fast(struct pt_model *m, const u64 *rec, const u64 *end,
+					const void *base, u64 *insns)
+{
+	bool filled;
+
+	do
+		rec = edges_run(m, rec, end, base, insns, &filled);
+	while (filled && rec < end && edges_gate(m));
+	return rec;
+}
+
+/*
+ * A batch: runs of ev_insn_fast()'s common case with the state it touches in
+ * registers (the same checks and the same result, record by record), and
+ * the full path for a record that leaves it.
+ */
+const u64 *pt_model_ev_edges(const u64 *rec, const u64 *end, const void *base, u64 *insns)
+{
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+	u64 n = 0;
+
+	while (rec < end) {
+		const struct ptm_edge *e = edge_at(base, rec);
+		u64 to;
+
+		if (edges_gate(m)) {
+			rec = edges_fast(m, rec, end, base, &n);
+			if (rec == end)
+				break;
+			e = edge_at(base, rec);
+		}
+		if (e->cls == PTM_OTHER || e->cls >= PTM_FAR)
+			break;	/* not a near branch: the caller's */
+		to = e->to ? e->to : rec[1];
+		n += rec_insns(rec);
+		if (!edges_gate(m) || !edges_tip_fast(m, e, to))
+			ptm_ev_near(e->cls, e->ip, e->next, to, e->taken);
+		rec += 2;
+	}
+	*insns += n;
+	return rec;
+}
