@@ -143,6 +143,9 @@ extern const char xlat_rt_link[] __hidden, xlat_rt_lookup[] __hidden, xlat_rt_re
 /* the hosted build has no runtime: pt.step=translate is the kernel's */
 extern const char xlat_rt_link[1], xlat_rt_lookup[1], xlat_rt_ret[1];
 #endif
+/* and their C halves (engine_dispatch.c): interrupts off, every register saved */
+u64 xlat_rt_link_c(u64 id);
+u64 xlat_rt_lookup_c(u64 target);
 
 /* engine_selfcheck.c: the boot self-check of branch-step */
 int branch_step_self_check(void);

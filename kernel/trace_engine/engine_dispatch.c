@@ -171,9 +171,6 @@ bool engine_on_page_fault(struct pt_regs *regs)
 }
 
 /* The runtime's C halves (xlat_rt.S): interrupts off, every register saved. */
-u64 xlat_rt_link_c(u64 id);
-u64 xlat_rt_lookup_c(u64 target);
-
 u64 xlat_rt_link_c(u64 id)
 {
 	struct engine *e = this_cpu_ptr(engines);
