@@ -63,6 +63,21 @@ run_host() {
 	done
 }
 
+# The map's rules (docs/layers.rules) against the sources' includes and the
+# kernel objects' calls, and the check's own test: it must name an include
+# and a call added against the rules.
+run_layers() {
+	local line
+	while IFS= read -r line; do
+		case "$line" in
+		PASS\ *) pass "${line#PASS }" ;;
+		FAIL\ *) fail "${line#FAIL }" ;;
+		*) echo "$line" ;;
+		esac
+	done < <(python3 "$here/scripts/check-layers.py" --objects "$build/k" 2>&1
+		 python3 "$here/scripts/check-layers.py" --self-test --objects "$build/k" 2>&1)
+}
+
 # The libFuzzer harnesses (make fuzz-smoke): each replays its committed
 # corpus (seeds and every input that once crashed or hung it), then fuzzes
 # for a few seconds; one PASS/FAIL line each.
@@ -377,6 +392,7 @@ run_oracle() {
 }
 
 [ $mode != qemu ] && run_host
+[ $mode != qemu ] && run_layers
 [ $mode != qemu ] && run_fuzz_smoke
 [ $mode != host ] && run_qemu
 [ $mode != host ] && [ $oracle = 1 ] && run_oracle
