@@ -70,7 +70,7 @@ HLDLIBS   := -fsanitize=address,undefined -lcmocka -lelf -ldl -lipt -lcapstone
 KOBJS := $(patsubst %,$(BUILD)/k/%.o,$(PORTABLE_SRCS) $(KERNEL_SRCS))
 HOBJS := $(patsubst %,$(BUILD)/h/%.o,$(PORTABLE_SRCS) $(HOST_SUPPORT_SRCS))
 
-.PHONY: efi-samples all kernel host-tests setup run test test-host test-qemu bench clean image tools
+.PHONY: efi-samples all kernel host-tests setup run test check test-host test-qemu bench clean image tools
 all: kernel host-tests
 
 kernel: $(BUILD)/topaz.efi
@@ -193,7 +193,7 @@ $(BUILD)/host/test_pt_driver: tests/host/test_pt_driver.c $(BUILD)/host/libtopaz
 # FUZZ_SECONDS over a scratch copy of its corpus (tests/fuzz/corpus/NAME;
 # new inputs stay in $(BUILD)/fuzz/work/NAME/corpus); `make fuzz-smoke`
 # replays the committed corpora and fuzzes each FUZZ_SMOKE_SECONDS, one
-# PASS/FAIL line per harness. Crash inputs land in $(BUILD)/fuzz/crashes/.
+# PASS/FAIL line per harness (`make fuzz-replay`: the replay alone). Crash inputs land in $(BUILD)/fuzz/crashes/.
 # `make fuzz-seeds` regenerates the seed corpora with the kernel's writer.
 FUZZ_CC            ?= clang
 FUZZ_SECONDS       ?= 120
@@ -220,12 +220,14 @@ $(BUILD)/fuzz/gen_seeds: tests/fuzz/gen_seeds.c $(BUILD)/host/libtopaz.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(HCFLAGS) $< $(BUILD)/host/libtopaz.a $(HLDLIBS) -o $@
 
-.PHONY: fuzz-build fuzz fuzz-smoke fuzz-seeds
+.PHONY: fuzz-build fuzz fuzz-smoke fuzz-replay fuzz-seeds
 fuzz-build: $(FUZZ_BINS)
 fuzz: fuzz-build
 	$(Q)tests/fuzz/run.sh fuzz $(BUILD)/fuzz $(FUZZ_SECONDS) $(FUZZ_NAMES)
 fuzz-smoke: fuzz-build
 	$(Q)tests/fuzz/run.sh smoke $(BUILD)/fuzz $(FUZZ_SMOKE_SECONDS) $(FUZZ_NAMES)
+fuzz-replay: fuzz-build
+	$(Q)tests/fuzz/run.sh replay $(BUILD)/fuzz 0 $(FUZZ_NAMES)
 fuzz-seeds: $(BUILD)/fuzz/gen_seeds
 	$(Q)$(BUILD)/fuzz/gen_seeds tests/fuzz/corpus
 
@@ -245,6 +247,13 @@ run: setup
 test: setup
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tests/run-all.sh
+
+# The fast tier for the edit-build-test loop: every host test, each fuzz
+# corpus replayed, one QEMU case per axis (the "fast" flag in cases.sh) and
+# the oracle's three step modes with its self-tests. make test is the whole.
+check: setup
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tests/run-all.sh --fast
 
 test-host: host-tests
 	$(Q)tests/run-all.sh --host-only

@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # Run the host tests and the QEMU smoke tests; end with "N passed, N failed".
-#   run-all.sh [--host-only | --qemu-only] [--no-oracle] [--only GLOB] [-j N]
+#   run-all.sh [--fast] [--host-only | --qemu-only] [--no-oracle] [--only GLOB] [-j N]
+# --fast: the fast tier (make check): every host test, each fuzz harness's
+#   corpus replayed (no fuzzing), the QEMU cases flagged "fast" in cases.sh,
+#   and the oracle's fast configurations (oracle.sh --fast).
 # --only GLOB: only the QEMU cases whose name matches (shell patterns, '|' between).
+# -j N: how many host tests, harnesses and QEMU boots run at once (nproc).
 # The QEMU part ends with the fidelity oracle (tests/qemu/oracle.sh): each of
 # its configurations counts as one test.
 set -uo pipefail
 shopt -s extglob
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$here/build}
-mode=all jobs=2 oracle=1 only='*'
+mode=all jobs=$(nproc 2>/dev/null || echo 2) oracle=1 only='*' fast=0
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--fast) fast=1; shift ;;
 	--no-oracle) oracle=0; shift ;;
 	--host-only) mode=host; shift ;;
 	--qemu-only) mode=qemu; shift ;;
@@ -23,21 +28,34 @@ passed=0 failed=0
 pass() { passed=$((passed + 1)); echo "PASS $1"; }
 fail() { failed=$((failed + 1)); echo "FAIL $1${2:+: $2}"; }
 
+# Each host test binary runs on its own, up to $jobs at once; their results
+# are read in name order afterwards, so the summary does not depend on timing.
 run_host() {
-	local t out status ok notok
+	local t name out status notok dir=$build/host-results running=0
+	rm -rf "$dir"; mkdir -p "$dir"
 	for t in "$build"/host/test_*; do
 		[ -x "$t" ] || continue
-		out=$(CMOCKA_MESSAGE_OUTPUT=TAP TOPAZ_QUIET=1 "$t" 2>&1)
-		status=$?
+		name=$(basename "$t")
+		( CMOCKA_MESSAGE_OUTPUT=TAP TOPAZ_QUIET=1 "$t" >"$dir/$name.out" 2>&1
+		  echo $? >"$dir/$name.status" ) &
+		running=$((running + 1))
+		if [ $running -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
+	done
+	wait
+	for t in "$dir"/*.out; do
+		[ -e "$t" ] || continue
+		name=$(basename "$t" .out)
+		out=$(<"$t")
+		status=$(<"$dir/$name.status")
 		while IFS= read -r line; do
 			case "$line" in
-			"ok "*) pass "host.$(basename "$t").${line#ok [0-9]* - }" ;;
-			"not ok "*) fail "host.$(basename "$t").${line#not ok [0-9]* - }" ;;
+			"ok "*) pass "host.$name.${line#ok [0-9]* - }" ;;
+			"not ok "*) fail "host.$name.${line#not ok [0-9]* - }" ;;
 			esac
 		done <<<"$out"
 		notok=$(grep -c '^not ok ' <<<"$out")
 		if [ "$status" != 0 ] && [ "$notok" = 0 ]; then
-			fail "host.$(basename "$t")" "exited $status with no failing test (crash?)"
+			fail "host.$name" "exited $status with no failing test (crash?)"
 			echo "$out" | tail -20
 		elif [ "$notok" != 0 ]; then
 			echo "$out" | grep -v '^ok ' | tail -40
@@ -45,12 +63,29 @@ run_host() {
 	done
 }
 
+# The map's rules (docs/layers.rules) against the sources' includes and the
+# kernel objects' calls, and the check's own test: it must name an include
+# and a call added against the rules.
+run_layers() {
+	local line
+	while IFS= read -r line; do
+		case "$line" in
+		PASS\ *) pass "${line#PASS }" ;;
+		FAIL\ *) fail "${line#FAIL }" ;;
+		*) echo "$line" ;;
+		esac
+	done < <(python3 "$here/scripts/check-layers.py" --objects "$build/k" 2>&1
+		 python3 "$here/scripts/check-layers.py" --self-test --objects "$build/k" 2>&1)
+}
+
 # The libFuzzer harnesses (make fuzz-smoke): each replays its committed
 # corpus (seeds and every input that once crashed or hung it), then fuzzes
 # for a few seconds; one PASS/FAIL line each.
 run_fuzz_smoke() {
 	local line out n=0
-	out=$(make --no-print-directory -C "$here" BUILD="$build" fuzz-smoke 2>&1)
+	local target=fuzz-smoke
+	[ $fast = 1 ] && target=fuzz-replay
+	out=$(make --no-print-directory -C "$here" BUILD="$build" FUZZ_JOBS="$jobs" $target 2>&1)
 	while IFS= read -r line; do
 		case "$line" in
 		PASS\ fuzz.*) pass "${line#PASS }"; n=$((n + 1)) ;;
@@ -58,7 +93,7 @@ run_fuzz_smoke() {
 		esac
 	done <<<"$out"
 	if [ $n = 0 ]; then
-		fail fuzz "make fuzz-smoke gave no result"
+		fail fuzz "make $target gave no result"
 		tail -15 <<<"$out"
 	fi
 }
@@ -69,8 +104,14 @@ result() {
 	sed -nE "s/.*result: $1 (.* )?$2=([0-9]+).*/\\2/p" "$3" | tail -n 1
 }
 
-# A traced case: the container decodes with no error, and every byte the
-# trace unit produced was delivered or reported lost. Prints what is wrong.
+# Whether the case declared CHECK (a word of its flags in cases.sh), and the
+# value of CHECK=VALUE.
+has() { [[ ",$flags," == *",$1,"* || ",$flags," == *",$1="* ]]; }
+value() { sed -nE "s/(^|.*,)$1=([^,]*).*/\\2/p" <<<"$flags"; }
+
+# A traced case (flag "trace"): the container decodes with no error, and every
+# byte the trace unit produced was delivered or reported lost, then the
+# checks the case declares (see cases.sh's header). Prints what is wrong.
 # Reads the machine-readable "result:" lines of the kernel and of ptdecode.
 check_trace() {
 	local clean=$1 tpz=$2 base=$3 stats produced lost delivered recorded pmis pad problems
@@ -87,31 +128,29 @@ check_trace() {
 	decode_errors=$(result decode decode_errors "$stats")
 	bad=$(result decode bad_packets "$stats")
 	[ -n "$produced" ] || { echo "no trace unit totals in the log; "; return; }
-	case "$base" in
-	*fault*)
+	if has ends-at-fault; then
 		# a panic in traced code: the decoded trace ends where the fault was
 		local rip last
 		rip=$(sed -nE 's/.*RIP: [0-9a-f]+:0x[0-9a-f]+ ([^ ]+)$/\1/p' "$clean" | head -1)
 		last=$("$build/tools/ptdecode" --elf "$build/topaz.so" --insn "$tpz" 2>/dev/null |
 			sed -nE 's/^\[disabled at ([^]]+)\]$/\1/p' | tail -n 1)
 		[ -n "$rip" ] && [ "$rip" = "$last" ] ||
-			echo "the trace ends at '${last:-nothing}', the fault was at '${rip:-?}'; " ;;
-	*panic-pmi*)
+			echo "the trace ends at '${last:-nothing}', the fault was at '${rip:-?}'; "
+	fi
+	if has ends-in-pmi; then
 		# a panic inside a PMI: the trace ends where that PMI interrupted traced code
 		"$build/tools/ptdecode" --elf "$build/topaz.so" --insn "$tpz" 2>/dev/null | tail -n 2 |
 			head -n 1 | grep -q '^\[disabled at ' ||
-			echo "the trace does not end at the interrupted instruction; " ;;
-	esac
-	case "$base" in
-	*snapshot*)
+			echo "the trace does not end at the interrupted instruction; "
+	fi
+	if has snapshot; then
 		# the flight recorder: only its last bytes, so no totals to compare
 		[ "$problems" = 0 ] || echo "container problems; "
 		[ "$decode_errors" = 0 ] || echo "libipt decode errors; "
-		return ;;
-	esac
+		return
+	fi
 	[ -n "$delivered" ] || { echo "ptdecode could not read the container; "; return; }
-	case "$base" in
-	*stop-loss*)
+	if has stop-loss; then
 		# The ToPA filled and STOP held: what the trace unit dropped is
 		# in the container as LOST gaps, and the decoder says what it cost.
 		local trunc status
@@ -127,8 +166,8 @@ check_trace() {
 		[ "$decode_errors" = 0 ] || echo "libipt decode errors; "
 		[ $((delivered - ${pad:-0} + recorded)) = "$produced" ] ||
 			echo "produced $produced != delivered $delivered - padding ${pad:-0} + reported lost $recorded; "
-		return ;;
-	esac
+		return
+	fi
 	[ "$problems" = 0 ] || echo "container problems; "
 	[ "$bad" = 0 ] || echo "bad packets; "
 	[ "$decode_errors" = 0 ] || echo "libipt decode errors; "
@@ -142,49 +181,55 @@ check_trace() {
 	local missed
 	missed=$(result trace.engine missed "$clean")
 	[ "${missed:-0}" = 0 ] || echo "a traced CPU ran past $missed INT3s (stale code); "
-	[ "${pmis:-0}" -ge "${TRACE_MIN_PMIS:-2}" ] || echo "only ${pmis:-0} PMIs; "
-	case "$base" in
-	*trace-skylake|*trace-tigerlake|*trace-arrowlake|*trace-broadwell|*trace-translate-demo|*trace-translate-nmi)
+	[ "${pmis:-0}" -ge 2 ] || echo "only ${pmis:-0} PMIs; "
+	if has depth; then
 		# run=demo has the recursion workload: 100 calls deep for real
 		# (past RET compression's 64 entries), as the decoded stack shows
-		local depth
+		local depth want
 		depth=$(result decode depth "$stats")
-		[ "${depth:-0}" -ge 100 ] || echo "decoded call depth ${depth:-?}, the recursion goes 100 deep; " ;;
-	*storm*)
-		# a storm: a million instructions, a PMI every 4K, the timer in traced code
-		local insns async
+		want=$(value depth)
+		[ "${depth:-0}" -ge "$want" ] || echo "decoded call depth ${depth:-?}, the recursion goes $want deep; "
+	fi
+	if has storm; then
+		# a storm: a million instructions, a PMI every 4K, the timer in
+		# traced code (storm=N: at least N of its interrupts arrived there;
+		# translated code runs ten times faster than branch-stepped, so
+		# fewer of them land in it)
+		local insns async min_async
 		insns=$(result decode insns "$stats")
 		async=$(result trace.engine async "$clean")
+		min_async=$(value storm)
 		[ "${insns:-0}" -ge 1000000 ] || echo "only ${insns:-0} instructions decoded, a storm traces a million; "
 		[ "${pmis:-0}" -ge 40 ] || echo "only ${pmis:-0} PMIs in the storm; "
-		# (translated code runs ten times faster than branch-stepped: fewer
-		# of the timer's interrupts land in it, at 50 kHz)
-		local min_async=1000
-		case "$base" in *translate*) min_async=300 ;; esac
-		[ "${async:-0}" -ge $min_async ] || echo "only ${async:-0} interrupts arrived in traced code; " ;;
-	*trace-fw*)
+		[ "${async:-0}" -ge "$min_async" ] || echo "only ${async:-0} interrupts arrived in traced code; "
+	fi
+	if has fw || has fw-aborted; then
 		# the firmware phase: the decode is what the engine ran, module by
-		# module (the timeout's abort ends inside a block, as a panic does)
-		local k_insns d_insns
+		# module (fw-aborted: the timeout's abort ends inside a block, as a
+		# panic does, so the engine's count is not the decoder's)
+		local k_insns d_insns module sym
 		k_insns=$(result "trace.cpu cpu=0" insns "$clean")
 		d_insns=$(result decode insns "$stats")
-		case "$base" in *timeout*) ;; *)
-		[ "${d_insns:-x}" = "${k_insns:-y}" ] ||
-			echo "the engine ran ${k_insns:-?} instructions, the decoder found ${d_insns:-?}; " ;;
-		esac
+		has fw-aborted || [ "${d_insns:-x}" = "${k_insns:-y}" ] ||
+			echo "the engine ran ${k_insns:-?} instructions, the decoder found ${d_insns:-?}; "
 		grep -qE '^ +[0-9]+ +[0-9.]+%  DxeCore$' "$stats" || echo "no DxeCore among the decoded modules; "
-		case "$base" in *image*|*timeout*)
-		grep -qE '^ +[0-9]+ +[0-9.]+%  hello$' "$stats" || echo "no module 'hello' (the user's image) decoded; " ;;
-		esac
-		case "$base" in *trace-fw-image)
-		# decoded with the image's own symbols: its functions by name
-		"$build/tools/ptdecode" --elf "$build/topaz.so" --symbols "$build/efi" --stats "$tpz" 2>&1 |
-			grep -qE '%  hello!fib$' || echo "--symbols $build/efi: no hello!fib in the decode; " ;;
-		esac ;;
-	*ptwrite*)
+		if has module; then
+			module=$(value module)
+			grep -qE "^ +[0-9]+ +[0-9.]+%  $module\$" "$stats" ||
+				echo "no module '$module' (the user's image) decoded; "
+		fi
+		if has symbols; then
+			# decoded with the image's own symbols: its functions by name
+			sym=$(value symbols)
+			"$build/tools/ptdecode" --elf "$build/topaz.so" --symbols "$build/efi" --stats "$tpz" 2>&1 |
+				grep -qF "%  $sym" || echo "--symbols $build/efi: no $sym in the decode; "
+		fi
+	fi
+	if has ptwrite; then
 		[ "$("$build/tools/ptdecode" --elf "$build/topaz.so" --insn "$tpz" 2>/dev/null |
-			grep -c '^\[ptwrite: ')" -gt 0 ] || echo "no PTWRITE in the decoded flow; " ;;
-	*smp*)
+			grep -c '^\[ptwrite: ')" -gt 0 ] || echo "no PTWRITE in the decoded flow; "
+	fi
+	if has each-cpu; then
 		# every CPU traced: each CPU's stream decodes to what its engine
 		# ran, with its bytes delivered or reported lost, each with PMIs
 		local online cpu n=0 k_del k_lost k_insns k_pmis d_bytes d_lost d_insns
@@ -202,22 +247,21 @@ check_trace() {
 				echo "CPU $cpu: the kernel delivered $k_del and lost $k_lost bytes, the decoder read ${d_bytes:-?} and ${d_lost:-?}; "
 			# (a panic stops the other CPUs inside a block: the engine
 			# counts a block's instructions at its end)
-			case "$base" in *fault*) ;; *)
+			has ends-at-fault && continue
 			[ "${d_insns:-x}" = "$k_insns" ] ||
 				echo "CPU $cpu: the engine ran $k_insns instructions, the decoder found ${d_insns:-?}; "
-			[ "${k_pmis:-0}" -ge 1 ] || echo "CPU $cpu: no PMI; " ;;
-			esac
+			[ "${k_pmis:-0}" -ge 1 ] || echo "CPU $cpu: no PMI; "
 		done
-		[ "$n" = "${online:-?}" ] || echo "$n CPUs traced, ${online:-?} online; " ;;
-	esac
+		[ "$n" = "${online:-?}" ] || echo "$n CPUs traced, ${online:-?} online; "
+	fi
 }
 
 # One QEMU case: writes its verdict lines to $dir/NAME.result
 qemu_case() {
 	local name=$1 cmdline=$2 want=$3 patterns=$4 dir=$5 flags=$6
 	local log=$dir/$name.log res=$dir/$name.result status plan seen p clean f
-	local tpz=/dev/null opts=()
-	case "$name" in trace-*) tpz=$dir/$name.tpz ;; esac
+	local tpz=/dev/null opts=() unknown=""
+	has trace && tpz=$dir/$name.tpz
 	opts=(--debugcon "$tpz")
 	IFS=',' read -ra f <<<"$flags"
 	for p in "${f[@]}"; do
@@ -228,8 +272,16 @@ qemu_case() {
 		smp=*) opts+=(--smp "${p#smp=}") ;;
 		# the trace is a file on the boot volume (pt.sink=file): read it back from there
 		espfile) opts=(--no-debugcon --keep-esp "$dir/$name.esp") ;;
+		fast|trace|trace=none|ends-at-fault|ends-in-pmi|snapshot|stop-loss|ptwrite|each-cpu|fw|fw-aborted) ;;
+		depth=+([0-9])|storm=+([0-9])|module=?*|symbols=?*) ;;
+		*) unknown="${unknown:+$unknown, }'$p'" ;;
 		esac
 	done
+	if [ -n "$unknown" ]; then
+		# (a '|' inside a pattern also lands here: it splits the line's fields)
+		echo "FAIL qemu.$name: unknown flag $unknown in tests/qemu/cases.sh" >"$res"
+		return
+	fi
 	"$here/tests/qemu/boot.sh" "${opts[@]}" --cmdline "$cmdline" --log "$log" \
 		--timeout 180 >"$dir/$name.out" 2>&1
 	status=$?
@@ -269,6 +321,10 @@ qemu_case() {
 			"$build/tools/ptdecode" --extract-serial "$log" -o "$tpz" >"$dir/$name.extract" 2>&1
 		fi
 		[ "$tpz" != /dev/null ] && why="${why:+$why; }$(check_trace "$clean" "$tpz" "$dir/$name")"
+		# a boot that traced must say what its trace is checked for
+		if [ "$tpz" = /dev/null ] && ! has trace=none && grep -q 'result: trace\.unit ' "$clean"; then
+			why="${why:+$why; }the boot made a trace: declare 'trace' (or 'trace=none', with why) in cases.sh"
+		fi
 		why=${why%; }
 		if [ -z "$why" ]; then echo "PASS qemu.$name"; else echo "FAIL qemu.$name: $why"; fi
 		# the same trace through Linux perf's decoder (tests/qemu/perf_check.py),
@@ -294,6 +350,7 @@ run_qemu() {
 		case "$name" in ''|'#'*) continue ;; esac
 		# shellcheck disable=SC2254
 		case "$name" in @($only)) ;; *) continue ;; esac
+		[ $fast = 1 ] && [[ ",$flags," != *,fast,* ]] && continue
 		qemu_case "$name" "$cmdline" "$want" "$patterns" "$dir" "$flags" &
 		running=$((running + 1))
 		if [ $running -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
@@ -331,10 +388,11 @@ run_oracle() {
 		FAIL\ *) fail "${line#FAIL }" ;;
 		*) echo "  $line" ;;
 		esac
-	done < <("$here/tests/qemu/oracle.sh" -j "$jobs")
+	done < <("$here/tests/qemu/oracle.sh" -j "$jobs" $([ $fast = 1 ] && echo --fast))
 }
 
 [ $mode != qemu ] && run_host
+[ $mode != qemu ] && run_layers
 [ $mode != qemu ] && run_fuzz_smoke
 [ $mode != host ] && run_qemu
 [ $mode != host ] && [ $oracle = 1 ] && run_oracle

@@ -115,6 +115,39 @@ static void test_quotes_anywhere(void **state)
 	assert_non_null(strstr(out, "unterminated quote at column 10"));
 }
 
+/*
+ * The kernel's own keys, quoted as a user may quote them (what the QEMU case
+ * quoted-words booted): each word applied, none refused.
+ */
+static void test_real_keys_quoted(void **state)
+{
+	struct cmdline_result r = run("\"pt=on\" \"pt.buf=8K\" pt.region=\"4K\"");
+
+	assert_int_equal(r.errors, 0);
+	assert_int_equal(r.applied, 3);
+	assert_null(strstr(out, "unterminated quote"));
+}
+
+/* A long line (what a boot entry may carry): every word of it applied. */
+static void test_long_line(void **state)
+{
+	static char line[CMDLINE_MAX];
+	struct cmdline_result r;
+	size_t n = 0;
+	int i;
+
+	for (i = 0; i < 300; i++)
+		n += ksnprintf(line + n, sizeof(line) - n, "t.num=%d ", 1 + i % 100);
+	ksnprintf(line + n, sizeof(line) - n, "t.flag=on");
+	assert_true(strlen(line) > 2000);
+	t_flag = false;
+	r = run(line);
+	assert_int_equal(r.errors, 0);
+	assert_int_equal(r.applied, 301);
+	assert_int_equal(t_num, 100);
+	assert_true(t_flag);
+}
+
 static void test_overlong_line(void **state)
 {
 	char big[CMDLINE_MAX + 200];
@@ -145,6 +178,8 @@ int main(void)
 		cmocka_unit_test(test_bad_values_named_and_ignored),
 		cmocka_unit_test(test_syntax_errors),
 		cmocka_unit_test(test_quotes_anywhere),
+		cmocka_unit_test(test_real_keys_quoted),
+		cmocka_unit_test(test_long_line),
 		cmocka_unit_test(test_overlong_line),
 		cmocka_unit_test(test_empty_and_null),
 	};

@@ -46,7 +46,10 @@ args=(-machine q35 -accel "$accel" -cpu max -m "$mem" -smp "$smp" -display none 
       -no-reboot -net none
       -drive if=pflash,format=raw,unit=0,readonly=on,file="$ovmf_code"
       -drive if=pflash,format=raw,unit=1,file="$run/vars.fd"
-      -drive format=raw,file="$run/esp.img"
+      # the volume has the first boot index: OVMF tries it before its other boot
+      # options (the DVD drive QEMU adds, which it tried first and failed)
+      -drive if=none,id=esp,format=raw,file="$run/esp.img"
+      -device ide-hd,drive=esp,bus=ide.0,bootindex=0
       -device isa-debug-exit,iobase=0xf4,iosize=0x04)
 [ -n "$dcon" ] && args+=(-debugcon file:"$dcon")
 if [ $show = 1 ]; then

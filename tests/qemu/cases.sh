@@ -1,52 +1,74 @@
-# QEMU smoke cases: one per line, fields separated by '|':
+# QEMU smoke cases: one per line, fields separated by '|' (so no field holds one):
 #   name | command line | expected exit (33 pass, 35 fail) | patterns that must appear
-#   (';'-separated; "!text": text that must not) | flags (','-separated): "shell" to boot
-#   through the UEFI shell (load options), "nodebugcon" for a machine without port 0xe9,
-#   "mem=SIZE" for the machine's memory, "smp=N" for its CPUs
+#   (';'-separated; "!text": text that must not) | flags (','-separated)
+# Flags that shape the boot: "shell" to boot through the UEFI shell (load options),
+#   "nodebugcon" for a machine without port 0xe9, "mem=SIZE" for the machine's memory,
+#   "smp=N" for its CPUs, "espfile" to read the trace back from the boot volume.
+# "fast": the case is in the fast tier (make check: one case per axis).
+# The checks a traced case gets, each declared here (tests/run-all.sh, check_trace):
+#   trace          the boot's container is kept and checked: it decodes with no error,
+#                  every byte produced was delivered or reported lost, at least 2 PMIs,
+#                  no INT3 missed; Linux perf decodes the same instructions
+#                  (perf_check.py) and the call tree matches the instruction list
+#                  (calltree_check.py). A boot that traces without "trace" fails, unless
+#                  it says "trace=none" (its trace is not meant to decode)
+#   ends-at-fault  the decoded trace ends where the panic's fault was
+#   ends-in-pmi    it ends at the instruction a panicking PMI interrupted
+#   snapshot       the flight recorder's last bytes only: decode errors, no totals
+#   stop-loss      the ToPA filled and STOP held: the loss recorded and reported
+#   depth=N        the decoded call stack goes at least N deep
+#   storm=N        a million instructions, 40 PMIs, N interrupts in traced code
+#   fw             the firmware phase: the decoder counts what the engine ran, DxeCore
+#                  decoded (fw-aborted: the count is not compared, the run was cut)
+#   module=NAME    module NAME decoded; symbols=SYM: SYM named with ptdecode --symbols
+#   ptwrite        PTWRITE packets in the decoded flow
+#   each-cpu       every online CPU's stream decodes to what its engine ran
+# An unknown flag fails the case.
 # A case whose log has "ktest: plan N" must also show N result lines; each
 # in-kernel test result counts on its own in the summary.
-selftest|loglevel=7 test=all|33|topaz: build id;cpu: ;Intel PT (CPUID.7.0:EBX[25]);memory map: conventional;page_alloc: free blocks per order;apic: local APIC id;topaz: ready
+selftest|loglevel=7 test=all|33|topaz: build id;cpu: ;Intel PT (CPUID.7.0:EBX[25]);memory map: conventional;page_alloc: free blocks per order;apic: local APIC id;topaz: ready|fast
 crash-pf|crash=pf|35|PANIC: exception #PF (page fault, vector 14);CR2 (faulting address): 0x0000000000000028;[0] ;crash_page_fault+0x;end Kernel panic;power off (failure)
 crash-gp|crash=gp|35|PANIC: exception #GP (general protection, vector 13);crash_general_protection+0x;RAX: 
 crash-ud|crash=ud|35|PANIC: exception #UD (invalid opcode, vector 6);crash_invalid_opcode+0x
 crash-stack|crash=stack|35|PANIC: exception #DF (double fault, vector 8);crash_stack_overflow+0x;stack overflow
-bad-cmdline|bogus=1 loglevel=99 crash=nope apic.mode=weird test=mm t="open|33|unknown key 'bogus';bad value '99' for 'loglevel': expected a number from 0 to 8;bad value 'nope' for 'crash';bad value 'weird' for 'apic.mode': expected auto, xapic or x2apic;unterminated quote;ktest: 4 passed, 0 failed
-cmdline-long|timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 run=sort,slab|33|run: sort returned;run: slab returned
+# The command line end to end (the parser itself: tests/host/test_cmdline.c): a line of a
+# kilobyte and a half from cmdline.txt, quoted words, bad keys and values named, an
+# unterminated quote; test=mm after them all still runs
+bad-cmdline|bogus=1 loglevel=99 crash=nope apic.mode=weird timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 "timer.hz=100" test=mm t="open|33|unknown key 'bogus';bad value '99' for 'loglevel': expected a number from 0 to 8;bad value 'nope' for 'crash';bad value 'weird' for 'apic.mode': expected auto, xapic or x2apic;unterminated quote;ktest: 4 passed, 0 failed|fast
 no-such-test|test=nosuch|35|test=nosuch selects no test; suites are:
 load-options|test=traps loglevel=7 bogus.key|33|command line (from load options): "test=traps loglevel=7 bogus.key";unknown key 'bogus.key';ktest: 6 passed, 0 failed|shell
 ptmodel-broadwell|test=ptmodel pt.profile=broadwell|33|profile broadwell;cpu: leaf 0x14.0: eax=0000000000 ebx=0x00000001 ecx=0x00000001
 ptmodel-tigerlake|test=ptmodel pt.profile=tigerlake|33|profile tigerlake;cpu: Intel PT (CPUID.7.0:EBX[25]): yes
 ptmodel-arrowlake|test=ptmodel pt.profile=arrowlake pt.profile=nehalem|33|profile arrowlake;bad value 'nehalem' for 'pt.profile'
-probes|test=slab probe=vm.kmem_cache_alloc:print,vm.kmalloc:count|33|vm.kmem_cache_alloc: name=kmem_cache_alloc call_site=0x;caller_function=ktest_slab_probe_values+0x;gfp_flag_name=GFP_KERNEL|__GFP_ZERO;cache_name=kt-probe;count vm.kmalloc:
-trace-skylake|pt=on pt.step=single pt.buf=8K pt.region=4K run=demo|33|tracing with the software trace unit;single-step: 
-trace-broadwell|pt=on pt.profile=broadwell pt.noretcomp pt.buf=8K pt.region=4K pt.pmi=nmi pt.step=branch run=demo|33|profile broadwell;tracing with the software trace unit;branch-step self-check: ;branch-step: 
-trace-tigerlake|pt=on pt.profile=tigerlake pt.buf=8K pt.region=4K pt.step=branch pt.noretcomp run=demo|33|profile tigerlake;branch-step
-trace-arrowlake|pt=on pt.profile=arrowlake pt.buf=8K pt.region=4K pt.pmi=nmi pt.step=branch run=demo|33|profile arrowlake
-trace-filter|pt=on pt.filter="filter insertion_sort.constprop.0, filter work_dispatch" pt.buf=8K pt.region=4K run=sort,dispatch,sort,dispatch,sort,dispatch,sort,dispatch,sort,dispatch|33|tracing with the software trace unit
+probes|test=slab probe=vm.kmem_cache_alloc:print,vm.kmalloc:count|33|vm.kmem_cache_alloc: name=kmem_cache_alloc call_site=0x;caller_function=ktest_slab_probe_values+0x;gfp_flag_name=GFP_KERNEL;__GFP_ZERO cache_name=kt-probe;count vm.kmalloc:
+trace-skylake|pt=on pt.step=single pt.buf=8K pt.region=4K run=demo|33|tracing with the software trace unit;single-step: |fast,trace,depth=100
+trace-broadwell|pt=on pt.profile=broadwell pt.noretcomp pt.buf=8K pt.region=4K pt.pmi=nmi pt.step=branch run=demo|33|profile broadwell;tracing with the software trace unit;branch-step self-check: ;branch-step: |fast,trace,depth=100
+trace-tigerlake|pt=on pt.profile=tigerlake pt.buf=8K pt.region=4K pt.step=branch pt.noretcomp run=demo|33|profile tigerlake;branch-step|trace,depth=100
+trace-arrowlake|pt=on pt.profile=arrowlake pt.buf=8K pt.region=4K pt.pmi=nmi pt.step=branch run=demo|33|profile arrowlake|trace,depth=100
+trace-filter|pt=on pt.filter="filter insertion_sort.constprop.0, filter work_dispatch" pt.buf=8K pt.region=4K run=sort,dispatch,sort,dispatch,sort,dispatch,sort,dispatch,sort,dispatch|33|tracing with the software trace unit|trace
 pt-bad-options|pt=on pt.profile=broadwell pt.mtc=1 pt.ptw=1 pt.psb_period=3 pt.filter="filter no_such_symbol" pt.buf=5K run=sort|35|bad value '5K' for 'pt.buf': expected a power of two;pt.filter: 'filter no_such_symbol': unknown symbol;pt.mtc: this CPU has no MTC packets;pt.ptw: this CPU has no PTWRITE;pt.psb_period: this CPU has no configurable PSB frequency;pt=on: tracing is off;run: sort returned;pt=on, but no trace was taken
-trace-snapshot-fault|pt=on pt.step=single pt.snapshot=1 pt.buf=16K run=sort,fault|35|PANIC: exception #PF (page fault, vector 14);fault_walk+0x;pt: panic: writing the trace (the flight recorder's last bytes)
-trace-snapshot-fault-topa|pt=on pt.snapshot=1 pt.buf=16K pt.region=4K pt.profile=broadwell run=recursion,fault|35|PANIC: exception #PF;pt: panic: writing the trace
-trace-ptwrite|pt=on pt.profile=arrowlake pt.ptw=1 pt.step=branch pt.buf=8K pt.region=4K probe=vm.kmalloc:trace run=slab|33|probe: trace attached to 1 point matching 'vm.kmalloc'
-trace-stop-loss|pt=on pt.buf=4K pt.region=4K run=slab|33|tracing with the software trace unit
-trace-serial|pt=on pt.sink=serial pt.noretcomp pt.buf=8K pt.region=4K run=sort,slab|33|sink serial;@TPZ-BEGIN;@TPZ-END
+trace-snapshot-fault|pt=on pt.step=single pt.snapshot=1 pt.buf=16K run=sort,fault|35|PANIC: exception #PF (page fault, vector 14);fault_walk+0x;pt: panic: writing the trace (the flight recorder's last bytes)|fast,trace,ends-at-fault,snapshot
+trace-snapshot-fault-topa|pt=on pt.snapshot=1 pt.buf=16K pt.region=4K pt.profile=broadwell run=recursion,fault|35|PANIC: exception #PF;pt: panic: writing the trace|trace,ends-at-fault,snapshot
+trace-ptwrite|pt=on pt.profile=arrowlake pt.ptw=1 pt.step=branch pt.buf=8K pt.region=4K probe=vm.kmalloc:trace run=slab|33|probe: trace attached to 1 point matching 'vm.kmalloc'|trace,ptwrite
+trace-stop-loss|pt=on pt.buf=4K pt.region=4K run=slab|33|tracing with the software trace unit|trace,stop-loss
+trace-serial|pt=on pt.sink=serial pt.noretcomp pt.buf=8K pt.region=4K run=sort,slab|33|sink serial;@TPZ-BEGIN;@TPZ-END|fast,trace
 help|help|33|command line parameters:;pt.buf;'help' without run= or test=: nothing else to do;!ktest:;!run:
-quoted-words|"pt=on" "pt.buf=8K" pt.region="4K" run=sort|33|tracing with the software trace unit;run: sort returned;0 errors;!unterminated quote
-trace-no-debugcon|pt=on pt.buf=8K pt.region=4K pt.noretcomp run=sort,slab|33|no debug console at port 0xe9;sink serial;@TPZ-BEGIN;@TPZ-END|nodebugcon
+trace-no-debugcon|pt=on pt.buf=8K pt.region=4K pt.noretcomp run=sort,slab|33|no debug console at port 0xe9;sink serial;@TPZ-BEGIN;@TPZ-END|trace,nodebugcon
 # PMI storms: the smallest ToPA (two 4K regions), every timing packet at its highest rate, no
 # RET compression, the timer at 5 kHz interrupting traced code, over a million instructions
-trace-storm-vector|pt=on pt.profile=arrowlake pt.buf=8K pt.region=4K pt.tsc=1 pt.mtc=1 pt.cyc=1 pt.mtc_period=0 pt.cyc_thresh=0 pt.psb_period=0 pt.noretcomp pt.pmi=vector pt.step=branch timer.hz=5000 run=slab,slab,slab,slab,slab,slab,slab,sort,recursion,dispatch,timer,firmware|33|profile arrowlake;run: firmware returned
-trace-storm-nmi|pt=on pt.profile=tigerlake pt.buf=8K pt.region=4K pt.tsc=1 pt.mtc=1 pt.cyc=1 pt.mtc_period=0 pt.cyc_thresh=0 pt.psb_period=0 pt.noretcomp pt.pmi=nmi pt.step=single timer.hz=5000 run=slab,slab,slab,slab,slab,slab,slab,sort,recursion,dispatch,timer,firmware|33|profile tigerlake;run: firmware returned
+trace-storm-vector|pt=on pt.profile=arrowlake pt.buf=8K pt.region=4K pt.tsc=1 pt.mtc=1 pt.cyc=1 pt.mtc_period=0 pt.cyc_thresh=0 pt.psb_period=0 pt.noretcomp pt.pmi=vector pt.step=branch timer.hz=5000 run=slab,slab,slab,slab,slab,slab,slab,sort,recursion,dispatch,timer,firmware|33|profile arrowlake;run: firmware returned|trace,storm=1000
+trace-storm-nmi|pt=on pt.profile=tigerlake pt.buf=8K pt.region=4K pt.tsc=1 pt.mtc=1 pt.cyc=1 pt.mtc_period=0 pt.cyc_thresh=0 pt.psb_period=0 pt.noretcomp pt.pmi=nmi pt.step=single timer.hz=5000 run=slab,slab,slab,slab,slab,slab,slab,sort,recursion,dispatch,timer,firmware|33|profile tigerlake;run: firmware returned|trace,storm=1000
 # Faults while tracing: a page fault in traced code (normal mode: what was not drained yet is
 # written), and a panic inside a PMI handler with the trace unit stopped mid-service
-trace-fault-normal|pt=on pt.buf=8K pt.region=4K pt.noretcomp pt.pmi=nmi run=slab,fault|35|PANIC: exception #PF;pt: panic: writing the trace (what was not drained yet)
-trace-panic-pmi-vector|pt=on pt.buf=8K pt.region=4K pt.noretcomp pt.pmi=vector pt.fail_pmi=5 run=slab,sort|35|Kernel panic: pt.fail_pmi=5: a panic inside that PMI's handler;pt: panic: writing the trace
-trace-panic-pmi-nmi|pt=on pt.buf=8K pt.region=4K pt.noretcomp pt.pmi=nmi pt.fail_pmi=5 run=slab,sort|35|Kernel panic: pt.fail_pmi=5: a panic inside that PMI's handler;pt: panic: writing the trace
+trace-fault-normal|pt=on pt.buf=8K pt.region=4K pt.noretcomp pt.pmi=nmi run=slab,fault|35|PANIC: exception #PF;pt: panic: writing the trace (what was not drained yet)|trace,ends-at-fault
+trace-panic-pmi-vector|pt=on pt.buf=8K pt.region=4K pt.noretcomp pt.pmi=vector pt.fail_pmi=5 run=slab,sort|35|Kernel panic: pt.fail_pmi=5: a panic inside that PMI's handler;pt: panic: writing the trace|trace,ends-in-pmi
+trace-panic-pmi-nmi|pt=on pt.buf=8K pt.region=4K pt.noretcomp pt.pmi=nmi pt.fail_pmi=5 run=slab,sort|35|Kernel panic: pt.fail_pmi=5: a panic inside that PMI's handler;pt: panic: writing the trace|fast,trace,ends-in-pmi
 # Memory pressure: a buffer larger than free memory is refused with the numbers; 128 MiB traces
 pt-buf-too-big|pt=on pt.buf=1G run=sort|35|pt.buf=1048576K is more than the free memory for 1 CPU (;pt=on, but no trace was taken
-trace-mem-128m|pt=on pt.buf=8K pt.region=4K pt.noretcomp run=demo|33|memory map: conventional;run: firmware returned|mem=128M
+trace-mem-128m|pt=on pt.buf=8K pt.region=4K pt.noretcomp run=demo|33|memory map: conventional;run: firmware returned|trace,mem=128M
 # A filter whose traced code is called back from untraced code (work_slab calls kmem_cache_create,
 # which calls page_to_pfn): the call tree keeps work_slab below page_to_pfn (calltree_check)
-trace-filter-callback|pt=on pt.filter="filter work_slab, filter page_to_pfn" pt.buf=8K pt.region=4K pt.noretcomp run=slab|33|tracing with the software trace unit
+trace-filter-callback|pt=on pt.filter="filter work_slab, filter page_to_pfn" pt.buf=8K pt.region=4K pt.noretcomp run=slab|33|tracing with the software trace unit|trace
 # The CPUs the firmware's MADT lists (the start of SMP: found and named, not yet started)
 smp-1|test=smp|33|smp: 1 of 1 CPUs online (APIC IDs 0);ktest: 8 passed, 0 failed|smp=1
 smp-2|test=smp run=psort,slab_xcpu,ipi|33|smp: 2 of 2 CPUs online (APIC IDs 0, 1);psort: 16384 keys in 2 parts on 2 CPUs;sorted, a permutation of the input;slab_xcpu: 2 CPUs, 8 rounds: 8192 objects allocated, 8192 freed on the next CPU, 0 bad stamps, 0 failures;ipi: 2 CPUs each sent 200 calls;(want 200 each): ok;ktest: 8 passed, 0 failed;!FAILED|smp=2
@@ -57,30 +79,30 @@ smp-cpus-too-many|cpus=8 test=smp.every_cpu_online|35|cpus=8: this machine has 2
 smp-cpus-bad|cpus=two test=smp.every_cpu_online|33|bad value 'two' for 'cpus': 'two' is not a CPU count: give 1..64 or 'all';smp: 2 of 2 CPUs online|smp=2
 smp-crash-ap|crash=ap-gp|35|CPU 3 crashes while the other 3 spin;PANIC: exception #GP (general protection, vector 13);crash_general_protection+0x;CPU 0 (APIC ID 0) stopped by the panic on CPU 3;CPU 1 (APIC ID 1) stopped by the panic on CPU 3;CPU 2 (APIC ID 2) stopped by the panic on CPU 3;crash_spin_here+0x;end Kernel panic;!did not answer the stop NMI|smp=4
 smp-stack-ap|crash=ap-stack|35|PANIC: exception #DF (double fault, vector 8);stack overflow: CR2 is in the guard page below CPU 1's kernel stack;CPU 0 (APIC ID 0) stopped by the panic on CPU 1;end Kernel panic|smp=2
-trace-smp-2|pt=on pt.buf=32K pt.region=4K run=psort,slab_xcpu,ipi|33|smp: 2 of 2 CPUs online;trace: CPU 1: ;result: trace.cpu cpu=1 ;sorted, a permutation of the input;0 bad stamps, 0 failures;(want 200 each): ok|smp=2
-trace-smp-fault|pt=on pt.buf=8K pt.region=4K run=xfault|35|smp: 2 of 2 CPUs online;PANIC: exception #PF (page fault, vector 14);xfault_walk+0x;CPU 0 (APIC ID 0) stopped by the panic on CPU 1;pt: panic: writing the trace|smp=2
-trace-smp-4|pt=on pt.profile=broadwell pt.pmi=nmi pt.noretcomp pt.buf=64K pt.region=4K run=psort,slab_xcpu|33|smp: 4 of 4 CPUs online;trace: CPU 3: ;result: trace.cpu cpu=3 ;sorted, a permutation of the input;0 bad stamps, 0 failures|smp=4
-trace-translate-demo|pt=on pt.step=translate pt.buf=8K pt.region=4K run=demo|33|tracing with the software trace unit;trace: translate: a ;(translate-step: ;0 exits to branch-step
-trace-translate-nmi|pt=on pt.step=translate pt.profile=broadwell pt.noretcomp pt.buf=8K pt.region=4K pt.pmi=nmi run=demo|33|profile broadwell;(translate-step: ;0 exits to branch-step
-trace-translate-filter|pt=on pt.step=translate pt.filter="filter insertion_sort.constprop.0, filter work_dispatch" pt.buf=8K pt.region=4K run=sort,dispatch,sort,dispatch,sort,dispatch,sort,dispatch,sort,dispatch|33|(translate-step: 
-trace-translate-ptwrite|pt=on pt.step=translate pt.profile=arrowlake pt.ptw=1 pt.buf=8K pt.region=4K probe=vm.kmalloc:trace run=slab|33|probe: trace attached to 1 point matching 'vm.kmalloc';(translate-step: 
-trace-translate-storm-vector|pt=on pt.step=translate pt.profile=arrowlake pt.buf=8K pt.region=4K pt.tsc=1 pt.mtc=1 pt.cyc=1 pt.mtc_period=0 pt.cyc_thresh=0 pt.psb_period=0 pt.noretcomp pt.pmi=vector timer.hz=50000 run=slab,slab,slab,slab,slab,slab,slab,sort,recursion,dispatch,timer,firmware,slab,slab,slab,slab,slab,slab,slab,sort,recursion,dispatch,timer|33|profile arrowlake;run: firmware returned;(translate-step: 
-trace-translate-storm-nmi|pt=on pt.step=translate pt.profile=tigerlake pt.buf=8K pt.region=4K pt.tsc=1 pt.mtc=1 pt.cyc=1 pt.mtc_period=0 pt.cyc_thresh=0 pt.psb_period=0 pt.noretcomp pt.pmi=nmi timer.hz=50000 run=slab,slab,slab,slab,slab,slab,slab,sort,recursion,dispatch,timer,firmware,slab,slab,slab,slab,slab,slab,slab,sort,recursion,dispatch,timer|33|profile tigerlake;run: firmware returned;(translate-step: 
-trace-translate-fault-normal|pt=on pt.step=translate pt.buf=8K pt.region=4K pt.noretcomp pt.pmi=nmi run=slab,fixups,fault|35|PANIC: exception #PF;pt: panic: writing the trace (what was not drained yet)
-trace-translate-panic-pmi-vector|pt=on pt.step=translate pt.buf=8K pt.region=4K pt.noretcomp pt.pmi=vector pt.fail_pmi=5 run=slab,sort|35|Kernel panic: pt.fail_pmi=5: a panic inside that PMI's handler;pt: panic: writing the trace
-trace-translate-smp-2|pt=on pt.step=translate pt.buf=32K pt.region=4K run=psort,slab_xcpu,ipi|33|smp: 2 of 2 CPUs online;trace: CPU 1: ;result: trace.cpu cpu=1 ;sorted, a permutation of the input;0 bad stamps, 0 failures;(want 200 each): ok;(translate-step: |smp=2
+trace-smp-2|pt=on pt.buf=32K pt.region=4K run=psort,slab_xcpu,ipi|33|smp: 2 of 2 CPUs online;trace: CPU 1: ;result: trace.cpu cpu=1 ;sorted, a permutation of the input;0 bad stamps, 0 failures;(want 200 each): ok|fast,trace,each-cpu,smp=2
+trace-smp-fault|pt=on pt.buf=8K pt.region=4K run=xfault|35|smp: 2 of 2 CPUs online;PANIC: exception #PF (page fault, vector 14);xfault_walk+0x;CPU 0 (APIC ID 0) stopped by the panic on CPU 1;pt: panic: writing the trace|trace,ends-at-fault,each-cpu,smp=2
+trace-smp-4|pt=on pt.profile=broadwell pt.pmi=nmi pt.noretcomp pt.buf=64K pt.region=4K run=psort,slab_xcpu|33|smp: 4 of 4 CPUs online;trace: CPU 3: ;result: trace.cpu cpu=3 ;sorted, a permutation of the input;0 bad stamps, 0 failures|trace,each-cpu,smp=4
+trace-translate-demo|pt=on pt.step=translate pt.buf=8K pt.region=4K run=demo|33|tracing with the software trace unit;trace: translate: a ;(translate-step: ;0 exits to branch-step|fast,trace,depth=100
+trace-translate-nmi|pt=on pt.step=translate pt.profile=broadwell pt.noretcomp pt.buf=8K pt.region=4K pt.pmi=nmi run=demo|33|profile broadwell;(translate-step: ;0 exits to branch-step|trace,depth=100
+trace-translate-filter|pt=on pt.step=translate pt.filter="filter insertion_sort.constprop.0, filter work_dispatch" pt.buf=8K pt.region=4K run=sort,dispatch,sort,dispatch,sort,dispatch,sort,dispatch,sort,dispatch|33|(translate-step: |trace
+trace-translate-ptwrite|pt=on pt.step=translate pt.profile=arrowlake pt.ptw=1 pt.buf=8K pt.region=4K probe=vm.kmalloc:trace run=slab|33|probe: trace attached to 1 point matching 'vm.kmalloc';(translate-step: |trace,ptwrite
+trace-translate-storm-vector|pt=on pt.step=translate pt.profile=arrowlake pt.buf=8K pt.region=4K pt.tsc=1 pt.mtc=1 pt.cyc=1 pt.mtc_period=0 pt.cyc_thresh=0 pt.psb_period=0 pt.noretcomp pt.pmi=vector timer.hz=50000 run=slab,slab,slab,slab,slab,slab,slab,sort,recursion,dispatch,timer,firmware,slab,slab,slab,slab,slab,slab,slab,sort,recursion,dispatch,timer|33|profile arrowlake;run: firmware returned;(translate-step: |trace,storm=300
+trace-translate-storm-nmi|pt=on pt.step=translate pt.profile=tigerlake pt.buf=8K pt.region=4K pt.tsc=1 pt.mtc=1 pt.cyc=1 pt.mtc_period=0 pt.cyc_thresh=0 pt.psb_period=0 pt.noretcomp pt.pmi=nmi timer.hz=50000 run=slab,slab,slab,slab,slab,slab,slab,sort,recursion,dispatch,timer,firmware,slab,slab,slab,slab,slab,slab,slab,sort,recursion,dispatch,timer|33|profile tigerlake;run: firmware returned;(translate-step: |trace,storm=300
+trace-translate-fault-normal|pt=on pt.step=translate pt.buf=8K pt.region=4K pt.noretcomp pt.pmi=nmi run=slab,fixups,fault|35|PANIC: exception #PF;pt: panic: writing the trace (what was not drained yet)|trace,ends-at-fault
+trace-translate-panic-pmi-vector|pt=on pt.step=translate pt.buf=8K pt.region=4K pt.noretcomp pt.pmi=vector pt.fail_pmi=5 run=slab,sort|35|Kernel panic: pt.fail_pmi=5: a panic inside that PMI's handler;pt: panic: writing the trace|trace,ends-in-pmi
+trace-translate-smp-2|pt=on pt.step=translate pt.buf=32K pt.region=4K run=psort,slab_xcpu,ipi|33|smp: 2 of 2 CPUs online;trace: CPU 1: ;result: trace.cpu cpu=1 ;sorted, a permutation of the input;0 bad stamps, 0 failures;(want 200 each): ok;(translate-step: |trace,each-cpu,smp=2
 # The firmware phase (kernel/firmware/): firmware code traced before ExitBootServices, every
 # module named. Built-in workloads with PMIs in firmware code; a user's EFI image
 # (tests/efi/hello.c, \EFI\tools on the boot volume) with its symbols, on another profile
 # with NMI PMIs; an image that calls ExitBootServices (the trace is written first); one that
 # never returns (fw.timeout=); then what must be refused, each with its cause
-trace-fw-builtin|fw.run=vars,file,handles,pool pt=on pt.buf=16K|33|fw: firmware phase: fw.run=vars,file,handles,pool;fw: run: file returned;firmware modules in the trace's sideband;result: fw.phase failed=0;!stray
-trace-fw-translate|fw.run=vars,pool pt=on pt.step=translate pt.profile=broadwell pt.noretcomp pt.pmi=nmi pt.buf=16K|33|trace: translate: a ;fw: run: pool returned;(translate-step: ;0 exits to branch-step;translate: the code caches given back, their pages' flags as before;result: fw.phase failed=0
+trace-fw-builtin|fw.run=vars,file,handles,pool pt=on pt.buf=16K|33|fw: firmware phase: fw.run=vars,file,handles,pool;fw: run: file returned;firmware modules in the trace's sideband;result: fw.phase failed=0;!stray|trace,fw
+trace-fw-translate|fw.run=vars,pool pt=on pt.step=translate pt.profile=broadwell pt.noretcomp pt.pmi=nmi pt.buf=16K|33|trace: translate: a ;fw: run: pool returned;(translate-step: ;0 exits to branch-step;translate: the code caches given back, their pages' flags as before;result: fw.phase failed=0|trace,fw
 # no SetMemoryAttributes from the firmware (fault injection): no code cache, the phase branch-steps
-trace-fw-no-mem-attrs|fw.run=vars fw.no_mem_attrs pt=on pt.buf=16K|33|SetMemoryAttributes: EFI status 0x8000000000000003, fw.no_mem_attrs;pt.step=translate: no code cache here (error -95): branch-step;(branch-step: ;result: fw.phase failed=0;!given back
-trace-fw-image|fw.image="\EFI\tools\hello.efi 18" pt=on pt.buf=16K pt.pmi=nmi pt.profile=tigerlake pt.noretcomp|33|fw.image=\EFI\tools\hello.efi: loaded at;options "\EFI\tools\hello.efi 18";returned EFI status 0 in;result: fw.phase failed=0
-trace-fw-image-ebs|fw.run=vars fw.image="\EFI\tools\hello.efi ebs" pt=on pt.buf=16K|33|the image called ExitBootServices from 0x;hello+0x;the trace ends there and is written first;result: fw.phase failed=0
-trace-fw-timeout|fw.run=vars fw.image="\EFI\tools\hello.efi spin" fw.timeout=500 pt=on pt.buf=16K|35|still running after 500 ms (fw.timeout=): at 0x;, hello+0x;result: fw.phase failed=1
+trace-fw-no-mem-attrs|fw.run=vars fw.no_mem_attrs pt=on pt.buf=16K|33|SetMemoryAttributes: EFI status 0x8000000000000003, fw.no_mem_attrs;pt.step=translate: no code cache here (error -95): branch-step;(branch-step: ;result: fw.phase failed=0;!given back|trace,fw
+trace-fw-image|fw.image="\EFI\tools\hello.efi 18" pt=on pt.buf=16K pt.pmi=nmi pt.profile=tigerlake pt.noretcomp|33|fw.image=\EFI\tools\hello.efi: loaded at;options "\EFI\tools\hello.efi 18";returned EFI status 0 in;result: fw.phase failed=0|fast,trace,fw,module=hello,symbols=hello!fib
+trace-fw-image-ebs|fw.run=vars fw.image="\EFI\tools\hello.efi ebs" pt=on pt.buf=16K|33|the image called ExitBootServices from 0x;hello+0x;the trace ends there and is written first;result: fw.phase failed=0|trace,fw,module=hello
+trace-fw-timeout|fw.run=vars fw.image="\EFI\tools\hello.efi spin" fw.timeout=500 pt=on pt.buf=16K|35|still running after 500 ms (fw.timeout=): at 0x;, hello+0x;result: fw.phase failed=1|trace,fw-aborted,module=hello
 fw-untraced-then-kernel|fw.run=all fw.then=kernel run=sort|33|fw: run: connect returned;result: fw.phase failed=0;run: sort returned;topaz: power off (success)
 fw-list|fw.run=list|33|firmware workloads (fw.run=NAME[,NAME...], or all):;ConnectController on every handle
 run-bad-workload|run=sort,nosuch|35|run=sort,nosuch: no workload 'nosuch';run: sort returned
@@ -93,19 +115,19 @@ fw-no-cpu-arch|fw.run=vars pt=on fw.no_cpu_arch|35|the firmware has no EFI_CPU_A
 fw-vector-taken|fw.run=vars pt=on fw.vector=0x20|35|the firmware refused vector 0x20 (the PMI) to RegisterInterruptHandler: a handler of its own has it
 # A USB stick's user: no debug console, the trace written to \EFI\topaz\trace-0001.tpz on the
 # boot volume through the firmware's file system (read back from the volume and decoded)
-trace-fw-file|fw.run=vars,file pt=on pt.buf=16K|33|no debug console at port 0xe9; the trace goes to a file on the boot volume (pt.sink=file);is in \EFI\topaz\trace-0001.tpz on the boot volume;result: fw.phase failed=0|espfile
+trace-fw-file|fw.run=vars,file pt=on pt.buf=16K|33|no debug console at port 0xe9; the trace goes to a file on the boot volume (pt.sink=file);is in \EFI\topaz\trace-0001.tpz on the boot volume;result: fw.phase failed=0|fast,trace,fw,espfile
 # The UEFI Shell from the firmware volume (fw.image=fv:NAME) running a command with its
 # options; a name no volume has
 fw-shell-ls|fw.image="fv:Shell -nostartup -noversion -exit ls fs0:\EFI"|33|fw.image=fv:Shell: loaded at;Directory of: fs0:\EFI\;returned EFI status 0 in;result: fw.phase failed=0
 fw-image-fv-missing|fw.image=fv:NoSuchApp|35|fw.image=fv:NoSuchApp: no application called 'NoSuchApp' in the firmware's volumes
 # fw.then=kernel after a traced firmware phase: the kernel boots and runs its job; the boot's one
 # container is the firmware phase's
-trace-fw-then-kernel|fw.run=pool fw.then=kernel pt=on pt.buf=16K run=sort|33|result: fw.phase failed=0;the firmware phase's trace was written; the kernel phase is not traced;run: sort returned;topaz: power off (success)
+trace-fw-then-kernel|fw.run=pool fw.then=kernel pt=on pt.buf=16K run=sort|33|result: fw.phase failed=0;the firmware phase's trace was written; the kernel phase is not traced;run: sort returned;topaz: power off (success)|trace,fw
 # An image that loads an image (LoadImage from traced code, as a shell starts a program): the
 # new one is named and copied when it loads, and decodes though it is unloaded at its exit
-trace-fw-image-load|fw.image="\EFI\tools\hello.efi load" pt=on pt.buf=16K|33|fw: module hello loaded at;fw: sideband: hello at;returned EFI status 0 in;result: fw.phase failed=0
+trace-fw-image-load|fw.image="\EFI\tools\hello.efi load" pt=on pt.buf=16K|33|fw: module hello loaded at;fw: sideband: hello at;returned EFI status 0 in;result: fw.phase failed=0|trace,fw,module=hello
 # an image loaded where another the code cache translated was unloaded (hello.efi, then
 # hello2.efi, its code elsewhere, at the same place): the cache forgets the old blocks, or
 # hello2 would run hello's and return as it does (EFI_INCOMPATIBLE_VERSION). Not a trace-
 # case: the container keeps one image an address, so the new code's trace cannot decode, said
-fw-image-reload|fw.image="\EFI\tools\hello.efi reload" pt=on pt.buf=16K|33|fw: run: image \EFI\tools\hello.efi reload returned EFI status 0 in;where new code was loaded: its code cache starts again;where hello#2 was: the container keeps hello#2 there;result: fw.phase failed=0
+fw-image-reload|fw.image="\EFI\tools\hello.efi reload" pt=on pt.buf=16K|33|fw: run: image \EFI\tools\hello.efi reload returned EFI status 0 in;where new code was loaded: its code cache starts again;where hello#2 was: the container keeps hello#2 there;result: fw.phase failed=0|trace=none

@@ -2,7 +2,10 @@
 # The fidelity oracle: run the traced workloads in QEMU with QEMU's own log of
 # executed code, decode topaz's trace with libipt (ptdecode), and compare the
 # two instruction sequences over the compared range; they must be identical.
-#   oracle.sh [-j N] [--only GLOB] [--full] [--keep] [--list]
+#   oracle.sh [-j N] [--only GLOB] [--fast | --full] [--keep] [--list]
+# --fast (make check): one configuration per step mode, the two self-tests'
+# bases among them (skylake-retcomp-nofilter-single and -translate) and
+# broadwell-noretcomp-nofilter-branch (single-entry ToPA, NMI PMIs).
 # One "PASS|FAIL oracle.NAME: ..." line per configuration, out of every
 # profile x RET compression on/off x filter on/off (broadwell has no IP
 # filtering): in single-step mode five of them, one per feature (see
@@ -88,12 +91,14 @@
 #   calls pt_trace_end (an exit: it is not translated). A cache reset
 #   (resets= above 0: the map lost blocks) fails the run.
 set -uo pipefail
+shopt -s extglob
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$here/build}
 jobs=2 only='*' keep=0 list=0 full=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--full) full=1; shift ;;
+	--fast) only='@(skylake-retcomp-nofilter-single|skylake-retcomp-nofilter-translate|broadwell-noretcomp-nofilter-branch)'; shift ;;
 	-j) jobs=$2; shift 2 ;;
 	--only) only=$2; shift 2 ;;
 	--keep) keep=1; shift ;;
