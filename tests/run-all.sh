@@ -261,7 +261,8 @@ qemu_case() {
 	local name=$1 cmdline=$2 want=$3 patterns=$4 dir=$5 flags=$6
 	local log=$dir/$name.log res=$dir/$name.result status plan seen p clean f
 	local tpz=/dev/null opts=() unknown=""
-	has trace && tpz=$dir/$name.tpz
+	# ("trace", not "trace=none": that one says why the trace is not checked)
+	[[ ",$flags," == *,trace,* ]] && tpz=$dir/$name.tpz
 	opts=(--debugcon "$tpz")
 	IFS=',' read -ra f <<<"$flags"
 	for p in "${f[@]}"; do
@@ -282,9 +283,11 @@ qemu_case() {
 		echo "FAIL qemu.$name: unknown flag $unknown in tests/qemu/cases.sh" >"$res"
 		return
 	fi
+	local t0=$SECONDS t1
 	"$here/tests/qemu/boot.sh" "${opts[@]}" --cmdline "$cmdline" --log "$log" \
 		--timeout 180 >"$dir/$name.out" 2>&1
 	status=$?
+	t1=$SECONDS
 	if [[ ",$flags," == *,espfile,* ]]; then
 		rm -f "$tpz"
 		mcopy -n -i "$dir/$name.esp" ::/EFI/topaz/trace-0001.tpz "$tpz" 2>/dev/null || : >"$tpz"
@@ -340,6 +343,7 @@ qemu_case() {
 			echo "${verdict:-FAIL qemu.calltree.$name: no verdict ($(tail -n 1 <<<"$out"))}"
 		fi
 	} >"$res"
+	echo "$((SECONDS - t0)) $name (boot $((t1 - t0)) s, checks $((SECONDS - t1)) s)" >"$dir/$name.time"
 }
 
 run_qemu() {
@@ -367,6 +371,9 @@ run_qemu() {
 			echo "FAIL qemu.ptdecode-output-full: status $status writing to /dev/full: $err" >"$dir/zz-output-full.result"
 		fi
 	fi
+	# where the time went: the slowest cases (wall time, $jobs at once)
+	echo "qemu: the slowest cases, in seconds:"
+	cat "$dir"/*.time 2>/dev/null | sort -rn | head -n 8 | sed 's/^/  /'
 	for r in "$dir"/*.result; do
 		while IFS= read -r line; do
 			case "$line" in
@@ -391,10 +398,19 @@ run_oracle() {
 	done < <("$here/tests/qemu/oracle.sh" -j "$jobs" $([ $fast = 1 ] && echo --fast))
 }
 
-[ $mode != qemu ] && run_host
-[ $mode != qemu ] && run_layers
-[ $mode != qemu ] && run_fuzz_smoke
-[ $mode != host ] && run_qemu
-[ $mode != host ] && [ $oracle = 1 ] && run_oracle
+# each part's wall time, for the line before the summary
+phases=""
+phase() {
+	local t0=$SECONDS name=$1
+	shift
+	"$@"
+	phases="${phases:+$phases, }$name $((SECONDS - t0)) s"
+}
+[ $mode != qemu ] && phase host run_host
+[ $mode != qemu ] && phase layers run_layers
+[ $mode != qemu ] && phase fuzz run_fuzz_smoke
+[ $mode != host ] && phase qemu run_qemu
+[ $mode != host ] && [ $oracle = 1 ] && phase oracle run_oracle
+echo "time: $phases; total $SECONDS s"
 echo "$passed passed, $failed failed"
 [ $failed = 0 ]

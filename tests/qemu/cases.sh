@@ -40,7 +40,7 @@ load-options|test=traps loglevel=7 bogus.key|33|command line (from load options)
 ptmodel-broadwell|test=ptmodel pt.profile=broadwell|33|profile broadwell;cpu: leaf 0x14.0: eax=0000000000 ebx=0x00000001 ecx=0x00000001
 ptmodel-tigerlake|test=ptmodel pt.profile=tigerlake|33|profile tigerlake;cpu: Intel PT (CPUID.7.0:EBX[25]): yes
 ptmodel-arrowlake|test=ptmodel pt.profile=arrowlake pt.profile=nehalem|33|profile arrowlake;bad value 'nehalem' for 'pt.profile'
-probes|test=slab probe=vm.kmem_cache_alloc:print,vm.kmalloc:count|33|vm.kmem_cache_alloc: name=kmem_cache_alloc call_site=0x;caller_function=ktest_slab_probe_values+0x;gfp_flag_name=GFP_KERNEL;__GFP_ZERO cache_name=kt-probe;count vm.kmalloc:
+probes|test=slab probe=vm.kmem_cache_alloc:print,vm.kmalloc:count|33|vm.kmem_cache_alloc: name=kmem_cache_alloc call_site=0x;caller_function=ktest_slab_probe_values+0x;gfp_flag_name=GFP_KERNEL;__GFP_ZERO ptr=0x;cache_name=kt-probe cpu=0;count vm.kmalloc:
 trace-skylake|pt=on pt.step=single pt.buf=8K pt.region=4K run=demo|33|tracing with the software trace unit;single-step: |fast,trace,depth=100
 trace-broadwell|pt=on pt.profile=broadwell pt.noretcomp pt.buf=8K pt.region=4K pt.pmi=nmi pt.step=branch run=demo|33|profile broadwell;tracing with the software trace unit;branch-step self-check: ;branch-step: |fast,trace,depth=100
 trace-tigerlake|pt=on pt.profile=tigerlake pt.buf=8K pt.region=4K pt.step=branch pt.noretcomp run=demo|33|profile tigerlake;branch-step|trace,depth=100
@@ -106,7 +106,7 @@ trace-fw-timeout|fw.run=vars fw.image="\EFI\tools\hello.efi spin" fw.timeout=500
 fw-untraced-then-kernel|fw.run=all fw.then=kernel run=sort|33|fw: run: connect returned;result: fw.phase failed=0;run: sort returned;topaz: power off (success)
 fw-list|fw.run=list|33|firmware workloads (fw.run=NAME[,NAME...], or all):;ConnectController on every handle
 run-bad-workload|run=sort,nosuch|35|run=sort,nosuch: no workload 'nosuch';run: sort returned
-fw-bad-workload|fw.run=vars,nosuch pt=on|35|fw.run=vars,nosuch: no firmware workload 'nosuch';result: fw.phase failed=1
+fw-bad-workload|fw.run=vars,nosuch pt=on pt.buf=16K|35|fw.run=vars,nosuch: no firmware workload 'nosuch';result: fw.phase failed=1|trace,fw
 fw-image-missing|fw.image=\EFI\tools\nosuch.efi|35|fw.image=\EFI\tools\nosuch.efi: no such file on the boot volume;result: fw.phase failed=1
 fw-image-not-pe|fw.image=\EFI\topaz\cmdline.txt|35|fw.image=\EFI\topaz\cmdline.txt: not a PE/COFF EFI image
 fw-image-ia32|fw.image=\EFI\tools\hello-ia32.efi|35|an image for i386 (machine 0x14c), not x86-64 (0x8664)

@@ -4,12 +4,15 @@
 
     perf_check.py --ptdecode TOOL --elf ELF --container T.tpz --name NAME [--out DIR]
 
-The container is exported with `ptdecode --perf-data`; `perf script
---itrace=i1i -F cpu,ip,sym,symoff` lists every instruction perf decodes and
-`ptdecode --insn` every instruction libipt decodes. The two address lists
+The container is exported with `ptdecode --perf-data`; one `perf script
+--itrace=i1ie -F cpu,time,ip` lists every instruction perf decodes (and its
+decode errors, and the times when the trace has any) and `ptdecode --insn`
+every instruction libipt decodes. Both are read as they are written, and
+only the addresses are kept: a trace of ten million instructions is a
+gigabyte of text. The two address lists
 must be equal over the whole trace, CPU by CPU (perf interleaves the CPUs by
 time; ptdecode lists each CPU's segments in turn), and perf must report no decode error
-(`--itrace=e`) where ptdecode reports no problem; where ptdecode reports a
+where ptdecode reports no problem; where ptdecode reports a
 gap, perf must report the loss too. Prints one PASS or FAIL line (then the
 first divergence with both decoders' context), exit status 0 or 1.
 
@@ -19,10 +22,12 @@ libipt decodes --container, the damaged one. The check must find where the
 two flows part (the oracle finds the same place against QEMU's log).
 """
 import argparse
+from array import array
 import os
 import re
 import subprocess
 import sys
+import threading
 import time
 
 CONTEXT = 6
@@ -45,27 +50,72 @@ PERF = re.compile(r"^\s*([0-9a-f]+)\s+(.*)$")
 CPUHDR = re.compile(r"^\[cpu (\d+), segment")
 
 
+def lines_of(cmd, ok=(0,)):
+    """Run cmd and yield its output's lines as it writes them (a trace of
+    tens of millions of instructions is gigabytes of text: never all in
+    memory). Raises RuntimeError, as run(), on a bad exit status."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         errors="replace", bufsize=1 << 20)
+    err = []
+    # stderr is small (problems, warnings) but read on a thread of its own,
+    # so a full stderr pipe cannot stall the command while stdout is read
+    t = threading.Thread(target=lambda: err.append(p.stderr.read()))
+    t.start()
+    yield from p.stdout
+    p.wait()
+    t.join()
+    lines_of.stderr = err[0] if err else ""
+    if p.returncode not in ok:
+        raise RuntimeError(f"{' '.join(cmd)}: exit status {p.returncode}: {lines_of.stderr.strip()[:600]}")
+
+
+HEX = frozenset("0123456789abcdef")
+
+
 def libipt_insns(args):
-    """Per CPU (0 for a trace of one CPU): the instructions, and the indexes
-    where a segment after a cut begins (a gap whose segment before it ended
-    because the trace unit stopped)."""
-    out, err, dt = run([args.ptdecode, "--elf", args.elf, "--insn", "--no-disasm",
-                        args.container], ok=(0, 1))
-    ips, lines, cuts = {}, {}, {}
+    """Per CPU (0 for a trace of one CPU): the instructions' addresses, and
+    the indexes where a segment after a cut begins (a gap whose segment
+    before it ended because the trace unit stopped). Addresses only, packed
+    (array "Q"): a trace of tens of millions of instructions stays in a few
+    hundred megabytes; a failure's context is read again (libipt_lines())."""
+    t0 = time.monotonic()
+    ips, cuts = {}, {}
     cpu = 0
-    for line in out.splitlines():
-        m = INSN.match(line)
-        if m:
-            ips.setdefault(cpu, []).append(int(m.group(1), 16))
-            lines.setdefault(cpu, []).append(f"{int(m.group(1), 16):x} {m.group(2)}")
+    cur = ips.setdefault(cpu, array("Q"))
+    add = cur.append
+    for line in lines_of([args.ptdecode, "--elf", args.elf, "--insn", "--no-disasm",
+                          args.container], ok=(0, 1)):
+        # an instruction: 16 hex digits, two spaces (INSN), tested cheaply
+        if line[16:18] == "  " and line[0] in HEX:
+            add(int(line[:16], 16))
             continue
         h = CPUHDR.match(line)
         if h:
             cpu = int(h.group(1))
+            cur = ips.setdefault(cpu, array("Q"))
+            add = cur.append
         elif line.startswith("[gap:") and "stopped" in line:
-            cuts.setdefault(cpu, []).append(len(ips.get(cpu, [])))
-    problems = [l for l in err.splitlines() if l.startswith("ptdecode:")]
-    return ips, lines, cuts, problems, dt
+            cuts.setdefault(cpu, []).append(len(cur))
+    problems = [l for l in lines_of.stderr.splitlines() if l.startswith("ptdecode:")]
+    return {c: v for c, v in ips.items() if v}, cuts, problems, time.monotonic() - t0
+
+
+def libipt_lines(args, cpu, lo, hi):
+    """ptdecode's lines lo..hi of CPU cpu's instructions (a failure's context)."""
+    out, _, _ = run([args.ptdecode, "--elf", args.elf, "--insn", "--no-disasm",
+                     args.container], ok=(0, 1))
+    c, n, lines = 0, 0, []
+    for line in out.splitlines():
+        h = CPUHDR.match(line)
+        if h:
+            c, n = int(h.group(1)), 0
+            continue
+        m = INSN.match(line)
+        if m and c == cpu:
+            if lo <= n < hi:
+                lines.append(f"{int(m.group(1), 16):x} {m.group(2)}")
+            n += 1
+    return lines
 
 
 # At most this many instructions before a cut that libipt lists and perf not
@@ -101,40 +151,72 @@ def compare(want, got, cuts):
 PERFCPU = re.compile(r"^\s*\[\s*(-?\d+)\]\s+(.*)$")
 
 
-def perf_insns(data):
-    """Per CPU, as perf's cpu field says (each CPU's own queue; a trace of one
-    CPU is CPU 0 whatever perf prints)."""
-    out, err, dt = run(["perf", "script", "-i", data, "--itrace=i1i", "-F", "cpu,ip,sym,symoff"])
-    ips, lines = {}, {}
+def perf_script(data):
+    """One pass of perf script over the file: every instruction (cpu, time,
+    ip, symbol) and every decode error (--itrace=i1ie). Per CPU, as perf's
+    cpu field says (each CPU's own queue; a trace of one CPU is CPU 0
+    whatever perf prints): the addresses (array "Q") and the times (None for
+    a timeless file: perf then refuses the time field, and runs without).
+    Returns (ips, times, errors, warnings, seconds)."""
+    t0 = time.monotonic()
+    ips, times, errors = {}, {}, []
+    try:
+        for line in lines_of(["perf", "script", "-i", data, "--itrace=i1ie", "-F",
+                              "cpu,time,ip"]):
+            take_perf_line(line, ips, times, errors)
+    except RuntimeError as e:
+        if "TIME attribute" not in str(e) or ips:
+            raise
+        times = None
+        for line in lines_of(["perf", "script", "-i", data, "--itrace=i1ie", "-F",
+                              "cpu,ip"]):
+            take_perf_line(line, ips, None, errors)
+    warnings = [l for l in lines_of.stderr.splitlines() if l.strip()]
+    return ips, times, errors, warnings, time.monotonic() - t0
+
+
+def take_perf_line(line, ips, times, errors):
+    """One line of perf script -F cpu[,time],ip: "[cpu] [time:] ip", or an error."""
+    if "trace error" in line:
+        errors.append(line.strip())
+        return
+    w = line.split()
+    if not w:
+        return
+    cpu = 0
+    if w[0][0] == "[":
+        c = PERFCPU.match(line)	# "[  0]" splits in two
+        if not c:
+            return
+        cpu, w = max(int(c.group(1)), 0), c.group(2).split()
+    if times is not None:
+        if len(w) < 2 or not w[0].endswith(":"):
+            return
+        t, w = float(w[0][:-1]), w[1:]
+    if not w:
+        return
+    try:
+        ip = int(w[0], 16)
+    except ValueError:
+        return
+    ips.setdefault(cpu, array("Q")).append(ip)
+    if times is not None:
+        times.setdefault(cpu, array("d")).append(t)
+
+
+def perf_lines(data, cpu, lo, hi):
+    """perf's lines lo..hi of CPU cpu's instructions (a failure's context)."""
+    out, _, _ = run(["perf", "script", "-i", data, "--itrace=i1i", "-F", "cpu,ip,sym,symoff"])
+    n, lines = 0, []
     for line in out.splitlines():
         c = PERFCPU.match(line)
-        cpu, rest = (max(int(c.group(1)), 0), c.group(2)) if c else (0, line)
+        cc, rest = (max(int(c.group(1)), 0), c.group(2)) if c else (0, line)
         m = PERF.match(rest)
-        if m:
-            ips.setdefault(cpu, []).append(int(m.group(1), 16))
-            lines.setdefault(cpu, []).append(f"{int(m.group(1), 16):x} {m.group(2).strip()}")
-    warnings = [l for l in err.splitlines() if l.strip()]
-    return ips, lines, warnings, dt
-
-
-def perf_times(data):
-    """perf's timestamps per CPU, or None when the file is timeless (no TSC packets)."""
-    p = subprocess.run(["perf", "script", "-i", data, "--itrace=i1i", "-F", "cpu,time"],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace")
-    if p.returncode != 0 and "TIME attribute" in p.stderr:
-        return None
-    times = {}
-    for l in p.stdout.splitlines():
-        c = PERFCPU.match(l)
-        cpu, rest = (max(int(c.group(1)), 0), c.group(2)) if c else (0, l)
-        if rest.strip():
-            times.setdefault(cpu, []).append(float(rest.strip().rstrip(":")))
-    return times
-
-
-def perf_errors(data):
-    out, err, _ = run(["perf", "script", "-i", data, "--itrace=e"])
-    return [l.strip() for l in out.splitlines() if "trace error" in l]
+        if m and cc == cpu:
+            if lo <= n < hi:
+                lines.append(f"{int(m.group(1), 16):x} {m.group(2).strip()}")
+            n += 1
+    return lines
 
 
 def main():
@@ -152,10 +234,8 @@ def main():
     try:
         _, exp_err, _ = run([a.ptdecode, "--elf", a.elf, "-q", "--perf-data", data,
                              a.perf_container or a.container], ok=(0, 1))
-        want, want_lines, cuts, problems, t_ipt = libipt_insns(a)
-        got, got_lines, warnings, t_perf = perf_insns(data)
-        errors = perf_errors(data)
-        times = perf_times(data)
+        want, cuts, problems, t_ipt = libipt_insns(a)
+        got, times, errors, warnings, t_perf = perf_script(data)
     except (RuntimeError, OSError) as e:
         print(f"FAIL {a.name}: {e}")
         return 1
@@ -218,13 +298,16 @@ def main():
             div, edges = divs[c]
             if div is None:
                 continue
-            wl, gl = want_lines.get(c, []), got_lines.get(c, [])
             off = sum(k for _, k in edges)	# perf's list is shorter by the cut edges before
             lo = max(0, div - CONTEXT)
+            hi = min(max(len(want.get(c, [])), len(got.get(c, [])) + off), div + CONTEXT)
+            wl = libipt_lines(a, c, lo, hi)
+            gl = perf_lines(data, c, max(0, lo - off), hi - off)
             print(f"  around it{' on CPU %d' % c if len(cpus) > 1 else ''} (index: libipt | perf):")
-            for i in range(lo, min(max(len(wl), len(gl) + off), div + CONTEXT)):
-                l = wl[i] if i < len(wl) else "-"
-                r = gl[i - off] if 0 <= i - off < len(gl) else "-"
+            for i in range(lo, hi):
+                l = wl[i - lo] if i - lo < len(wl) else "-"
+                k = i - off - max(0, lo - off)
+                r = gl[k] if 0 <= i - off and 0 <= k < len(gl) else "-"
                 print(f"  {'=>' if i == div else '  '} {i:9}: {l:40} | {r}")
         for e in errors[:5]:
             print(f"  perf: {e}")
