@@ -15,10 +15,10 @@
 #include <topaz/time.h>
 #include <topaz/arch.h>
 
-#define PSORT_KEYS	16384
+#define PSORT_KEYS	4096
 
 static u32 *keys, *merged;	/* page-allocated: a static array would grow the image */
-#define PSORT_ORDER	4	/* 64 KiB: PSORT_KEYS keys */
+#define PSORT_ORDER	2	/* 16 KiB: PSORT_KEYS keys */
 
 struct psort {
 	unsigned int ncpus;
@@ -63,7 +63,7 @@ static void psort_part(void *arg)
 	p->ran_on[part] = smp_processor_id() + 1;
 }
 
-/* Sort 16 Ki keys in one part per CPU, merge on this CPU, check the result. */
+/* Sort 4 Ki keys in one part per CPU, merge on this CPU, check the result. */
 static u64 work_psort(void)
 {
 	static struct psort p;
@@ -232,7 +232,7 @@ WORKLOAD_ALL_CPUS(slab_xcpu, work_slab_xcpu, "slab stress: objects allocated on 
 
 /* ------------------------------------------------------------------ IPIs */
 
-#define IPI_ROUNDS 200
+#define IPI_ROUNDS 64	/* each posted to every other CPU, waited for every other time */
 
 static u64 ipi_calls[NR_CPUS];	/* calls each CPU made for another */
 
