@@ -237,22 +237,26 @@ setup:
 
 # The trace container arrives on debugcon (or framed in the serial log) and
 # is decoded at the end; make run's status is topaz's.
+# make run, test and check build with every core (a make -jN of the caller's wins)
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+JFLAG = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(JOBS))
+
 run: setup
-	$(Q)$(MAKE) --no-print-directory kernel tools
+	$(Q)$(MAKE) --no-print-directory $(JFLAG) kernel tools
 	$(Q)rm -f $(BUILD)/trace.tpz; status=0; \
 	tests/qemu/boot.sh --cmdline "$$CMDLINE" --smp $(SMP) --show --debugcon $(BUILD)/trace.tpz \
 		--log $(BUILD)/serial.log || status=$$?; \
 	scripts/trace-summary.sh $(BUILD); exit $$status
 
 test: setup
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory $(JFLAG) all
 	$(Q)tests/run-all.sh
 
 # The fast tier for the edit-build-test loop: every host test, each fuzz
 # corpus replayed, one QEMU case per axis (the "fast" flag in cases.sh) and
 # the oracle's three step modes with its self-tests. make test is the whole.
 check: setup
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory $(JFLAG) all
 	$(Q)tests/run-all.sh --fast
 
 test-host: host-tests

@@ -85,7 +85,7 @@ run_fuzz_smoke() {
 	local line out n=0
 	local target=fuzz-smoke
 	[ $fast = 1 ] && target=fuzz-replay
-	out=$(make --no-print-directory -C "$here" BUILD="$build" FUZZ_JOBS="$jobs" $target 2>&1)
+	out=$(make --no-print-directory -j"$jobs" -C "$here" BUILD="$build" FUZZ_JOBS="$jobs" $target 2>&1)
 	while IFS= read -r line; do
 		case "$line" in
 		PASS\ fuzz.*) pass "${line#PASS }"; n=$((n + 1)) ;;
