@@ -23,15 +23,15 @@ PT_MODEL_SRCS := $(addprefix drivers/pt_model/,pt_packet_enc.c pt_model.c pt_mod
 	pt_model_topa.c pt_model_events.c pt_model_batch.c pt_model_profiles.c)
 TRACING_SRCS := kernel/tracing/pt_session.c kernel/tracing/trace_writer.c kernel/tracing/pt_unit.c \
 	kernel/tracing/trace_window.c kernel/tracing/mem_sink.c kernel/tracing/pt_session_options.c
-X86_SRCS := kernel/x86/x86_insn.c
+X86_SRCS := arch/x86/lib/insn.c
 ENGINE_PORTABLE_SRCS := $(addprefix kernel/trace_engine/,branch_emul.c branch_sites.c \
 	trace_engine.c engine_step.c engine_dispatch.c engine_selfcheck.c engine_cache_mem.c \
 	engine_sideband.c xlat.c)
 
 # Logic shared by the kernel and the hosted build (tests, benchmarks).
 PORTABLE_SRCS := \
-	kernel/cmdline.c kernel/kstrto.c kernel/printk.c kernel/vsprintf.c \
-	kernel/symbols.c kernel/msr.c kernel/ktest.c kernel/shutdown.c kernel/acpi.c kernel/cpumask.c \
+	kernel/cmdline.c lib/kstrto.c kernel/printk.c lib/vsprintf.c \
+	kernel/symbols.c arch/x86/msr.c kernel/ktest.c kernel/shutdown.c arch/x86/acpi.c kernel/cpumask.c \
 	mm/page_alloc.c mm/gfp.c \
 	mm/slab.c mm/slab_debug.c mm/kmalloc.c kernel/probe.c kernel/probe_handlers.c \
 	$(PT_DRIVER_SRCS) $(PT_MODEL_SRCS) $(TRACING_SRCS) $(X86_SRCS) $(ENGINE_PORTABLE_SRCS)
@@ -39,11 +39,11 @@ PORTABLE_SRCS := \
 # Freestanding only: boot, CPU, traps, devices, and the in-kernel tests.
 KERNEL_SRCS := \
 	boot/efi_main.c boot/handoff.S \
-	kernel/main.c kernel/arch_x86.c kernel/string.c kernel/entry.S \
-	kernel/gdt.c kernel/traps.c kernel/extable.c kernel/apic.c kernel/time.c \
-	kernel/smp.c kernel/smp_trampoline.S kernel/trace_engine/xlat_rt.S \
-	kernel/workload.c $(wildcard kernel/workloads/*.c) $(wildcard kernel/firmware/*.c) \
-	kernel/ksyms.c kernel/paging.c kernel/cpu.c kernel/power.c kernel/console.c kernel/panic.c \
+	kernel/main.c arch/x86/arch.c lib/string.c arch/x86/entry.S \
+	arch/x86/gdt.c arch/x86/traps.c arch/x86/extable.c arch/x86/apic.c arch/x86/time.c \
+	arch/x86/smp.c arch/x86/smp_trampoline.S kernel/trace_engine/xlat_rt.S \
+	$(wildcard kernel/workloads/*.c) $(wildcard boot/firmware/*.c) \
+	kernel/ksyms.c arch/x86/paging.c arch/x86/cpu.c arch/x86/power.c kernel/console.c kernel/panic.c \
 	kernel/crash.c drivers/serial/uart16550.c drivers/debugcon/debugcon.c drivers/pt/pt_irq.c \
 	kernel/tracing/pt_boot.c kernel/tracing/pt_ptwrite.c \
 	$(wildcard tests/kernel/*.c)

@@ -211,7 +211,7 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 		fail("GetMemoryMap", s);
 
 	bi->pt_pool_pages = pt_pool_pages_for(map, map_size, dsize);
-	/* Below 4 GiB: the other CPUs load CR3 in 32-bit code (kernel/smp.c). */
+	/* Below 4 GiB: the other CPUs load CR3 in 32-bit code (arch/x86/smp.c). */
 	mem = 0xffffffffull;
 	s = BS->AllocatePages(AllocateMaxAddress, EfiLoaderData, bi->pt_pool_pages, &mem);
 	if (s != EFI_SUCCESS)

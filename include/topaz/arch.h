@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The hardware interface every other file goes through: MSRs, CPUID, I/O
  * ports, TSC, interrupt flag. The kernel implements it with the instructions
- * (kernel/arch_x86.c); the hosted build with a fake machine (tests/host). */
+ * (arch/x86/arch.c); the hosted build with a fake machine (tests/host). */
 #ifndef TOPAZ_ARCH_H
 #define TOPAZ_ARCH_H
 

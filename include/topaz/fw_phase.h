@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The firmware phase (kernel/firmware/): before ExitBootServices, with the
+ * The firmware phase (boot/firmware/): before ExitBootServices, with the
  * firmware still owning the machine, topaz traces firmware code (built-in
  * workloads that call firmware services, fw.run=) and names every loaded
  * image in the trace. boot/efi_main.c calls it; see docs/firmware-phase.md.

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Each CPU's GDT and TSS, and its GS base (kernel/gdt.c). */
+/* Each CPU's GDT and TSS, and its GS base (arch/x86/gdt.c). */
 #ifndef TOPAZ_GDT_H
 #define TOPAZ_GDT_H
 

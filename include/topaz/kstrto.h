@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Parsing and string helpers both builds share (kernel/kstrto.c). */
+/* Parsing and string helpers both builds share (lib/kstrto.c). */
 #ifndef TOPAZ_KSTRTO_H
 #define TOPAZ_KSTRTO_H
 

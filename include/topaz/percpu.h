@@ -21,7 +21,7 @@
 
 /*
  * What GS points at on each CPU. entry.S reads @no_iret at its fixed offset
- * (PERCPU_OFF_NO_IRET); kernel/gdt.c checks the offsets against the layout.
+ * (PERCPU_OFF_NO_IRET); arch/x86/gdt.c checks the offsets against the layout.
  */
 struct percpu_hdr {
 	struct percpu_hdr *self;

@@ -49,7 +49,7 @@ void printk_capture_start(char *buf, size_t size);
 /** printk_capture_stop() - stop copying; returns the number of bytes captured */
 size_t printk_capture_stop(void);
 
-/* Formatting shared by both builds (kernel/vsprintf.c). Supports %d %i %u %x
+/* Formatting shared by both builds (lib/vsprintf.c). Supports %d %i %u %x
  * %X %o %c %s %p %% with flags -0+# space, width, precision, and the length
  * modifiers hh h l ll z t j. %pS prints a symbol ("func+0xoff"). */
 int kvsnprintf(char *buf, size_t size, const char *fmt, va_list ap);

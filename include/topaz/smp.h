@@ -2,7 +2,7 @@
 /*
  * The CPUs: which are online, and running a function on one or all of them.
  * The kernel brings the CPUs the ACPI MADT lists up with INIT-SIPI-SIPI
- * (kernel/smp.c) and calls functions on them with an IPI; the hosted build
+ * (arch/x86/smp.c) and calls functions on them with an IPI; the hosted build
  * runs the function on the calling thread as if it were that CPU.
  */
 #ifndef TOPAZ_SMP_H
@@ -110,7 +110,7 @@ void smp_stop_pending(void);
 /** cpu_apic_id() - the local APIC ID of CPU @cpu */
 u32 cpu_apic_id(unsigned int cpu);
 
-/* The kernel's bring-up (kernel/smp.c). */
+/* The kernel's bring-up (arch/x86/smp.c). */
 /**
  * smp_prepare() - read the MADT and the cpus= parameter: nr_cpu_ids
  *

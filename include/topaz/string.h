@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The string functions (kernel/string.c; libc's in the hosted build). */
+/* The string functions (lib/string.c; libc's in the hosted build). */
 #ifndef TOPAZ_STRING_H
 #define TOPAZ_STRING_H
 

@@ -108,7 +108,7 @@ struct trap_frame {
 
 /**
  * trap_set_bp_fast() - a #BP handler that runs before the general entry
- * saves all the registers (kernel/entry.S, isr_bp): it sees only the CPU's
+ * saves all the registers (arch/x86/entry.S, isr_bp): it sees only the CPU's
  * frame, may change its RIP, and returns true when it dealt with the INT3,
  * false (having changed nothing) to let the INT3 take the general path.
  * The branch-step engine's common stop. NULL removes it.

@@ -150,7 +150,7 @@ pmi_row k64o0 "64K 1-region"
 echo
 echo "ins/PMI: every instruction of pt_pmi_handle (callgrind, inclusive), fake MSR accessors included;"
 echo "\"fake MSR\": arch_rdmsr_safe + arch_wrmsr_safe inclusive (the hosted table scans); \"excl. fake\""
-echo "is the driver and kernel/msr.c (rdmsr/wrmsr and the model interceptor check, in the kernel too)"
+echo "is the driver and arch/x86/msr.c (rdmsr/wrmsr and the model interceptor check, in the kernel too)"
 echo "without them. MSR rd/wr: accesses per PMI. stops: PMIs where the trace unit hit STOP (a one-"
 echo "region ring always does). "64K 1-region": one 64 KiB region, not a target case. ns/PMI: native, approx."
 echo

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer harness: the x86-64 instruction decoder (kernel/x86/x86_insn.c).
+ * libFuzzer harness: the x86-64 instruction decoder (arch/x86/lib/insn.c).
  *
  * Feeds: the input bytes (up to one page) copied so that the last byte is the
  * last readable byte of a page followed by a PROT_NONE guard page; then

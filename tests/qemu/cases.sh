@@ -91,7 +91,7 @@ trace-translate-storm-nmi|pt=on pt.step=translate pt.profile=tigerlake pt.buf=8K
 trace-translate-fault-normal|pt=on pt.step=translate pt.buf=8K pt.region=4K pt.noretcomp pt.pmi=nmi run=slab,fixups,fault|35|PANIC: exception #PF;pt: panic: writing the trace (what was not drained yet)|trace,ends-at-fault
 trace-translate-panic-pmi-vector|pt=on pt.step=translate pt.buf=8K pt.region=4K pt.noretcomp pt.pmi=vector pt.fail_pmi=5 run=slab,sort|35|Kernel panic: pt.fail_pmi=5: a panic inside that PMI's handler;pt: panic: writing the trace|trace,ends-in-pmi
 trace-translate-smp-2|pt=on pt.step=translate pt.buf=32K pt.region=4K run=psort,slab_xcpu,ipi|33|smp: 2 of 2 CPUs online;trace: CPU 1: ;result: trace.cpu cpu=1 ;sorted, a permutation of the input;0 bad stamps, 0 failures;(want 64 each): ok;(translate-step: |fast,trace,each-cpu,smp=2
-# The firmware phase (kernel/firmware/): firmware code traced before ExitBootServices, every
+# The firmware phase (boot/firmware/): firmware code traced before ExitBootServices, every
 # module named. Built-in workloads with PMIs in firmware code; a user's EFI image
 # (tests/efi/hello.c, \EFI\tools on the boot volume) with its symbols, on another profile
 # with NMI PMIs; an image that calls ExitBootServices (the trace is written first); one that

@@ -28,7 +28,8 @@ from topaz's trace container: they must be identical.
       runtime xlat_rt_*)
 
 What is compared (see tests/qemu/oracle.sh for the why):
-  * the compared range R: every function of kernel/workloads/*.c, pt_run_traced,
+  * the compared range R: every workload's function (kernel/workloads/*.c but
+    the registry, registry.c), pt_run_traced,
     every other function the discovery boot's trace went through, and the
     firmware code pages that trace carried as sideband;
     with pt.filter, R is cut down to the filter ranges the trace header records
@@ -279,6 +280,12 @@ def cmd_xlat_filter(a):
 
 
 # ------------------------------------------------------------------ plan
+def is_workload(src):
+    """SRC ("path/file.c:line", nm -l) is a workload's: the registry that runs
+    them (kernel/workloads/registry.c) is not traced code."""
+    return '/kernel/workloads/' in src and '/kernel/workloads/registry.c:' not in src
+
+
 def cmd_plan(a):
     hdr, images = read_container(a.container)
     if not hdr['flags'] & 2:
@@ -288,7 +295,7 @@ def cmd_plan(a):
     by_name = {n: (addr, size) for addr, size, n in text}
     compared = []
     for addr, size, name, src in funcs:
-        if size and ('/kernel/workloads/' in src or name in ('pt_run_traced', 'traced_job') or
+        if size and (is_workload(src) or name in ('pt_run_traced', 'traced_job') or
                      (a.files and re.search(a.files, src))):
             compared.append((load + addr, load + addr + size, name))
     # the firmware phase (--modules: its log with fw.modules): every loaded
@@ -364,7 +371,7 @@ def cmd_plan(a):
         'load': load, 'compared': compared, 'images': images,
         'begin': windows[0][0], 'end': windows[0][1], 'windows': windows,
         'isr_stubs': stubs, 'isr_exit': load + exit_ip,
-        # the branch-step engine's common stop leaves #BP there (kernel/entry.S)
+        # the branch-step engine's common stop leaves #BP there (arch/x86/entry.S)
         'bp_done': load + by_name['isr_bp_done'][0],
     }
     with open(a.out, 'w') as f:

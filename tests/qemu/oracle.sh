@@ -42,7 +42,8 @@
 # - QEMU logs each translation block it runs whose start is in the -dfilter
 #   ranges (-d exec), and each block's instructions when it translates it
 #   (-d in_asm), so every executed instruction is known, whatever the block
-#   size. The ranges: the functions of kernel/workloads/*.c, pt_run_traced,
+#   size. The ranges: the workloads' functions (kernel/workloads/*.c but the
+#   registry, registry.c), pt_run_traced,
 #   the other functions and firmware pages found above; plus isr_stubs and the
 #   return paths of isr_common and isr_bp, to see where interrupt and
 #   exception handlers (not traced) start and end: what runs inside them is
@@ -71,7 +72,7 @@
 #   in traced_job (one per job run_on_each_cpu() gives it, through
 #   pt_trace_end's call or tail jump). Its own discovery boot (-smp N); as the
 #   paths taken there depend on timing, every function of mm/slab.c,
-#   mm/page_alloc.c and kernel/smp.c is in the compared range too. The
+#   mm/page_alloc.c and arch/x86/smp.c is in the compared range too. The
 #   engine's count is each CPU's ("result: trace.cpu cpu=N ... insns=").
 # - Translate mode (NAME-translate, pt.step=translate pt.translate_map): the
 #   traced code runs in each CPU's code cache, a copy of it, so QEMU logs the
@@ -122,7 +123,7 @@ work_dense="sort,recursion,dispatch,timer,slab,fixups,sort"
 # On several CPUs: the workloads that run on all of them.
 work_smp="psort,slab_xcpu,ipi"
 work_smp_short="slab_xcpu,ipi"
-smp_files='/(mm/slab\.c|mm/page_alloc\.c|kernel/smp\.c):'
+smp_files='/(mm/slab\.c|mm/page_alloc\.c|arch/x86/smp\.c):'
 # The self-tests decode these configurations' traces with one TNT bit
 # flipped: the comparison must fail. CONFIGURATION:STEP:RESULT-NAME
 selftests="skylake-retcomp-nofilter-single:single:selftest skylake-retcomp-nofilter-translate:translate:selftest-translate"
@@ -322,7 +323,7 @@ one_fw() {
 	wait
 	if [ $status != 33 ] || ! df=$(python3 "$py" plan --elf "$elf" --ptdecode "$tool" \
 			--container "$dir/$name.discovery.tpz" --modules "$dir/$name.discovery.log" \
-			--files 'kernel/firmware/' --out "$plan" 2>"$dir/$name.plan.err"); then
+			--files 'boot/firmware/' --out "$plan" 2>"$dir/$name.plan.err"); then
 		echo "FAIL oracle.$name: the discovery boot ended with status $status, or no plan from it (log: $dir/$name.discovery.log)" >"$res"
 		return
 	fi

@@ -102,7 +102,7 @@ void idt_init(void)
 }
 
 /*
- * The firmware phase (kernel/firmware/): topaz's IDT stands in for the
+ * The firmware phase (boot/firmware/): topaz's IDT stands in for the
  * firmware's while boot services are live, with the firmware's code
  * selector and no IST stacks (the firmware's TSS has none). A vector topaz
  * has no handler for goes on to the firmware's own gate (its timer, its

@@ -1,6 +1,6 @@
 /*
  * The application processors' way from the SIPI to the kernel. This is data
- * to the kernel: kernel/smp.c copies it to a page below 1 MiB (reserved from
+ * to the kernel: arch/x86/smp.c copies it to a page below 1 MiB (reserved from
  * the firmware before ExitBootServices), fills in the fields at its end and
  * points the SIPI at that page. Only offsets from the start are used, so the
  * copy runs wherever it lands: real mode finds its base in CS, and keeps it
@@ -66,7 +66,7 @@ tr_gdtr:
 	.balign 8
 	.globl smp_tr_fields
 	.hidden smp_tr_fields
-/* struct smp_tr_fields in kernel/smp.c: keep in step */
+/* struct smp_tr_fields in arch/x86/smp.c: keep in step */
 smp_tr_fields:
 tr_far32:	.long 0, 0x08			/* filled in: base + tr_prot32 */
 tr_far64:	.long 0, 0x18			/* filled in: base + tr_long64 */

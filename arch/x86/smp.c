@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The other CPUs: found in the ACPI MADT, started with INIT-SIPI-SIPI through
- * the real-mode trampoline (kernel/smp_trampoline.S, copied to the page below
+ * the real-mode trampoline (arch/x86/smp_trampoline.S, copied to the page below
  * 1 MiB that boot/ reserved from the firmware), each with its own GDT, TSS and
  * IST stacks (guard pages under them), the shared IDT, its local APIC and
  * timer, and its per-CPU header in GS. Then they wait in HLT for calls
