@@ -9,8 +9,8 @@
 # One "PASS|FAIL oracle.NAME: ..." line per configuration, out of every
 # profile x RET compression on/off x filter on/off (broadwell has no IP
 # filtering): in single-step mode five of them, one per feature (see
-# configs()), and in branch-step mode the broadwell ones and, for the
-# other profiles, retcomp-nofilter and noretcomp-filter (--full: all of them);
+# configs()), and in branch-step mode the broadwell ones,
+# skylake-retcomp-nofilter and arrowlake-noretcomp-filter (--full: all of them);
 # in translate mode (pt.step=translate) four of them, one per profile (--full:
 # all of them and one on two CPUs).
 # Some add: small ToPA buffers (PMIs in traced code), timing packets, PMIs as
@@ -176,10 +176,15 @@ configs() {
 	for filt in nofilter filter; do
 	for rc in retcomp noretcomp; do
 		[ $prof = broadwell ] && [ $filt = filter ] && continue
-		# branch-step (slower: it needs -d nochain) on a diagonal, unless --full
-		if [ $step = branch ] && [ $full = 0 ] && [ $prof != broadwell ] &&
-		   [ $rc-$filt != retcomp-nofilter ] && [ $rc-$filt != noretcomp-filter ]; then
-			continue
+		# branch-step (slower: it needs -d nochain; the fallback of the
+		# default mode, translate) each feature once, unless --full: both
+		# broadwell ones (single-entry ToPA), timing packets with NMI PMIs
+		# (skylake) and an IP filter with a range (arrowlake)
+		if [ $step = branch ] && [ $full = 0 ] && [ $prof != broadwell ]; then
+			case $prof-$rc-$filt in
+			skylake-retcomp-nofilter|arrowlake-noretcomp-filter) ;;
+			*) continue ;;
+			esac
 		fi
 		# single-step (the slowest mode, no longer the default): the
 		# self-test's base and one per feature (single-entry ToPA with NMI
