@@ -273,13 +273,23 @@ done | sort -nu | tr '\n' ' ')
 discover="pt=on run=$work pt.profile=arrowlake pt.ptw=1 probe=vm.kmalloc:trace"
 discover_smp="pt=on run=$([ $full = 1 ] && echo "$work_smp" || echo "$work_smp_short") pt.profile=arrowlake pt.pmi=nmi pt.buf=16K pt.region=4K"
 declare -A dfilter
+# the discovery boots at once (each machine's own), then their plans
+discovery_boot() {
+	local n=$1 tag=discovery cmd=$discover
+	[ "$n" -gt 1 ] && tag=discovery-smp$n cmd=$discover_smp
+	"$here/tests/qemu/boot.sh" --smp "$n" --cmdline "$cmd" --log "$dir/$tag.log" \
+		--debugcon "$dir/$tag.tpz" --timeout 180 >"$dir/$tag.out" 2>&1
+	echo $? >"$dir/$tag.status"
+}
+for n in $(tr ' ' '\n' <<<"$smps" | sort -nu); do
+	discovery_boot "$n" &
+done
+wait
 for n in $(tr ' ' '\n' <<<"$smps" | sort -nu); do
 	tag=discovery cmd=$discover plan=$dir/plan.json
 	[ "$n" -gt 1 ] && tag=discovery-smp$n cmd=$discover_smp plan=$dir/plan-smp$n.json
-	"$here/tests/qemu/boot.sh" --smp "$n" --cmdline "$cmd" --log "$dir/$tag.log" \
-		--debugcon "$dir/$tag.tpz" --timeout 180 >"$dir/$tag.out" 2>&1
-	status=$?
-	[ $status = 33 ] || fail_setup "the discovery boot (-smp $n $cmd) ended with status $status (log: $dir/$tag.log)"
+	status=$(cat "$dir/$tag.status")
+	[ "$status" = 33 ] || fail_setup "the discovery boot (-smp $n $cmd) ended with status $status (log: $dir/$tag.log)"
 	# on several CPUs the paths taken depend on timing (a lock's holder, a
 	# full CPU array): every function of the code they share is compared
 	files=()
@@ -424,13 +434,9 @@ done < <(configs)
 wait
 
 # The self-tests: a trace with one branch outcome wrong must not pass.
-for st in $selftests; do
-	IFS=: read -r cfg ststep stname <<<"$st"
-	if ! printf '%s\n' "${names[@]}" | grep -qx "$cfg" || ! grep -q '^PASS ' "$dir/$cfg.result"; then
-		continue
-	fi
-	names+=("$stname")
-	xargs=()
+# one self-test: configuration CFG's trace (STEP) with a TNT bit flipped, as NAME
+selftest_one() {
+	local cfg=$1 ststep=$2 stname=$3 why status div xargs=()
 	[ "$ststep" = translate ] && xargs=(--xlat-map "$dir/$cfg.log")
 	{
 		why=$(python3 "$py" corrupt --ptdecode "$tool" --container "$dir/$cfg.tpz" --out "$dir/$stname.tpz" 2>&1)
@@ -450,14 +456,24 @@ for st in $selftests; do
 		--perf-container "$dir/$cfg.tpz" --name "oracle.perf.$stname" --expect-divergence \
 		>"$dir/$stname.perf" 2>&1
 	[ $keep = 1 ] || rm -f "$dir/$cfg.qlog" "$dir/$cfg.qlog.insn" "$dir/$cfg.insn"
+}
+# (they run at once, beside perf on the discovery boot's trace)
+for st in $selftests; do
+	IFS=: read -r cfg ststep stname <<<"$st"
+	if ! printf '%s\n' "${names[@]}" | grep -qx "$cfg" || ! grep -q '^PASS ' "$dir/$cfg.result"; then
+		continue
+	fi
+	names+=("$stname")
+	selftest_one "$cfg" "$ststep" "$stname" &
 done
 
 # perf on the discovery boot's trace too (no QEMU log: perf against libipt only)
 if [ "$only" = '*' ]; then
 	python3 "$perf_py" --ptdecode "$tool" --elf "$elf" --container "$dir/discovery.tpz" \
-		--name oracle.perf.discovery >"$dir/discovery.perf" 2>&1
+		--name oracle.perf.discovery >"$dir/discovery.perf" 2>&1 &
 	names+=(discovery)
 fi
+wait
 
 passed=0 failed=0 insns=0 perf_insns=0
 for name in "${names[@]}"; do
