@@ -272,38 +272,56 @@ done | sort -nu | tr '\n' ' ')
 # one for each machine (-smp N: its workloads on every CPU, all CPUs' traces).
 discover="pt=on run=$work pt.profile=arrowlake pt.ptw=1 probe=vm.kmalloc:trace"
 discover_smp="pt=on run=$([ $full = 1 ] && echo "$work_smp" || echo "$work_smp_short") pt.profile=arrowlake pt.pmi=nmi pt.buf=16K pt.region=4K"
-declare -A dfilter
-# the discovery boots at once (each machine's own), then their plans
-discovery_boot() {
-	local n=$1 tag=discovery cmd=$discover
-	[ "$n" -gt 1 ] && tag=discovery-smp$n cmd=$discover_smp
-	"$here/tests/qemu/boot.sh" --smp "$n" --cmdline "$cmd" --log "$dir/$tag.log" \
-		--debugcon "$dir/$tag.tpz" --timeout 180 >"$dir/$tag.out" 2>&1
-	echo $? >"$dir/$tag.status"
-}
-for n in $(tr ' ' '\n' <<<"$smps" | sort -nu); do
-	discovery_boot "$n" &
-done
-wait
-for n in $(tr ' ' '\n' <<<"$smps" | sort -nu); do
-	tag=discovery cmd=$discover plan=$dir/plan.json
+# One machine's discovery (-smp N): its boot, then its plan; the compared
+# ranges (QEMU's -dfilter) go to $dir/dfilter-N, or why not to
+# $dir/dfilter-N.fail.
+discover_machine() {
+	local n=$1 tag=discovery cmd=$discover plan=$dir/plan.json status df files=()
 	[ "$n" -gt 1 ] && tag=discovery-smp$n cmd=$discover_smp plan=$dir/plan-smp$n.json
-	status=$(cat "$dir/$tag.status")
-	[ "$status" = 33 ] || fail_setup "the discovery boot (-smp $n $cmd) ended with status $status (log: $dir/$tag.log)"
+	"$here/tests/qemu/boot.sh" --smp "$n" --cmdline "$cmd" --log "$dir/$tag.log" \
+		--debugcon "$dir/$tag.tpz" --timeout $((n > 1 ? 300 : 180)) >"$dir/$tag.out" 2>&1
+	status=$?
+	if [ $status != 33 ]; then
+		echo "the discovery boot (-smp $n $cmd) ended with status $status (log: $dir/$tag.log)" >"$dir/dfilter-$n.fail"
+		return
+	fi
 	# on several CPUs the paths taken depend on timing (a lock's holder, a
 	# full CPU array): every function of the code they share is compared
-	files=()
 	[ "$n" -gt 1 ] && files=(--files "$smp_files")
-	dfilter[$n]=$(python3 "$py" plan --elf "$elf" --ptdecode "$tool" --container "$dir/$tag.tpz" \
-		"${files[@]}" --out "$plan") || fail_setup "no plan from the discovery boot (-smp $n)"
-	[ "$n" = 1 ] || continue
+	if df=$(python3 "$py" plan --elf "$elf" --ptdecode "$tool" --container "$dir/$tag.tpz" \
+			"${files[@]}" --out "$plan"); then
+		echo "$df" >"$dir/dfilter-$n.tmp" && mv "$dir/dfilter-$n.tmp" "$dir/dfilter-$n"
+	else
+		echo "no plan from the discovery boot (-smp $n)" >"$dir/dfilter-$n.fail"
+	fi
+}
+# The compared ranges of machine N, once its discovery is done (printed), or
+# status 1 with why in $dir/dfilter-N.fail.
+dfilter_of() {
+	local n=$1 waited=0
+	until [ -e "$dir/dfilter-$n" ] || [ -e "$dir/dfilter-$n.fail" ]; do
+		sleep 1
+		waited=$((waited + 1))
+		[ $waited -lt 1200 ] || { echo "no discovery after $waited s" >"$dir/dfilter-$n.fail"; break; }
+	done
+	[ -e "$dir/dfilter-$n" ] && cat "$dir/dfilter-$n"
+}
+# The machines of several CPUs discover in the background (not children this
+# shell waits for: the configurations' job count stays right), while the
+# one-CPU configurations run; theirs wait for it (dfilter_of()).
+for n in $(tr ' ' '\n' <<<"$smps" | sort -nu); do
+	[ "$n" = 1 ] || ( discover_machine "$n" & )
+done
+if [[ " $smps " == *" 1 "* ]]; then
+	discover_machine 1
+	[ -e "$dir/dfilter-1" ] || fail_setup "$(cat "$dir/dfilter-1.fail")"
 	op_span=$(python3 -c '
 import json, sys
 p = json.load(open(sys.argv[1]))
 r = {n: (lo, hi) for lo, hi, n in p["compared"]}
 lo, hi = r["op_add"][0], r["op_rot"][1]
 print(f"{lo:#x}/{hi - lo:#x}")' "$dir/plan.json") || fail_setup "no op_add..op_rot in the plan"
-done
+fi
 
 # Translate mode: the code caches' ranges, from the xlat-map lines of
 # configuration NAME's discovery boot (exit STATUS) with PLAN; printed, or
@@ -386,7 +404,10 @@ one() {
 	fi
 	# several CPUs: a host thread each (MTTCG), each logs into a file of its own
 	[ "$smp" -gt 1 ] && d+=",tid" qlog=$dir/$name.qlog.%d plan=$dir/plan-smp$smp.json
-	df=${dfilter[$smp]}
+	if ! df=$(dfilter_of "$smp"); then
+		echo "FAIL oracle.$name: $(cat "$dir/dfilter-$smp.fail")" >"$res"
+		return
+	fi
 	if [ "$step" = translate ]; then
 		# where the code caches are (fixed for one command line): a
 		# discovery boot of this configuration, its xlat-map lines
