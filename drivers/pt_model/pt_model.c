@@ -26,6 +26,12 @@ DEFINE_PER_CPU(struct pt_model, pt_model_cpu) = PER_CPU_INIT({
 });
 
 static u32 real_max_leaf;
+/*
+ * The CPU that installed the model (pt_model_init_profile()): its profile,
+ * configuration and hook are what every other CPU copies when it brings up
+ * its own unit (pt_model_init_this_cpu()).
+ */
+static unsigned int install_cpu;
 
 /* ------------------------------------------------------------ entry/exit */
 
@@ -360,6 +366,7 @@ int pt_model_init_profile(const struct pt_profile *prof, bool force)
 	}
 	arch_cpuid(0, 0, &r);
 	real_max_leaf = r.eax;
+	install_cpu = smp_processor_id();
 	m->prof = prof;
 	pt_model_reset();
 	m->installed = true;
@@ -449,9 +456,9 @@ void pt_model_get_stats_cpu(unsigned int cpu, struct pt_model_stats *st)
 void pt_model_init_this_cpu(void)
 {
 	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
-	const struct pt_model *boot = per_cpu_ptr(pt_model_cpu, 0);
+	const struct pt_model *boot = per_cpu_ptr(pt_model_cpu, install_cpu);
 
-	if (!boot->installed || smp_processor_id() == 0)
+	if (!boot->installed || smp_processor_id() == install_cpu)
 		return;
 	m->prof = boot->prof;
 	m->cfg = boot->cfg;
