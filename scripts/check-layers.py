@@ -127,26 +127,33 @@ def check_includes(root, rules):
     return bad
 
 
-def object_symbols(path):
-    out = subprocess.run(["nm", path], capture_output=True, text=True, check=True).stdout
-    defined, used = set(), set()
+def object_symbols(paths):
+    """{path: (symbols defined, symbols used)} of the objects, from one nm run."""
+    syms = {p: (set(), set()) for p in paths}
+    out = subprocess.run(["nm", "-A", *paths], capture_output=True, text=True, check=True).stdout
     for line in out.splitlines():
-        parts = line.split()
+        path, _, rest = line.partition(": ") if ": " in line else line.partition(":")
+        parts = rest.split()
+        if path not in syms:
+            continue
+        defined, used = syms[path]
         if len(parts) == 3 and parts[1] in "TDBRGSV" and parts[1].isupper():
             defined.add(parts[2])
         elif len(parts) == 2 and parts[0] == "U":
             used.add(parts[1])
-    return defined, used
+    return syms
 
 
 def check_calls(objdir, rules):
-    objs = {}
+    paths = {}
     for dp, _, files in os.walk(objdir):
         for f in files:
             if f.endswith(".o"):
                 rel = os.path.relpath(os.path.join(dp, f), objdir)[:-2]	# drivers/pt/pt.c
                 if rel.split("/", 1)[0] in SRC_DIRS:
-                    objs[rel] = object_symbols(os.path.join(dp, f))
+                    paths[os.path.join(dp, f)] = rel
+    syms = object_symbols(sorted(paths)) if paths else {}
+    objs = {rel: syms[p] for p, rel in paths.items()}
     if not objs:
         return [f"{objdir}: no kernel objects (make kernel first)"]
     owner = {}
@@ -204,13 +211,12 @@ def self_test(root, rules_path, objdir):
                   f" is named: {added[0].split(': ', 1)[1]}")
         if objdir:
             # a unit calls a symbol of a unit it may not use: one more object
-            syms = {}
-            for dp, _, files in os.walk(objdir):
-                for f in files:
-                    if f.endswith(".o") and os.path.relpath(dp, objdir).startswith(owner):
-                        syms.setdefault(owner, set()).update(
-                            object_symbols(os.path.join(dp, f))[0])
-            target = sorted(s for s in syms.get(owner, ()) if not s.startswith("_"))[:1]
+            mine = [os.path.join(dp, f) for dp, _, files in os.walk(objdir) for f in files
+                    if f.endswith(".o") and os.path.relpath(dp, objdir).startswith(owner)]
+            defined = set()
+            for d, _ in (object_symbols(mine).values() if mine else ()):
+                defined |= d
+            target = sorted(s for s in defined if not s.startswith("_"))[:1]
             objcopy = os.path.join(tmp, "objects")
             shutil.copytree(objdir, objcopy, ignore=shutil.ignore_patterns("*.d"))
             src = os.path.join(tmp, "call.c")

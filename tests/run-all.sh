@@ -67,15 +67,21 @@ run_host() {
 # kernel objects' calls, and the check's own test: it must name an include
 # and a call added against the rules.
 run_layers() {
+	tally "" < <(python3 "$here/scripts/check-layers.py" --objects "$build/k" 2>&1
+		     python3 "$here/scripts/check-layers.py" --self-test --objects "$build/k" 2>&1)
+}
+
+# Count the "PASS NAME..." and "FAIL NAME..." lines of standard input; echo
+# the others, after PREFIX.
+tally() {
 	local line
 	while IFS= read -r line; do
 		case "$line" in
 		PASS\ *) pass "${line#PASS }" ;;
 		FAIL\ *) fail "${line#FAIL }" ;;
-		*) echo "$line" ;;
+		*) echo "$1$line" ;;
 		esac
-	done < <(python3 "$here/scripts/check-layers.py" --objects "$build/k" 2>&1
-		 python3 "$here/scripts/check-layers.py" --self-test --objects "$build/k" 2>&1)
+	done
 }
 
 # The libFuzzer harnesses (make fuzz-smoke): each replays its committed
@@ -388,14 +394,7 @@ run_qemu() {
 
 # The fidelity oracle: QEMU's log of executed instructions against the decoded trace.
 run_oracle() {
-	local line
-	while IFS= read -r line; do
-		case "$line" in
-		PASS\ *) pass "${line#PASS }" ;;
-		FAIL\ *) fail "${line#FAIL }" ;;
-		*) echo "  $line" ;;
-		esac
-	done < <("$here/tests/qemu/oracle.sh" -j "$jobs" $([ $fast = 1 ] && echo --fast))
+	tally "  " < <("$here/tests/qemu/oracle.sh" -j "$jobs" $([ $fast = 1 ] && echo --fast))
 }
 
 # each part's wall time, for the line before the summary
