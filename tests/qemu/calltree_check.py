@@ -331,6 +331,14 @@ def main():
         if line[0] == "?":
             line = line[2:]  # speculative: ptdecode counts it like any other
         f = line.split()
+        # Most lines: no call or return, nothing pending, in the function
+        # the top frame already runs: one more instruction on the same stack.
+        if st.key is not None and st.pending is None and f[-1] != "call" and f[-1] != "ret":
+            fname, sep, _ = f[1].rpartition("+0x")
+            if sep and fname in seen and st.bases[-1] == fname and not st.hidden[-1]:
+                st.profile[st.key] += 1
+                st.insns += 1
+                continue
         ip = int(f[0], 16)
         cls = f[-1] if f[-1] in CLASSES else None
         # the raw bytes are the fields between the symbol and the class

@@ -442,6 +442,16 @@ one() {
 	fi
 }
 
+# The configurations the longest first, so that the last ones to finish are
+# short and no core waits alone at the end: the firmware phase's (two boots
+# each), then several CPUs' (their discovery runs meanwhile), the dense
+# interrupts', then the rest in their order.
+longest_first() {
+	awk -F'|' '{ w = 0
+		if ($3 ~ /^fw:/) w = 3; else if ($4 > 1) w = 2; else if ($1 ~ /-dense-/) w = 1
+		printf "%d|%s\n", w, $0 }' | sort -s -t'|' -k1,1nr | cut -d'|' -f2-
+}
+
 names=()
 running=0
 while IFS='|' read -r name step w smp extra; do
@@ -451,7 +461,7 @@ while IFS='|' read -r name step w smp extra; do
 	one "$name" "$step" "$w" "$smp" "$extra" &
 	running=$((running + 1))
 	if [ $running -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
-done < <(configs)
+done < <(configs | longest_first)
 wait
 
 # The self-tests: a trace with one branch outcome wrong must not pass.
