@@ -161,18 +161,40 @@ def perf_script(data):
     t0 = time.monotonic()
     ips, times, errors = {}, {}, []
     try:
-        for line in lines_of(["perf", "script", "-i", data, "--itrace=i1ie", "-F",
-                              "cpu,time,ip"]):
-            take_perf_line(line, ips, times, errors)
+        read_perf(lines_of(["perf", "script", "-i", data, "--itrace=i1ie", "-F", "cpu,time,ip"]),
+                  ips, times, errors)
     except RuntimeError as e:
         if "TIME attribute" not in str(e) or ips:
             raise
         times = None
-        for line in lines_of(["perf", "script", "-i", data, "--itrace=i1ie", "-F",
-                              "cpu,ip"]):
-            take_perf_line(line, ips, None, errors)
+        read_perf(lines_of(["perf", "script", "-i", data, "--itrace=i1ie", "-F", "cpu,ip"]),
+                  ips, None, errors)
     warnings = [l for l in lines_of.stderr.splitlines() if l.strip()]
     return ips, times, errors, warnings, time.monotonic() - t0
+
+
+def read_perf(lines, ips, times, errors):
+    """perf script's lines into ips (and times): the usual "[000] T: IP" (or
+    "[000] IP") in line, anything else through take_perf_line()."""
+    n = 3 if times is not None else 2
+    cur, ipa, ta = None, None, None
+    for line in lines:
+        w = line.split()
+        if len(w) == n:
+            c = w[0]
+            if c[0] == "[" and c[-1] == "]" and c[1:-1].isdigit() and (n == 2 or w[1][-1] == ":"):
+                if c != cur:
+                    cpu = int(c[1:-1])
+                    ipa = ips.setdefault(cpu, array("Q"))
+                    if times is not None:
+                        ta = times.setdefault(cpu, array("d"))
+                    cur = c
+                ipa.append(int(w[-1], 16))
+                if ta is not None:
+                    ta.append(float(w[1][:-1]))
+                continue
+        take_perf_line(line, ips, times, errors)
+        cur = None	# (it may have added a CPU's arrays)
 
 
 def take_perf_line(line, ips, times, errors):
@@ -184,11 +206,15 @@ def take_perf_line(line, ips, times, errors):
     if not w:
         return
     cpu = 0
-    if w[0][0] == "[":
-        c = PERFCPU.match(line)	# "[  0]" splits in two
-        if not c:
-            return
-        cpu, w = max(int(c.group(1)), 0), c.group(2).split()
+    w0 = w[0]
+    if w0[0] == "[":
+        if w0[-1] == "]" and len(w0) > 2:	# "[000]"
+            cpu, w = max(int(w0[1:-1]), 0), w[1:]
+        else:
+            c = PERFCPU.match(line)	# "[  0]" splits in two
+            if not c:
+                return
+            cpu, w = max(int(c.group(1)), 0), c.group(2).split()
     if times is not None:
         if len(w) < 2 or not w[0].endswith(":"):
             return
