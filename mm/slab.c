@@ -1371,7 +1371,7 @@ static void slabinfo_show_one(struct kmem_cache *s, void *arg)
 	printk("%-19s %13lu %10lu %9u %12u %14u : slabdata %14lu %11lu %12lu : cpu %8lu : errors %llu\n",
 	       si.name, si.active_objs, si.num_objs, si.objsize, si.objperslab, si.pagesperslab,
 	       si.active_slabs, si.num_slabs, si.nr_free, si.cpu_cached,
-	       (unsigned long long)si.errors);
+	       si.errors);
 }
 
 void slabinfo_show(void)

@@ -126,7 +126,7 @@ int pt_boot_init(const struct boot_info *bi)
 	active = true;
 	pr_info("tracing with %s, %lluK buffer (%s), %s mode, sink %s\n",
 		unit.model ? "the software trace unit" : "Intel PT",
-		(unsigned long long)(pt_opts.buf_size >> 10),
+		pt_opts.buf_size >> 10,
 		pt_event_single_range(&this_cpu_ptr(pt_streams)->event) ? "single-range" : "ToPA",
 		pt_session_opts.snapshot ? "snapshot" : "normal",
 		sink_kind == PT_SINK_SERIAL ? "serial" : sink_kind == PT_SINK_MEMORY ? "memory" :
@@ -172,9 +172,9 @@ u64 pt_run_traced(const struct workload *w)
 	WRITE_ONCE(window_open, false);
 	t3 = __builtin_ia32_rdtsc();
 	pr_info("trace: %s ran traced in %llu us (starting the trace %llu us, stopping it %llu us)\n",
-		w->name, (unsigned long long)(tsc_to_ns(t2 - t1) / 1000),
-		(unsigned long long)(tsc_to_ns(t1 - t0) / 1000),
-		(unsigned long long)(tsc_to_ns(t3 - t2) / 1000));
+		w->name, tsc_to_ns(t2 - t1) / 1000,
+		tsc_to_ns(t1 - t0) / 1000,
+		tsc_to_ns(t3 - t2) / 1000);
 	return r;
 }
 
@@ -263,20 +263,20 @@ static void gather_cpu(unsigned int cpu, const struct trace_engine_ops *engine,
 	sum->truncations += ds.truncations;
 	sum->errors += ds.errors;
 	pr_info("trace: CPU %u: %llu instructions, %llu bytes, %llu lost, %llu PMIs\n", cpu,
-		(unsigned long long)st.insns, (unsigned long long)bytes,
-		(unsigned long long)stream->lost_bytes, (unsigned long long)ds.pmis);
+		st.insns, bytes,
+		stream->lost_bytes, ds.pmis);
 	if (st.missed)
 		pr_warn("trace: CPU %u ran past %llu INT3s without stopping, the first at %pS: "
 			"the trace lacks those branches and will not decode there\n", cpu,
-			(unsigned long long)st.missed, (void *)(uintptr_t)st.missed_ip);
+			st.missed, (void *)(uintptr_t)st.missed_ip);
 	if (engine)
 		pr_info("result: trace.cpu cpu=%u delivered=%llu lost=%llu pmis=%llu insns=%llu\n", cpu,
-			(unsigned long long)bytes, (unsigned long long)stream->lost_bytes,
-			(unsigned long long)ds.pmis, (unsigned long long)st.insns);
+			bytes, stream->lost_bytes,
+			ds.pmis, st.insns);
 	else
 		pr_info("result: trace.cpu cpu=%u delivered=%llu lost=%llu pmis=%llu\n", cpu,
-			(unsigned long long)bytes, (unsigned long long)stream->lost_bytes,
-			(unsigned long long)ds.pmis);
+			bytes, stream->lost_bytes,
+			ds.pmis);
 }
 
 /* The engine's totals over the traced CPUs. */
@@ -286,22 +286,22 @@ static void print_engine_report(const struct trace_engine_stats *st, unsigned in
 		"%llu INT3s written, %llu run by handlers, %llu fallbacks), "
 		"%llu interrupts/exceptions (%llu before the next stop after another's return), "
 		"%llu firmware pages%s\n",
-		(unsigned long long)st->insns, (unsigned long long)st->branches,
-		(unsigned long long)(st->db_traps + st->bp_traps),
+		st->insns, st->branches,
+		st->db_traps + st->bp_traps,
 		st->mode == TRACE_STEP_TRANSLATE ? "translate" :
 		st->mode == TRACE_STEP_BRANCH ? "branch" : "single",
-		(unsigned long long)st->db_traps, (unsigned long long)st->bp_traps,
-		(unsigned long long)st->sites, (unsigned long long)st->nested,
-		(unsigned long long)st->fallbacks, (unsigned long long)st->async,
-		(unsigned long long)st->async_chained, (unsigned long long)st->foreign_pages,
+		st->db_traps, st->bp_traps,
+		st->sites, st->nested,
+		st->fallbacks, st->async,
+		st->async_chained, st->foreign_pages,
 		ncpus > 1 ? ", all CPUs" : "");
 	if (st->mode == TRACE_STEP_TRANSLATE)
 		pr_info("trace: translate: %llu blocks in %llu bytes of code cache (%llu resets), "
 			"%llu record batches, %llu indirect targets looked up out of line, "
 			"%llu exits to branch-step\n",
-			(unsigned long long)st->xlat_blocks, (unsigned long long)st->xlat_code,
-			(unsigned long long)st->xlat_resets, (unsigned long long)st->xlat_flushes,
-			(unsigned long long)st->xlat_misses, (unsigned long long)st->xlat_exits);
+			st->xlat_blocks, st->xlat_code,
+			st->xlat_resets, st->xlat_flushes,
+			st->xlat_misses, st->xlat_exits);
 }
 
 /* The session's totals, for people and (the "result:" lines) for scripts. */
@@ -313,34 +313,34 @@ static void print_report(const struct trace_engine_ops *engine, const struct cpu
 		print_engine_report(st, sum->ncpus);
 	pr_info("trace: %llu bytes (%llu of them padding), %llu lost, %llu PMIs (%llu stale), "
 		"%llu truncations, %llu errors\n",
-		(unsigned long long)sum->bytes, (unsigned long long)sum->pad,
-		(unsigned long long)sum->lost, (unsigned long long)sum->pmis,
-		(unsigned long long)sum->stale, (unsigned long long)sum->truncations,
-		(unsigned long long)sum->errors);
+		sum->bytes, sum->pad,
+		sum->lost, sum->pmis,
+		sum->stale, sum->truncations,
+		sum->errors);
 	/* the same, for scripts: one "result:" line per subsystem, key=value */
 	if (engine)
 		pr_info("result: trace.engine insns=%llu branches=%llu async=%llu async_chained=%llu "
 			"async_chained_ran=%llu fallbacks=%llu missed=%llu\n",
-			(unsigned long long)st->insns, (unsigned long long)st->branches,
-			(unsigned long long)st->async, (unsigned long long)st->async_chained,
-			(unsigned long long)st->async_chained_ran, (unsigned long long)st->fallbacks,
-			(unsigned long long)st->missed);
+			st->insns, st->branches,
+			st->async, st->async_chained,
+			st->async_chained_ran, st->fallbacks,
+			st->missed);
 	pr_info("result: trace.session delivered=%llu lost=%llu padding=%llu pmis=%llu truncations=%llu\n",
-		(unsigned long long)sum->bytes, (unsigned long long)sum->lost,
-		(unsigned long long)sum->pad, (unsigned long long)sum->pmis,
-		(unsigned long long)sum->truncations);
+		sum->bytes, sum->lost,
+		sum->pad, sum->pmis,
+		sum->truncations);
 	if (sum->unit_counts) {
 		/* what the driver cannot know: the trace unit's own count */
 		pr_info("trace unit: %llu bytes produced, %llu stored, %llu lost; %llu PMIs signalled\n",
-			(unsigned long long)sum->unit.produced, (unsigned long long)sum->unit.stored,
-			(unsigned long long)sum->unit.lost, (unsigned long long)sum->unit.pmis);
+			sum->unit.produced, sum->unit.stored,
+			sum->unit.lost, sum->unit.pmis);
 		pr_info("result: trace.unit produced=%llu stored=%llu lost=%llu pmis=%llu\n",
-			(unsigned long long)sum->unit.produced, (unsigned long long)sum->unit.stored,
-			(unsigned long long)sum->unit.lost, (unsigned long long)sum->unit.pmis);
+			sum->unit.produced, sum->unit.stored,
+			sum->unit.lost, sum->unit.pmis);
 	}
 	if (sink_kind == PT_SINK_MEMORY)
 		pr_info("trace: container in memory at %#lx, %llu bytes\n", (unsigned long)mem_sink.buf,
-			(unsigned long long)mem_sink.len);
+			mem_sink.len);
 }
 
 void pt_boot_finish(void)

@@ -106,19 +106,19 @@ static void check_trailer(struct ptd_container *c, const struct tpz_rec *h, size
 	if (t->trace_bytes != c->trace_bytes)
 		ptd_diag_add(&c->diags, h->seq, off,
 			     "trailer total mismatch: %llu bytes of trace data announced, %llu intact",
-			     (unsigned long long)t->trace_bytes, (unsigned long long)c->trace_bytes);
+			     t->trace_bytes, c->trace_bytes);
 	if (t->lost_bytes != lost)
 		ptd_diag_add(&c->diags, h->seq, off,
 			     "trailer total mismatch: %llu lost bytes announced, the records account for %llu",
-			     (unsigned long long)t->lost_bytes, (unsigned long long)lost);
+			     t->lost_bytes, lost);
 	if (t->lost_at_end)
 		ptd_diag_add(&c->diags, h->seq, off,
 			     "%llu bytes lost after the last trace record: the trace unit stopped, its last packets are missing",
-			     (unsigned long long)t->lost_at_end);
+			     t->lost_at_end);
 	if (t->file_bytes != off)
 		ptd_diag_add(&c->diags, h->seq, off,
 			     "trailer total mismatch: %llu container bytes announced before the trailer, found %zu",
-			     (unsigned long long)t->file_bytes, off);
+			     t->file_bytes, off);
 }
 
 /* The header record: the format's version, the first header only. */
@@ -172,7 +172,7 @@ static void take_trace(struct ptd_container *c, const struct tpz_rec *h, size_t 
 			     (unsigned int)(t->flags & ~TPZ_TRACE_KNOWN_FLAGS));
 	if (t->lost && !(t->flags & TPZ_TRACE_LOST))
 		ptd_diag_add(d, h->seq, off, "%llu lost bytes without the LOST flag",
-			     (unsigned long long)t->lost);
+			     t->lost);
 	c->trace_records++;
 	c->trace_bytes += r->payload_size;
 	c->lost_bytes += t->lost;

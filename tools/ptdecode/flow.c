@@ -180,7 +180,7 @@ static void report_overflow(struct ptd_ctx *x, const struct ptd_segment *seg,
 	ptd_segment_where(seg, ev->seg_off, &seq, &rec_off, &file_off);
 	ptd_diag_add(&x->c->diags, seq, rec_off,
 		     "cpu %u: the trace unit's internal buffer overflowed at stream offset 0x%llx (OVF): packets were lost%s%s",
-		     seg->cpu, (unsigned long long)(seg->stream_off + ev->seg_off),
+		     seg->cpu, seg->stream_off + ev->seg_off,
 		     ev->ip_valid ? "; tracing resumes at " : "",
 		     ev->ip_valid ? ptd_format_addr(x->img, ev->ip, sym, sizeof(sym)) : "");
 }
@@ -189,7 +189,7 @@ static void report_overflow(struct ptd_ctx *x, const struct ptd_segment *seg,
 static const char *gap_size(const struct ptd_segment *seg, char *buf, size_t size)
 {
 	if (seg->gap)
-		snprintf(buf, size, "%llu bytes lost", (unsigned long long)seg->gap);
+		snprintf(buf, size, "%llu bytes lost", seg->gap);
 	else if (seg->gap_known)
 		snprintf(buf, size, "no bytes lost");
 	else
@@ -211,11 +211,11 @@ static void report_gap(struct ptd_ctx *x, const struct ptd_segment *seg, const u
 
 	if (after && skipped)
 		snprintf(on, sizeof(on), " (decoding resumed at the first PSB, %llu bytes on)",
-			 (unsigned long long)skipped);
+			 skipped);
 	ptd_segment_where(seg, 0, &seq, &rec_off, &file_off);
 	ptd_diag_add(&x->c->diags, seq, rec_off,
 		     "cpu %u: a gap before stream offset 0x%llx, %s (%s): the instructions run between %s and %s are not in the trace%s",
-		     seg->cpu, (unsigned long long)seg->stream_off, gap_size(seg, n, sizeof(n)),
+		     seg->cpu, seg->stream_off, gap_size(seg, n, sizeof(n)),
 		     seg->gap_why ? seg->gap_why : "lost",
 		     before ? ptd_format_addr(x->img, *before, a, sizeof(a)) : "the start",
 		     after ? ptd_format_addr(x->img, *after, b, sizeof(b)) : "the end of the trace", on);
@@ -234,7 +234,7 @@ void ptd_report_gaps(struct ptd_container *c, const struct ptd_segments *segs)
 			continue;
 		ptd_segment_where(seg, 0, &seq, &rec_off, &file_off);
 		ptd_diag_add(&c->diags, seq, rec_off, "cpu %u: a gap before stream offset 0x%llx, %s (%s)",
-			     seg->cpu, (unsigned long long)seg->stream_off, gap_size(seg, n, sizeof(n)),
+			     seg->cpu, seg->stream_off, gap_size(seg, n, sizeof(n)),
 			     seg->gap_why ? seg->gap_why : "lost");
 	}
 }
@@ -323,7 +323,8 @@ static void flush_insns(struct insn_run *r, size_t n, const struct ptd_consumer 
 static __noinline int run_insns(struct pt_insn_decoder *dec, struct insn_run *r,
 				const struct ptd_consumer *cons, size_t ncons)
 {
-	u64 progress_off = r->progress_off, off;
+	u64 progress_off = r->progress_off;
+	uint64_t off;	/* libipt's type */
 	unsigned long stuck = r->stuck, left = r->limit;
 	struct pt_insn *in;
 	size_t k = 0;
@@ -361,6 +362,25 @@ static __noinline int run_insns(struct pt_insn_decoder *dec, struct insn_run *r,
 	r->progress_off = progress_off;
 	r->stuck = stuck;
 	return status;
+}
+
+/* libipt's offsets are uint64_t, u64 is unsigned long long: these convert.
+ * @off is left alone when the decoder has none, as libipt's getters do. */
+static void get_offset(const struct pt_insn_decoder *dec, u64 *off)
+{
+	uint64_t o = *off;
+
+	pt_insn_get_offset(dec, &o);
+	*off = o;
+}
+
+static int get_sync_offset(const struct pt_insn_decoder *dec, u64 *off)
+{
+	uint64_t o = *off;
+	int ret = pt_insn_get_sync_offset(dec, &o);
+
+	*off = o;
+	return ret;
 }
 
 /* One segment's decoding: the state decode_segment()'s steps share. */
@@ -412,12 +432,12 @@ static void report_no_sync(struct seg_decode *s)
 	if (next_psb(seg, 0) < seg->size)
 		ptd_diag_add(&s->x->c->diags, seq, rec_off,
 			     "cpu %u: %zu bytes of trace from stream offset 0x%llx: a PSB at 0x%llx, but nothing to decode from after it",
-			     seg->cpu, seg->size, (unsigned long long)seg->stream_off,
-			     (unsigned long long)(seg->stream_off + next_psb(seg, 0)));
+			     seg->cpu, seg->size, seg->stream_off,
+			     seg->stream_off + next_psb(seg, 0));
 	else
 		ptd_diag_add(&s->x->c->diags, seq, rec_off,
 			     "cpu %u: no PSB in %zu bytes of trace from stream offset 0x%llx: they cannot be decoded",
-			     seg->cpu, seg->size, (unsigned long long)seg->stream_off);
+			     seg->cpu, seg->size, seg->stream_off);
 	s->errors++;
 }
 
@@ -452,16 +472,16 @@ static bool sync_next(struct seg_decode *s, int *status)
 		if (*status < 0) {
 			u64 psb = off;
 
-			if (pt_insn_get_sync_offset(dec, &psb) < 0 || psb < off)
+			if (get_sync_offset(dec, &psb) < 0 || psb < off)
 				psb = off;
-			pt_insn_get_offset(dec, &off);
+			get_offset(dec, &off);
 			report_error(s->x, seg, off, 0, false, *status, "cannot synchronise");
 			s->errors++;
 			/* a damaged PSB+ costs that PSB, not the segment */
 			s->resync_at = max(psb, s->last_sync == ~0ull ? 0 : s->last_sync) + 1;
 			continue;
 		}
-		pt_insn_get_sync_offset(dec, &off);
+		get_sync_offset(dec, &off);
 		if (off == s->last_sync)
 			return false;
 		if (!s->synced && off) {
@@ -488,7 +508,7 @@ static inline int drain_events(struct seg_decode *s, int status)
 		if (status < 0)
 			break;
 		translate(&pev, &ev);
-		pt_insn_get_offset(s->dec, &ev.seg_off);
+		get_offset(s->dec, &ev.seg_off);
 		emit(s->cons, s->ncons, &ev);
 		if (ev.type == PTD_EV_OVERFLOW)
 			report_overflow(s->x, s->seg, &ev);
@@ -517,7 +537,9 @@ static inline int decode_from_sync(struct seg_decode *s, int status)
 		r->limit = s->gap ? 1 : ~0ul;
 		status = run_insns(s->dec, r, s->cons, s->ncons);
 		if (s->gap && r->n) {
-			report_gap(s->x, s->seg, *s->have_prev ? s->prev : NULL, &r->last.ip, s->skipped);
+			u64 first = r->last.ip;
+
+			report_gap(s->x, s->seg, *s->have_prev ? s->prev : NULL, &first, s->skipped);
 			s->gap = false;
 		}
 		if (r->n) {
@@ -564,7 +586,7 @@ static void report_decode_error(struct seg_decode *s, int status)
 	struct ptd_event ev = { .type = PTD_EV_ERROR, .seg = s->seg, .err = status };
 	const struct pt_insn *insn = &s->r.last;
 
-	pt_insn_get_offset(s->dec, &ev.seg_off);
+	get_offset(s->dec, &ev.seg_off);
 	if (insn->iclass == ptic_error && insn->ip) {
 		s->last_ip = insn->ip;
 		s->have_ip = true;
@@ -601,7 +623,7 @@ static unsigned long decode_segment(struct ptd_ctx *x, const struct ptd_segment 
 			continue;
 		if (status == -pte_eos) {
 			ev = (struct ptd_event){ .type = PTD_EV_END, .seg = seg };
-			pt_insn_get_offset(s.dec, &ev.seg_off);
+			get_offset(s.dec, &ev.seg_off);
 			emit(cons, ncons, &ev);
 			break;
 		}
