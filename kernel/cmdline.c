@@ -64,7 +64,7 @@ static int apply(const struct kparam *p, const char *val, char *why, size_t whyl
 	case KP_UINT:
 		if (!val || kstrtou64(val, 0, &n) || n < p->min || n > p->max) {
 			ksnprintf(why, whylen, "expected a number from %llu to %llu",
-				  (unsigned long long)p->min, (unsigned long long)p->max);
+				  p->min, p->max);
 			return -EINVAL;
 		}
 		*(u64 *)p->var = n;

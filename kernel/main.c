@@ -89,12 +89,12 @@ static void memory_init(const struct boot_info *bi)
 		page_alloc_add_range(run_start, run_end);
 
 	printk("memory map: %llu descriptors of %llu bytes (version %u)\n",
-	       (unsigned long long)(bi->mmap_size / bi->desc_size), (unsigned long long)bi->desc_size,
+	       bi->mmap_size / bi->desc_size, bi->desc_size,
 	       bi->desc_version);
 	for (int t = 0; t < EFI_NR_TYPES; t++)
 		if (count[t])
 			printk("memory map: %-20s %6llu KiB in %llu ranges\n", mem_type_names[t],
-			       (unsigned long long)(pages[t] * 4), (unsigned long long)count[t]);
+			       pages[t] * 4, count[t]);
 	page_alloc_show_stats();
 }
 
@@ -134,7 +134,7 @@ void kernel_main(struct boot_info *bi)
 	if (bi->cmdline_cut)
 		pr_err("command line: longer than %d bytes: its last %u bytes are left out (the words that fit are used)\n",
 		       CMDLINE_MAX - 1, bi->cmdline_cut);
-	printk("topaz: ACPI RSDP at %#llx\n", (unsigned long long)bi->rsdp);
+	printk("topaz: ACPI RSDP at %#llx\n", bi->rsdp);
 
 	for (int i = 0; i < NR_IST_STACKS; i++)
 		ist[i] = ist_stack_top(bi, i);
@@ -160,8 +160,8 @@ void kernel_main(struct boot_info *bi)
 
 	ready = rdtsc();
 	printk("topaz: ready %llu ms after EFI entry (%llu TSC cycles at %llu kHz)\n",
-	       (unsigned long long)(tsc_to_ns(ready - bi->tsc_at_entry) / 1000000),
-	       (unsigned long long)(ready - bi->tsc_at_entry), (unsigned long long)tsc_khz);
+	       tsc_to_ns(ready - bi->tsc_at_entry) / 1000000,
+	       ready - bi->tsc_at_entry, tsc_khz);
 
 	if (bi->fw_traced) {
 		/* one container per boot: it holds the firmware phase's trace */

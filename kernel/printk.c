@@ -109,8 +109,8 @@ int vprintk(const char *fmt, va_list ap)
 		u64 ns = ktime_get_ns();
 		char ts[32];
 		int n = ksnprintf(ts, sizeof(ts), "[%5llu.%06llu] ",
-				  (unsigned long long)(ns / 1000000000ull),
-				  (unsigned long long)(ns / 1000ull % 1000000ull));
+				  ns / 1000000000ull,
+				  ns / 1000ull % 1000000ull);
 		if (line_open)
 			emit("\n", 1);
 		emit(ts, (size_t)n);

@@ -214,14 +214,14 @@ const char *probe_format_value(struct probe_hit *hit, unsigned int i, char *buf,
 
 	switch (hit->point->values[i].type) {
 	case PROBE_U64:
-		ksnprintf(buf, size, "%llu", (unsigned long long)v->u);
+		ksnprintf(buf, size, "%llu", v->u);
 		break;
 	case PROBE_S64:
 		ksnprintf(buf, size, "%lld", (long long)v->s);
 		break;
 	case PROBE_HEX:
 	case PROBE_PTR:
-		ksnprintf(buf, size, "0x%llx", (unsigned long long)v->u);
+		ksnprintf(buf, size, "0x%llx", v->u);
 		break;
 	default:
 		strscpy(buf, probe_hit_str_at(hit, i), size);

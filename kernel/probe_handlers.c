@@ -214,8 +214,8 @@ void probe_count_report(void)
 			continue;
 		any = true;
 		printk("count %s: %llu hits from %u call sites, bytes_req %llu, bytes_alloc %llu\n",
-		       pp->name, (unsigned long long)hits, n, (unsigned long long)req,
-		       (unsigned long long)alloc);
+		       pp->name, hits, n, req,
+		       alloc);
 		printk("  %-44s %10s %12s %12s\n", "caller_function", "hits", "bytes_req",
 		       "bytes_alloc");
 		for (unsigned int k = 0; k < n; k++) {
@@ -224,13 +224,13 @@ void probe_count_report(void)
 
 			printk("  %-44s %10llu %12llu %12llu\n",
 			       ksym_format(e->call_site, sym, sizeof(sym)),
-			       (unsigned long long)e->hits, (unsigned long long)e->bytes_req,
-			       (unsigned long long)e->bytes_alloc);
+			       e->hits, e->bytes_req,
+			       e->bytes_alloc);
 		}
 	}
 	if (count_dropped)
 		pr_warn("count: %llu hits not counted: more than %u (point, call site) pairs\n",
-			(unsigned long long)count_dropped, COUNT_SLOTS);
+			count_dropped, COUNT_SLOTS);
 	if (!any && !count_dropped)
 		printk("count: no hits\n");
 }

@@ -217,7 +217,7 @@ int page_alloc_add_range(phys_addr_t start, phys_addr_t end)
 		return -ENOSPC;
 	if (nr_spans == MAX_SPANS) {
 		pr_warn("too many memory ranges: %#llx-%#llx left unused\n",
-			(unsigned long long)start, (unsigned long long)end);
+			start, end);
 		return -ENOSPC;
 	}
 	for (i = 0; i < nr_spans; i++) {
@@ -337,7 +337,7 @@ static void report_bad_free(const char *what, u64 pfn, unsigned int order, uintp
 {
 	stats.bad_frees++;
 	pr_err("BUG: %s: pfn %#llx (address %#llx), order %u, freed by %pS", what,
-	       (unsigned long long)pfn, (unsigned long long)(pfn << PAGE_SHIFT), order,
+	       pfn, pfn << PAGE_SHIFT, order,
 	       (void *)caller);
 	if (page && page->caller)
 		pr_cont(", last allocated by %pS", (void *)page->caller);
@@ -364,7 +364,7 @@ int __free_pages_caller(struct page *page, unsigned int order, uintptr_t caller)
 
 	if (!zone_lock_irqsave(&flags)) {
 		pr_err("BUG: free of pfn %#llx, order %u, by %pS inside the page allocator on this CPU (an NMI): the block is kept\n",
-		       (unsigned long long)pfn, order, (void *)caller);
+		       pfn, order, (void *)caller);
 		return -EBUSY;
 	}
 	if (!(page->flags & PG_head)) {
@@ -476,13 +476,13 @@ void page_alloc_show_stats(void)
 	for (int o = 0; o < NR_PAGE_ORDERS; o++)
 		allocs += st.allocs[o];
 	printk("page_alloc: %llu pages managed (%llu MiB), %llu free (%llu MiB), %u ranges\n",
-	       (unsigned long long)st.total_pages, (unsigned long long)(st.total_pages >> 8),
-	       (unsigned long long)st.free_pages, (unsigned long long)(st.free_pages >> 8), nr_spans);
+	       st.total_pages, st.total_pages >> 8,
+	       st.free_pages, st.free_pages >> 8, nr_spans);
 	printk("page_alloc: free blocks per order:");
 	for (int o = 0; o < NR_PAGE_ORDERS; o++)
-		pr_cont(" %d:%llu", o, (unsigned long long)st.nr_free[o]);
+		pr_cont(" %d:%llu", o, st.nr_free[o]);
 	pr_cont("\n");
 	printk("page_alloc: %llu allocations, %llu frees, %llu failures, %llu bad frees\n",
-	       (unsigned long long)allocs, (unsigned long long)st.frees,
-	       (unsigned long long)st.failures, (unsigned long long)st.bad_frees);
+	       allocs, st.frees,
+	       st.failures, st.bad_frees);
 }

@@ -1074,18 +1074,12 @@ __printf(4, 5) static struct kmem_cache *create_failed(slab_flags_t flags, uintp
 	return NULL;
 }
 
-static struct kmem_cache *__kmem_cache_create_caller(const char *name, unsigned int size,
-					      unsigned int align, slab_flags_t flags,
-					      void (*ctor)(void *), uintptr_t caller)
+/* The arguments' checks. Return: true, or false (create_failed()'s NULL)
+ * once it said why. */
+static bool create_args_ok(const char *name, unsigned int size, unsigned int align,
+			   slab_flags_t flags, uintptr_t caller)
 {
 	const slab_flags_t known = SLAB_DEBUG_FLAGS | SLAB_HWCACHE_ALIGN | SLAB_PANIC;
-	static u64 nr_created;	/* __atomic_add_fetch: creations on several CPUs */
-	unsigned long rl, inuse, off, fp, meta = 0, track = 0, stride, desc_bytes;
-	unsigned int a, order, min_order, cap, cpu_stride, desc_order;
-	unsigned long irqf;
-	struct kmem_cache *s;
-	struct page *page;
-	bool debug;
 
 	if (!name || !*name)
 		return create_failed(flags, caller, name, "a cache needs a name");
@@ -1105,9 +1099,26 @@ static struct kmem_cache *__kmem_cache_create_caller(const char *name, unsigned 
 		return create_failed(flags, caller, name,
 				     "object size %u is larger than the largest slab (%lu bytes)",
 				     size, KMALLOC_MAX_SIZE);
+	return true;
+}
 
-	flags = slab_debug_flags_for(name, flags);
-	debug = flags & SLAB_DEBUG_FLAGS;
+/* Where an object's parts lie, and the slab and descriptor sizes. */
+struct cache_layout {
+	unsigned int align;
+	unsigned long rl, inuse, fp, meta, track, stride;
+	unsigned int order, min_order, cap, cpu_stride, desc_order;
+	unsigned long desc_bytes;
+};
+
+/* The object layout for @size, @align, @flags (debug flags already applied).
+ * Return: false when an object with its metadata is larger than a slab. */
+static bool cache_layout(struct cache_layout *l, unsigned int size, unsigned int align,
+			 slab_flags_t flags, bool has_ctor)
+{
+	bool debug = flags & SLAB_DEBUG_FLAGS;
+	unsigned long off;
+	unsigned int a;
+
 	a = align < ARCH_KMALLOC_MINALIGN ? ARCH_KMALLOC_MINALIGN : align;
 	if (flags & SLAB_HWCACHE_ALIGN) {
 		unsigned int ralign = 64;
@@ -1116,39 +1127,47 @@ static struct kmem_cache *__kmem_cache_create_caller(const char *name, unsigned 
 			ralign /= 2;
 		a = a > ralign ? a : ralign;
 	}
+	l->align = a;
 
 	/* [left red zone][object][right red zone][free ptr][meta][tracks][pad] */
-	rl = (flags & SLAB_RED_ZONE) ? a : 0;
-	inuse = ALIGN_UP((unsigned long)size, 8UL);
-	if ((flags & SLAB_RED_ZONE) && inuse == size)
-		inuse += 8;
-	if (debug || ctor) {
-		fp = inuse;
-		off = inuse + sizeof(void *);
+	l->rl = (flags & SLAB_RED_ZONE) ? a : 0;
+	l->inuse = ALIGN_UP((unsigned long)size, 8UL);
+	if ((flags & SLAB_RED_ZONE) && l->inuse == size)
+		l->inuse += 8;
+	if (debug || has_ctor) {
+		l->fp = l->inuse;
+		off = l->inuse + sizeof(void *);
 	} else {
 		/* in the middle of the free object: away from small overflows */
-		fp = ALIGN_DOWN((unsigned long)size / 2, 8UL);
-		off = inuse < 8 ? 8 : inuse;
+		l->fp = ALIGN_DOWN((unsigned long)size / 2, 8UL);
+		off = l->inuse < 8 ? 8 : l->inuse;
 	}
+	l->meta = 0;
 	if (debug) {
-		meta = off;
+		l->meta = off;
 		off += sizeof(struct slab_meta);
 	}
+	l->track = 0;
 	if (flags & SLAB_STORE_USER) {
-		track = off;
+		l->track = off;
 		off += 2 * sizeof(struct slab_track);
 	}
-	stride = ALIGN_UP(rl + off, (unsigned long)a);
-	if (stride > KMALLOC_MAX_SIZE)
-		return create_failed(flags, caller, name,
-				     "object size %u is %lu with debug metadata, larger than the largest slab (%lu bytes)",
-				     size, stride, KMALLOC_MAX_SIZE);
-	order = calc_order(stride, &min_order);
-	cap = debug ? 0 : cpu_array_cap(stride);
-	cpu_stride = (unsigned int)ALIGN_UP(sizeof(struct slab_cpu) + cap * sizeof(void *), 64UL);
+	l->stride = ALIGN_UP(l->rl + off, (unsigned long)a);
+	if (l->stride > KMALLOC_MAX_SIZE)
+		return false;
+	l->order = calc_order(l->stride, &l->min_order);
+	l->cap = debug ? 0 : cpu_array_cap(l->stride);
+	l->cpu_stride = (unsigned int)ALIGN_UP(sizeof(struct slab_cpu) + l->cap * sizeof(void *), 64UL);
 	/* the arrays of the CPUs there are (nr_cpu_ids is set before the first cache) */
-	desc_bytes = sizeof(struct kmem_cache) + (unsigned long)nr_cpu_ids * cpu_stride;
-	desc_order = get_order(desc_bytes);
+	l->desc_bytes = sizeof(struct kmem_cache) + (unsigned long)nr_cpu_ids * l->cpu_stride;
+	l->desc_order = get_order(l->desc_bytes);
+	return true;
+}
+
+static struct page *alloc_cache_desc(unsigned int desc_order, uintptr_t caller)
+{
+	struct page *page;
+
 	page = __alloc_pages_caller(NUMA_NO_NODE, GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN,
 				    desc_order, caller);
 	/*
@@ -1159,25 +1178,30 @@ static struct kmem_cache *__kmem_cache_create_caller(const char *name, unsigned 
 	if (!page && kmem_cache_shrink_all())
 		page = __alloc_pages_caller(NUMA_NO_NODE, GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN,
 					    desc_order, caller);
-	if (!page)
-		return create_failed(flags, caller, name,
-				     "no memory for the cache descriptor (%lu bytes)", desc_bytes);
-	s = page_address(page);
+	return page;
+}
+
+/* A zeroed descriptor @s filled in from @l. */
+static void init_cache_desc(struct kmem_cache *s, const char *name, unsigned int size,
+			    const struct cache_layout *l, slab_flags_t flags, void (*ctor)(void *))
+{
+	static u64 nr_created;	/* __atomic_add_fetch: creations on several CPUs */
+
 	strscpy(s->name, name, sizeof(s->name));
 	s->object_size = size;
-	s->size = (unsigned int)stride;
-	s->align = a;
-	s->red_left_pad = (unsigned int)rl;
-	s->inuse = (unsigned int)inuse;
-	s->fp_offset = (unsigned int)fp;
-	s->meta_offset = (unsigned int)meta;
-	s->track_offset = (unsigned int)track;
-	s->order = order;
-	s->min_order = min_order;
-	s->objects = (unsigned int)((PAGE_SIZE << order) / stride);
-	s->reciprocal = ((1ull << 32) / stride) + 1;
+	s->size = (unsigned int)l->stride;
+	s->align = l->align;
+	s->red_left_pad = (unsigned int)l->rl;
+	s->inuse = (unsigned int)l->inuse;
+	s->fp_offset = (unsigned int)l->fp;
+	s->meta_offset = (unsigned int)l->meta;
+	s->track_offset = (unsigned int)l->track;
+	s->order = l->order;
+	s->min_order = l->min_order;
+	s->objects = (unsigned int)((PAGE_SIZE << l->order) / l->stride);
+	s->reciprocal = ((1ull << 32) / l->stride) + 1;
 	s->flags = flags;
-	s->debug = debug;
+	s->debug = flags & SLAB_DEBUG_FLAGS;
 	s->poison_object = (flags & SLAB_POISON) && !ctor;
 	s->ctor = ctor;
 	s->random = mix64(rdtsc() ^ ((u64)(uintptr_t)s << 7) ^
@@ -1187,12 +1211,36 @@ static struct kmem_cache *__kmem_cache_create_caller(const char *name, unsigned 
 	INIT_LIST_HEAD(&s->full);
 	INIT_LIST_HEAD(&s->free);
 	s->min_free = slab_keep_free(s);
-	s->batch = cap / 2 ? cap / 2 : 1;
-	s->cpu_stride = cpu_stride;
-	s->desc_order = desc_order;
+	s->batch = l->cap / 2 ? l->cap / 2 : 1;
+	s->cpu_stride = l->cpu_stride;
+	s->desc_order = l->desc_order;
 	s->ncpus = nr_cpu_ids;
 	for (unsigned int cpu = 0; cpu < s->ncpus; cpu++)
-		slab_cpu(s, cpu)->cap = cap;
+		slab_cpu(s, cpu)->cap = l->cap;
+}
+
+static struct kmem_cache *__kmem_cache_create_caller(const char *name, unsigned int size,
+					      unsigned int align, slab_flags_t flags,
+					      void (*ctor)(void *), uintptr_t caller)
+{
+	struct cache_layout l;
+	unsigned long irqf;
+	struct kmem_cache *s;
+	struct page *page;
+
+	if (!create_args_ok(name, size, align, flags, caller))
+		return NULL;
+	flags = slab_debug_flags_for(name, flags);
+	if (!cache_layout(&l, size, align, flags, ctor))
+		return create_failed(flags, caller, name,
+				     "object size %u is %lu with debug metadata, larger than the largest slab (%lu bytes)",
+				     size, l.stride, KMALLOC_MAX_SIZE);
+	page = alloc_cache_desc(l.desc_order, caller);
+	if (!page)
+		return create_failed(flags, caller, name,
+				     "no memory for the cache descriptor (%lu bytes)", l.desc_bytes);
+	s = page_address(page);
+	init_cache_desc(s, name, size, &l, flags, ctor);
 	irqf = local_irq_save();
 	if (!slab_caches_lock_take()) {
 		local_irq_restore(irqf);
@@ -1323,7 +1371,7 @@ static void slabinfo_show_one(struct kmem_cache *s, void *arg)
 	printk("%-19s %13lu %10lu %9u %12u %14u : slabdata %14lu %11lu %12lu : cpu %8lu : errors %llu\n",
 	       si.name, si.active_objs, si.num_objs, si.objsize, si.objperslab, si.pagesperslab,
 	       si.active_slabs, si.num_slabs, si.nr_free, si.cpu_cached,
-	       (unsigned long long)si.errors);
+	       si.errors);
 }
 
 void slabinfo_show(void)

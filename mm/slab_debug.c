@@ -319,7 +319,7 @@ static void print_track(const char *what, const struct slab_track *t)
 	if (!t->addr)
 		return;
 	printk(KERN_ERR "INFO: %s in %pS age=%llu ns cpu=%u\n", what, (void *)t->addr,
-	       (unsigned long long)(ktime_get_ns() - t->when), t->cpu);
+	       ktime_get_ns() - t->when, t->cpu);
 }
 
 void slab_print_object(const void *p)

@@ -51,13 +51,13 @@ static u32 sdt_check(u64 phys, const char *sig, u32 max_len, char *why, size_t w
 		return 0;	/* not this table: the caller looks on */
 	len = get32(t + 4);
 	if (len < SDT_HEADER || len > max_len) {
-		ksnprintf(why, whylen, "%s at %#llx: length %u (%s)", sig, (unsigned long long)phys, len,
+		ksnprintf(why, whylen, "%s at %#llx: length %u (%s)", sig, phys, len,
 			  len < SDT_HEADER ? "shorter than its header" : "implausibly long");
 		return 0;
 	}
 	if (sum(t, len)) {
 		ksnprintf(why, whylen, "%s at %#llx: checksum does not add up to 0", sig,
-			  (unsigned long long)phys);
+			  phys);
 		return 0;
 	}
 	return len;
@@ -142,7 +142,7 @@ int acpi_madt_cpus(u64 rsdp, struct acpi_cpu *cpus, unsigned int max, struct acp
 		return -ENOENT;
 	}
 	if (memcmp(r, "RSD PTR ", 8) || sum(r, 20)) {
-		ksnprintf(why, whylen, "RSDP at %#llx: bad signature or checksum", (unsigned long long)rsdp);
+		ksnprintf(why, whylen, "RSDP at %#llx: bad signature or checksum", rsdp);
 		return -EINVAL;
 	}
 	/* ACPI 2.0+: the XSDT (64-bit entries), checked over its own 36 bytes */
@@ -158,7 +158,7 @@ int acpi_madt_cpus(u64 rsdp, struct acpi_cpu *cpus, unsigned int max, struct acp
 	len = sdt_check(root, sig, MADT_MAX_LEN, why, whylen);
 	if (!len) {
 		if (!why[0])
-			ksnprintf(why, whylen, "%s at %#llx: bad signature", sig, (unsigned long long)root);
+			ksnprintf(why, whylen, "%s at %#llx: bad signature", sig, root);
 		return -EINVAL;
 	}
 	for (u32 off = SDT_HEADER; off + entry <= len; off += entry) {

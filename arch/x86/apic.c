@@ -233,7 +233,7 @@ void apic_timer_start(u32 vector, u64 hz)
 	apic_write(APIC_LVTT, APIC_TIMER_PERIODIC | vector);
 	apic_write(APIC_TMICT, timer_count);
 	pr_info("timer: %llu Hz APIC timer clock (/16), %llu Hz tick, count %u\n",
-		(unsigned long long)per_sec, (unsigned long long)hz, count);
+		per_sec, hz, count);
 }
 
 /** apic_timer_start_secondary() - this CPU's timer at the boot CPU's calibrated rate */

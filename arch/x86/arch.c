@@ -48,7 +48,7 @@ void arch_msr_fault(u32 msr, bool write, u64 val, uintptr_t caller)
 	       write ? "wrmsr" : "rdmsr", msr, write ? "" : "", arch_get_interceptor() ?
 	       arch_get_interceptor()->name : "the CPU", (void *)caller);
 	if (write)
-		printk(KERN_EMERG "  value written: %#llx\n", (unsigned long long)val);
+		printk(KERN_EMERG "  value written: %#llx\n", val);
 	for (;;)
 		(void)*(volatile u64 *)0x8000000000000000ull;
 }

@@ -387,5 +387,5 @@ void paging_init(const struct boot_info *bi)
 	write_cr0(read_cr0() | X86_CR0_WP);
 	write_cr3((u64)(uintptr_t)pml4);
 	pr_info("identity map 0-%#llx, %u table pages from the boot pool, %u 2M pages split\n",
-		(unsigned long long)top, pool_used, splits);
+		top, pool_used, splits);
 }

@@ -330,7 +330,7 @@ unsigned int smp_boot_cpus(void)
 	}
 	if (read_cr3() >> 32) {
 		pr_err("the page tables are above 4 GiB (CR3 %#llx), out of the start-up code's reach: only the boot CPU runs\n",
-		       (unsigned long long)read_cr3());
+		       read_cr3());
 		goto report;
 	}
 	/* the copy, its GDT descriptor and far pointers at this page */
@@ -372,8 +372,8 @@ report:
 				cpu_apic_id(cpu));
 	printk("smp: %u of %u CPUs online (APIC IDs %s), %s mode; bring-up took %llu us, %llu ms after EFI entry\n",
 	       up, madt_count, ids, apic_is_x2apic() ? "x2APIC" : "xAPIC",
-	       (unsigned long long)(tsc_to_ns(ready_tsc - t0) / 1000),
-	       (unsigned long long)(boot_info ? tsc_to_ns(ready_tsc - boot_info->tsc_at_entry) / 1000000 : 0));
+	       tsc_to_ns(ready_tsc - t0) / 1000,
+	       boot_info ? tsc_to_ns(ready_tsc - boot_info->tsc_at_entry) / 1000000 : 0);
 	return up;
 }
 

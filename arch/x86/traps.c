@@ -234,23 +234,23 @@ void show_regs(const struct pt_regs *r)
 {
 	char sym[KSYM_NAME_LEN + 24];
 
-	printk(KERN_EMERG "RIP: %04llx:%#018llx %s\n", (unsigned long long)r->cs,
-	       (unsigned long long)r->rip, ksym_format(r->rip, sym, sizeof(sym)));
-	printk(KERN_EMERG "RSP: %04llx:%#018llx RFLAGS: %#010llx\n", (unsigned long long)r->ss,
-	       (unsigned long long)r->rsp, (unsigned long long)r->rflags);
-	printk(KERN_EMERG "RAX: %#018llx RBX: %#018llx RCX: %#018llx\n", (unsigned long long)r->rax,
-	       (unsigned long long)r->rbx, (unsigned long long)r->rcx);
-	printk(KERN_EMERG "RDX: %#018llx RSI: %#018llx RDI: %#018llx\n", (unsigned long long)r->rdx,
-	       (unsigned long long)r->rsi, (unsigned long long)r->rdi);
-	printk(KERN_EMERG "RBP: %#018llx R08: %#018llx R09: %#018llx\n", (unsigned long long)r->rbp,
-	       (unsigned long long)r->r8, (unsigned long long)r->r9);
-	printk(KERN_EMERG "R10: %#018llx R11: %#018llx R12: %#018llx\n", (unsigned long long)r->r10,
-	       (unsigned long long)r->r11, (unsigned long long)r->r12);
-	printk(KERN_EMERG "R13: %#018llx R14: %#018llx R15: %#018llx\n", (unsigned long long)r->r13,
-	       (unsigned long long)r->r14, (unsigned long long)r->r15);
+	printk(KERN_EMERG "RIP: %04llx:%#018llx %s\n", r->cs,
+	       r->rip, ksym_format(r->rip, sym, sizeof(sym)));
+	printk(KERN_EMERG "RSP: %04llx:%#018llx RFLAGS: %#010llx\n", r->ss,
+	       r->rsp, r->rflags);
+	printk(KERN_EMERG "RAX: %#018llx RBX: %#018llx RCX: %#018llx\n", r->rax,
+	       r->rbx, r->rcx);
+	printk(KERN_EMERG "RDX: %#018llx RSI: %#018llx RDI: %#018llx\n", r->rdx,
+	       r->rsi, r->rdi);
+	printk(KERN_EMERG "RBP: %#018llx R08: %#018llx R09: %#018llx\n", r->rbp,
+	       r->r8, r->r9);
+	printk(KERN_EMERG "R10: %#018llx R11: %#018llx R12: %#018llx\n", r->r10,
+	       r->r11, r->r12);
+	printk(KERN_EMERG "R13: %#018llx R14: %#018llx R15: %#018llx\n", r->r13,
+	       r->r14, r->r15);
 	printk(KERN_EMERG "CR0: %#018llx CR2: %#018llx CR3: %#018llx CR4: %#018llx\n",
-	       (unsigned long long)read_cr0(), (unsigned long long)read_cr2(),
-	       (unsigned long long)read_cr3(), (unsigned long long)read_cr4());
+	       read_cr0(), read_cr2(),
+	       read_cr3(), read_cr4());
 	dump_backtrace_regs(r);
 }
 
@@ -262,9 +262,9 @@ static void report_exception(const struct pt_regs *r, const char *what)
 	if (r->vector == X86_TRAP_PF)
 		pf_error_desc(r->error_code, extra, sizeof(extra));
 	printk(KERN_EMERG "%s: exception %s (%s, vector %llu), error code %#llx%s\n", what, m, desc,
-	       (unsigned long long)r->vector, (unsigned long long)r->error_code, extra);
+	       r->vector, r->error_code, extra);
 	if (r->vector == X86_TRAP_PF || r->vector == X86_TRAP_DF)
-		printk(KERN_EMERG "CR2 (faulting address): %#018llx\n", (unsigned long long)read_cr2());
+		printk(KERN_EMERG "CR2 (faulting address): %#018llx\n", read_cr2());
 	if (r->vector == X86_TRAP_DF && boot_info) {
 		/* A #DF whose last page fault hit a stack guard page is a stack overflow. */
 		u64 cr2 = read_cr2();

@@ -189,7 +189,7 @@ static struct fw_module *insert(u64 base, u64 size, const char *name)
 
 	if (nr_mods == MAX_MODULES) {
 		pr_warn("more than %u loaded images: %s at %#llx is left unnamed\n", MAX_MODULES,
-			name, (unsigned long long)base);
+			name, base);
 		return NULL;
 	}
 	while (i < nr_mods && mods[i].base < base)
@@ -225,7 +225,7 @@ static struct fw_module *add_module(EFI_LOADED_IMAGE *li, const char *fallback_n
 		if (fallback_name)
 			strscpy(name, fallback_name, sizeof(name));
 		else
-			ksnprintf(name, sizeof(name), "image@%llx", (unsigned long long)base);
+			ksnprintf(name, sizeof(name), "image@%llx", base);
 	}
 	return insert(base, size, name);
 }
@@ -255,20 +255,20 @@ void fw_modules_add_copy(EFI_LOADED_IMAGE *li, const char *fallback_name)
 		if (old && old->copy && (old->base != base || old->size != li->ImageSize ||
 					 memcmp(old->copy, li->ImageBase, old->size)))
 			pr_warn("an image loaded at %#llx, %llu KiB, where %s was: the container keeps %s there, so trace of the new code there does not decode\n",
-				(unsigned long long)base, (unsigned long long)(li->ImageSize >> 10),
+				base, (unsigned long long)(li->ImageSize >> 10),
 				old->name, old->name);
 		return;
 	}
 	copy = (void *)__get_free_pages(GFP_KERNEL | __GFP_NOWARN, get_order(m->size));
 	if (!copy) {
 		pr_warn("no memory to keep a copy of %s (%llu KiB): the sideband reads it at the end, if it is still there\n",
-			m->name, (unsigned long long)(m->size >> 10));
+			m->name, m->size >> 10);
 		return;
 	}
 	memcpy(copy, (const void *)(uintptr_t)m->base, m->size);
 	m->copy = copy;
 	pr_info("module %s loaded at %#llx, %llu KiB: named and copied for the sideband\n", m->name,
-		(unsigned long long)m->base, (unsigned long long)(m->size >> 10));
+		m->base, m->size >> 10);
 }
 
 unsigned int fw_modules_scan(void)
@@ -292,8 +292,8 @@ unsigned int fw_modules_scan(void)
 	if (list_modules && !listed++)
 		for (unsigned int i = 0; i < nr_mods; i++)
 			printk("fw: module %-24s %#llx-%#llx\n", mods[i].name,
-			       (unsigned long long)mods[i].base,
-			       (unsigned long long)(mods[i].base + mods[i].size));
+			       mods[i].base,
+			       mods[i].base + mods[i].size);
 	return nr_mods;
 }
 
@@ -344,7 +344,7 @@ static void write_sideband(trace_image_fn add, bool all)
 		add(mods[i].name, mods[i].base,
 		    mods[i].copy ? mods[i].copy : (const void *)(uintptr_t)mods[i].base, mods[i].size);
 		pr_info("sideband: %s at %#llx, %llu KiB\n", mods[i].name,
-			(unsigned long long)mods[i].base, (unsigned long long)(mods[i].size >> 10));
+			mods[i].base, mods[i].size >> 10);
 		n++;
 	}
 	pr_info("%u of %u firmware modules in the trace's sideband\n", n, nr_mods);

@@ -59,7 +59,7 @@ int fw_write_trace_file(void)
 	if (fw.bs->HandleProtocol(fw.li->DeviceHandle, &fs_guid, (void **)&fs) != EFI_SUCCESS ||
 	    fs->OpenVolume(fs, &root) != EFI_SUCCESS) {
 		pr_err("pt.sink=file: topaz's boot volume has no file system: the trace (%llu bytes) stays in memory at %p\n",
-		       (unsigned long long)len, buf);
+		       len, buf);
 		return -ENODEV;
 	}
 	/* \EFI exists on a boot volume; \EFI\topaz may not */
@@ -100,11 +100,11 @@ int fw_write_trace_file(void)
 	root->Close(root);
 	if (s != EFI_SUCCESS || size != len) {
 		pr_err("pt.sink=file: writing %s stopped after %llu of %llu bytes (EFI status %#lx): a full volume?\n",
-		       name, (unsigned long long)size, (unsigned long long)len, (unsigned long)s);
+		       name, (unsigned long long)size, len, (unsigned long)s);
 		return -EIO;
 	}
-	pr_info("the trace (%llu bytes) is in %s on the boot volume%s\n", (unsigned long long)len, name,
+	pr_info("the trace (%llu bytes) is in %s on the boot volume%s\n", len, name,
 		failed_at ? ", cut short where memory ran out" : "");
-	printk("result: fw.file name=%s bytes=%llu\n", name, (unsigned long long)len);
+	printk("result: fw.file name=%s bytes=%llu\n", name, len);
 	return 0;
 }

@@ -110,7 +110,7 @@ static void EFIAPI stray(EFI_EXCEPTION_TYPE type, EFI_SYSTEM_CONTEXT ctx)
 	}
 	strays[type == X86_TRAP_BP]++;
 	printk(KERN_ERR "fw: %s at %#llx while the firmware's IDT was loaded: not topaz's to handle\n",
-	       trap_name((unsigned int)type, NULL), (unsigned long long)rip);
+	       trap_name((unsigned int)type, NULL), rip);
 	if (type == X86_TRAP_DB && ctx.SystemContextX64)
 		ctx.SystemContextX64->Rflags &= ~(u64)X86_EFLAGS_TF;
 }
@@ -174,8 +174,8 @@ static int fw_set_memory(u64 start, u64 len, u64 flags)
 
 	if (s != EFI_SUCCESS) {
 		pr_err("the firmware would not set attributes %#llx on %#llx-%#llx (SetMemoryAttributes: EFI status %#lx%s)\n",
-		       (unsigned long long)attrs, (unsigned long long)start,
-		       (unsigned long long)(start + len - 1), (unsigned long)s,
+		       (unsigned long long)attrs, start,
+		       start + len - 1, (unsigned long)s,
 		       fake_no_mem_attrs ? ", fw.no_mem_attrs" : "");
 		return s == EFI_UNSUPPORTED ? -EOPNOTSUPP : -EIO;
 	}
@@ -195,7 +195,7 @@ static int environment_init(struct boot_info *bi)
 		s = fw.bs->AllocatePages(AllocateAnyPages, EfiLoaderData, pages, &mem);
 	if (s != EFI_SUCCESS) {
 		pr_err("fw.mem=%llu: the firmware has no %llu MiB to give (AllocatePages: EFI status %#lx)\n",
-		       (unsigned long long)pool_mib, (unsigned long long)pool_mib, (unsigned long)s);
+		       pool_mib, pool_mib, (unsigned long)s);
 		return -ENOMEM;
 	}
 	smp_prepare(bi);	/* nr_cpu_ids, before the slab lays its CPU arrays out */
@@ -274,10 +274,10 @@ static void phase_end(void)
 	trace_set_modules(NULL);
 	if (strays[0] + strays[1] + strays[2])
 		pr_warn("%llu #DB, %llu #BP and %llu PMIs arrived at the firmware's handlers\n",
-			(unsigned long long)strays[0], (unsigned long long)strays[1],
-			(unsigned long long)strays[2]);
+			strays[0], strays[1],
+			strays[2]);
 	printk("fw: firmware phase done in %llu ms, %d failure%s\n",
-	       (unsigned long long)(tsc_to_ns(rdtsc() - ph.t0) / 1000000), ph.failed,
+	       tsc_to_ns(rdtsc() - ph.t0) / 1000000, ph.failed,
 	       ph.failed == 1 ? "" : "s");
 }
 
@@ -339,9 +339,9 @@ static const char *where(u64 ip, char *buf, size_t n)
 	const char *m = fw_module_name(ip, &off);
 
 	if (m)
-		ksnprintf(buf, n, "%#llx, %s+%#llx", (unsigned long long)ip, m, (unsigned long long)off);
+		ksnprintf(buf, n, "%#llx, %s+%#llx", ip, m, off);
 	else
-		ksnprintf(buf, n, "%#llx", (unsigned long long)ip);
+		ksnprintf(buf, n, "%#llx", ip);
 	return buf;
 }
 
@@ -409,7 +409,7 @@ static int image_run(void)
 				&ph.timer) != EFI_SUCCESS ||
 	     fw.bs->SetTimer(ph.timer, TimerRelative, timeout_ms * 10000) != EFI_SUCCESS)) {
 		pr_err("fw.timeout=%llu: the firmware gave no timer event: no time limit\n",
-		       (unsigned long long)timeout_ms);
+		       timeout_ms);
 		ph.timer = NULL;
 	}
 	t0 = rdtsc();
@@ -424,7 +424,7 @@ static int image_run(void)
 		fw.bs->CloseEvent(ph.timer);
 	set_ebs(ph.ebs);
 	printk("fw: run: image %s returned EFI status %#lx in %llu us\n", image_spec, (unsigned long)s,
-	       (unsigned long long)(tsc_to_ns(rdtsc() - t0) / 1000));
+	       tsc_to_ns(rdtsc() - t0) / 1000);
 	if (s != EFI_SUCCESS) {
 		pr_err("fw.image=%s: the image returned an error (EFI status %#lx)\n", image_spec,
 		       (unsigned long)s);

@@ -610,7 +610,7 @@ static __attribute__((flatten)) void intel_pt_interrupt(void)
 	pt_read_offset(buf);
 	if (unlikely(fail_pmi) && pt->pmis == fail_pmi)
 		panic("pt.fail_pmi=%llu: a panic inside that PMI's handler, as asked",
-		      (unsigned long long)fail_pmi);
+		      fail_pmi);
 	pt_handle_status(pt);
 	pt_update_head(pt);
 	publish(pt, event);

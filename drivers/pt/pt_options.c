@@ -83,7 +83,7 @@ static int set_pow2_size(const char *val, u64 *out, u64 lo, u64 hi, char *why, s
 
 	if (!val || kstrtosize(val, &v) || v < lo || v > hi || (v & (v - 1))) {
 		ksnprintf(why, n, "expected a power of two from %lluK to %lluM (e.g. 64K, 4M)",
-			  (unsigned long long)(lo >> 10), (unsigned long long)(hi >> 20));
+			  lo >> 10, hi >> 20);
 		return -EINVAL;
 	}
 	*out = v;

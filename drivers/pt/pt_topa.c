@@ -130,15 +130,15 @@ void pt_topa_dump(const struct pt_buffer *buf)
 		struct topa_page *tp = topa_to_page(t);
 
 		printk("pt: table %#llx offset %#llx size %#llx entries %d (%u uniform)\n",
-		       (unsigned long long)pt_topa_phys(t), (unsigned long long)t->offset,
-		       (unsigned long long)t->size, t->last, t->z_count);
+		       pt_topa_phys(t), t->offset,
+		       t->size, t->last, t->z_count);
 		for (int i = 0; i < (int)TENTS_PER_PAGE; i++) {
 			u64 e = tp->table[i];
 
 			if (i && i <= (int)t->z_count && i < t->last - 1 && !(e & (TOPA_INT | TOPA_STOP)))
 				continue;
 			printk("pt:   [%3d] %#014llx size %#llx %c%c%c\n", i,
-			       (unsigned long long)(e & ~0xfffull), (unsigned long long)te_bytes(e),
+			       e & ~0xfffull, te_bytes(e),
 			       e & TOPA_END ? 'E' : ' ', e & TOPA_INT ? 'I' : ' ',
 			       e & TOPA_STOP ? 'S' : ' ');
 			if (e & TOPA_END)

@@ -101,6 +101,168 @@ static int enc_cyc(u64 v, u8 *buf)
 	return n + 1;
 }
 
+/*
+ * One helper per packet with a payload or a check, static inline: the switch
+ * below compiles to the same jump table as when the bodies were in it.
+ */
+
+/* The packets of two bytes, 0x02 then @opc: PSBEND, OVF, TraceStop, EXSTOP. */
+static inline int enc_ext2(u8 opc, u8 *buf)
+{
+	buf[0] = 0x02;
+	buf[1] = opc;
+	return 2;
+}
+
+static inline int enc_psb(u8 *buf)
+{
+	for (int i = 0; i < 16; i += 2) {
+		buf[i] = 0x02;
+		buf[i + 1] = 0x82;
+	}
+	return 16;
+}
+
+/* TNT-8: results in bits N:1, stop bit above them, bit 0 clear. */
+static inline int enc_tnt8(const struct ptpk *p, u8 *buf)
+{
+	if (p->tnt.nbits < 1 || p->tnt.nbits > PTPK_TNT8_MAX)
+		return -EINVAL;
+	buf[0] = (u8)(((p->tnt.bits & (BIT(p->tnt.nbits) - 1)) << 1) |
+		      BIT(p->tnt.nbits + 1));
+	return 1;
+}
+
+static inline int enc_tnt64(const struct ptpk *p, u8 *buf)
+{
+	if (p->tnt.nbits < 1 || p->tnt.nbits > PTPK_TNT64_MAX)
+		return -EINVAL;
+	return ptpk_encode_tnt64(buf, p->tnt.nbits, p->tnt.bits);
+}
+
+static inline int enc_mode_exec(const struct ptpk *p, u8 *buf)
+{
+	if (p->exec.csl && p->exec.csd)
+		return -EINVAL;
+	buf[0] = 0x99;
+	buf[1] = (u8)((p->exec.csl ? 1 : 0) | (p->exec.csd ? 2 : 0));
+	return 2;
+}
+
+static inline int enc_mode_tsx(const struct ptpk *p, u8 *buf)
+{
+	buf[0] = 0x99;
+	buf[1] = (u8)(0x20 | (p->tsx.intx ? 1 : 0) | (p->tsx.abrt ? 2 : 0));
+	return 2;
+}
+
+static inline int enc_pip(const struct ptpk *p, u8 *buf)
+{
+	buf[0] = 0x02;
+	buf[1] = 0x43;
+	put_le(buf + 2, ((p->pip.cr3 >> 5) << 1) | (p->pip.nr ? 1 : 0), 6);
+	return 8;
+}
+
+static inline int enc_vmcs(const struct ptpk *p, u8 *buf)
+{
+	buf[0] = 0x02;
+	buf[1] = 0xc8;
+	put_le(buf + 2, p->vmcs >> 12, 5);
+	return 7;
+}
+
+static inline int enc_tsc(const struct ptpk *p, u8 *buf)
+{
+	buf[0] = 0x19;
+	put_le(buf + 1, p->tsc, 7);
+	return 8;
+}
+
+static inline int enc_mtc(const struct ptpk *p, u8 *buf)
+{
+	buf[0] = 0x59;
+	buf[1] = p->mtc;
+	return 2;
+}
+
+static inline int enc_tma(const struct ptpk *p, u8 *buf)
+{
+	if (p->tma.fc > 0x1ff)
+		return -EINVAL;
+	buf[0] = 0x02;
+	buf[1] = 0x73;
+	put_le(buf + 2, p->tma.ctc, 2);
+	buf[4] = 0;
+	buf[5] = (u8)p->tma.fc;
+	buf[6] = (u8)(p->tma.fc >> 8);
+	return 7;
+}
+
+static inline int enc_cbr(const struct ptpk *p, u8 *buf)
+{
+	if (!p->cbr)
+		return -EINVAL;
+	buf[0] = 0x02;
+	buf[1] = 0x03;
+	buf[2] = p->cbr;
+	buf[3] = 0;
+	return 4;
+}
+
+static inline int enc_mnt(const struct ptpk *p, u8 *buf)
+{
+	buf[0] = 0x02;
+	buf[1] = 0xc3;
+	buf[2] = 0x88;
+	put_le(buf + 3, p->mnt, 8);
+	return 11;
+}
+
+static inline int enc_ptw(const struct ptpk *p, u8 *buf)
+{
+	int n = p->ptw.plc == 0 ? 4 : p->ptw.plc == 1 ? 8 : -1;
+
+	if (n < 0)
+		return -EINVAL;
+	buf[0] = 0x02;
+	buf[1] = (u8)((p->ptw.ip ? 0x80 : 0) | (p->ptw.plc << 5) | 0x12);
+	put_le(buf + 2, p->ptw.payload, n);
+	return 2 + n;
+}
+
+static inline int enc_mwait(const struct ptpk *p, u8 *buf)
+{
+	buf[0] = 0x02;
+	buf[1] = 0xc2;
+	put_le(buf + 2, p->mwait.hints, 4);
+	put_le(buf + 6, p->mwait.ext, 4);
+	return 10;
+}
+
+/* libipt 2.0.5's layout: HW flag at bit 3 of the first payload byte,
+ * C-state/sub-state in the high/low nibble of the second (the SDM figure
+ * draws HW at bit 7; see docs/pt-model.md). */
+static inline int enc_pwre(const struct ptpk *p, u8 *buf)
+{
+	buf[0] = 0x02;
+	buf[1] = 0x22;
+	buf[2] = p->pwre.hw ? 0x08 : 0;
+	buf[3] = (u8)(((p->pwre.state & 0xf) << 4) | (p->pwre.sub_state & 0xf));
+	return 4;
+}
+
+static inline int enc_pwrx(const struct ptpk *p, u8 *buf)
+{
+	buf[0] = 0x02;
+	buf[1] = 0xa2;
+	buf[2] = (u8)(((p->pwrx.last & 0xf) << 4) | (p->pwrx.deepest & 0xf));
+	buf[3] = (u8)((p->pwrx.interrupt ? 0x1 : 0) | (p->pwrx.store ? 0x4 : 0) |
+		      (p->pwrx.autonomous ? 0x8 : 0));
+	buf[4] = buf[5] = buf[6] = 0;
+	return 7;
+}
+
 int ptpk_encode(const struct ptpk *p, u8 *buf)
 {
 	switch (p->type) {
@@ -108,26 +270,13 @@ int ptpk_encode(const struct ptpk *p, u8 *buf)
 		buf[0] = 0x00;
 		return 1;
 	case PTPK_PSB:
-		for (int i = 0; i < 16; i += 2) {
-			buf[i] = 0x02;
-			buf[i + 1] = 0x82;
-		}
-		return 16;
+		return enc_psb(buf);
 	case PTPK_PSBEND:
-		buf[0] = 0x02;
-		buf[1] = 0x23;
-		return 2;
+		return enc_ext2(0x23, buf);
 	case PTPK_TNT8:
-		/* results in bits N:1, stop bit above them, bit 0 clear */
-		if (p->tnt.nbits < 1 || p->tnt.nbits > PTPK_TNT8_MAX)
-			return -EINVAL;
-		buf[0] = (u8)(((p->tnt.bits & (BIT(p->tnt.nbits) - 1)) << 1) |
-			      BIT(p->tnt.nbits + 1));
-		return 1;
+		return enc_tnt8(p, buf);
 	case PTPK_TNT64:
-		if (p->tnt.nbits < 1 || p->tnt.nbits > PTPK_TNT64_MAX)
-			return -EINVAL;
-		return ptpk_encode_tnt64(buf, p->tnt.nbits, p->tnt.bits);
+		return enc_tnt64(p, buf);
 	case PTPK_TIP:
 		return enc_ip(0x0d, p, buf);
 	case PTPK_TIP_PGE:
@@ -137,104 +286,39 @@ int ptpk_encode(const struct ptpk *p, u8 *buf)
 	case PTPK_FUP:
 		return enc_ip(0x1d, p, buf);
 	case PTPK_MODE_EXEC:
-		if (p->exec.csl && p->exec.csd)
-			return -EINVAL;
-		buf[0] = 0x99;
-		buf[1] = (u8)((p->exec.csl ? 1 : 0) | (p->exec.csd ? 2 : 0));
-		return 2;
+		return enc_mode_exec(p, buf);
 	case PTPK_MODE_TSX:
-		buf[0] = 0x99;
-		buf[1] = (u8)(0x20 | (p->tsx.intx ? 1 : 0) | (p->tsx.abrt ? 2 : 0));
-		return 2;
+		return enc_mode_tsx(p, buf);
 	case PTPK_PIP:
-		buf[0] = 0x02;
-		buf[1] = 0x43;
-		put_le(buf + 2, ((p->pip.cr3 >> 5) << 1) | (p->pip.nr ? 1 : 0), 6);
-		return 8;
+		return enc_pip(p, buf);
 	case PTPK_TSC:
-		buf[0] = 0x19;
-		put_le(buf + 1, p->tsc, 7);
-		return 8;
+		return enc_tsc(p, buf);
 	case PTPK_MTC:
-		buf[0] = 0x59;
-		buf[1] = p->mtc;
-		return 2;
+		return enc_mtc(p, buf);
 	case PTPK_TMA:
-		if (p->tma.fc > 0x1ff)
-			return -EINVAL;
-		buf[0] = 0x02;
-		buf[1] = 0x73;
-		put_le(buf + 2, p->tma.ctc, 2);
-		buf[4] = 0;
-		buf[5] = (u8)p->tma.fc;
-		buf[6] = (u8)(p->tma.fc >> 8);
-		return 7;
+		return enc_tma(p, buf);
 	case PTPK_CYC:
 		return enc_cyc(p->cyc, buf);
 	case PTPK_CBR:
-		if (!p->cbr)
-			return -EINVAL;
-		buf[0] = 0x02;
-		buf[1] = 0x03;
-		buf[2] = p->cbr;
-		buf[3] = 0;
-		return 4;
+		return enc_cbr(p, buf);
 	case PTPK_VMCS:
-		buf[0] = 0x02;
-		buf[1] = 0xc8;
-		put_le(buf + 2, p->vmcs >> 12, 5);
-		return 7;
+		return enc_vmcs(p, buf);
 	case PTPK_OVF:
-		buf[0] = 0x02;
-		buf[1] = 0xf3;
-		return 2;
+		return enc_ext2(0xf3, buf);
 	case PTPK_STOP:
-		buf[0] = 0x02;
-		buf[1] = 0x83;
-		return 2;
+		return enc_ext2(0x83, buf);
 	case PTPK_MNT:
-		buf[0] = 0x02;
-		buf[1] = 0xc3;
-		buf[2] = 0x88;
-		put_le(buf + 3, p->mnt, 8);
-		return 11;
-	case PTPK_PTW: {
-		int n = p->ptw.plc == 0 ? 4 : p->ptw.plc == 1 ? 8 : -1;
-
-		if (n < 0)
-			return -EINVAL;
-		buf[0] = 0x02;
-		buf[1] = (u8)((p->ptw.ip ? 0x80 : 0) | (p->ptw.plc << 5) | 0x12);
-		put_le(buf + 2, p->ptw.payload, n);
-		return 2 + n;
-	}
+		return enc_mnt(p, buf);
+	case PTPK_PTW:
+		return enc_ptw(p, buf);
 	case PTPK_EXSTOP:
-		buf[0] = 0x02;
-		buf[1] = p->exstop_ip ? 0xe2 : 0x62;
-		return 2;
+		return enc_ext2(p->exstop_ip ? 0xe2 : 0x62, buf);
 	case PTPK_MWAIT:
-		buf[0] = 0x02;
-		buf[1] = 0xc2;
-		put_le(buf + 2, p->mwait.hints, 4);
-		put_le(buf + 6, p->mwait.ext, 4);
-		return 10;
+		return enc_mwait(p, buf);
 	case PTPK_PWRE:
-		/* libipt 2.0.5's layout: HW flag at bit 3 of the first payload
-		 * byte, C-state/sub-state in the high/low nibble of the second
-		 * (the SDM figure draws HW at bit 7; see docs/pt-model.md). */
-		buf[0] = 0x02;
-		buf[1] = 0x22;
-		buf[2] = p->pwre.hw ? 0x08 : 0;
-		buf[3] = (u8)(((p->pwre.state & 0xf) << 4) | (p->pwre.sub_state & 0xf));
-		return 4;
+		return enc_pwre(p, buf);
 	case PTPK_PWRX:
-		buf[0] = 0x02;
-		buf[1] = 0xa2;
-		buf[2] = (u8)(((p->pwrx.last & 0xf) << 4) | (p->pwrx.deepest & 0xf));
-		buf[3] = (u8)((p->pwrx.interrupt ? 0x1 : 0) | (p->pwrx.store ? 0x4 : 0) |
-			      (p->pwrx.autonomous ? 0x8 : 0));
-		buf[4] = buf[5] = buf[6] = 0;
-		return 7;
+		return enc_pwrx(p, buf);
 	case PTPK_NR_TYPES:
 		break;
 	}

@@ -77,6 +77,10 @@ static inline uintptr_t stack_guard(const struct boot_info *bi, int i)	/* i=0 bo
 }
 #define STACKS_TOTAL (4096 + BOOT_STACK_SIZE + NR_IST_STACKS * (4096 + IST_STACK_SIZE))
 
+/**
+ * kernel_main() - the kernel proper, after efi_main() left boot services: @bi
+ * says what it found
+ */
 __noreturn void kernel_main(struct boot_info *bi);
 extern struct boot_info *boot_info;
 

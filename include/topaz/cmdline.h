@@ -60,7 +60,10 @@ int cmdline_parse_bool(const char *v, bool *out);
 void cmdline_enum_list(const char *const *names, char *buf, size_t size);
 /** cmdline_print_help() - list every parameter with its help text */
 void cmdline_print_help(void);
-/** cmdline_help_asked() - whether the line had 'help' (the boot stops after it unless given a job) */
+/**
+ * cmdline_help_asked() - whether the line had 'help' (the boot stops after it
+ * unless given a job)
+ */
 bool cmdline_help_asked(void);
 /** cmdline_get() - the command line as given (after the last cmdline_parse) */
 const char *cmdline_get(void);

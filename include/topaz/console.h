@@ -5,6 +5,7 @@
 
 #include <topaz/types.h>
 
+/** console_write() - write @n bytes of @s to the console (the serial port) */
 void console_write(const char *s, size_t n);
 
 #endif

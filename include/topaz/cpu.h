@@ -58,7 +58,9 @@ struct cpu_info {
 };
 extern struct cpu_info boot_cpu;
 
+/** cpu_identify() - fill in boot_cpu from CPUID (vendor, signature, features, brand) */
 void cpu_identify(void);
+/** cpu_report() - print boot_cpu: vendor, family, model, stepping, brand and features */
 void cpu_report(void);
 
 #endif

@@ -12,6 +12,7 @@
 
 /** gdt_init() - load CPU @cpu's GDT and TSS (IST stacks @ist_tops) and its GS base */
 void gdt_init(unsigned int cpu, uintptr_t ist_tops[4]);
+/** percpu_set_gs() - point this CPU's GS base at CPU @cpu's per-CPU area */
 void percpu_set_gs(unsigned int cpu);
 
 /* What LGDT reads. */
@@ -20,7 +21,13 @@ struct gdtr {
 	u64 base;
 } __packed;
 
-/* entry.S: LGDT @gdtr, reload CS and the data selectors, LTR @tss_sel */
+/**
+ * gdt_load() - entry.S: LGDT, reload CS and the data selectors, LTR
+ * @gdtr: the GDT's pseudo-descriptor
+ * @cs: the code selector
+ * @ds: the data selector
+ * @tss_sel: the TSS selector
+ */
 void gdt_load(struct gdtr *gdtr, u64 cs, u64 ds, u64 tss_sel);
 
 #endif

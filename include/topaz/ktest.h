@@ -26,6 +26,12 @@ struct ktest {
 		.suite = #suite_, .name = #name_, .fn = ktest_##suite_##_##name_ }; \
 	static void ktest_##suite_##_##name_(struct ktest_ctx *t)
 
+/**
+ * ktest_fail() - record a failure of test @t and print it
+ * @t: the test
+ * @file: @line: where the check failed
+ * @fmt: printf-style message
+ */
 void ktest_fail(struct ktest_ctx *t, const char *file, int line, const char *fmt, ...)
 	__printf(4, 5);
 

@@ -56,26 +56,88 @@ struct page_alloc_stats {
 
 /* Initialisation: reset, then add each usable physical range (page-aligned
  * inside, mapped 1:1 by phys_to_virt). Part of each range holds its mem_map. */
+/** page_alloc_init() - reset the page allocator to no memory (then page_alloc_add_range()) */
 void page_alloc_init(void);
+/**
+ * page_alloc_add_range() - give the allocator a usable physical range; its
+ * start holds the range's mem_map
+ * @start: the first byte (rounded up to a page)
+ * @end: the byte after the last (rounded down)
+ * Return: 0; -EINVAL when no page is left, -ENOSPC when the range is too
+ * small for its mem_map or there are too many ranges, -EEXIST when it
+ * overlaps one already added.
+ */
 int page_alloc_add_range(phys_addr_t start, phys_addr_t end);
 
+/**
+ * alloc_pages() - allocate 2^@order contiguous pages
+ * @gfp: GFP flags (__GFP_ZERO, __GFP_NOWARN, ...)
+ * @order: the block's order
+ * Return: the block's first page, or NULL when memory ran out.
+ */
 struct page *alloc_pages(gfp_t gfp, unsigned int order);
+/** alloc_pages_node() - alloc_pages() on node @nid (one node: NUMA_NO_NODE or 0) */
 struct page *alloc_pages_node(int nid, gfp_t gfp, unsigned int order);
+/** __free_pages() - free the block of 2^@order pages starting at @page (NULL: nothing) */
 void __free_pages(struct page *page, unsigned int order);
+/**
+ * __get_free_pages() - alloc_pages(), as an address
+ * @gfp: GFP flags
+ * @order: the block's order
+ * Return: the block's address, or 0 when memory ran out.
+ */
 uintptr_t __get_free_pages(gfp_t gfp, unsigned int order);
+/**
+ * get_zeroed_page() - one page filled with zeroes
+ * @gfp: GFP flags
+ * Return: its address, or 0 when memory ran out.
+ */
 uintptr_t get_zeroed_page(gfp_t gfp);
+/** free_pages() - free the 2^@order pages at @addr (0: nothing) */
 void free_pages(uintptr_t addr, unsigned int order);
 #define alloc_page(gfp)		alloc_pages(gfp, 0)
 #define __get_free_page(gfp)	__get_free_pages(gfp, 0)
 #define free_page(addr)		free_pages(addr, 0)
 
-/* The allocator's caller-aware core: @caller names who to blame in reports. */
+/**
+ * __alloc_pages_caller() - the allocator's core, @caller named in reports
+ * (leak lists, failures, probes)
+ * @nid: the node (NUMA_NO_NODE or 0)
+ * @gfp: GFP flags
+ * @order: the block's order
+ * @caller: the return address to blame
+ * Return: the block's first page, or NULL when memory ran out.
+ */
 struct page *__alloc_pages_caller(int nid, gfp_t gfp, unsigned int order, uintptr_t caller);
+/**
+ * __free_pages_caller() - free a block, @caller named in reports
+ * @page: the block's first page (NULL: nothing)
+ * @order: the order it was allocated with
+ * @caller: the return address to blame
+ * Return: 0; -EINVAL for a bad free (reported, the block left alone),
+ * -EBUSY when called inside the allocator on this CPU (an NMI; the block is kept).
+ */
 int __free_pages_caller(struct page *page, unsigned int order, uintptr_t caller);
 
+/**
+ * pfn_to_page() - the struct page of page frame @pfn
+ * Return: it, or NULL when the allocator does not manage @pfn.
+ */
 struct page *pfn_to_page(u64 pfn);	/* NULL when not managed */
+/**
+ * page_to_pfn() - the page frame number of @page
+ * Return: the PFN.
+ */
 u64 page_to_pfn(const struct page *page);
+/**
+ * page_address() - the address of @page's memory (physical memory is mapped 1:1)
+ * Return: the address.
+ */
 void *page_address(const struct page *page);
+/**
+ * virt_to_page() - the struct page of the page holding @addr
+ * Return: it, or NULL when the allocator does not manage that page.
+ */
 struct page *virt_to_page(const void *addr);	/* NULL when not managed */
 
 /* topaz maps physical memory 1:1, in the kernel and (over the arena) hosted. */
@@ -92,6 +154,7 @@ static inline unsigned int get_order(size_t size)
 	return order;
 }
 
+/** page_alloc_get_stats() - copy the allocator's counters and free blocks per order into @st */
 void page_alloc_get_stats(struct page_alloc_stats *st);
 /**
  * page_alloc_fail_nth() - fault injection (as Linux's fail_page_alloc): the

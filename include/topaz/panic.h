@@ -10,7 +10,11 @@
  * @fmt: printf-style reason
  */
 __printf(1, 2) __noreturn void panic(const char *fmt, ...);
-/* The last step of panic() and of an unhandled exception report. */
+/**
+ * panic_finish() - the last step of panic() and of an unhandled exception
+ * report: stop the other CPUs, run the panic notifiers, power off
+ * @why: what happened, for a CPU that panics while another does
+ */
 __noreturn void panic_finish(const char *why);
 
 struct shutdown_hook;
@@ -20,6 +24,12 @@ struct shutdown_hook;
  */
 void panic_notifier_register(struct shutdown_hook *h);
 
+/**
+ * warn_slowpath() - WARN_ON()'s report: the condition, where, and a backtrace
+ * @file: @line: the WARN_ON()'s place
+ * @caller: where the backtrace starts
+ * @cond: the condition, as text
+ */
 void warn_slowpath(const char *file, int line, uintptr_t caller, const char *cond);
 
 #define BUG_ON(cond) do { if (unlikely(cond)) \

@@ -11,6 +11,10 @@
  * isa-debug-exit under QEMU, else EFI ResetSystem(EfiResetShutdown).
  */
 __noreturn void power_off(bool success);
+/**
+ * running_on_qemu() - whether QEMU's fw_cfg device answers its signature
+ * Return: true under QEMU (cached after the first call).
+ */
 bool running_on_qemu(void);
 
 #endif

@@ -24,7 +24,20 @@ extern int console_loglevel;
 /* A panic is under way: printk stops waiting for a lock a stopped CPU holds. */
 extern bool oops_in_progress;
 
+/**
+ * printk() - format a message and write it to the console when its level
+ * (an optional KERN_* prefix; KERN_CONT continues the last line) passes the
+ * log level; a new line gets a time stamp
+ * @fmt: the format, as kvsnprintf()'s
+ * Return: the length of the formatted message (at most 511 bytes).
+ */
 __printf(1, 2) int printk(const char *fmt, ...);
+/**
+ * vprintk() - printk() with a va_list
+ * @fmt: the format, optionally after a KERN_* level
+ * @ap: its arguments
+ * Return: the length of the formatted message (at most 511 bytes).
+ */
 int vprintk(const char *fmt, va_list ap);
 
 #define pr_emerg(fmt, ...)	printk(KERN_EMERG pr_fmt(fmt), ##__VA_ARGS__)
@@ -49,10 +62,25 @@ void printk_capture_start(char *buf, size_t size);
 /** printk_capture_stop() - stop copying; returns the number of bytes captured */
 size_t printk_capture_stop(void);
 
-/* Formatting shared by both builds (lib/vsprintf.c). Supports %d %i %u %x
- * %X %o %c %s %p %% with flags -0+# space, width, precision, and the length
- * modifiers hh h l ll z t j. %pS prints a symbol ("func+0xoff"). */
+/**
+ * kvsnprintf() - format into @buf, as vsnprintf(), for both builds
+ * (lib/vsprintf.c): %d %i %u %x %X %o %c %s %p %% with flags -0+# space,
+ * width, precision, and the length modifiers hh h l ll z t j; %pS prints a
+ * symbol ("func+0xoff")
+ * @buf: the destination, NUL-terminated when @size is not 0
+ * @size: @buf's size
+ * @fmt: the format
+ * @ap: its arguments
+ * Return: the length the whole output has, even when @buf cut it short.
+ */
 int kvsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
+/**
+ * ksnprintf() - kvsnprintf() with variable arguments
+ * @buf: the destination
+ * @size: @buf's size
+ * @fmt: the format
+ * Return: as kvsnprintf()'s.
+ */
 __printf(3, 4) int ksnprintf(char *buf, size_t size, const char *fmt, ...);
 
 #endif

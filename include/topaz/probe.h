@@ -150,6 +150,10 @@ struct probe_hit {
  * handler) is dropped rather than recursing.
  */
 DECLARE_PER_CPU(unsigned int, probe_nesting);
+/**
+ * __probe_fire_more() - probe_fire()'s out-of-line part: run @pp's handlers
+ * after the first on @hit
+ */
 void __probe_fire_more(struct probe_point *pp, struct probe_hit *hit);
 
 /**
@@ -200,6 +204,10 @@ int probe_unregister(const char *pattern, probe_handler_t fn, void *data);
 struct probe_point *probe_find(const char *name);
 /** probe_for_each() - iterate over every probe point in the image */
 struct probe_point *probe_first(void);
+/**
+ * probe_next() - the probe point after @pp in the image
+ * Return: it, or NULL after the last.
+ */
 struct probe_point *probe_next(struct probe_point *pp);
 #define probe_for_each(pp) for (pp = probe_first(); pp; pp = probe_next(pp))
 
@@ -233,7 +241,13 @@ struct probe_action {
 	void (*setup)(void);	/* optional: run each time the action is applied */
 	struct probe_action *next;
 };
+/** probe_action_register() - add action @a to those probe= names find */
 void probe_action_register(struct probe_action *a);
+/**
+ * probe_action_find() - the action called @name, registered ones first, then
+ * the built-in ones
+ * Return: it, or NULL.
+ */
 struct probe_action *probe_action_find(const char *name);
 
 /**
@@ -250,7 +264,12 @@ int probe_apply_spec(const char *spec);
 void probes_init(void);
 
 /* The built-in handlers, also usable directly. */
+/** probe_print_handler() - print @hit's point and values on one line (the "print" action) */
 void probe_print_handler(struct probe_hit *hit, void *data);
+/**
+ * probe_count_handler() - count @hit per point and call site, with the bytes
+ * it asked for and got (the "count" action)
+ */
 void probe_count_handler(struct probe_hit *hit, void *data);
 /** probe_count_report() - print the count tables, sorted by hits (also at shutdown) */
 void probe_count_report(void);

@@ -84,7 +84,15 @@ int pt_model_init_profile(const struct pt_profile *prof, bool force);
 
 /** pt_model_uninstall() - remove the interceptor (the MSRs vanish again) */
 void pt_model_uninstall(void);
+/**
+ * pt_model_active() - whether this CPU's trace unit model is installed
+ * Return: true when it is.
+ */
 bool pt_model_active(void);
+/**
+ * pt_model_profile() - the profile this CPU's model runs with
+ * Return: it, or NULL when the model is not installed.
+ */
 const struct pt_profile *pt_model_profile(void);
 
 /**
@@ -113,7 +121,9 @@ struct pt_model_config {
 };
 #define PT_MODEL_DEFAULT_SKID		96
 #define PT_MODEL_DEFAULT_EARLY		256
+/** pt_model_get_config() - copy this CPU's model configuration into @cfg */
 void pt_model_get_config(struct pt_model_config *cfg);
+/** pt_model_set_config() - replace this CPU's model configuration with @cfg */
 void pt_model_set_config(const struct pt_model_config *cfg);
 
 /* ------------------------------------------------------------ rules */
@@ -179,7 +189,15 @@ struct pt_rule_info {
 	const char *sdm;
 	const char *what;
 };
+/**
+ * pt_model_gp_rule() - the name, SDM reference and text of #GP rule @r
+ * Return: it, or NULL for an unknown rule.
+ */
 const struct pt_rule_info *pt_model_gp_rule(enum pt_gp_rule r);
+/**
+ * pt_model_operr_rule() - the name, SDM reference and text of operational error @e
+ * Return: it, or NULL for an unknown error.
+ */
 const struct pt_rule_info *pt_model_operr_rule(enum pt_operr e);
 /** pt_model_last_gp() - the rule behind the last refused access, or -1 */
 int pt_model_last_gp(void);
@@ -197,6 +215,10 @@ void pt_model_clear_faults(void);
  */
 typedef void (*pt_model_packet_hook_t)(const struct ptpk *p, const u8 *bytes, int len,
 				       u64 stream_off, void *ctx);
+/**
+ * pt_model_set_packet_hook() - call @fn(..., @ctx) on each packet this CPU's
+ * model writes (NULL: none)
+ */
 void pt_model_set_packet_hook(pt_model_packet_hook_t fn, void *ctx);
 
 /**
@@ -214,6 +236,7 @@ struct pt_model_stats {
 	u64 pmis, pmis_delivered, psbs;
 	u64 fast;
 };
+/** pt_model_get_stats() - copy this CPU's trace unit's statistics into @st */
 void pt_model_get_stats(struct pt_model_stats *st);
 /** pt_model_get_stats_cpu() - CPU @cpu's trace unit's statistics */
 void pt_model_get_stats_cpu(unsigned int cpu, struct pt_model_stats *st);
@@ -229,7 +252,10 @@ void pt_model_init_this_cpu(void);
  * off to the call's end, where the model calls smp_stop_pending()).
  */
 bool pt_model_busy(void);
-/** pt_model_bytes_lost() - this CPU's trace unit: bytes generated and not stored, a running total */
+/**
+ * pt_model_bytes_lost() - this CPU's trace unit: bytes generated and not
+ * stored, a running total
+ */
 u64 pt_model_bytes_lost(void);
 
 /** pt_model_packet_en() - PacketEn at the current IP (tests, the trace engine) */
@@ -405,13 +431,36 @@ static inline u32 ptm_rec_word(u32 off, const struct ptm_edge *e)
 const u64 *pt_model_ev_edges(const u64 *rec, const u64 *end, const void *base, u64 *insns);
 
 /* Convenience forms of pt_model_ev_insn(). */
+/**
+ * pt_model_ev_cond() - pt_model_ev_insn() of a conditional branch at @ip,
+ * @taken to @target or not (to @next)
+ */
 void pt_model_ev_cond(u64 ip, u64 next, u64 target, bool taken);
+/** pt_model_ev_jump() - pt_model_ev_insn() of a direct near JMP at @ip to @target */
 void pt_model_ev_jump(u64 ip, u64 target);
+/**
+ * pt_model_ev_call() - pt_model_ev_insn() of a direct near CALL at @ip to
+ * @target, returning to @next
+ */
 void pt_model_ev_call(u64 ip, u64 next, u64 target);
+/** pt_model_ev_jump_indirect() - pt_model_ev_insn() of an indirect near JMP at @ip to @target */
 void pt_model_ev_jump_indirect(u64 ip, u64 target);
+/**
+ * pt_model_ev_call_indirect() - pt_model_ev_insn() of an indirect near CALL at
+ * @ip to @target, returning to @next
+ */
 void pt_model_ev_call_indirect(u64 ip, u64 next, u64 target);
+/** pt_model_ev_ret() - pt_model_ev_insn() of a near RET at @ip to @target */
 void pt_model_ev_ret(u64 ip, u64 target);
+/**
+ * pt_model_ev_far() - pt_model_ev_insn() of a far transfer at @ip to @target,
+ * at privilege @cpl in @mode
+ */
 void pt_model_ev_far(u64 ip, u64 target, u8 cpl, enum ptm_mode mode);
+/**
+ * pt_model_ev_ptwrite() - pt_model_ev_insn() of a PTWRITE at @ip (next @next)
+ * of @size bytes of @payload
+ */
 void pt_model_ev_ptwrite(u64 ip, u64 next, u64 payload, unsigned int size);
 
 /** pt_model_ev_cycles() - @cycles core cycles pass (MTC, CYC, TSC) */
@@ -423,11 +472,13 @@ void pt_model_ev_pad(unsigned int n);
 
 /**
  * pt_model_ev_overflow_begin() - the internal packet buffer overflows: from
- * now on packet generation ceases (results already generated go out first).
- * pt_model_ev_overflow_end() - the buffer drained: OVF, then FUP at the
- * current IP when PacketEn (or a PSB+ when the mode changed meanwhile).
+ * now on packet generation ceases (results already generated go out first)
  */
 void pt_model_ev_overflow_begin(void);
+/**
+ * pt_model_ev_overflow_end() - the buffer drained: OVF, then FUP at the
+ * current IP when PacketEn (or a PSB+ when the mode changed meanwhile)
+ */
 void pt_model_ev_overflow_end(void);
 
 #endif

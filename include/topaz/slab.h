@@ -78,12 +78,21 @@ void kmem_cache_destroy(struct kmem_cache *s);
  */
 static inline __attribute__((always_inline)) void *kmem_cache_alloc(struct kmem_cache *s,
 								   gfp_t gfp);
-/*
- * The out-of-line entries: a constant @gfp without __GFP_ZERO (the common
- * case) calls the one that does not test for zeroing. Both take the call
- * site from their return address, so probes and reports name the real caller.
+/**
+ * __kmem_cache_alloc() - kmem_cache_alloc()'s out-of-line entry; the call
+ * site is its return address, so probes and reports name the real caller
+ * @s: the cache
+ * @gfp: as kmem_cache_alloc()'s
+ * Return: the object, or NULL when memory ran out.
  */
 void *__kmem_cache_alloc(struct kmem_cache *s, gfp_t gfp);
+/**
+ * __kmem_cache_alloc_nz() - __kmem_cache_alloc() for a constant @gfp without
+ * __GFP_ZERO (the common case: no test for zeroing)
+ * @s: the cache
+ * @gfp: as kmem_cache_alloc()'s
+ * Return: the object, or NULL when memory ran out.
+ */
 void *__kmem_cache_alloc_nz(struct kmem_cache *s, gfp_t gfp);
 static inline __attribute__((always_inline)) void *kmem_cache_alloc(struct kmem_cache *s,
 								   gfp_t gfp)
@@ -110,6 +119,10 @@ void kmem_cache_free_bulk(struct kmem_cache *s, size_t nr, void **p);
 int kmem_cache_shrink(struct kmem_cache *s);
 /** kmem_cache_shrink_all() - shrink every cache (what memory pressure does) */
 unsigned long kmem_cache_shrink_all(void);
+/**
+ * kmem_cache_name() - the name @s was created with
+ * Return: the name.
+ */
 const char *kmem_cache_name(const struct kmem_cache *s);
 /** kmem_cache_size() - the object size the cache was created with */
 unsigned int kmem_cache_size(const struct kmem_cache *s);
@@ -118,9 +131,35 @@ unsigned int kmem_cache_size(const struct kmem_cache *s);
  * kmalloc() objects are 8-byte aligned; without debugging, power-of-two
  * sizes are naturally aligned (kmalloc(256) is 256-aligned), as Linux's.
  */
+/**
+ * kmalloc() - allocate @size bytes
+ * @size: the size
+ * @gfp: GFP flags (__GFP_ZERO zeroes it)
+ * Return: the memory, or NULL when memory ran out.
+ */
 void *kmalloc(size_t size, gfp_t gfp);
+/**
+ * kzalloc() - kmalloc() of zeroed memory
+ * @size: the size
+ * @gfp: GFP flags
+ * Return: the memory, or NULL when memory ran out.
+ */
 void *kzalloc(size_t size, gfp_t gfp);
+/**
+ * kmalloc_array() - kmalloc() of @n elements of @size bytes
+ * @n: the number of elements
+ * @size: each one's size
+ * @gfp: GFP flags
+ * Return: the memory, or NULL when memory ran out or @n * @size overflows.
+ */
 void *kmalloc_array(size_t n, size_t size, gfp_t gfp);
+/**
+ * kcalloc() - kmalloc_array() of zeroed memory
+ * @n: the number of elements
+ * @size: each one's size
+ * @gfp: GFP flags
+ * Return: the memory, or NULL when memory ran out or @n * @size overflows.
+ */
 void *kcalloc(size_t n, size_t size, gfp_t gfp);
 /**
  * krealloc() - resize @p to @new_size, keeping its contents
@@ -166,6 +205,7 @@ struct slabinfo {
 	u64 slabs_allocated, slabs_freed, alloc_failures, nmi_contended;
 	u64 errors;	/* misuse and corruption reports */
 };
+/** kmem_cache_get_slabinfo() - @s's object, slab and per-CPU counts into @info */
 void kmem_cache_get_slabinfo(struct kmem_cache *s, struct slabinfo *info);
 /** slabinfo_show() - print /proc/slabinfo for every cache */
 void slabinfo_show(void);

@@ -30,6 +30,7 @@ static inline unsigned int num_online_cpus(void)
 		n++;
 	return n;
 }
+/** set_cpu_online() - mark CPU @cpu online or offline (@online) in the online mask */
 void set_cpu_online(unsigned int cpu, bool online);
 
 /*
@@ -73,6 +74,7 @@ void on_each_cpu(smp_call_func_t fn, void *info, bool wait);
  * On this CPU, @fn runs at once.
  */
 int run_on_cpu(unsigned int cpu, smp_call_func_t fn, void *info);
+/** run_on_cpu_wait() - wait until CPU @cpu finished its run_on_cpu() job (at once for this CPU) */
 void run_on_cpu_wait(unsigned int cpu);
 /**
  * run_on_each_cpu() - @fn(@info) as a job on every online CPU at once, this
@@ -121,7 +123,10 @@ u32 cpu_apic_id(unsigned int cpu);
 int smp_prepare(const struct boot_info *bi);
 /** smp_boot_cpus() - start every other CPU; returns how many answered */
 unsigned int smp_boot_cpus(void);
-/** smp_stack_guard_name() - "CPU n's kernel" when @addr is in a guard page of CPU n's stacks, else NULL */
+/**
+ * smp_stack_guard_name() - "CPU n's kernel" when @addr is in a guard page of
+ * CPU n's stacks, else NULL
+ */
 const char *smp_stack_guard_name(u64 addr, char *buf, size_t len);
 /** smp_send_stop() - panic: stop every other CPU with an NMI, each reporting its registers */
 void smp_send_stop(void);

@@ -30,7 +30,15 @@ const struct ksym_entry *ksym_table_lookup(const struct ksym_table *tab, uintptr
 /** ksym_table_find() - the entry named @name, or NULL */
 const struct ksym_entry *ksym_table_find(const struct ksym_table *tab, const char *name);
 
-/* The kernel's own table (the hosted build supplies one from dladdr). */
+/**
+ * ksym_lookup() - the kernel's symbol holding @addr (the hosted build's
+ * table comes from dladdr)
+ * @addr: the address
+ * @name: the symbol's name
+ * @offset: @addr's offset in it
+ * @size: its size (NULL: not wanted)
+ * Return: 0, or -1 when no symbol holds @addr.
+ */
 int ksym_lookup(uintptr_t addr, const char **name, uintptr_t *offset, uintptr_t *size);
 /** ksym_count() - number of symbols in the embedded table */
 u32 ksym_count(void);

@@ -26,12 +26,22 @@ enum {
 /* A handler returns true when it dealt with the event. */
 typedef bool (*trap_handler_t)(struct pt_regs *regs);
 
+/**
+ * idt_init() - fill the IDT (every vector to entry.S's stubs, IST stacks for
+ * #DF, NMI, #MC, #DB) and load it
+ */
 void idt_init(void);
 /** idt_load() - load the one IDT on this CPU (each CPU does, as it starts) */
 void idt_load(void);
-/* entry.S's common path calls it with the frame of every exception and interrupt. */
+/**
+ * trap_dispatch() - entry.S's common path calls it with the frame (@regs) of
+ * every exception and interrupt
+ */
 void trap_dispatch(struct pt_regs *regs);
-/* entry.S: deliver the interrupt on the firmware's gate @handler; its IRETQ comes back */
+/**
+ * fw_call_gate() - entry.S: deliver the interrupt on the firmware's gate
+ * @handler; its IRETQ comes back
+ */
 void fw_call_gate(u64 handler);
 /**
  * idt_firmware_enter() - while boot services are live: topaz's IDT in place
@@ -74,6 +84,10 @@ struct trap_trace_hooks {
 	void (*enter)(struct pt_regs *regs);
 	void (*exit)(struct pt_regs *regs);
 };
+/**
+ * trap_set_trace_hooks() - install @h, the trace engine's view of interrupts
+ * and exceptions (NULL: none)
+ */
 void trap_set_trace_hooks(const struct trap_trace_hooks *h);
 /** trap_depth() - how many trap handlers are running (0 in normal code) */
 /* Per CPU: how many trap handlers run (trap_depth()), of which NMIs. */

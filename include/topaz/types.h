@@ -11,11 +11,12 @@
 typedef uint8_t u8;
 typedef uint16_t u16;
 typedef uint32_t u32;
-typedef uint64_t u64;
+/* as Linux has them: printk's %llu/%llx take u64 and s64 without a cast */
+typedef unsigned long long u64;
 typedef int8_t s8;
 typedef int16_t s16;
 typedef int32_t s32;
-typedef int64_t s64;
+typedef long long s64;
 typedef u64 phys_addr_t;
 
 #define BIT(n)		(1UL << (n))

@@ -151,14 +151,14 @@ int branch_step_self_check(void)
 	    memcmp(before, code, min(sizeof(before), (size_t)size))) {
 		pr_err("pt.step=branch: self-check failed: results %#llx and %#llx (the CPU's %#llx), "
 		       "%s, %llu and %llu stops, %u INT3s restored\n",
-		       (unsigned long long)r.got, (unsigned long long)r.got_no_iret,
-		       (unsigned long long)want, r.done ? "returned" : "lost the flow",
-		       (unsigned long long)e->check_stops, (unsigned long long)r.nested, restored);
+		       r.got, r.got_no_iret,
+		       want, r.done ? "returned" : "lost the flow",
+		       e->check_stops, r.nested, restored);
 		return -EIO;
 	}
 	pr_info("branch-step self-check: %llu stops at %u INT3s, result as the CPU's, code restored; "
-		"%llu more returning as from an NMI\n", (unsigned long long)e->check_stops,
-		restored, (unsigned long long)r.nested);
+		"%llu more returning as from an NMI\n", e->check_stops,
+		restored, r.nested);
 	return 0;
 }
 #endif

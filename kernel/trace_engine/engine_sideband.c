@@ -74,15 +74,15 @@ static void xlat_print_map(void)
 			continue;
 		pr_info("xlat-map: cpu=%u code=%#lx-%#lx blocks=%u resets=%llu\n", cpu,
 			(unsigned long)(uintptr_t)x->code, (unsigned long)(uintptr_t)x->code_end,
-			x->nr_sites, (unsigned long long)x->st.resets);
+			x->nr_sites, x->st.resets);
 		for (u32 i = 0; i < x->nr_sites; i++) {
 			const struct xlat_site *s = &x->sites[i];
 			u64 base = (uintptr_t)x->region;
 
 			pr_info("xlat-map: cpu=%u entry=%#llx stub=%#llx end=%#llx start=%#llx ip=%#llx kind=%s\n",
-				cpu, (unsigned long long)(base + s->entry),
-				(unsigned long long)(base + s->stub), (unsigned long long)(base + s->end),
-				(unsigned long long)s->start, (unsigned long long)s->ip,
+				cpu, base + s->entry,
+				base + s->stub, base + s->end,
+				s->start, s->ip,
 				s->kind == XK_EXIT ? "exit" : "branch");
 		}
 	}

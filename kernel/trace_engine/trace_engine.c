@@ -277,6 +277,6 @@ void trace_engine_code_loaded(u64 start, u64 size)
 
 		if (x && xlat_invalidate(x, start, start + size))
 			pr_info("translate: CPU %u had blocks from %#llx-%#llx, where new code was loaded: its code cache starts again\n",
-				cpu, (unsigned long long)start, (unsigned long long)(start + size - 1));
+				cpu, start, start + size - 1);
 	}
 }

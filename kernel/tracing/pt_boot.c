@@ -126,7 +126,7 @@ int pt_boot_init(const struct boot_info *bi)
 	active = true;
 	pr_info("tracing with %s, %lluK buffer (%s), %s mode, sink %s\n",
 		unit.model ? "the software trace unit" : "Intel PT",
-		(unsigned long long)(pt_opts.buf_size >> 10),
+		pt_opts.buf_size >> 10,
 		pt_event_single_range(&this_cpu_ptr(pt_streams)->event) ? "single-range" : "ToPA",
 		pt_session_opts.snapshot ? "snapshot" : "normal",
 		sink_kind == PT_SINK_SERIAL ? "serial" : sink_kind == PT_SINK_MEMORY ? "memory" :
@@ -172,9 +172,9 @@ u64 pt_run_traced(const struct workload *w)
 	WRITE_ONCE(window_open, false);
 	t3 = __builtin_ia32_rdtsc();
 	pr_info("trace: %s ran traced in %llu us (starting the trace %llu us, stopping it %llu us)\n",
-		w->name, (unsigned long long)(tsc_to_ns(t2 - t1) / 1000),
-		(unsigned long long)(tsc_to_ns(t1 - t0) / 1000),
-		(unsigned long long)(tsc_to_ns(t3 - t2) / 1000));
+		w->name, tsc_to_ns(t2 - t1) / 1000,
+		tsc_to_ns(t1 - t0) / 1000,
+		tsc_to_ns(t3 - t2) / 1000);
 	return r;
 }
 
@@ -183,6 +183,7 @@ struct cpu_sums {
 	struct trace_engine_stats eng;
 	struct pt_unit_counts unit;
 	bool unit_counts;	/* the trace unit keeps counts (the model) */
+	unsigned int ncpus;
 	u64 bytes, lost, pmis, stale, pad, truncations, errors;
 };
 
@@ -219,21 +220,11 @@ static void add_unit(struct pt_unit_counts *a, const struct pt_unit_counts *b)
 	a->pmis += b->pmis;
 }
 
-void pt_boot_finish(void)
+/* The images for the decoder, then the session and the framing closed. */
+static void close_session(const struct trace_engine_ops *engine)
 {
-	const struct trace_engine_ops *engine;
-	struct cpu_sums sum = { 0 };
-	struct trace_engine_stats st;
-	unsigned int cpu, ncpus = 0;
-	u64 cpus;
-
-	if (!active)
-		return;
-	active = false;
 	smp_set_job_wrapper(NULL);
 	smp_set_stop_hook(NULL, NULL);
-	cpus = pt_session.cpus;
-	engine = pt_session_engine();
 	/* the engine's page runs (code outside every known module; a page a
 	 * module covers marks the module instead), then the modules, whole */
 	if (engine)
@@ -242,98 +233,131 @@ void pt_boot_finish(void)
 	pt_session_close();
 	if (sink_kind == PT_SINK_SERIAL)
 		trace_framer_end(&framer);
-	for_each_possible_cpu(cpu) {
-		const struct pt_stream *stream = per_cpu_ptr(pt_streams, cpu);
-		struct pt_unit_counts uc;
-		struct pt_cpu_stats ds;
-		u64 bytes = stream->stream_off - stream->lost_bytes;
+}
 
-		if (!((cpus >> cpu) & 1))
-			continue;
-		ncpus++;
-		pt_get_cpu_stats((int)cpu, &ds);
-		memset(&st, 0, sizeof(st));
-		if (engine) {
-			engine->stats(cpu, &st);
-			add_engine(&sum.eng, &st);
-		}
-		if (pt_unit_counts(cpu, &uc)) {
-			add_unit(&sum.unit, &uc);
-			sum.unit_counts = true;
-		}
-		sum.bytes += bytes;
-		sum.lost += stream->lost_bytes;
-		sum.pmis += ds.pmis;
-		sum.stale += ds.stale_pmis;
-		sum.pad += ds.pad_bytes;
-		sum.truncations += ds.truncations;
-		sum.errors += ds.errors;
-		pr_info("trace: CPU %u: %llu instructions, %llu bytes, %llu lost, %llu PMIs\n", cpu,
-			(unsigned long long)st.insns, (unsigned long long)bytes,
-			(unsigned long long)stream->lost_bytes, (unsigned long long)ds.pmis);
-		if (st.missed)
-			pr_warn("trace: CPU %u ran past %llu INT3s without stopping, the first at %pS: "
-				"the trace lacks those branches and will not decode there\n", cpu,
-				(unsigned long long)st.missed, (void *)(uintptr_t)st.missed_ip);
-		if (engine)
-			pr_info("result: trace.cpu cpu=%u delivered=%llu lost=%llu pmis=%llu insns=%llu\n", cpu,
-				(unsigned long long)bytes, (unsigned long long)stream->lost_bytes,
-				(unsigned long long)ds.pmis, (unsigned long long)st.insns);
-		else
-			pr_info("result: trace.cpu cpu=%u delivered=%llu lost=%llu pmis=%llu\n", cpu,
-				(unsigned long long)bytes, (unsigned long long)stream->lost_bytes,
-				(unsigned long long)ds.pmis);
+/* One traced CPU's counts: added to @sum, and its own lines. */
+static void gather_cpu(unsigned int cpu, const struct trace_engine_ops *engine,
+		       struct cpu_sums *sum)
+{
+	const struct pt_stream *stream = per_cpu_ptr(pt_streams, cpu);
+	struct trace_engine_stats st = { 0 };
+	struct pt_unit_counts uc;
+	struct pt_cpu_stats ds;
+	u64 bytes = stream->stream_off - stream->lost_bytes;
+
+	sum->ncpus++;
+	pt_get_cpu_stats((int)cpu, &ds);
+	if (engine) {
+		engine->stats(cpu, &st);
+		add_engine(&sum->eng, &st);
 	}
-	st = sum.eng;
+	if (pt_unit_counts(cpu, &uc)) {
+		add_unit(&sum->unit, &uc);
+		sum->unit_counts = true;
+	}
+	sum->bytes += bytes;
+	sum->lost += stream->lost_bytes;
+	sum->pmis += ds.pmis;
+	sum->stale += ds.stale_pmis;
+	sum->pad += ds.pad_bytes;
+	sum->truncations += ds.truncations;
+	sum->errors += ds.errors;
+	pr_info("trace: CPU %u: %llu instructions, %llu bytes, %llu lost, %llu PMIs\n", cpu,
+		st.insns, bytes,
+		stream->lost_bytes, ds.pmis);
+	if (st.missed)
+		pr_warn("trace: CPU %u ran past %llu INT3s without stopping, the first at %pS: "
+			"the trace lacks those branches and will not decode there\n", cpu,
+			st.missed, (void *)(uintptr_t)st.missed_ip);
 	if (engine)
-		pr_info("trace: %llu instructions, %llu branches, %llu stops (%s-step: %llu #DB, %llu #BP; "
-			"%llu INT3s written, %llu run by handlers, %llu fallbacks), "
-			"%llu interrupts/exceptions (%llu before the next stop after another's return), "
-			"%llu firmware pages%s\n",
-			(unsigned long long)st.insns, (unsigned long long)st.branches,
-			(unsigned long long)(st.db_traps + st.bp_traps),
-			st.mode == TRACE_STEP_TRANSLATE ? "translate" :
-			st.mode == TRACE_STEP_BRANCH ? "branch" : "single",
-			(unsigned long long)st.db_traps, (unsigned long long)st.bp_traps,
-			(unsigned long long)st.sites, (unsigned long long)st.nested,
-			(unsigned long long)st.fallbacks, (unsigned long long)st.async,
-			(unsigned long long)st.async_chained, (unsigned long long)st.foreign_pages,
-			ncpus > 1 ? ", all CPUs" : "");
-	if (engine && st.mode == TRACE_STEP_TRANSLATE)
+		pr_info("result: trace.cpu cpu=%u delivered=%llu lost=%llu pmis=%llu insns=%llu\n", cpu,
+			bytes, stream->lost_bytes,
+			ds.pmis, st.insns);
+	else
+		pr_info("result: trace.cpu cpu=%u delivered=%llu lost=%llu pmis=%llu\n", cpu,
+			bytes, stream->lost_bytes,
+			ds.pmis);
+}
+
+/* The engine's totals over the traced CPUs. */
+static void print_engine_report(const struct trace_engine_stats *st, unsigned int ncpus)
+{
+	pr_info("trace: %llu instructions, %llu branches, %llu stops (%s-step: %llu #DB, %llu #BP; "
+		"%llu INT3s written, %llu run by handlers, %llu fallbacks), "
+		"%llu interrupts/exceptions (%llu before the next stop after another's return), "
+		"%llu firmware pages%s\n",
+		st->insns, st->branches,
+		st->db_traps + st->bp_traps,
+		st->mode == TRACE_STEP_TRANSLATE ? "translate" :
+		st->mode == TRACE_STEP_BRANCH ? "branch" : "single",
+		st->db_traps, st->bp_traps,
+		st->sites, st->nested,
+		st->fallbacks, st->async,
+		st->async_chained, st->foreign_pages,
+		ncpus > 1 ? ", all CPUs" : "");
+	if (st->mode == TRACE_STEP_TRANSLATE)
 		pr_info("trace: translate: %llu blocks in %llu bytes of code cache (%llu resets), "
 			"%llu record batches, %llu indirect targets looked up out of line, "
 			"%llu exits to branch-step\n",
-			(unsigned long long)st.xlat_blocks, (unsigned long long)st.xlat_code,
-			(unsigned long long)st.xlat_resets, (unsigned long long)st.xlat_flushes,
-			(unsigned long long)st.xlat_misses, (unsigned long long)st.xlat_exits);
+			st->xlat_blocks, st->xlat_code,
+			st->xlat_resets, st->xlat_flushes,
+			st->xlat_misses, st->xlat_exits);
+}
+
+/* The session's totals, for people and (the "result:" lines) for scripts. */
+static void print_report(const struct trace_engine_ops *engine, const struct cpu_sums *sum)
+{
+	const struct trace_engine_stats *st = &sum->eng;
+
+	if (engine)
+		print_engine_report(st, sum->ncpus);
 	pr_info("trace: %llu bytes (%llu of them padding), %llu lost, %llu PMIs (%llu stale), "
 		"%llu truncations, %llu errors\n",
-		(unsigned long long)sum.bytes, (unsigned long long)sum.pad,
-		(unsigned long long)sum.lost, (unsigned long long)sum.pmis,
-		(unsigned long long)sum.stale, (unsigned long long)sum.truncations,
-		(unsigned long long)sum.errors);
+		sum->bytes, sum->pad,
+		sum->lost, sum->pmis,
+		sum->stale, sum->truncations,
+		sum->errors);
 	/* the same, for scripts: one "result:" line per subsystem, key=value */
 	if (engine)
 		pr_info("result: trace.engine insns=%llu branches=%llu async=%llu async_chained=%llu "
 			"async_chained_ran=%llu fallbacks=%llu missed=%llu\n",
-			(unsigned long long)st.insns, (unsigned long long)st.branches,
-			(unsigned long long)st.async, (unsigned long long)st.async_chained,
-			(unsigned long long)st.async_chained_ran, (unsigned long long)st.fallbacks,
-			(unsigned long long)st.missed);
+			st->insns, st->branches,
+			st->async, st->async_chained,
+			st->async_chained_ran, st->fallbacks,
+			st->missed);
 	pr_info("result: trace.session delivered=%llu lost=%llu padding=%llu pmis=%llu truncations=%llu\n",
-		(unsigned long long)sum.bytes, (unsigned long long)sum.lost,
-		(unsigned long long)sum.pad, (unsigned long long)sum.pmis,
-		(unsigned long long)sum.truncations);
-	if (sum.unit_counts) {
+		sum->bytes, sum->lost,
+		sum->pad, sum->pmis,
+		sum->truncations);
+	if (sum->unit_counts) {
 		/* what the driver cannot know: the trace unit's own count */
 		pr_info("trace unit: %llu bytes produced, %llu stored, %llu lost; %llu PMIs signalled\n",
-			(unsigned long long)sum.unit.produced, (unsigned long long)sum.unit.stored,
-			(unsigned long long)sum.unit.lost, (unsigned long long)sum.unit.pmis);
+			sum->unit.produced, sum->unit.stored,
+			sum->unit.lost, sum->unit.pmis);
 		pr_info("result: trace.unit produced=%llu stored=%llu lost=%llu pmis=%llu\n",
-			(unsigned long long)sum.unit.produced, (unsigned long long)sum.unit.stored,
-			(unsigned long long)sum.unit.lost, (unsigned long long)sum.unit.pmis);
+			sum->unit.produced, sum->unit.stored,
+			sum->unit.lost, sum->unit.pmis);
 	}
 	if (sink_kind == PT_SINK_MEMORY)
 		pr_info("trace: container in memory at %#lx, %llu bytes\n", (unsigned long)mem_sink.buf,
-			(unsigned long long)mem_sink.len);
+			mem_sink.len);
+}
+
+void pt_boot_finish(void)
+{
+	const struct trace_engine_ops *engine;
+	struct cpu_sums sum = { 0 };
+	unsigned int cpu;
+	u64 cpus;
+
+	if (!active)
+		return;
+	active = false;
+	cpus = pt_session.cpus;
+	engine = pt_session_engine();
+	close_session(engine);
+	for_each_possible_cpu(cpu)
+		if ((cpus >> cpu) & 1)
+			gather_cpu(cpu, engine, &sum);
+	print_report(engine, &sum);
 }

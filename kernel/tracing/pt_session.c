@@ -55,10 +55,10 @@ static int stream_open(const struct pt_options *o, bool snapshot, const struct p
 	if (!st->aux) {
 		page_alloc_get_stats(&mem);
 		pr_err("pt.buf=%lluK: cannot allocate CPU %u's trace buffer in blocks of at most %lluK (%lluK free of %lluK)\n",
-		       (unsigned long long)(o->buf_size >> 10), cpu,
+		       o->buf_size >> 10, cpu,
 		       (unsigned long long)(PAGE_SIZE << max_order >> 10),
-		       (unsigned long long)(mem.free_pages << (PAGE_SHIFT - 10)),
-		       (unsigned long long)(mem.total_pages << (PAGE_SHIFT - 10)));
+		       mem.free_pages << (PAGE_SHIFT - 10),
+		       mem.total_pages << (PAGE_SHIFT - 10));
 		return -ENOMEM;
 	}
 	st->aux->watermark = max(o->buf_size / 4, (u64)PAGE_SIZE);
@@ -105,9 +105,9 @@ int pt_session_open(const struct pt_options *o, bool snapshot, const struct trac
 	if (o->buf_size * n > mem.free_pages << PAGE_SHIFT) {
 		/* refused before trying: allocating and freeing most of memory takes seconds */
 		pr_err("pt.buf=%lluK is more than the free memory for %u CPU%s (%lluK free of %lluK): choose a smaller pt.buf\n",
-		       (unsigned long long)(o->buf_size >> 10), n, n == 1 ? "" : "s",
-		       (unsigned long long)(mem.free_pages << (PAGE_SHIFT - 10)),
-		       (unsigned long long)(mem.total_pages << (PAGE_SHIFT - 10)));
+		       o->buf_size >> 10, n, n == 1 ? "" : "s",
+		       mem.free_pages << (PAGE_SHIFT - 10),
+		       mem.total_pages << (PAGE_SHIFT - 10));
 		return -ENOMEM;
 	}
 	/* One stream per online CPU: a CPU that cannot have one fails the session
@@ -511,7 +511,7 @@ void pt_session_close(void)
 	writer_unlock(s, f);
 	if (err)
 		pr_err("the sink failed (error %d) after %llu bytes of the container: the %llu bytes after them are not written, the container ends there\n",
-		       err, (unsigned long long)stored, (unsigned long long)unwritten);
+		       err, stored, unwritten);
 	for_each_possible_cpu(cpu)
 		if (pt_session_has_cpu(cpu))
 			per_cpu_ptr(pt_streams, cpu)->running = false;

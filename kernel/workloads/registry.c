@@ -58,8 +58,8 @@ int workload_run_list(const char *key, const char *spec,
 			u64 t0 = rdtsc(), r = pt_boot_active() && !plain ? pt_run_traced(w) : w->fn();
 
 			printk("%srun: %s%s returned %#llx in %llu us\n", key[0] == 'f' ? "fw: " : "", w->name,
-			       plain ? untraced : "", (unsigned long long)r,
-			       (unsigned long long)(tsc_to_ns(rdtsc() - t0) / 1000));
+			       plain ? untraced : "", r,
+			       tsc_to_ns(rdtsc() - t0) / 1000);
 		}
 		if (!e)
 			break;

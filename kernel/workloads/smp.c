@@ -222,9 +222,9 @@ static u64 work_slab_xcpu(void)
 	ok = alloc == freed && !bad && !failed && after.free_pages == before.free_pages;
 	printk("slab_xcpu: %u CPUs, %u rounds: %llu objects allocated, %llu freed on the next CPU, "
 	       "%llu bad stamps, %llu failures; free pages %llu before, %llu after: %s\n",
-	       x.ncpus, XFREE_ROUNDS, (unsigned long long)alloc, (unsigned long long)freed,
-	       (unsigned long long)bad, (unsigned long long)failed,
-	       (unsigned long long)before.free_pages, (unsigned long long)after.free_pages,
+	       x.ncpus, XFREE_ROUNDS, alloc, freed,
+	       bad, failed,
+	       before.free_pages, after.free_pages,
 	       ok ? "ok" : "FAILED");
 	return ok ? alloc : 0;
 }
@@ -269,11 +269,11 @@ static u64 work_ipi(void)
 	}
 	printk("ipi: %u CPUs each sent %d calls to every other:", n, IPI_ROUNDS);
 	for_each_online_cpu(cpu) {
-		pr_cont(" CPU %u made %llu", cpu, (unsigned long long)ipi_calls[cpu]);
+		pr_cont(" CPU %u made %llu", cpu, ipi_calls[cpu]);
 		ok &= ipi_calls[cpu] == want;
 		total += ipi_calls[cpu];
 	}
-	pr_cont(" (want %llu each): %s\n", (unsigned long long)want, ok ? "ok" : "FAILED");
+	pr_cont(" (want %llu each): %s\n", want, ok ? "ok" : "FAILED");
 	return ok ? total : 0;
 }
 WORKLOAD_ALL_CPUS(ipi, work_ipi, "IPIs: every CPU calls a function on every other CPU");

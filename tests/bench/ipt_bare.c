@@ -89,7 +89,7 @@ static void add_sideband_sections(struct pt_image *ipt, const struct ptd_contain
 		if (pt_image_add_file(ipt, path, (u64)(r->payload - c->data), r->payload_size, NULL,
 				      r->body.sideband.vaddr) < 0)
 			fprintf(stderr, "ipt-bare: %s: sideband image at 0x%llx: cannot map\n", path,
-				(unsigned long long)r->body.sideband.vaddr);
+				r->body.sideband.vaddr);
 	}
 }
 
@@ -222,12 +222,12 @@ int main(int argc, char **argv)
 			best = t;
 		if (r && n != insns) {
 			fprintf(stderr, "ipt-bare: run %d decoded %llu instructions, run 1 %llu\n", r + 1,
-				(unsigned long long)n, (unsigned long long)insns);
+				n, insns);
 			return 1;
 		}
 		insns = n;
 	}
-	printf("insns=%llu decode_s=%.6f\n", (unsigned long long)insns, best);
+	printf("insns=%llu decode_s=%.6f\n", insns, best);
 
 	if (b.own_ipt)
 		pt_image_free(b.ipt);

@@ -264,7 +264,7 @@ static int run_pmi(u64 size, unsigned int max_order, unsigned long pmis)
 			die("LVTPC left masked after the PMI");
 		if (aux->head != expect) {
 			fprintf(stderr, "pt_bench: PMI %lu: %llu bytes published, the trace unit wrote %llu\n",
-				i, (unsigned long long)aux->head, (unsigned long long)expect);
+				i, aux->head, expect);
 			return 1;
 		}
 		if (event.stopped)
@@ -275,8 +275,8 @@ static int run_pmi(u64 size, unsigned int max_order, unsigned long pmis)
 	buffer_teardown(aux);
 	printf("mode=pmi size=%llu max_order=%u pmis=%lu tables=%u entries=%lu bytes_per_pmi=%llu "
 	       "stops=%lu truncations=%llu ns_per_pmi=%.0f\n",
-	       (unsigned long long)size, max_order, pmis, tables, entries,
-	       (unsigned long long)(expect / pmis), stops, (unsigned long long)pt->truncations,
+	       size, max_order, pmis, tables, entries,
+	       expect / pmis, stops, pt->truncations,
 	       (t > clock_cost ? t - clock_cost : 0) / (double)pmis * 1e9);
 	return 0;
 }
@@ -312,7 +312,7 @@ static int run_setup(u64 size, unsigned int max_order, unsigned int runs)
 	}
 	printf("mode=setup size=%llu max_order=%u runs=%u setups=%u tables=%u entries=%lu "
 	       "aux_alloc_ms=%.3f event_init_us=%.1f teardown_us=%.1f total_ms=%.3f\n",
-	       (unsigned long long)size, max_order, runs, runs + 1, tables, entries,
+	       size, max_order, runs, runs + 1, tables, entries,
 	       median(ta, runs) * 1e3,
 	       median(ti, runs) * 1e6, median(tf, runs) * 1e6, median(tt, runs) * 1e3);
 	return 0;

@@ -239,10 +239,10 @@ static void check_state(const char *after, bool sw_error)
 	trig = status & RTIT_STATUS_TRIGGEREN;
 	err = status & RTIT_STATUS_ERROR;
 	if (!te && (status & STATUS_ENABLES))
-		die("%s: STATUS %#llx has enables with TraceEn=0", after, (unsigned long long)status);
+		die("%s: STATUS %#llx has enables with TraceEn=0", after, status);
 	if (te && trig != !(status & (RTIT_STATUS_ERROR | RTIT_STATUS_STOPPED)))
 		die("%s: TraceEn=1, STATUS %#llx: TriggerEn disagrees with Error/Stopped", after,
-		    (unsigned long long)status);
+		    status);
 	if ((status & RTIT_STATUS_FILTEREN) && !(status & RTIT_STATUS_CONTEXTEN))
 		die("%s: FilterEn without ContextEn", after);
 	if (err && !error_seen && !sw_error) {
@@ -256,11 +256,11 @@ static void check_state(const char *after, bool sw_error)
 	pt_model_get_stats(&st);
 	if (st.bytes != st.bytes_written + st.bytes_lost)
 		die("%s: %llu bytes generated, %llu stored + %llu lost", after,
-		    (unsigned long long)st.bytes, (unsigned long long)st.bytes_written,
-		    (unsigned long long)st.bytes_lost);
+		    st.bytes, st.bytes_written,
+		    st.bytes_lost);
 	if (st.bytes != stream_next)
-		die("%s: %llu bytes counted, the hook saw %llu", after, (unsigned long long)st.bytes,
-		    (unsigned long long)stream_next);
+		die("%s: %llu bytes counted, the hook saw %llu", after, st.bytes,
+		    stream_next);
 }
 
 static void packet_hook(const struct ptpk *p, const u8 *bytes, int len, u64 off, void *ctx)
@@ -268,8 +268,8 @@ static void packet_hook(const struct ptpk *p, const u8 *bytes, int len, u64 off,
 	if (len < 1 || len > PTPK_MAX_SIZE)
 		die("a %d-byte packet", len);
 	if (off != stream_next)
-		die("packet at stream offset %llu, expected %llu", (unsigned long long)off,
-		    (unsigned long long)stream_next);
+		die("packet at stream offset %llu, expected %llu", off,
+		    stream_next);
 	stream_next += (u64)len;
 }
 
@@ -489,7 +489,7 @@ static void check_readback(u32 msr, u64 v, const struct snap *b)
 			want = v | RTIT_OUTPUT_LOWER_MASK;
 		if (!b->ok[i] || b->v[i] != want)
 			die("wrmsr %#x <- %#llx accepted, reads back %#llx (expected %#llx)", msr,
-			    (unsigned long long)v, (unsigned long long)b->v[i], (unsigned long long)want);
+			    v, b->v[i], want);
 		return;
 	}
 	if (msr == MSR_CORE_PERF_GLOBAL_OVF_CTRL) {
@@ -501,7 +501,7 @@ static void check_readback(u32 msr, u64 v, const struct snap *b)
 		return;		/* read-only on silicon; the fake machine took it */
 	if (rdmsr_safe(msr, &got) || got != v)
 		die("wrmsr %#x <- %#llx accepted by the machine, reads back %#llx", msr,
-		    (unsigned long long)v, (unsigned long long)got);
+		    v, got);
 }
 
 static void do_write(u32 msr, u64 v)
@@ -527,17 +527,17 @@ static void do_write(u32 msr, u64 v)
 		d = snap_diff(&a, &b, 0);
 		if (d >= 0)
 			die("refused wrmsr %#x <- %#llx changed MSR %#x: %#llx -> %#llx", msr,
-			    (unsigned long long)v, rtit_msrs[d], (unsigned long long)a.v[d],
-			    (unsigned long long)b.v[d]);
+			    v, rtit_msrs[d], a.v[d],
+			    b.v[d]);
 		if (a.topa_pmi != b.topa_pmi || a.bytes != b.bytes || a.pmis != b.pmis)
 			die("refused wrmsr %#x <- %#llx changed TraceToPAPMI (%d -> %d), bytes or PMIs",
-			    msr, (unsigned long long)v, a.topa_pmi, b.topa_pmi);
+			    msr, v, a.topa_pmi, b.topa_pmi);
 		check_state("a refused write", false);
 		return;
 	}
 	if (gp != -1)
 		die("wrmsr %#x <- %#llx accepted, yet #GP rule %d recorded", msr,
-		    (unsigned long long)v, gp);
+		    v, gp);
 	check_state("an accepted write", msr == MSR_IA32_RTIT_STATUS);
 	if (b.pmis != a.pmis)
 		return;		/* the PMI handler ran and may have changed anything */
@@ -548,8 +548,8 @@ static void do_write(u32 msr, u64 v)
 	       i >= 0 ? BIT(i) : 0;
 	d = snap_diff(&a, &b, skip);
 	if (d >= 0)
-		die("wrmsr %#x <- %#llx changed MSR %#x: %#llx -> %#llx", msr, (unsigned long long)v,
-		    rtit_msrs[d], (unsigned long long)a.v[d], (unsigned long long)b.v[d]);
+		die("wrmsr %#x <- %#llx changed MSR %#x: %#llx -> %#llx", msr, v,
+		    rtit_msrs[d], a.v[d], b.v[d]);
 	if (i != R_CTL && a.bytes != b.bytes)
 		die("wrmsr %#x generated packets", msr);
 }
@@ -767,7 +767,7 @@ static void pmi_handler(bool nmi)
 	if (wrmsr_safe(MSR_CORE_PERF_GLOBAL_OVF_CTRL, MSR_CORE_PERF_GLOBAL_OVF_CTRL_TRACE_TOPA_PMI))
 		die("acknowledging the ToPA PMI refused");
 	if (handler_restart && (ctl & RTIT_CTL_TRACEEN) && wrmsr_safe(MSR_IA32_RTIT_CTL, ctl))
-		die("restarting with CTL %#llx refused in the PMI handler", (unsigned long long)ctl);
+		die("restarting with CTL %#llx refused in the PMI handler", ctl);
 	hosted_lvtpc &= ~APIC_LVT_MASKED;
 	in_handler = false;
 }
@@ -871,7 +871,7 @@ static void end(void)
 	if (rdmsr_safe(MSR_IA32_RTIT_CTL, &ctl))
 		die("CTL not readable at the end");
 	if ((ctl & RTIT_CTL_TRACEEN) && wrmsr_safe(MSR_IA32_RTIT_CTL, ctl & ~RTIT_CTL_TRACEEN))
-		die("clearing TraceEn (CTL %#llx) refused", (unsigned long long)ctl);
+		die("clearing TraceEn (CTL %#llx) refused", ctl);
 	check_state("the final disable", false);
 	if (memcmp(tables, shadow, TZ_SIZE))
 		die("the model wrote into the ToPA tables");

@@ -237,8 +237,8 @@ static void check_errors(const char *when)
 	u64 got = slab_debug_errors() - errors0;
 
 	if (got != expected_errors)
-		fail("%s: %llu slab reports, expected %llu", when, (unsigned long long)got,
-		     (unsigned long long)expected_errors);
+		fail("%s: %llu slab reports, expected %llu", when, got,
+		     expected_errors);
 }
 
 static struct kmem_cache *obj_cache(const struct obj *o)
@@ -278,7 +278,7 @@ static void check_exhausted(const char *what, unsigned int order, gfp_t gfp)
 	n = free_blocks_from(order);
 	if (n)
 		fail("%s failed with %llu free blocks of order >= %u", what,
-		     (unsigned long long)n, order);
+		     n, order);
 }
 
 /* Is @p where an object of @s (@size bytes) may be? */
@@ -631,7 +631,7 @@ static void expect_validate(struct kmem_cache *s, u64 owed)
 	expected_errors += owed;
 	if (got < 0 || (u64)got != owed)
 		fail("kmem_cache_validate(%s) found %d, expected %llu", s->name, got,
-		     (unsigned long long)owed);
+		     owed);
 	check_errors("validate");
 }
 
@@ -747,7 +747,7 @@ static void destroy_cache(int c)
 	page_alloc_get_stats(&b);
 	if (b.free_pages < a.free_pages + (1u << s->desc_order))
 		fail("kmem_cache_destroy gave back %llu pages, less than its descriptor",
-		     (unsigned long long)(b.free_pages - a.free_pages));
+		     b.free_pages - a.free_pages);
 	fcaches[c].s = NULL;
 	forget_freed(c);
 }
@@ -1055,7 +1055,7 @@ static void setup_once(void)
 	total_pages = st.total_pages;
 	if (st.free_pages != total_pages)
 		fail("a fresh page allocator has %llu of %llu pages free",
-		     (unsigned long long)st.free_pages, (unsigned long long)total_pages);
+		     st.free_pages, total_pages);
 }
 
 static void begin(u8 mode)
@@ -1106,10 +1106,10 @@ static void end(void)
 		fail("cache %s left over", s->name);
 	page_alloc_get_stats(&st);
 	if (st.free_pages != total_pages)
-		fail("%llu of %llu pages free at the end", (unsigned long long)st.free_pages,
-		     (unsigned long long)total_pages);
+		fail("%llu of %llu pages free at the end", st.free_pages,
+		     total_pages);
 	if (st.bad_frees != bad_frees0)
-		fail("%llu bad page frees", (unsigned long long)(st.bad_frees - bad_frees0));
+		fail("%llu bad page frees", st.bad_frees - bad_frees0);
 	slab_debug_parse("-");
 }
 

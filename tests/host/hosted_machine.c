@@ -139,7 +139,7 @@ void arch_msr_fault(u32 msr, bool write, u64 val, uintptr_t caller)
 	snprintf(hosted_panic_msg, sizeof(hosted_panic_msg), "#GP on %s of MSR %#x", write ? "wrmsr" : "rdmsr", msr);
 	if (hosted_panic_jmp)
 		longjmp(*hosted_panic_jmp, 1);
-	fprintf(stderr, "%s (value %#llx) from %p\n", hosted_panic_msg, (unsigned long long)val, (void *)caller);
+	fprintf(stderr, "%s (value %#llx) from %p\n", hosted_panic_msg, val, (void *)caller);
 	abort();
 }
 

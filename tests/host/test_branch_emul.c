@@ -104,9 +104,9 @@ static bool run_both(const u8 *insn, size_t len, unsigned int rel_size, u64 flag
 	assert_int_equal(branch_emul_run(&e, ip, &r, &res), 0);
 	if (res.taken != taken || r.rcx != rcx_cpu) {
 		fprintf(stderr, "bytes %02x %02x, flags %#llx, rcx %#llx: CPU %s rcx %#llx, emulator %s rcx %#llx\n",
-			insn[0], insn[1], (unsigned long long)flags, (unsigned long long)rcx,
-			taken ? "taken" : "not taken", (unsigned long long)rcx_cpu,
-			res.taken ? "taken" : "not taken", (unsigned long long)r.rcx);
+			insn[0], insn[1], flags, rcx,
+			taken ? "taken" : "not taken", rcx_cpu,
+			res.taken ? "taken" : "not taken", r.rcx);
 		fail();
 	}
 	assert_int_equal(res.next, ip + len);
@@ -281,7 +281,7 @@ static void test_indirect_against_capstone(void **state)
 			assert_int_equal(reads, 1);
 			if (last_read != ref) {
 				fprintf(stderr, "%s %s: Capstone's address %#llx, ours %#llx\n", ci->mnemonic,
-					ci->op_str, (unsigned long long)ref, (unsigned long long)last_read);
+					ci->op_str, ref, last_read);
 				fail();
 			}
 		}

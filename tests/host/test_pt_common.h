@@ -161,7 +161,7 @@ static __unused void wr(u32 msr, u64 v)
 	int r = wrmsr_safe(msr, v);
 
 	if (r)
-		fail_msg("wrmsr %#x <- %#llx refused by rule %d", msr, (unsigned long long)v,
+		fail_msg("wrmsr %#x <- %#llx refused by rule %d", msr, v,
 			 pt_model_last_gp());
 }
 
@@ -341,7 +341,7 @@ static __unused size_t ipt_parse_all(const u8 *buf, size_t len)
 		if (r == -pte_eos)
 			break;
 		if (r < 0) {
-			u64 off = 0;
+			uint64_t off = 0;
 
 			pt_pkt_get_offset(d, &off);
 			fail_msg("libipt packet decoder: %s at offset %llu of %zu",

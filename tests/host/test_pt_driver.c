@@ -219,7 +219,7 @@ static void test_ring_many_pmis_nothing_lost(void **state)
 	assert_int_equal(packet_errors(collected, ncollected, &psbs), 0);
 	assert_true(psbs >= ncollected / 4096 - 1);	/* PSBs keep coming */
 	print_message("ring: %zu bytes, %llu PMIs, %zu PSBs\n", ncollected,
-		      (unsigned long long)pt_here()->pmis, psbs);
+		      pt_here()->pmis, psbs);
 }
 
 static void test_mixed_orders_and_tables(void **state)

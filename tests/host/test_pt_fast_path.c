@@ -202,7 +202,7 @@ static void check_config(const struct fp_config *c)
 
 		if (c->fast_expected && bst.fast < 10000)
 			fail_msg("%s: batches took the fast path only %llu times", c->name,
-				 (unsigned long long)bst.fast);
+				 bst.fast);
 		bst.fast = slow.fast;
 		assert_memory_equal(&slow, &bst, sizeof(slow));
 	}
@@ -212,10 +212,10 @@ static void check_config(const struct fp_config *c)
 	assert_int_equal(slow.fast, 0);
 	if (c->fast_expected && fast.fast < 10000)
 		fail_msg("%s: the fast path took only %llu instructions", c->name,
-			 (unsigned long long)fast.fast);
+			 fast.fast);
 	if (!c->fast_expected && fast.fast)
 		fail_msg("%s: the fast path ran %llu times where it must not", c->name,
-			 (unsigned long long)fast.fast);
+			 fast.fast);
 	fast.fast = 0;
 	assert_memory_equal(&slow, &fast, sizeof(slow));
 	assert_true(slow.packets > (c->loops ? 500u : 1000u));

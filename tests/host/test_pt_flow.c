@@ -98,7 +98,7 @@ static void capstone_check(void)
 				break;
 			/* capstone 4 does not know PTWRITE: step over exactly that */
 			if (memcmp(code + (at - IMG_BASE), ptwrite_rax, sizeof(ptwrite_rax)))
-				fail_msg("capstone cannot decode the image at %#llx", (unsigned long long)at);
+				fail_msg("capstone cannot decode the image at %#llx", at);
 			insn_len_at[at - IMG_BASE] = sizeof(ptwrite_rax);
 			at += sizeof(ptwrite_rax);
 		}
@@ -143,7 +143,7 @@ static void sim_record(u64 ip)
 	u8 len = insn_len_at[ip - IMG_BASE];
 
 	if (!len)
-		fail_msg("executed %#llx is not an instruction start per capstone", (unsigned long long)ip);
+		fail_msg("executed %#llx is not an instruction start per capstone", ip);
 	if (S.n == S.cap) {
 		S.cap = S.cap ? S.cap * 2 : 4096;
 		S.ex = realloc(S.ex, S.cap * sizeof(*S.ex));
@@ -209,7 +209,7 @@ static bool sim_step(void)
 			pt_model_ev_insn(&in);
 			S.ip = ip + 3;
 		} else {
-			fail_msg("bad opcode at %#llx", (unsigned long long)ip);
+			fail_msg("bad opcode at %#llx", ip);
 		}
 		break;
 	case 0x59:
@@ -251,7 +251,7 @@ static bool sim_step(void)
 			S.ip = S.rcx;
 			pt_model_ev_far(ip, S.ip, 3, PTM_MODE_64);
 		} else {
-			fail_msg("bad opcode at %#llx", (unsigned long long)ip);
+			fail_msg("bad opcode at %#llx", ip);
 		}
 		break;
 	case 0xff:
@@ -267,7 +267,7 @@ static bool sim_step(void)
 			pt_model_ev_far(ip, S.far_target, S.cpl, PTM_MODE_32);
 			S.ip = S.far_target;
 		} else {
-			fail_msg("bad opcode at %#llx", (unsigned long long)ip);
+			fail_msg("bad opcode at %#llx", ip);
 		}
 		break;
 	case 0xea:
@@ -290,7 +290,7 @@ static bool sim_step(void)
 		S.mode = PTM_MODE_64;
 		break;
 	default:
-		fail_msg("bad opcode %#x at %#llx", b[0], (unsigned long long)ip);
+		fail_msg("bad opcode %#x at %#llx", b[0], ip);
 	}
 	assert_int_equal(S.ip != ip, true);
 	return true;
@@ -370,7 +370,7 @@ struct dec {
 	unsigned int nptw;
 	int errors;
 	int first_err;
-	u64 first_err_off;
+	uint64_t first_err_off;
 };
 
 static int read_image(uint8_t *buf, size_t size, const struct pt_asid *asid, uint64_t ip, void *ctx)
@@ -462,7 +462,7 @@ static void expect_ips(const struct dec *d, const u64 *exp, size_t n)
 	for (size_t i = 0; i < min(n, d->n); i++)
 		if (d->ip[i] != exp[i])
 			fail_msg("instruction %zu: decoded %#llx, executed %#llx", i,
-				 (unsigned long long)d->ip[i], (unsigned long long)exp[i]);
+				 d->ip[i], exp[i]);
 	if (d->n != n)
 		fail_msg("decoded %zu instructions, executed %zu", d->n, n);
 }

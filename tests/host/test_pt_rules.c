@@ -26,7 +26,7 @@ static void expect_gp_w(u32 msr, u64 val, enum pt_gp_rule rule)
 		fail_msg("wrmsr %#x <- %#llx was accepted; expected #GP by %s", msr,
 			 (unsigned long long)val, pt_model_gp_rule(rule)->name);
 	if (pt_model_last_gp() != (int)rule)
-		fail_msg("wrmsr %#x <- %#llx: #GP by %s, expected %s", msr, (unsigned long long)val,
+		fail_msg("wrmsr %#x <- %#llx: #GP by %s, expected %s", msr, val,
 			 pt_model_last_gp() >= 0 ? pt_model_gp_rule(pt_model_last_gp())->name : "?",
 			 pt_model_gp_rule(rule)->name);
 	gp_seen[rule] = true;

@@ -63,7 +63,7 @@ static void test_multi_table_ring(void **state)
 		u8 *m = k < 4096 ? pv(r0 + k) : k < 12288 ? pv(r1 + k - 4096) : pv(r2 + k - 12288);
 
 		if (*m != cap.bytes[i])
-			fail_msg("stream byte %zu (ring offset %llu) differs", i, (unsigned long long)k);
+			fail_msg("stream byte %zu (ring offset %llu) differs", i, k);
 	}
 	/* and the registers name where the next byte goes */
 	pos = L % S;

@@ -205,14 +205,14 @@ static void check_and_free(struct smp_ctx *c, unsigned int me, void *p, u32 cpu,
 	    st->check != stamp_check(st->cpu, st->size, st->seq) ||
 	    st->size < sizeof(*st) || (c->s && st->size != kmem_cache_size(c->s))) {
 		smp_fail(c, "CPU %u: object %p stamped cpu %u seq %llu size %u, expected cpu %u seq %lld: "
-			 "handed out twice?", me, p, st->cpu, (unsigned long long)st->seq, st->size, cpu,
+			 "handed out twice?", me, p, st->cpu, st->seq, st->size, cpu,
 			 (long long)seq);
 		return;		/* leaked: the final page count fails too */
 	}
 	for (size_t i = sizeof(*st); i < st->size; i++) {
 		if (b[i] != fill_byte(st->cpu, st->seq, i)) {
 			smp_fail(c, "CPU %u: object %p (cpu %u seq %llu) byte %zu changed while in use",
-				 me, p, st->cpu, (unsigned long long)st->seq, i);
+				 me, p, st->cpu, st->seq, i);
 			return;
 		}
 	}
@@ -242,7 +242,7 @@ static bool drain_incoming(struct smp_ctx *c, unsigned int me, u64 *last_seq, bo
 		}
 		if (st->cpu == from && *last_seq != ~0ull && st->seq <= *last_seq)
 			smp_fail(c, "CPU %u: seq %llu from CPU %u after %llu: out of order or twice", me,
-				 (unsigned long long)st->seq, from, (unsigned long long)*last_seq);
+				 st->seq, from, *last_seq);
 		*last_seq = st->seq;
 		check_and_free(c, me, p, from, ~0ull);
 		__atomic_fetch_add(&c->remote_frees, 1, __ATOMIC_RELAXED);

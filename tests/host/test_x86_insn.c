@@ -356,8 +356,8 @@ static void test_handwritten(void **state)
 				fail_msg("%s: no target", c->hex);
 			if (x86_insn_branch_target(&in, IP) != c->target)
 				fail_msg("%s: target %#llx, want %#llx", c->hex,
-					 (unsigned long long)x86_insn_branch_target(&in, IP),
-					 (unsigned long long)c->target);
+					 x86_insn_branch_target(&in, IP),
+					 c->target);
 		}
 		assert_int_equal(x86_insn_next_ip(&in, IP), IP + c->len);
 		assert_int_equal(x86_insn_is_branch(&in), c->cofi != X86_COFI_NONE);

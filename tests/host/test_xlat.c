@@ -254,7 +254,7 @@ static u64 run(u64 (*fn)(u64), u64 arg)
 		/* each block starts where the last branch went */
 		if (steps[i].start != at)
 			fail_msg("record %zu of %zu: block at %#llx, the flow was at %#llx", i, nsteps,
-				 (unsigned long long)steps[i].start, (unsigned long long)at);
+				 steps[i].start, at);
 		at = steps[i].to;
 	}
 	assert_int_equal(steps[nsteps - 1].cls, PTM_RET);
@@ -353,7 +353,7 @@ static void test_resets(void **state)
 	assert_int_equal(run(f_sort, 100), f_sort(100));
 	X->max_sites = XLAT_MAX_SITES;
 	if (X->st.resets - resets < 2)
-		fail_msg("%llu resets", (unsigned long long)(X->st.resets - resets));
+		fail_msg("%llu resets", X->st.resets - resets);
 	assert_true(X->nr_sites <= 12);
 }
 

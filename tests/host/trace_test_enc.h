@@ -123,7 +123,7 @@ static inline void put_start(struct enc *x, u64 ip)
 /* The bytes written (in x->buf); the encoder freed. */
 static inline size_t enc_done(struct enc *x)
 {
-	u64 off;
+	uint64_t off;
 
 	pt_enc_get_offset(x->e, &off);
 	pt_free_encoder(x->e);
@@ -180,7 +180,7 @@ static inline void check_ips_at(const u64 *ips, const u32 *segs, const char *wha
 	for (size_t i = 0; i < n; i++) {
 		if (ips[from + i] != base + want[i])
 			fprintf(stderr, "%sinstruction %zu: %#llx, expected %#llx\n", what, from + i,
-				(unsigned long long)ips[from + i], (unsigned long long)(base + want[i]));
+				ips[from + i], base + want[i]);
 		assert_int_equal(ips[from + i], base + want[i]);
 		assert_int_equal(segs[from + i], seg);
 	}

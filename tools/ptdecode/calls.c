@@ -180,7 +180,7 @@ static void pop_frame(struct ptd_calls *k, const char *note)
 	if (k->tree) {
 		indent(k, k->depth - 1);
 		if (f->printed) {
-			fprintf(k->tree, "}  /* %s: %llu instruction%s%s%s */\n", f->name, (unsigned long long)n,
+			fprintf(k->tree, "}  /* %s: %llu instruction%s%s%s */\n", f->name, n,
 				n == 1 ? "" : "s", note ? ", " : "", note ? note : "");
 		} else {
 			frame_comment(k, f, c, sizeof(c));
@@ -234,10 +234,10 @@ static void push_frame(struct ptd_calls *k, enum ptd_frame_kind kind, u64 ip, u6
 
 		if (region[0] == '[')
 			snprintf(name, sizeof(name), "%.*s@0x%llx]", (int)strlen(region) - 1, region,
-				 (unsigned long long)ip);
+				 ip);
 		else	/* a named module: its entry as Module+offset */
 			snprintf(name, sizeof(name), "%s+0x%llx", region,
-				 (unsigned long long)(ip - sym->start));
+				 ip - sym->start);
 		/* the image's string table (the only thing changed in it) */
 		f->name = ptd_intern((struct ptd_image *)k->img, name);
 	}
@@ -399,10 +399,10 @@ static __noinline void calls_other_event(struct ptd_calls *k, const struct ptd_e
 			k->base = cpu_node(k, s->cpu);
 		if (k->tree) {
 			fprintf(k->tree, "# cpu %u, segment %u at stream offset 0x%llx\n", s->cpu, s->index,
-				(unsigned long long)s->stream_off);
+				s->stream_off);
 			if (s->gap || s->gap_why)
 				fprintf(k->tree, "# gap: %llu bytes missing before this segment (%s)\n",
-					(unsigned long long)s->gap, s->gap_why ? s->gap_why : "lost");
+					s->gap, s->gap_why ? s->gap_why : "lost");
 		}
 		break;
 	case PTD_EV_INTERRUPT:

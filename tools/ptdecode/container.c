@@ -106,19 +106,19 @@ static void check_trailer(struct ptd_container *c, const struct tpz_rec *h, size
 	if (t->trace_bytes != c->trace_bytes)
 		ptd_diag_add(&c->diags, h->seq, off,
 			     "trailer total mismatch: %llu bytes of trace data announced, %llu intact",
-			     (unsigned long long)t->trace_bytes, (unsigned long long)c->trace_bytes);
+			     t->trace_bytes, c->trace_bytes);
 	if (t->lost_bytes != lost)
 		ptd_diag_add(&c->diags, h->seq, off,
 			     "trailer total mismatch: %llu lost bytes announced, the records account for %llu",
-			     (unsigned long long)t->lost_bytes, (unsigned long long)lost);
+			     t->lost_bytes, lost);
 	if (t->lost_at_end)
 		ptd_diag_add(&c->diags, h->seq, off,
 			     "%llu bytes lost after the last trace record: the trace unit stopped, its last packets are missing",
-			     (unsigned long long)t->lost_at_end);
+			     t->lost_at_end);
 	if (t->file_bytes != off)
 		ptd_diag_add(&c->diags, h->seq, off,
 			     "trailer total mismatch: %llu container bytes announced before the trailer, found %zu",
-			     (unsigned long long)t->file_bytes, off);
+			     t->file_bytes, off);
 }
 
 /* The header record: the format's version, the first header only. */
@@ -172,7 +172,7 @@ static void take_trace(struct ptd_container *c, const struct tpz_rec *h, size_t 
 			     (unsigned int)(t->flags & ~TPZ_TRACE_KNOWN_FLAGS));
 	if (t->lost && !(t->flags & TPZ_TRACE_LOST))
 		ptd_diag_add(d, h->seq, off, "%llu lost bytes without the LOST flag",
-			     (unsigned long long)t->lost);
+			     t->lost);
 	c->trace_records++;
 	c->trace_bytes += r->payload_size;
 	c->lost_bytes += t->lost;
@@ -296,13 +296,9 @@ static void take_record(struct ptd_container *c, const struct tpz_rec *h, size_t
 	}
 }
 
-int ptd_container_parse(struct ptd_container *c, const char *name, const void *data, size_t size)
+/* @c holds its own copy of the file. Return: false for an empty file. */
+static bool load_data(struct ptd_container *c, const char *name, const void *data, size_t size)
 {
-	size_t off = 0;
-	u32 expect = 0;
-	bool any = false, damaged = false;
-	char note[80];
-
 	memset(c, 0, sizeof(*c));
 	c->name = name;
 	c->data = malloc(size ? size : 1);
@@ -314,100 +310,123 @@ int ptd_container_parse(struct ptd_container *c, const char *name, const void *d
 	if (!size) {
 		ptd_diag_add(&c->diags, -1, 0, "empty file");
 		c->unusable = true;
-		return 2;
+		return false;
 	}
+	return true;
+}
 
-	while (off < size) {
-		size_t avail = size - off, next;
-		struct tpz_rec h;
-		u32 crc;
+/* Where ptd_container_parse() is in the file. */
+struct parse_pos {
+	size_t off;		/* the record being read */
+	u32 expect;		/* the record number expected there */
+	bool damaged;		/* the bytes before were not a record */
+};
 
-		if (avail < TPZ_REC_SIZE) {
-			ptd_diag_add(&c->diags, expect, off,
-				     "truncated record header: %zu of %u bytes", avail, TPZ_REC_SIZE);
-			break;
-		}
-		memcpy(&h, c->data + off, sizeof(h));
-		if (h.magic != TPZ_REC_MAGIC) {
-			next = resync(c, off + 1);
-			ptd_diag_add(&c->diags, expect, off,
-				     "bad magic 0x%08x (expected 0x%08x, \"TPZR\"); %s", h.magic,
-				     TPZ_REC_MAGIC, skip_note(c, next, note, sizeof(note)));
-			off = next;
-			expect++;
-			damaged = true;
-			continue;
-		}
-		crc = ptd_crc32(0, c->data + off, offsetof(struct tpz_rec, hdr_crc));
-		if (crc != h.hdr_crc) {
-			next = resync(c, off + 1);
-			ptd_diag_add(&c->diags, expect, off,
-				     "record header CRC mismatch (stored 0x%08x, computed 0x%08x); %s",
-				     h.hdr_crc, crc, skip_note(c, next, note, sizeof(note)));
-			off = next;
-			expect++;
-			damaged = true;
-			continue;
-		}
-		/*
-		 * A record header that checks out: its fields are what the writer
-		 * wrote. Damaged bytes counted as one record above; when they were
-		 * not a record at all (noise before record 0), the number is taken
-		 * back silently.
-		 */
-		if (h.seq > expect)
-			ptd_diag_add(&c->diags, expect, off, h.seq == expect + 1 ?
-				     "record %u is missing" : "records %u to %u are missing",
-				     expect, h.seq - 1);
-		else if (h.seq < expect && !(damaged && h.seq == expect - 1))
-			ptd_diag_add(&c->diags, h.seq, off, "record number %u after record %u",
-				     h.seq, expect - 1);
-		expect = h.seq + 1;
-		damaged = false;
-		if (h.size < TPZ_REC_SIZE + h.body_size || h.size > TPZ_MAX_RECORD) {
-			next = resync(c, off + TPZ_REC_SIZE);
-			ptd_diag_add(&c->diags, h.seq, off, "bad record size %u (body %u); %s", h.size,
-				     h.body_size, skip_note(c, next, note, sizeof(note)));
-			off = next;
-			continue;
-		}
-		if (h.size > avail) {
-			next = resync(c, off + TPZ_REC_SIZE);
-			ptd_diag_add(&c->diags, h.seq, off,
-				     "truncated: the record has %u bytes, %zu are in the file%s%s",
-				     h.size, min(avail, next - off),
-				     next < size ? "; " : "",
-				     next < size ? skip_note(c, next, note, sizeof(note)) : "");
-			off = next;
-			continue;
-		}
-		/*
-		 * Bytes missing inside (a lost serial frame) put the next record
-		 * header inside this one's extent: look there first, and then the
-		 * CRC is not worth computing. Each byte is scanned once this way:
-		 * headers that each claim the rest of the file cost one scan to
-		 * the next, not a CRC over the rest each (that was quadratic).
-		 */
+/* The record header at @p->off into @h. Return: false when it has no magic
+ * or a bad CRC (diagnosed, @p->off moved to the next candidate). */
+static bool read_rec_header(struct ptd_container *c, struct parse_pos *p, struct tpz_rec *h)
+{
+	char note[80];
+	size_t next;
+	u32 crc;
+
+	memcpy(h, c->data + p->off, sizeof(*h));
+	if (h->magic != TPZ_REC_MAGIC) {
+		next = resync(c, p->off + 1);
+		ptd_diag_add(&c->diags, p->expect, p->off,
+			     "bad magic 0x%08x (expected 0x%08x, \"TPZR\"); %s", h->magic,
+			     TPZ_REC_MAGIC, skip_note(c, next, note, sizeof(note)));
+		p->off = next;
+		p->expect++;
+		p->damaged = true;
+		return false;
+	}
+	crc = ptd_crc32(0, c->data + p->off, offsetof(struct tpz_rec, hdr_crc));
+	if (crc != h->hdr_crc) {
+		next = resync(c, p->off + 1);
+		ptd_diag_add(&c->diags, p->expect, p->off,
+			     "record header CRC mismatch (stored 0x%08x, computed 0x%08x); %s",
+			     h->hdr_crc, crc, skip_note(c, next, note, sizeof(note)));
+		p->off = next;
+		p->expect++;
+		p->damaged = true;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * A record header that checks out: its fields are what the writer wrote.
+ * Damaged bytes counted as one record in read_rec_header(); when they were
+ * not a record at all (noise before record 0), the number is taken back
+ * silently.
+ */
+static void check_seq(struct ptd_container *c, struct parse_pos *p, const struct tpz_rec *h)
+{
+	if (h->seq > p->expect)
+		ptd_diag_add(&c->diags, p->expect, p->off, h->seq == p->expect + 1 ?
+			     "record %u is missing" : "records %u to %u are missing",
+			     p->expect, h->seq - 1);
+	else if (h->seq < p->expect && !(p->damaged && h->seq == p->expect - 1))
+		ptd_diag_add(&c->diags, h->seq, p->off, "record number %u after record %u",
+			     h->seq, p->expect - 1);
+	p->expect = h->seq + 1;
+	p->damaged = false;
+}
+
+/* The record's size, its bytes in the file and its payload CRC. Return:
+ * false when it cannot be taken (diagnosed, @p->off moved past it). */
+static bool check_extent(struct ptd_container *c, struct parse_pos *p, const struct tpz_rec *h)
+{
+	size_t off = p->off, avail = c->size - off, next;
+	char note[80];
+	u32 crc;
+
+	if (h->size < TPZ_REC_SIZE + h->body_size || h->size > TPZ_MAX_RECORD) {
 		next = resync(c, off + TPZ_REC_SIZE);
-		if (next < off + h.size) {
-			ptd_diag_add(&c->diags, h.seq, off,
-				     "payload CRC mismatch: bytes are missing: the next record starts inside this one, at offset 0x%zx",
-				     next);
-			off = next;
-			continue;
-		}
-		crc = ptd_crc32(0, c->data + off + TPZ_REC_SIZE, h.size - TPZ_REC_SIZE);
-		if (crc != h.body_crc) {
-			ptd_diag_add(&c->diags, h.seq, off,
-				     "payload CRC mismatch (stored 0x%08x, computed 0x%08x)", h.body_crc, crc);
-			off += h.size;
-			continue;
-		}
-		any = true;
-		take_record(c, &h, off, c->have_trailer);
-		off += h.size;
+		ptd_diag_add(&c->diags, h->seq, off, "bad record size %u (body %u); %s", h->size,
+			     h->body_size, skip_note(c, next, note, sizeof(note)));
+		p->off = next;
+		return false;
 	}
+	if (h->size > avail) {
+		next = resync(c, off + TPZ_REC_SIZE);
+		ptd_diag_add(&c->diags, h->seq, off,
+			     "truncated: the record has %u bytes, %zu are in the file%s%s",
+			     h->size, min(avail, next - off),
+			     next < c->size ? "; " : "",
+			     next < c->size ? skip_note(c, next, note, sizeof(note)) : "");
+		p->off = next;
+		return false;
+	}
+	/*
+	 * Bytes missing inside (a lost serial frame) put the next record
+	 * header inside this one's extent: look there first, and then the
+	 * CRC is not worth computing. Each byte is scanned once this way:
+	 * headers that each claim the rest of the file cost one scan to
+	 * the next, not a CRC over the rest each (that was quadratic).
+	 */
+	next = resync(c, off + TPZ_REC_SIZE);
+	if (next < off + h->size) {
+		ptd_diag_add(&c->diags, h->seq, off,
+			     "payload CRC mismatch: bytes are missing: the next record starts inside this one, at offset 0x%zx",
+			     next);
+		p->off = next;
+		return false;
+	}
+	crc = ptd_crc32(0, c->data + off + TPZ_REC_SIZE, h->size - TPZ_REC_SIZE);
+	if (crc != h->body_crc) {
+		ptd_diag_add(&c->diags, h->seq, off,
+			     "payload CRC mismatch (stored 0x%08x, computed 0x%08x)", h->body_crc, crc);
+		p->off += h->size;
+		return false;
+	}
+	return true;
+}
 
+/* What the whole file lacks. Return: ptd_container_parse()'s. */
+static int parse_result(struct ptd_container *c, bool any, u32 expect)
+{
 	if (!any) {
 		ptd_diag_add(&c->diags, -1, 0, "no intact record: not a topaz trace container");
 		c->unusable = true;
@@ -417,11 +436,39 @@ int ptd_container_parse(struct ptd_container *c, const char *name, const void *d
 		ptd_diag_add(&c->diags, -1, 0,
 			     "no intact header record: CPU, configuration and load address unknown");
 	if (!c->have_trailer)
-		ptd_diag_add(&c->diags, expect, size,
+		ptd_diag_add(&c->diags, expect, c->size,
 			     "no trailer record: the container is incomplete (the file ends here)");
 	if (c->unusable)
 		return 2;
 	return ptd_diags_count(&c->diags) ? 1 : 0;
+}
+
+int ptd_container_parse(struct ptd_container *c, const char *name, const void *data, size_t size)
+{
+	struct parse_pos p = { 0 };
+	bool any = false;
+	struct tpz_rec h;
+
+	if (!load_data(c, name, data, size))
+		return 2;
+	while (p.off < size) {
+		size_t avail = size - p.off;
+
+		if (avail < TPZ_REC_SIZE) {
+			ptd_diag_add(&c->diags, p.expect, p.off,
+				     "truncated record header: %zu of %u bytes", avail, TPZ_REC_SIZE);
+			break;
+		}
+		if (!read_rec_header(c, &p, &h))
+			continue;
+		check_seq(c, &p, &h);
+		if (!check_extent(c, &p, &h))
+			continue;
+		any = true;
+		take_record(c, &h, p.off, c->have_trailer);
+		p.off += h.size;
+	}
+	return parse_result(c, any, p.expect);
 }
 
 /* Noise before record 0 is tolerated, but only so much: a container has a

@@ -32,7 +32,7 @@ void ptd_diag_format(const struct ptd_diag *g, const char *file, char *buf, size
 {
 	if (g->record >= 0)
 		snprintf(buf, size, "ptdecode: %s: record %ld at offset 0x%llx: %s", file, g->record,
-			 (unsigned long long)g->offset, g->msg);
+			 g->offset, g->msg);
 	else
 		snprintf(buf, size, "ptdecode: %s: %s", file, g->msg);
 }

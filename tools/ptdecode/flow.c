@@ -180,7 +180,7 @@ static void report_overflow(struct ptd_ctx *x, const struct ptd_segment *seg,
 	ptd_segment_where(seg, ev->seg_off, &seq, &rec_off, &file_off);
 	ptd_diag_add(&x->c->diags, seq, rec_off,
 		     "cpu %u: the trace unit's internal buffer overflowed at stream offset 0x%llx (OVF): packets were lost%s%s",
-		     seg->cpu, (unsigned long long)(seg->stream_off + ev->seg_off),
+		     seg->cpu, seg->stream_off + ev->seg_off,
 		     ev->ip_valid ? "; tracing resumes at " : "",
 		     ev->ip_valid ? ptd_format_addr(x->img, ev->ip, sym, sizeof(sym)) : "");
 }
@@ -189,7 +189,7 @@ static void report_overflow(struct ptd_ctx *x, const struct ptd_segment *seg,
 static const char *gap_size(const struct ptd_segment *seg, char *buf, size_t size)
 {
 	if (seg->gap)
-		snprintf(buf, size, "%llu bytes lost", (unsigned long long)seg->gap);
+		snprintf(buf, size, "%llu bytes lost", seg->gap);
 	else if (seg->gap_known)
 		snprintf(buf, size, "no bytes lost");
 	else
@@ -211,11 +211,11 @@ static void report_gap(struct ptd_ctx *x, const struct ptd_segment *seg, const u
 
 	if (after && skipped)
 		snprintf(on, sizeof(on), " (decoding resumed at the first PSB, %llu bytes on)",
-			 (unsigned long long)skipped);
+			 skipped);
 	ptd_segment_where(seg, 0, &seq, &rec_off, &file_off);
 	ptd_diag_add(&x->c->diags, seq, rec_off,
 		     "cpu %u: a gap before stream offset 0x%llx, %s (%s): the instructions run between %s and %s are not in the trace%s",
-		     seg->cpu, (unsigned long long)seg->stream_off, gap_size(seg, n, sizeof(n)),
+		     seg->cpu, seg->stream_off, gap_size(seg, n, sizeof(n)),
 		     seg->gap_why ? seg->gap_why : "lost",
 		     before ? ptd_format_addr(x->img, *before, a, sizeof(a)) : "the start",
 		     after ? ptd_format_addr(x->img, *after, b, sizeof(b)) : "the end of the trace", on);
@@ -234,7 +234,7 @@ void ptd_report_gaps(struct ptd_container *c, const struct ptd_segments *segs)
 			continue;
 		ptd_segment_where(seg, 0, &seq, &rec_off, &file_off);
 		ptd_diag_add(&c->diags, seq, rec_off, "cpu %u: a gap before stream offset 0x%llx, %s (%s)",
-			     seg->cpu, (unsigned long long)seg->stream_off, gap_size(seg, n, sizeof(n)),
+			     seg->cpu, seg->stream_off, gap_size(seg, n, sizeof(n)),
 			     seg->gap_why ? seg->gap_why : "lost");
 	}
 }
@@ -323,7 +323,8 @@ static void flush_insns(struct insn_run *r, size_t n, const struct ptd_consumer 
 static __noinline int run_insns(struct pt_insn_decoder *dec, struct insn_run *r,
 				const struct ptd_consumer *cons, size_t ncons)
 {
-	u64 progress_off = r->progress_off, off;
+	u64 progress_off = r->progress_off;
+	uint64_t off;	/* libipt's type */
 	unsigned long stuck = r->stuck, left = r->limit;
 	struct pt_insn *in;
 	size_t k = 0;
@@ -363,173 +364,275 @@ static __noinline int run_insns(struct pt_insn_decoder *dec, struct insn_run *r,
 	return status;
 }
 
-static unsigned long decode_segment(struct ptd_ctx *x, const struct ptd_segment *seg,
-				    const struct ptd_consumer *cons, size_t ncons, u64 *prev,
-				    bool *have_prev, struct pt_image *ipt, const insns_fn *batch)
+/* libipt's offsets are uint64_t, u64 is unsigned long long: these convert.
+ * @off is left alone when the decoder has none, as libipt's getters do. */
+static void get_offset(const struct pt_insn_decoder *dec, u64 *off)
 {
-	bool gap = seg->gap || seg->gap_why;
-	u64 skipped = 0;
-	struct ptd_event ev = { .type = PTD_EV_SEGMENT, .seg = seg };
-	struct pt_insn_decoder *dec;
-	unsigned long errors = 0;
-	u64 last_sync = ~0ull, last_ip = 0, resync_at = ~0ull;
-	bool synced = false, have_ip = false;
-	struct insn_run r = { .progress_off = ~0ull, .max_stuck = x->max_stuck, .batch = batch };
-	struct pt_insn *insn = &r.last;
-	int status;
+	uint64_t o = *off;
 
-	r.ev = (struct ptd_event){ .type = PTD_EV_INSN, .seg = seg, .ip_valid = true };
-	emit(cons, ncons, &ev);
+	pt_insn_get_offset(dec, &o);
+	*off = o;
+}
+
+static int get_sync_offset(const struct pt_insn_decoder *dec, u64 *off)
+{
+	uint64_t o = *off;
+	int ret = pt_insn_get_sync_offset(dec, &o);
+
+	*off = o;
+	return ret;
+}
+
+/* One segment's decoding: the state decode_segment()'s steps share. */
+struct seg_decode {
+	struct ptd_ctx *x;
+	const struct ptd_segment *seg;
+	const struct ptd_consumer *cons;
+	size_t ncons;
+	struct pt_insn_decoder *dec;
+	u64 *prev;			/* the last instruction on this CPU */
+	bool *have_prev;
+	bool gap;			/* a gap before the segment, not reported yet */
+	bool synced, have_ip;
+	u64 skipped;			/* bytes before the first PSB */
+	u64 last_sync, last_ip, resync_at;
+	unsigned long errors;
+	struct insn_run r;
+};
+
+/* An instruction decoder over @seg's bytes and the image. Return: NULL when
+ * it cannot be allocated (reported). */
+static struct pt_insn_decoder *open_decoder(struct ptd_ctx *x, const struct ptd_segment *seg,
+					    struct pt_image *ipt)
+{
+	struct pt_insn_decoder *dec;
+
 	x->cfg.begin = seg->data;
 	x->cfg.end = seg->data + seg->size;
 	dec = pt_insn_alloc_decoder(&x->cfg);
 	if (!dec) {
 		report_error(x, seg, 0, 0, false, -pte_nomem, "cannot allocate a decoder");
-		return 1;
+		return NULL;
 	}
 	if (ipt)
 		pt_insn_set_image(dec, ipt);
 	else
 		pt_image_set_callback(pt_insn_get_image(dec), ptd_image_read, x->img);
+	return dec;
+}
+
+/* The segment's end came before any PSB could be decoded from. */
+static void report_no_sync(struct seg_decode *s)
+{
+	const struct ptd_segment *seg = s->seg;
+	u32 seq;
+	u64 rec_off, file_off;
+
+	ptd_segment_where(seg, 0, &seq, &rec_off, &file_off);
+	if (next_psb(seg, 0) < seg->size)
+		ptd_diag_add(&s->x->c->diags, seq, rec_off,
+			     "cpu %u: %zu bytes of trace from stream offset 0x%llx: a PSB at 0x%llx, but nothing to decode from after it",
+			     seg->cpu, seg->size, seg->stream_off,
+			     seg->stream_off + next_psb(seg, 0));
+	else
+		ptd_diag_add(&s->x->c->diags, seq, rec_off,
+			     "cpu %u: no PSB in %zu bytes of trace from stream offset 0x%llx: they cannot be decoded",
+			     seg->cpu, seg->size, seg->stream_off);
+	s->errors++;
+}
+
+/*
+ * Synchronise at the next PSB not decoded yet: after a PSB+ that could not be
+ * read, the one after it. Return: true with libipt's status in @status, false
+ * at the segment's end.
+ */
+static bool sync_next(struct seg_decode *s, int *status)
+{
+	const struct ptd_segment *seg = s->seg;
+	struct pt_insn_decoder *dec = s->dec;
 
 	for (;;) {
 		u64 off = 0;
 
-		memset(insn, 0, sizeof(*insn));
-		if (resync_at != ~0ull) {
-			/* after a PSB+ that could not be read: the next PSB */
-			off = next_psb(seg, resync_at);
-			resync_at = ~0ull;
+		memset(&s->r.last, 0, sizeof(s->r.last));
+		if (s->resync_at != ~0ull) {
+			off = next_psb(seg, s->resync_at);
+			s->resync_at = ~0ull;
 			if (off >= seg->size)
-				break;
-			status = pt_insn_sync_set(dec, off);
+				return false;
+			*status = pt_insn_sync_set(dec, off);
 		} else {
-			status = pt_insn_sync_forward(dec);
+			*status = pt_insn_sync_forward(dec);
 		}
-		if (status < 0) {
-			if (status != -pte_eos) {
-				u64 psb = off;
-
-				if (pt_insn_get_sync_offset(dec, &psb) < 0 || psb < off)
-					psb = off;
-				pt_insn_get_offset(dec, &off);
-				report_error(x, seg, off, 0, false, status, "cannot synchronise");
-				errors++;
-				/* a damaged PSB+ costs that PSB, not the segment */
-				resync_at = max(psb, last_sync == ~0ull ? 0 : last_sync) + 1;
-				continue;
-			} else if (!synced) {
-				u32 seq;
-				u64 rec_off, file_off;
-
-				ptd_segment_where(seg, 0, &seq, &rec_off, &file_off);
-				if (next_psb(seg, 0) < seg->size)
-					ptd_diag_add(&x->c->diags, seq, rec_off,
-						     "cpu %u: %zu bytes of trace from stream offset 0x%llx: a PSB at 0x%llx, but nothing to decode from after it",
-						     seg->cpu, seg->size, (unsigned long long)seg->stream_off,
-						     (unsigned long long)(seg->stream_off + next_psb(seg, 0)));
-				else
-					ptd_diag_add(&x->c->diags, seq, rec_off,
-						     "cpu %u: no PSB in %zu bytes of trace from stream offset 0x%llx: they cannot be decoded",
-						     seg->cpu, seg->size, (unsigned long long)seg->stream_off);
-				errors++;
-			}
-			break;
+		if (*status == -pte_eos) {
+			if (!s->synced)
+				report_no_sync(s);
+			return false;
 		}
-		pt_insn_get_sync_offset(dec, &off);
-		if (off == last_sync)
-			break;
-		if (!synced && off) {
-			skipped = off;
-			ev = (struct ptd_event){ .type = PTD_EV_OTHER, .seg = seg, .what = "skipped",
-						 .value = off, .seg_off = 0 };
-			emit(cons, ncons, &ev);
-		}
-		last_sync = off;
-		synced = true;
+		if (*status < 0) {
+			u64 psb = off;
 
-		for (;;) {
-			while (status & pts_event_pending) {
-				struct pt_event pev;
-
-				status = pt_insn_event(dec, &pev, sizeof(pev));
-				if (status < 0)
-					break;
-				ev = (struct ptd_event){ .seg = seg };
-				translate(&pev, &ev);
-				pt_insn_get_offset(dec, &ev.seg_off);
-				emit(cons, ncons, &ev);
-				if (ev.type == PTD_EV_OVERFLOW)
-					report_overflow(x, seg, &ev);
-			}
-			if (status < 0)
-				break;
-			if (status & pts_eos) {
-				status = -pte_eos;
-				break;
-			}
-			/* the first instruction after a gap alone: it says what
-			 * the gap cost */
-			r.n = 0;
-			r.limit = gap ? 1 : ~0ul;
-			status = run_insns(dec, &r, cons, ncons);
-			if (gap && r.n) {
-				report_gap(x, seg, *have_prev ? prev : NULL, &insn->ip, skipped);
-				gap = false;
-			}
-			if (r.n) {
-				last_ip = r.last_ip;
-				have_ip = true;
-				*prev = r.last_ip;
-				*have_prev = true;
-			}
-			if (status < 0)
-				break;
-		}
-		if (r.stuck && r.stuck >= x->max_stuck) {
-			u32 seq;
-			u64 rec_off, file_off;
-			char sym[160];
-
-			ptd_segment_where(seg, r.last_off, &seq, &rec_off, &file_off);
-			ptd_diag_add(&x->c->diags, seq, rec_off,
-				     "cpu %u: %lu instructions decoded at stream offset 0x%llx without reading a packet, the last at %s: a loop of direct jumps or calls, which the trace cannot end; resynchronising at the next PSB",
-				     seg->cpu, r.stuck, (unsigned long long)(seg->stream_off + r.last_off),
-				     ptd_format_addr(x->img, last_ip, sym, sizeof(sym)));
-			ev = (struct ptd_event){ .type = PTD_EV_ERROR, .seg = seg, .err = status,
-						 .ip = last_ip, .ip_valid = true };
-			emit(cons, ncons, &ev);
-			errors++;
-			r.stuck = 0;
-			r.progress_off = ~0ull;
-			have_ip = false;
+			if (get_sync_offset(dec, &psb) < 0 || psb < off)
+				psb = off;
+			get_offset(dec, &off);
+			report_error(s->x, seg, off, 0, false, *status, "cannot synchronise");
+			s->errors++;
+			/* a damaged PSB+ costs that PSB, not the segment */
+			s->resync_at = max(psb, s->last_sync == ~0ull ? 0 : s->last_sync) + 1;
 			continue;
 		}
+		get_sync_offset(dec, &off);
+		if (off == s->last_sync)
+			return false;
+		if (!s->synced && off) {
+			struct ptd_event ev = { .type = PTD_EV_OTHER, .seg = seg, .what = "skipped",
+						.value = off, .seg_off = 0 };
+
+			s->skipped = off;
+			emit(s->cons, s->ncons, &ev);
+		}
+		s->last_sync = off;
+		s->synced = true;
+		return true;
+	}
+}
+
+/* The events libipt has pending. Return: its status after them. */
+static inline int drain_events(struct seg_decode *s, int status)
+{
+	while (status & pts_event_pending) {
+		struct pt_event pev;
+		struct ptd_event ev = { .seg = s->seg };
+
+		status = pt_insn_event(s->dec, &pev, sizeof(pev));
+		if (status < 0)
+			break;
+		translate(&pev, &ev);
+		get_offset(s->dec, &ev.seg_off);
+		emit(s->cons, s->ncons, &ev);
+		if (ev.type == PTD_EV_OVERFLOW)
+			report_overflow(s->x, s->seg, &ev);
+	}
+	return status;
+}
+
+/*
+ * Events and instructions from a PSB on, until the end, an error or a loop
+ * that reads no packet. Return: the negative status that stopped it
+ * (-pte_eos at the end).
+ */
+static inline int decode_from_sync(struct seg_decode *s, int status)
+{
+	struct insn_run *r = &s->r;
+
+	for (;;) {
+		status = drain_events(s, status);
+		if (status < 0)
+			return status;
+		if (status & pts_eos)
+			return -pte_eos;
+		/* the first instruction after a gap alone: it says what
+		 * the gap cost */
+		r->n = 0;
+		r->limit = s->gap ? 1 : ~0ul;
+		status = run_insns(s->dec, r, s->cons, s->ncons);
+		if (s->gap && r->n) {
+			u64 first = r->last.ip;
+
+			report_gap(s->x, s->seg, *s->have_prev ? s->prev : NULL, &first, s->skipped);
+			s->gap = false;
+		}
+		if (r->n) {
+			s->last_ip = r->last_ip;
+			s->have_ip = true;
+			*s->prev = r->last_ip;
+			*s->have_prev = true;
+		}
+		if (status < 0)
+			return status;
+	}
+}
+
+/* After a loop that reads no packet: report it, for a resync at the next
+ * PSB. Return: false when that was not what stopped the decoder. */
+static bool report_stuck(struct seg_decode *s, int status)
+{
+	const struct ptd_segment *seg = s->seg;
+	struct ptd_event ev = { .type = PTD_EV_ERROR, .seg = seg, .err = status,
+				.ip = s->last_ip, .ip_valid = true };
+	u32 seq;
+	u64 rec_off, file_off;
+	char sym[160];
+
+	if (!s->r.stuck || s->r.stuck < s->x->max_stuck)
+		return false;
+	ptd_segment_where(seg, s->r.last_off, &seq, &rec_off, &file_off);
+	ptd_diag_add(&s->x->c->diags, seq, rec_off,
+		     "cpu %u: %lu instructions decoded at stream offset 0x%llx without reading a packet, the last at %s: a loop of direct jumps or calls, which the trace cannot end; resynchronising at the next PSB",
+		     seg->cpu, s->r.stuck, (unsigned long long)(seg->stream_off + s->r.last_off),
+		     ptd_format_addr(s->x->img, s->last_ip, sym, sizeof(sym)));
+	emit(s->cons, s->ncons, &ev);
+	s->errors++;
+	s->r.stuck = 0;
+	s->r.progress_off = ~0ull;
+	s->have_ip = false;
+	return true;
+}
+
+/* A decode error: the IP is the instruction libipt could not go past, else
+ * the last one it delivered. */
+static void report_decode_error(struct seg_decode *s, int status)
+{
+	struct ptd_event ev = { .type = PTD_EV_ERROR, .seg = s->seg, .err = status };
+	const struct pt_insn *insn = &s->r.last;
+
+	get_offset(s->dec, &ev.seg_off);
+	if (insn->iclass == ptic_error && insn->ip) {
+		s->last_ip = insn->ip;
+		s->have_ip = true;
+	}
+	ev.ip = s->last_ip;
+	ev.ip_valid = s->have_ip;
+	emit(s->cons, s->ncons, &ev);
+	report_error(s->x, s->seg, ev.seg_off, s->last_ip, s->have_ip, status, "decode error");
+	s->errors++;
+	s->have_ip = false;
+}
+
+static unsigned long decode_segment(struct ptd_ctx *x, const struct ptd_segment *seg,
+				    const struct ptd_consumer *cons, size_t ncons, u64 *prev,
+				    bool *have_prev, struct pt_image *ipt, const insns_fn *batch)
+{
+	struct seg_decode s = {
+		.x = x, .seg = seg, .cons = cons, .ncons = ncons, .prev = prev,
+		.have_prev = have_prev, .gap = seg->gap || seg->gap_why,
+		.last_sync = ~0ull, .resync_at = ~0ull,
+		.r = { .progress_off = ~0ull, .max_stuck = x->max_stuck, .batch = batch },
+	};
+	struct ptd_event ev = { .type = PTD_EV_SEGMENT, .seg = seg };
+	int status;
+
+	s.r.ev = (struct ptd_event){ .type = PTD_EV_INSN, .seg = seg, .ip_valid = true };
+	emit(cons, ncons, &ev);
+	s.dec = open_decoder(x, seg, ipt);
+	if (!s.dec)
+		return 1;
+	while (sync_next(&s, &status)) {
+		status = decode_from_sync(&s, status);
+		if (report_stuck(&s, status))
+			continue;
 		if (status == -pte_eos) {
 			ev = (struct ptd_event){ .type = PTD_EV_END, .seg = seg };
-			pt_insn_get_offset(dec, &ev.seg_off);
+			get_offset(s.dec, &ev.seg_off);
 			emit(cons, ncons, &ev);
 			break;
 		}
-		/* A decode error: the IP is the instruction libipt could not go
-		 * past, else the last one it delivered. */
-		ev = (struct ptd_event){ .type = PTD_EV_ERROR, .seg = seg, .err = status };
-		pt_insn_get_offset(dec, &ev.seg_off);
-		if (insn->iclass == ptic_error && insn->ip) {
-			last_ip = insn->ip;
-			have_ip = true;
-		}
-		ev.ip = last_ip;
-		ev.ip_valid = have_ip;
-		emit(cons, ncons, &ev);
-		report_error(x, seg, ev.seg_off, last_ip, have_ip, status, "decode error");
-		errors++;
-		have_ip = false;
+		report_decode_error(&s, status);
 	}
-	pt_insn_free_decoder(dec);
-	if (gap)
+	pt_insn_free_decoder(s.dec);
+	if (s.gap)
 		report_gap(x, seg, *have_prev ? prev : NULL, NULL, 0);
-	return errors;
+	return s.errors;
 }
 
 unsigned long ptd_decode_flow(struct ptd_ctx *x, const struct ptd_consumer *cons, size_t ncons)

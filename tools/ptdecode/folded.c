@@ -145,7 +145,7 @@ static void folded_line(FILE *out, const struct walk *w, u64 count)
 			fputc(';', out);
 		folded_name(out, w->v[i].node->name);
 	}
-	fprintf(out, " %llu\n", (unsigned long long)count);
+	fprintf(out, " %llu\n", count);
 }
 
 static size_t tree_depth(const struct ptd_fnode *root)
@@ -231,7 +231,7 @@ static bool svg_node(struct svg *s, const struct ptd_fnode *n, u64 x, size_t dep
 	colour(n->name, &r, &g, &b);
 	fputs("<g><title>", s->out);
 	xml_escape(s->out, n->name, SIZE_MAX);
-	fprintf(s->out, " (%llu instruction%s, %.2f%%)</title>", (unsigned long long)n->total,
+	fprintf(s->out, " (%llu instruction%s, %.2f%%)</title>", n->total,
 		n->total == 1 ? "" : "s", 100.0 * (double)n->total / (double)s->total);
 	fprintf(s->out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\" ry=\"2\"/>",
 		px, y, w, SVG_ROW - 1, r, g, b);

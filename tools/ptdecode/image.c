@@ -399,10 +399,10 @@ void ptd_image_add_sideband(struct ptd_image *img, struct ptd_container *c)
 					ptd_diag_add(&c->diags, r->seq, r->offset,
 						     "sideband image %.32s at 0x%llx..0x%llx overlaps %s at 0x%llx..0x%llx: the bytes of %s are decoded there",
 						     sb->name[0] ? sb->name : "sideband",
-						     (unsigned long long)sb->vaddr,
-						     (unsigned long long)(sb->vaddr + r->payload_size),
-						     o->name, (unsigned long long)o->vaddr,
-						     (unsigned long long)(o->vaddr + o->size), o->name);
+						     sb->vaddr,
+						     sb->vaddr + r->payload_size,
+						     o->name, o->vaddr,
+						     o->vaddr + o->size, o->name);
 			}
 		}
 		if (sb->kind == TPZ_SB_IMAGE) {
@@ -577,7 +577,7 @@ int ptd_image_add_elf(struct ptd_image *img, const char *path, u64 load, struct 
 		if (ph.p_memsz > PTD_MAX_SEGMENT || load + ph.p_vaddr + ph.p_memsz < load + ph.p_vaddr) {
 			ptd_diag_add(diags, -1, 0, "%s: segment %zu is %llu bytes at 0x%llx: not mapped",
 				     path, i, (unsigned long long)ph.p_memsz,
-				     (unsigned long long)(load + ph.p_vaddr));
+				     load + ph.p_vaddr);
 			continue;
 		}
 		ptd_image_add_region(img, base, load + ph.p_vaddr, NULL, ph.p_memsz);

@@ -193,10 +193,10 @@ void ptd_insn_event(void *printer, const struct ptd_event *ev)
 	switch (ev->type) {
 	case PTD_EV_SEGMENT:
 		fprintf(p->out, "[cpu %u, segment %u at stream offset 0x%llx]\n", s->cpu, s->index,
-			(unsigned long long)s->stream_off);
+			s->stream_off);
 		if (s->gap || s->gap_why)
 			fprintf(p->out, "[gap: %llu bytes missing before this segment (%s)]\n",
-				(unsigned long long)s->gap, s->gap_why ? s->gap_why : "lost");
+				s->gap, s->gap_why ? s->gap_why : "lost");
 		break;
 	case PTD_EV_INSN:
 		print_insn(p, ev->insn);
@@ -226,7 +226,7 @@ void ptd_insn_event(void *printer, const struct ptd_event *ev)
 		break;
 	case PTD_EV_PAGING:
 		if (!ev->status_update)
-			fprintf(p->out, "[paging, cr3: %016llx]\n", (unsigned long long)ev->value);
+			fprintf(p->out, "[paging, cr3: %016llx]\n", ev->value);
 		break;
 	case PTD_EV_EXEC_MODE:
 		if (!ev->status_update)
@@ -234,21 +234,21 @@ void ptd_insn_event(void *printer, const struct ptd_event *ev)
 				ev->value == ptem_32bit ? "32-bit" : ev->value == ptem_16bit ? "16-bit" : "unknown");
 		break;
 	case PTD_EV_PTWRITE:
-		fprintf(p->out, "[ptwrite: %llx]\n", (unsigned long long)ev->value);
+		fprintf(p->out, "[ptwrite: %llx]\n", ev->value);
 		break;
 	case PTD_EV_STOP:
 		fprintf(p->out, "[stopped]\n");
 		break;
 	case PTD_EV_OTHER:
 		if (!strcmp(ev->what, "skipped"))
-			fprintf(p->out, "[%llu bytes before the first PSB skipped]\n", (unsigned long long)ev->value);
+			fprintf(p->out, "[%llu bytes before the first PSB skipped]\n", ev->value);
 		else if (!ev->status_update && strcmp(ev->what, "tick") && strcmp(ev->what, "cbr"))
 			fprintf(p->out, "[%s]\n", ev->what);
 		break;
 	case PTD_EV_ERROR:
 		ptd_segment_where(s, ev->seg_off, &seq, &rec_off, &file_off);
 		fprintf(p->out, "[%llx (record %u, file offset 0x%llx), %s: error: %s]\n",
-			(unsigned long long)(s->stream_off + ev->seg_off), seq, (unsigned long long)file_off,
+			s->stream_off + ev->seg_off, seq, file_off,
 			ev->ip_valid ? ptd_format_addr(p->img, ev->ip, a, sizeof(a)) : "no ip",
 			pt_errstr(pt_errcode(ev->err)));
 		break;

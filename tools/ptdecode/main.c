@@ -490,7 +490,7 @@ static bool write_svg(const struct opts *o, const struct ptd_container *c,
 		snprintf(path, sizeof(path), "%s", o->svg);
 	else
 		snprintf(path, sizeof(path), "%s/flame.svg", o->out_dir);
-	snprintf(title, sizeof(title), "%s: %llu instructions", c->name, (unsigned long long)st->insns);
+	snprintf(title, sizeof(title), "%s: %llu instructions", c->name, st->insns);
 	f = fopen(path, "w");
 	if (!f) {
 		fprintf(stderr, "ptdecode: %s: cannot write: %s\n", path, strerror(errno));

@@ -47,7 +47,8 @@ unsigned long ptd_scan_packets(struct ptd_ctx *x, ptd_packet_fn fn, void *ctx, b
 		const struct ptd_segment *seg = &x->segs.v[i];
 		struct pt_packet_decoder *dec;
 		struct ptd_packet p = { .seg = seg };
-		u64 last_ip = 0, off = 0;
+		u64 last_ip = 0;
+		uint64_t off = 0;	/* libipt's type */
 		int status;
 
 		x->cfg.begin = seg->data;
@@ -70,7 +71,7 @@ unsigned long ptd_scan_packets(struct ptd_ctx *x, ptd_packet_fn fn, void *ctx, b
 				ptd_segment_where(seg, 0, &seq, &rec_off, &file_off);
 				ptd_diag_add(&x->c->diags, seq, rec_off,
 					     "cpu %u: no PSB in %zu bytes of trace from stream offset 0x%llx: they cannot be decoded",
-					     seg->cpu, seg->size, (unsigned long long)seg->stream_off);
+					     seg->cpu, seg->size, seg->stream_off);
 			}
 			pt_pkt_free_decoder(dec);
 			continue;
@@ -178,7 +179,7 @@ void ptd_format_packet(const struct ptd_packet *p, const struct ptd_image *img, 
 		if (k->payload.ip.ipc == pt_ipc_suppressed)
 			snprintf(pay, sizeof(pay), "0: suppressed");
 		else
-			snprintf(pay, sizeof(pay), "%d: %0*" PRIx64 "  -> %016" PRIx64 " %s",
+			snprintf(pay, sizeof(pay), "%d: %0*" PRIx64 "  -> %016llx %s",
 				 k->payload.ip.ipc, w, k->payload.ip.ip, p->ip,
 				 ptd_format_addr(img, p->ip, sym, sizeof(sym)));
 		break;
@@ -263,24 +264,24 @@ static void dump_packet(void *ctx, const struct ptd_packet *p, int err)
 
 	if (!p->pkt && !err) {
 		fprintf(d->out, "# cpu %u, segment %u: stream offset 0x%llx, %zu bytes\n", s->cpu, s->index,
-			(unsigned long long)s->stream_off, s->size);
+			s->stream_off, s->size);
 		if (s->gap || s->gap_why)
 			fprintf(d->out, "# gap: %llu bytes missing before this segment (%s)\n",
-				(unsigned long long)s->gap, s->gap_why ? s->gap_why : "lost");
+				s->gap, s->gap_why ? s->gap_why : "lost");
 		d->piece = 0;
 		fprintf(d->out, "# record %u at file offset 0x%llx\n", s->pieces[0].seq,
-			(unsigned long long)s->pieces[0].file_off);
+			s->pieces[0].file_off);
 		if (p->seg_off == s->size)
 			fprintf(d->out, "# no PSB: %zu bytes cannot be decoded\n", s->size);
 		else if (p->seg_off)
 			fprintf(d->out, "# %llu bytes before the first PSB skipped\n",
-				(unsigned long long)p->seg_off);
+				p->seg_off);
 		return;
 	}
 	while (d->piece + 1 < s->npieces && s->pieces[d->piece + 1].seg_off <= p->seg_off) {
 		d->piece++;
 		fprintf(d->out, "# record %u at file offset 0x%llx\n", s->pieces[d->piece].seq,
-			(unsigned long long)s->pieces[d->piece].file_off);
+			s->pieces[d->piece].file_off);
 	}
 	if (err) {
 		fprintf(d->out, "%016llx  [error: %s; skipping to the next PSB]\n",
@@ -288,7 +289,7 @@ static void dump_packet(void *ctx, const struct ptd_packet *p, int err)
 		return;
 	}
 	ptd_format_packet(p, d->img, line, sizeof(line));
-	fprintf(d->out, "%016llx  %s\n", (unsigned long long)(s->stream_off + p->seg_off), line);
+	fprintf(d->out, "%016llx  %s\n", s->stream_off + p->seg_off, line);
 }
 
 unsigned long ptd_dump_packets(struct ptd_ctx *x, FILE *out, bool report)

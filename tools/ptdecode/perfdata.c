@@ -334,7 +334,7 @@ static void image_maps(const struct ptd_container *c, const char *path, struct m
 			if (*p == '/' || *p == ' ')
 				*p = '_';
 		snprintf(file, sizeof(file), "%s/%s-%llx.bin", dir, name[0] ? name : "image",
-			 (unsigned long long)sb->vaddr);
+			 sb->vaddr);
 		f = fopen(file, "wb");
 		if (!f || fwrite(r->payload, 1, r->payload_size, f) != r->payload_size || fclose(f)) {
 			ptd_diag_add(d, r->seq, r->offset, "--perf-data: %s: cannot write: %s", file,
@@ -391,8 +391,8 @@ static void filter_string(const struct tpz_header *h, const struct maps *m, char
 				off = a - m->v[k].start + m->v[k].pgoff;
 			}
 		n += (size_t)snprintf(buf + n, size - n, "%s%s 0x%llx/0x%llx%s%s", n ? "," : "",
-				      cfg == 1 ? "filter" : "stop", (unsigned long long)off,
-				      (unsigned long long)(b - a + 1), file ? "@" : "", file ? file : "");
+				      cfg == 1 ? "filter" : "stop", off,
+				      b - a + 1, file ? "@" : "", file ? file : "");
 	}
 }
 

@@ -91,14 +91,14 @@ static void end_loss(struct ptd_container *c, struct ptd_cpu_stream *st, const s
 	st->end_seq = r->seq;
 	st->end_rec_off = r->offset;
 	if (gap)
-		snprintf(n, sizeof(n), "%llu bytes lost", (unsigned long long)gap);
+		snprintf(n, sizeof(n), "%llu bytes lost", gap);
 	else if (known)
 		snprintf(n, sizeof(n), "no bytes lost");
 	else
 		snprintf(n, sizeof(n), "an unknown number of bytes lost");
 	ptd_diag_add(&c->diags, r->seq, r->offset,
 		     "cpu %u: %s after the last chunk of its stream, at stream offset 0x%llx (%s): its last packets are not in the trace",
-		     st->cpu, n, (unsigned long long)(end - gap), st->end_why);
+		     st->cpu, n, end - gap, st->end_why);
 }
 
 void ptd_segments_build_cpus(struct ptd_container *c, struct ptd_segments *s, const u32 *only,
@@ -161,7 +161,7 @@ void ptd_segments_build_cpus(struct ptd_container *c, struct ptd_segments *s, co
 		if (t->offset < expected) {
 			ptd_diag_add(&c->diags, r->seq, r->offset,
 				     "cpu %u stream offset 0x%llx overlaps the previous chunk, which ends at 0x%llx",
-				     t->cpu, (unsigned long long)t->offset, (unsigned long long)expected);
+				     t->cpu, t->offset, expected);
 			why = "overlap";
 		} else {
 			gap = t->offset - expected;
@@ -172,7 +172,7 @@ void ptd_segments_build_cpus(struct ptd_container *c, struct ptd_segments *s, co
 			if (lost && gap < t->lost)
 				ptd_diag_add(&c->diags, r->seq, r->offset,
 					     "%llu bytes lost announced, but the stream offsets leave a gap of %llu",
-					     (unsigned long long)t->lost, (unsigned long long)gap);
+					     t->lost, gap);
 		}
 		/* the trace unit stopped (ToPA full): what it dropped, if it
 		 * said (LOST), is the rest of the packet it was writing */

@@ -118,31 +118,31 @@ static int frame_line(struct extract *x, const char *s, const char *end, unsigne
 	sp = memchr(b, ' ', (size_t)(end - b));
 	if (!sp || end - sp < 9) {
 		ptd_diag_add(x->diags, -1, 0, "line %lu: frame 0x%llx: damaged frame line (cut short), dropped",
-			     line, (unsigned long long)frame);
+			     line, frame);
 		return 1;
 	}
 	n = b64_decode(b, (size_t)(sp - b), buf, sizeof(buf));
 	s = sp + 1;
 	if (n <= 0 || !parse_hex(&s, end, 8, &crc) || !only_space(s, end)) {
 		ptd_diag_add(x->diags, -1, 0, "line %lu: frame 0x%llx: damaged frame line (bad base64 or CRC field), dropped",
-			     line, (unsigned long long)frame);
+			     line, frame);
 		return 1;
 	}
 	if (ptd_crc32(0, buf, (size_t)n) != crc) {
 		ptd_diag_add(x->diags, -1, 0, "line %lu: frame 0x%llx: CRC mismatch (stored 0x%08llx, computed 0x%08x), dropped",
-			     line, (unsigned long long)frame, (unsigned long long)crc,
+			     line, frame, crc,
 			     ptd_crc32(0, buf, (size_t)n));
 		return 1;
 	}
 	if (frame < x->next_frame) {
 		ptd_diag_add(x->diags, -1, 0, "line %lu: frame 0x%llx repeated, ignored", line,
-			     (unsigned long long)frame);
+			     frame);
 		return 1;
 	}
 	if (frame > x->next_frame) {
 		ptd_diag_add(x->diags, -1, 0, "line %lu: frame%s 0x%x%s missing before frame 0x%llx (about %llu bytes lost)",
 			     line, frame - x->next_frame > 1 ? "s" : "", (unsigned)x->next_frame,
-			     frame - x->next_frame > 1 ? " and following" : "", (unsigned long long)frame,
+			     frame - x->next_frame > 1 ? " and following" : "", frame,
 			     (unsigned long long)(frame - x->next_frame) * TPZ_FRAME_DATA);
 	}
 	append(x, buf, (size_t)n);
@@ -199,10 +199,10 @@ int ptd_extract_serial(const char *log, size_t log_size, u8 **out, size_t *out_s
 				}
 				if (nframes != x.next_frame)
 					ptd_diag_add(diags, -1, 0, "line %lu: @TPZ-END announces %llu frames, the last one received is frame %llu",
-						     line, (unsigned long long)nframes, (unsigned long long)x.next_frame);
+						     line, nframes, x.next_frame);
 				if (bytes != x.len || crc != x.crc)
 					ptd_diag_add(diags, -1, 0, "line %lu: @TPZ-END announces %llu bytes (CRC 0x%08llx), extracted %zu (CRC 0x%08x)",
-						     line, (unsigned long long)bytes, (unsigned long long)crc,
+						     line, bytes, crc,
 						     x.len, x.crc);
 			} else if (rest >= sizeof(TPZ_FRAME_LINE) - 1 &&
 				   !memcmp(m, TPZ_FRAME_LINE, sizeof(TPZ_FRAME_LINE) - 1)) {

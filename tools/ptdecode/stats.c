@@ -499,16 +499,16 @@ static void cpu_lines(const struct ptd_cpu_stats *cs, FILE *out)
 		fprintf(out, "  cpu %u: %llu instructions, %llu branches, call depth %llu; %llu bytes in %llu segment%s, "
 			"%llu gap%s (%llu bytes missing), %llu bytes lost as recorded; %llu packets, %llu bad; "
 			"%llu decode error%s\n",
-			st->cpu, (unsigned long long)s->insns, (unsigned long long)s->branches,
-			(unsigned long long)s->call_depth, (unsigned long long)s->bytes,
-			(unsigned long long)s->segments, s->segments == 1 ? "" : "s",
-			(unsigned long long)s->gaps, s->gaps == 1 ? "" : "s", (unsigned long long)s->gap_bytes,
-			(unsigned long long)s->lost, (unsigned long long)s->packets,
-			(unsigned long long)s->packet_errors, (unsigned long long)s->decode_errors,
+			st->cpu, s->insns, s->branches,
+			s->call_depth, s->bytes,
+			s->segments, s->segments == 1 ? "" : "s",
+			s->gaps, s->gaps == 1 ? "" : "s", s->gap_bytes,
+			s->lost, s->packets,
+			s->packet_errors, s->decode_errors,
 			s->decode_errors == 1 ? "" : "s");
 		if (st->end_why)
 			fprintf(out, "         its stream ends with %llu bytes lost%s%s%s\n",
-				(unsigned long long)st->end_lost, strcmp(st->end_why, "lost") ? " (" : "",
+				st->end_lost, strcmp(st->end_why, "lost") ? " (" : "",
 				strcmp(st->end_why, "lost") ? st->end_why : "",
 				strcmp(st->end_why, "lost") ? ")" : "");
 		fprintf(out, "         top functions:");
@@ -544,48 +544,48 @@ static void stats_print(const struct ptd_stats *s, const struct ptd_cpu_stats *c
 			cs->segs->partial ? ", others left out (--cpu)" : "", h->ncpus);
 	}
 	fprintf(out, "trace: %llu bytes in %llu segment%s, %llu gap%s (%llu bytes missing); %llu bytes lost as recorded\n",
-		(unsigned long long)trace_bytes(s, c), (unsigned long long)s->segments,
-		s->segments == 1 ? "" : "s", (unsigned long long)s->gaps, s->gaps == 1 ? "" : "s",
-		(unsigned long long)s->gap_bytes, (unsigned long long)lost);
+		trace_bytes(s, c), s->segments,
+		s->segments == 1 ? "" : "s", s->gaps, s->gaps == 1 ? "" : "s",
+		s->gap_bytes, lost);
 	if (c->have_trailer && s->have_bytes && !s->all_cpus)
 		fprintf(out, "PMIs: %llu, of all CPUs (the container counts them together)\n",
-			(unsigned long long)c->trailer.pmis);
+			c->trailer.pmis);
 	else if (c->have_trailer)
-		fprintf(out, "PMIs: %llu\n", (unsigned long long)c->trailer.pmis);
+		fprintf(out, "PMIs: %llu\n", c->trailer.pmis);
 	else
 		fprintf(out, "PMIs: unknown (no trailer)\n");
 	fprintf(out, "packets: %llu (psb %llu, psbend %llu, ovf %llu, tnt %llu, tip %llu, tip.pge %llu, "
 		"tip.pgd %llu, fup %llu, mode %llu, pip %llu, pad %llu, timing %llu, other %llu), %llu bad\n",
-		(unsigned long long)s->packets, (unsigned long long)s->pkt[ppt_psb],
-		(unsigned long long)s->pkt[ppt_psbend], (unsigned long long)s->pkt[ppt_ovf],
-		(unsigned long long)(s->pkt[ppt_tnt_8] + s->pkt[ppt_tnt_64]),
-		(unsigned long long)s->pkt[ppt_tip], (unsigned long long)s->pkt[ppt_tip_pge],
-		(unsigned long long)s->pkt[ppt_tip_pgd], (unsigned long long)s->pkt[ppt_fup],
-		(unsigned long long)s->pkt[ppt_mode], (unsigned long long)s->pkt[ppt_pip],
-		(unsigned long long)s->pkt[ppt_pad], (unsigned long long)timing,
-		(unsigned long long)(s->packets - known), (unsigned long long)s->packet_errors);
-	fprintf(out, "instructions: %llu\n", (unsigned long long)s->insns);
-	fprintf(out, "branches: %llu\n", (unsigned long long)s->branches);
-	fprintf(out, "  conditional     %10llu  (%llu taken, %llu not taken)\n", (unsigned long long)s->cond,
-		(unsigned long long)s->cond_taken, (unsigned long long)s->cond_not_taken);
-	fprintf(out, "  direct jump     %10llu\n", (unsigned long long)s->jump_direct);
-	fprintf(out, "  indirect jump   %10llu\n", (unsigned long long)s->jump_indirect);
-	fprintf(out, "  direct call     %10llu\n", (unsigned long long)s->call_direct);
-	fprintf(out, "  indirect call   %10llu\n", (unsigned long long)s->call_indirect);
-	fprintf(out, "  return          %10llu\n", (unsigned long long)s->ret);
-	fprintf(out, "  far transfer    %10llu\n", (unsigned long long)s->far);
-	fprintf(out, "call depth: %llu at the deepest\n", (unsigned long long)s->call_depth);
+		s->packets, s->pkt[ppt_psb],
+		s->pkt[ppt_psbend], s->pkt[ppt_ovf],
+		s->pkt[ppt_tnt_8] + s->pkt[ppt_tnt_64],
+		s->pkt[ppt_tip], s->pkt[ppt_tip_pge],
+		s->pkt[ppt_tip_pgd], s->pkt[ppt_fup],
+		s->pkt[ppt_mode], s->pkt[ppt_pip],
+		s->pkt[ppt_pad], timing,
+		s->packets - known, s->packet_errors);
+	fprintf(out, "instructions: %llu\n", s->insns);
+	fprintf(out, "branches: %llu\n", s->branches);
+	fprintf(out, "  conditional     %10llu  (%llu taken, %llu not taken)\n", s->cond,
+		s->cond_taken, s->cond_not_taken);
+	fprintf(out, "  direct jump     %10llu\n", s->jump_direct);
+	fprintf(out, "  indirect jump   %10llu\n", s->jump_indirect);
+	fprintf(out, "  direct call     %10llu\n", s->call_direct);
+	fprintf(out, "  indirect call   %10llu\n", s->call_indirect);
+	fprintf(out, "  return          %10llu\n", s->ret);
+	fprintf(out, "  far transfer    %10llu\n", s->far);
+	fprintf(out, "call depth: %llu at the deepest\n", s->call_depth);
 	fprintf(out, "interrupts: %llu traced, %llu with a handler not traced (tracing off at an instruction, on again at it)\n",
-		(unsigned long long)s->interrupts, (unsigned long long)s->interrupts_untraced);
+		s->interrupts, s->interrupts_untraced);
 	fprintf(out, "tracing: %llu enabled, %llu disabled, %llu overflow%s, %llu decode error%s\n",
-		(unsigned long long)s->enables, (unsigned long long)s->disables,
-		(unsigned long long)s->overflows_flow, s->overflows_flow == 1 ? "" : "s",
-		(unsigned long long)s->decode_errors, s->decode_errors == 1 ? "" : "s");
+		s->enables, s->disables,
+		s->overflows_flow, s->overflows_flow == 1 ? "" : "s",
+		s->decode_errors, s->decode_errors == 1 ? "" : "s");
 	modules_print(s, out, 30, false);
 	fprintf(out, "top functions (instructions executed in the function itself):\n");
 	/* sorted by count: a function whose instructions all went to call targets ends it */
 	for (size_t i = 0; i < s->nfns && i < 20 && s->fns[i].count; i++)
-		fprintf(out, "  %12llu  %5.1f%%  %s\n", (unsigned long long)s->fns[i].count,
+		fprintf(out, "  %12llu  %5.1f%%  %s\n", s->fns[i].count,
 			pct(s->fns[i].count, s->insns), s->fns[i].name);
 	if (cs)
 		cpu_lines(cs, out);
@@ -595,19 +595,19 @@ static void stats_print(const struct ptd_stats *s, const struct ptd_cpu_stats *c
 
 		fprintf(out, "result: decode.cpu cpu=%u insns=%llu branches=%llu bytes=%llu lost=%llu gaps=%llu "
 			"bad_packets=%llu decode_errors=%llu depth=%llu\n", cs->segs->cpus[i].cpu,
-			(unsigned long long)p->insns, (unsigned long long)p->branches,
-			(unsigned long long)p->bytes, (unsigned long long)p->lost, (unsigned long long)p->gaps,
-			(unsigned long long)p->packet_errors, (unsigned long long)p->decode_errors,
-			(unsigned long long)p->call_depth);
+			p->insns, p->branches,
+			p->bytes, p->lost, p->gaps,
+			p->packet_errors, p->decode_errors,
+			p->call_depth);
 	}
 	fprintf(out, "result: decode insns=%llu branches=%llu bytes=%llu lost=%llu gaps=%llu "
 		"problems=%zu bad_packets=%llu decode_errors=%llu pmis=%llu depth=%llu\n",
-		(unsigned long long)s->insns, (unsigned long long)s->branches,
-		(unsigned long long)trace_bytes(s, c), (unsigned long long)lost, (unsigned long long)s->gaps,
-		ptd_diags_count(&c->diags), (unsigned long long)s->packet_errors,
-		(unsigned long long)s->decode_errors,
-		(unsigned long long)(c->have_trailer ? c->trailer.pmis : 0),
-		(unsigned long long)s->call_depth);
+		s->insns, s->branches,
+		trace_bytes(s, c), lost, s->gaps,
+		ptd_diags_count(&c->diags), s->packet_errors,
+		s->decode_errors,
+		c->have_trailer ? c->trailer.pmis : 0,
+		s->call_depth);
 }
 
 /*
@@ -688,12 +688,12 @@ static void modules_print(const struct ptd_stats *s, FILE *out, size_t top, bool
 			fprintf(out, "modules (instructions):");
 			for (size_t i = 0; i < n && i < top; i++)
 				fprintf(out, "%s %s %llu (%.1f%%)", i ? "," : "", v[i].name,
-					(unsigned long long)v[i].count, pct(v[i].count, s->insns));
+					v[i].count, pct(v[i].count, s->insns));
 			fprintf(out, "%s\n", n > top ? ", ..." : "");
 		} else {
 			fprintf(out, "modules (instructions executed in each):\n");
 			for (size_t i = 0; i < n && i < top; i++)
-				fprintf(out, "  %12llu  %5.1f%%  %s\n", (unsigned long long)v[i].count,
+				fprintf(out, "  %12llu  %5.1f%%  %s\n", v[i].count,
 					pct(v[i].count, s->insns), v[i].name);
 		}
 	}
@@ -717,13 +717,13 @@ void ptd_cpu_summary_print(const struct ptd_cpu_stats *cs, FILE *out, size_t top
 		const struct ptd_stats *s = &cs->v[i];
 
 		fprintf(out, "cpu %u: %llu instructions, %llu branches, %llu bytes, %llu lost bytes",
-			cs->segs->cpus[i].cpu, (unsigned long long)s->insns,
-			(unsigned long long)s->branches, (unsigned long long)s->bytes,
-			(unsigned long long)s->lost);
+			cs->segs->cpus[i].cpu, s->insns,
+			s->branches, s->bytes,
+			s->lost);
 		if (s->gaps)
-			fprintf(out, ", %llu gap%s", (unsigned long long)s->gaps, s->gaps == 1 ? "" : "s");
+			fprintf(out, ", %llu gap%s", s->gaps, s->gaps == 1 ? "" : "s");
 		if (s->decode_errors)
-			fprintf(out, ", %llu decode error%s", (unsigned long long)s->decode_errors,
+			fprintf(out, ", %llu decode error%s", s->decode_errors,
 				s->decode_errors == 1 ? "" : "s");
 		fprintf(out, "; top:");
 		for (size_t k = 0; k < s->nfns && k < top && s->fns[k].count; k++)
@@ -739,16 +739,16 @@ void ptd_summary_print(const struct ptd_stats *s, const struct ptd_container *c,
 	char pmis[32];
 
 	if (c->have_trailer && s->have_bytes && !s->all_cpus)
-		snprintf(pmis, sizeof(pmis), "%llu (all CPUs')", (unsigned long long)c->trailer.pmis);
+		snprintf(pmis, sizeof(pmis), "%llu (all CPUs')", c->trailer.pmis);
 	else if (c->have_trailer)
-		snprintf(pmis, sizeof(pmis), "%llu", (unsigned long long)c->trailer.pmis);
+		snprintf(pmis, sizeof(pmis), "%llu", c->trailer.pmis);
 	else
 		snprintf(pmis, sizeof(pmis), "unknown");
 	fprintf(out, "trace: %llu instructions, %llu branches, %s PMIs, %llu bytes, %llu lost bytes",
-		(unsigned long long)s->insns, (unsigned long long)s->branches, pmis,
-		(unsigned long long)trace_bytes(s, c), (unsigned long long)lost);
+		s->insns, s->branches, pmis,
+		trace_bytes(s, c), lost);
 	if (s->gaps)
-		fprintf(out, ", %llu gap%s", (unsigned long long)s->gaps, s->gaps == 1 ? "" : "s");
+		fprintf(out, ", %llu gap%s", s->gaps, s->gaps == 1 ? "" : "s");
 	if (ptd_diags_count(&c->diags))
 		fprintf(out, ", %zu problem%s", ptd_diags_count(&c->diags),
 			ptd_diags_count(&c->diags) == 1 ? "" : "s");

@@ -1004,31 +1004,32 @@ static int decode_vex(struct dec *d, struct x86_insn *out, u8 esc)
 
 /* ------------------------------------------------------------ main */
 
-static int decode(struct dec *d, struct x86_insn *out)
+/*
+ * decode()'s steps, static inline: one call site each, on the decoder's hot
+ * path (the trace engine decodes every block it translates).
+ */
+
+/* Legacy prefixes in any order; a REX counts only right before the opcode
+ * (or escape), a later legacy prefix cancels it. @b: the first other byte. */
+static inline int decode_prefixes(struct dec *d, struct x86_insn *out, u8 *b)
 {
-	unsigned int slot = SLOT_NP, map = X86_MAP_LEGACY, imm;
-	bool lockable, mand = false;
-	u16 desc;
-	u8 b;
 	int ret;
 
-	/* Legacy prefixes in any order; a REX counts only right before the
-	 * opcode (or escape), a later legacy prefix cancels it. */
 	for (;;) {
-		ret = fetch(d, &b);
+		ret = fetch(d, b);
 		if (ret)
 			return ret;
-		switch (b) {
+		switch (*b) {
 		case 0xf0:
 			d->lock = true;
 			out->prefixes |= X86_PFX_LOCK;
 			break;
 		case 0xf2:
-			d->rep = b;
+			d->rep = *b;
 			out->prefixes |= X86_PFX_REPNE;
 			break;
 		case 0xf3:
-			d->rep = b;
+			d->rep = *b;
 			out->prefixes |= X86_PFX_REP;
 			break;
 		case 0x66:
@@ -1039,25 +1040,124 @@ static int decode(struct dec *d, struct x86_insn *out)
 			d->p67 = true;
 			out->prefixes |= X86_PFX_ASIZE;
 			break;
-		case 0x2e: out->prefixes |= X86_PFX_CS; out->seg = b; break;
-		case 0x36: out->prefixes |= X86_PFX_SS; out->seg = b; break;
-		case 0x3e: out->prefixes |= X86_PFX_DS; out->seg = b; break;
-		case 0x26: out->prefixes |= X86_PFX_ES; out->seg = b; break;
-		case 0x64: out->prefixes |= X86_PFX_FS; out->seg = b; break;
-		case 0x65: out->prefixes |= X86_PFX_GS; out->seg = b; break;
+		case 0x2e: out->prefixes |= X86_PFX_CS; out->seg = *b; break;
+		case 0x36: out->prefixes |= X86_PFX_SS; out->seg = *b; break;
+		case 0x3e: out->prefixes |= X86_PFX_DS; out->seg = *b; break;
+		case 0x26: out->prefixes |= X86_PFX_ES; out->seg = *b; break;
+		case 0x64: out->prefixes |= X86_PFX_FS; out->seg = *b; break;
+		case 0x65: out->prefixes |= X86_PFX_GS; out->seg = *b; break;
 		case 0x40 ... 0x4f:
 			if (d->rex)	/* only the REX next to the opcode counts */
 				out->flags |= X86_INSN_F_REX_IGNORED;
-			d->rex = b;
+			d->rex = *b;
 			continue;
 		default:
-			goto opcode;
+			return 0;
 		}
 		if (d->rex)
 			out->flags |= X86_INSN_F_REX_IGNORED;
 		d->rex = 0;
 	}
-opcode:
+}
+
+/* The escape bytes (0F, 0F 38, 0F 3A) after @b and the opcode: @b and @map
+ * become the opcode byte and its map. */
+static inline int decode_opcode(struct dec *d, struct x86_insn *out, u8 *b, unsigned int *map)
+{
+	int ret;
+
+	out->nprefix = d->pos - 1;
+	if (d->rex) {
+		out->rex = d->rex;
+		out->prefixes |= X86_PFX_REX;
+	}
+	*map = X86_MAP_LEGACY;
+	if (*b == 0x0f) {
+		ret = fetch(d, b);
+		if (ret)
+			return ret;
+		*map = X86_MAP_0F;
+		if (*b == 0x38 || *b == 0x3a) {
+			*map = *b == 0x38 ? X86_MAP_0F38 : X86_MAP_0F3A;
+			ret = fetch(d, b);
+			if (ret)
+				return ret;
+		}
+	}
+	out->map = *map;
+	out->opcode = *b;
+	return 0;
+}
+
+/* The opcode's table entry; @slot: the mandatory-prefix column it came from.
+ * Return: 0 for an undefined opcode. */
+static inline u16 opcode_desc(const struct dec *d, struct x86_insn *out, unsigned int map, u8 b,
+			      unsigned int *slot)
+{
+	const u16 (*tbl)[4];
+	u16 desc;
+
+	if (map == X86_MAP_LEGACY)
+		return op1[b];
+	tbl = map == X86_MAP_0F ? op0f : map == X86_MAP_0F38 ? op0f38 : op0f3a;
+	*slot = slot_of(d);
+	desc = tbl[b][*slot];
+	if (desc & SP)
+		out->mandatory = slot_prefix[*slot];
+	return desc;
+}
+
+/* The ModRM operand and what it allows: register or memory only, the opcode
+ * group's member (which may change @lockable and @imm), x87 forms. */
+static inline int decode_operand(struct dec *d, struct x86_insn *out, u16 desc, unsigned int map,
+				 u8 b, unsigned int slot, bool *lockable, unsigned int *imm)
+{
+	bool mand = false;
+	int ret;
+
+	ret = decode_modrm(d, out, desc & NOEA, false);
+	if (ret)
+		return ret;
+	if ((desc & MEM) && d->mod == 3)
+		return -EINVAL;
+	if ((desc & REG) && d->mod != 3)
+		return -EINVAL;
+	if ((desc & G) && !group_check(d, map, b, out->modrm, lockable, imm, &mand))
+		return -EINVAL;
+	if (mand)
+		out->mandatory = slot_prefix[slot];
+	if ((desc & X87) && !x87_valid(b, out->modrm))
+		return -EINVAL;
+	return 0;
+}
+
+/* 3DNow!: the opcode is a suffix after the ModRM operand. */
+static inline int decode_3dnow(struct dec *d, struct x86_insn *out)
+{
+	u8 suffix;
+	int ret;
+
+	ret = fetch(d, &suffix);
+	if (ret)
+		return ret;
+	if (!is_3dnow(suffix))
+		return -EINVAL;
+	out->map = X86_MAP_3DNOW;
+	out->opcode = suffix;
+	return 0;
+}
+
+static int decode(struct dec *d, struct x86_insn *out)
+{
+	unsigned int slot = SLOT_NP, map, imm;
+	bool lockable;
+	u16 desc;
+	u8 b;
+	int ret;
+
+	ret = decode_prefixes(d, out, &b);
+	if (ret)
+		return ret;
 	out->addrsize = d->p67 ? 4 : 8;
 	if (b == 0xc4 || b == 0xc5 || b == 0x62) {
 		ret = decode_vex(d, out, b);
@@ -1065,68 +1165,26 @@ opcode:
 			return ret;
 		goto done;
 	}
-	out->nprefix = d->pos - 1;
-	if (d->rex) {
-		out->rex = d->rex;
-		out->prefixes |= X86_PFX_REX;
-	}
-	if (b == 0x0f) {
-		ret = fetch(d, &b);
-		if (ret)
-			return ret;
-		map = X86_MAP_0F;
-		if (b == 0x38 || b == 0x3a) {
-			map = b == 0x38 ? X86_MAP_0F38 : X86_MAP_0F3A;
-			ret = fetch(d, &b);
-			if (ret)
-				return ret;
-		}
-	}
-	out->map = map;
-	out->opcode = b;
-	if (map == X86_MAP_LEGACY) {
-		desc = op1[b];
-	} else {
-		const u16 (*tbl)[4] = map == X86_MAP_0F ? op0f : map == X86_MAP_0F38 ? op0f38 : op0f3a;
-
-		slot = slot_of(d);
-		desc = tbl[b][slot];
-		if (desc & SP)
-			out->mandatory = slot_prefix[slot];
-	}
+	ret = decode_opcode(d, out, &b, &map);
+	if (ret)
+		return ret;
+	desc = opcode_desc(d, out, map, b, &slot);
 	if (!desc)
 		return -EINVAL;
 	lockable = desc & LK;
 	imm = IMM(desc);
 	if (desc & MODRM) {
-		ret = decode_modrm(d, out, desc & NOEA, false);
+		ret = decode_operand(d, out, desc, map, b, slot, &lockable, &imm);
 		if (ret)
 			return ret;
-		if ((desc & MEM) && d->mod == 3)
-			return -EINVAL;
-		if ((desc & REG) && d->mod != 3)
-			return -EINVAL;
-		if ((desc & G) && !group_check(d, map, b, out->modrm, &lockable, &imm, &mand))
-			return -EINVAL;
-		if (mand)
-			out->mandatory = slot_prefix[slot];
-		if ((desc & X87) && !x87_valid(b, out->modrm))
-			return -EINVAL;
 	}
 	/* LOCK only on a read-modify-write of memory. */
 	if (d->lock && (!lockable || !(desc & MODRM) || d->mod == 3))
 		return -EINVAL;
 	if (map == X86_MAP_0F && b == 0x0f) {
-		/* 3DNow!: the opcode is a suffix after the ModRM operand. */
-		u8 suffix;
-
-		ret = fetch(d, &suffix);
+		ret = decode_3dnow(d, out);
 		if (ret)
 			return ret;
-		if (!is_3dnow(suffix))
-			return -EINVAL;
-		out->map = X86_MAP_3DNOW;
-		out->opcode = suffix;
 	}
 	ret = decode_imm(d, out, imm);
 	if (ret)
