@@ -4,7 +4,7 @@
 
 unsigned int nr_cpu_ids = 1;	/* smp_prepare(): the MADT's CPUs, or cpus= */
 u64 cpu_online_bits = 1;	/* the boot CPU runs from the start */
-u8 cpu_node[NR_CPUS];		/* all on node 0: no SRAT parsing yet */
+DEFINE_PER_CPU(u8, cpu_node);	/* all on node 0: no SRAT parsing yet */
 
 void set_cpu_online(unsigned int cpu, bool online)
 {

@@ -39,12 +39,12 @@ void set_cpu_online(unsigned int cpu, bool online);
  * (a CPU's ToPA tables and trace buffer) is asked for on its CPU's node, and
  * the host tests move a CPU to a node that has no memory to prove it is.
  */
-extern u8 cpu_node[NR_CPUS];
+DECLARE_PER_CPU(u8, cpu_node);
 
 /** cpu_to_node() - the node CPU @cpu's memory comes from (Linux's name) */
 static inline int cpu_to_node(int cpu)
 {
-	return cpu >= 0 && cpu < NR_CPUS ? cpu_node[cpu] : 0;
+	return cpu >= 0 && cpu < NR_CPUS ? *per_cpu_ptr(cpu_node, cpu) : 0;
 }
 
 #define for_each_online_cpu(cpu)					\

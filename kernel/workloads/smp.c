@@ -234,11 +234,11 @@ WORKLOAD_ALL_CPUS(slab_xcpu, work_slab_xcpu, "slab stress: objects allocated on 
 
 #define IPI_ROUNDS 64	/* each posted to every other CPU, waited for every other time */
 
-static u64 ipi_calls[NR_CPUS];	/* calls each CPU made for another */
+static DEFINE_PER_CPU(u64, ipi_calls);	/* calls each CPU made for another */
 
 static void ipi_count(void *arg)
 {
-	__atomic_fetch_add(&ipi_calls[smp_processor_id()], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(this_cpu_ptr(ipi_calls), 1, __ATOMIC_RELAXED);
 }
 
 static void ipi_sender(void *arg)
@@ -258,20 +258,21 @@ static u64 work_ipi(void)
 	u64 want = (u64)IPI_ROUNDS * (n - 1), total = 0;
 	bool ok = true;
 
-	memset(ipi_calls, 0, sizeof(ipi_calls));
+	for_each_online_cpu(cpu)
+		*per_cpu_ptr(ipi_calls, cpu) = 0;
 	run_on_each_cpu(ipi_sender, NULL);
 	/* the last calls were posted without waiting: wait for each CPU to make them */
 	for_each_online_cpu(cpu) {
 		u64 end = rdtsc() + 1000 * tsc_khz;
 
-		while (__atomic_load_n(&ipi_calls[cpu], __ATOMIC_ACQUIRE) < want && rdtsc() < end)
+		while (__atomic_load_n(per_cpu_ptr(ipi_calls, cpu), __ATOMIC_ACQUIRE) < want && rdtsc() < end)
 			cpu_relax();
 	}
 	printk("ipi: %u CPUs each sent %d calls to every other:", n, IPI_ROUNDS);
 	for_each_online_cpu(cpu) {
-		pr_cont(" CPU %u made %llu", cpu, ipi_calls[cpu]);
-		ok &= ipi_calls[cpu] == want;
-		total += ipi_calls[cpu];
+		pr_cont(" CPU %u made %llu", cpu, *per_cpu_ptr(ipi_calls, cpu));
+		ok &= *per_cpu_ptr(ipi_calls, cpu) == want;
+		total += *per_cpu_ptr(ipi_calls, cpu);
 	}
 	pr_cont(" (want %llu each): %s\n", want, ok ? "ok" : "FAILED");
 	return ok ? total : 0;

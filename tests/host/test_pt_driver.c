@@ -730,7 +730,7 @@ static void test_cpu_memory_from_its_node(void **state)
 	t = topa_alloc(1, GFP_KERNEL);
 	assert_non_null(t);
 	topa_free(t);
-	cpu_node[1] = 1;
+	*per_cpu_ptr(cpu_node, 1) = 1;
 	assert_int_equal(cpu_to_node(1), 1);
 	assert_null(topa_alloc(1, GFP_KERNEL | __GFP_NOWARN));
 	assert_null(pt_aux_alloc(1, 64 * 1024, 0, false, GFP_KERNEL | __GFP_NOWARN));
@@ -748,7 +748,7 @@ static void test_cpu_memory_from_its_node(void **state)
 	assert_int_equal(err, -ENOMEM);
 	assert_non_null(strstr(out, "cannot allocate CPU 1's trace buffer"));
 	assert_false(pt_session.open);
-	cpu_node[1] = 0;
+	*per_cpu_ptr(cpu_node, 1) = 0;
 	page_alloc_get_stats(&after);
 	assert_int_equal(after.free_pages, before.free_pages);
 
