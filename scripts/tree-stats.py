@@ -33,6 +33,12 @@ def sources(root, exts):
                     yield os.path.join(d, f)
 
 
+def code_lines(path):
+    """Lines of a C file that are neither blank nor inside a comment."""
+    text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), open(path).read(), flags=re.S)
+    return sum(1 for l in text.split("\n") if l.strip() and not l.strip().startswith("//"))
+
+
 def functions(path):
     """(name, first line, length) of each function defined at file scope."""
     lines = open(path, errors="replace").read().split("\n")
@@ -68,8 +74,10 @@ def main():
     inc = os.path.join(root, "include", "topaz")
     headers = sorted((sum(1 for _ in open(os.path.join(inc, h))), h)
                      for h in os.listdir(inc) if h.endswith(".h"))
-    print(f"public headers: {len(headers)}, {sum(n for n, _ in headers)} lines; the largest: "
-          + ", ".join(f"{h} {n}" for n, h in headers[::-1][:5]))
+    code = {h: code_lines(os.path.join(inc, h)) for _, h in headers}
+    print(f"public headers: {len(headers)}, {sum(n for n, _ in headers)} lines, "
+          f"{sum(code.values())} of them not comments or blank; the largest: "
+          + ", ".join(f"{h} {n} ({code[h]})" for n, h in headers[::-1][:5]))
 
     funcs = []
     for p in sources(root, (".c",)):
