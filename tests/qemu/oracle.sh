@@ -156,14 +156,15 @@ smp_configs() {
 # tests/efi/hello.c): QEMU's log is switched on through its monitor once topaz
 # is ready (fw.oracle; tests/qemu/qemu_sync.py), every loaded module is in the
 # compared range, and each configuration has its own discovery boot (the same
-# command line: the firmware's allocations place the image). Two by default,
-# more with --full: NAME|STEP|fw:WORKLOADS|1|EXTRAS. QEMU runs with -icount:
+# command line: the firmware's allocations place the image). One by default
+# (translate, the phase's mode; two boots under -icount, the oracle's longest),
+# five more with --full: NAME|STEP|fw:WORKLOADS|1|EXTRAS. QEMU runs with -icount:
 # with the log on it is so slow that, in real time, the firmware's timed
 # waits (the disk driver's polls) would spin for gigabytes of log.
 fw_configs() {
 	echo "fw-skylake-retcomp-translate|translate|fw:vars,file|1|pt.profile=skylake pt.step=translate pt.translate_map pt.buf=16K pt.tsc"
-	echo "fw-broadwell-noretcomp-nmi-branch|branch|fw:handles,pool|1|pt.profile=broadwell pt.step=branch pt.noretcomp pt.pmi=nmi pt.buf=16K pt.tsc"
 	[ $full = 1 ] || return 0
+	echo "fw-broadwell-noretcomp-nmi-branch|branch|fw:handles,pool|1|pt.profile=broadwell pt.step=branch pt.noretcomp pt.pmi=nmi pt.buf=16K pt.tsc"
 	echo "fw-skylake-retcomp-branch|branch|fw:vars,file|1|pt.profile=skylake pt.step=branch pt.buf=16K pt.tsc"
 	echo "fw-broadwell-noretcomp-nmi-translate|translate|fw:handles,pool|1|pt.profile=broadwell pt.step=translate pt.translate_map pt.noretcomp pt.pmi=nmi pt.buf=16K pt.tsc"
 	echo "fw-tigerlake-retcomp-nmi-branch|branch|fw:vars|1|pt.profile=tigerlake pt.step=branch pt.pmi=nmi pt.buf=16K pt.tsc pt.cyc pt.mtc"
@@ -306,12 +307,10 @@ dfilter_of() {
 	done
 	[ -e "$dir/dfilter-$n" ] && cat "$dir/dfilter-$n"
 }
-# The machines of several CPUs discover in the background (not children this
-# shell waits for: the configurations' job count stays right), while the
-# one-CPU configurations run; theirs wait for it (dfilter_of()).
-for n in $(tr ' ' '\n' <<<"$smps" | sort -nu); do
-	[ "$n" = 1 ] || ( discover_machine "$n" & )
-done
+# The machines of several CPUs discover as the first jobs of the pool below
+# (a vCPU that spins for a starved one burns what it waits for: no more
+# QEMUs than jobs), while the one-CPU configurations run; their own
+# configurations wait for it (dfilter_of()).
 if [[ " $smps " == *" 1 "* ]]; then
 	discover_machine 1
 	[ -e "$dir/dfilter-1" ] || fail_setup "$(cat "$dir/dfilter-1.fail")"
@@ -456,12 +455,19 @@ names=()
 running=0
 while IFS='|' read -r name step w smp extra; do
 	# shellcheck disable=SC2053
-	[[ $name == $only ]] || continue
-	names+=("$name")
-	one "$name" "$step" "$w" "$smp" "$extra" &
+	if [ "$name" = @discover ]; then
+		discover_machine "$smp" &
+	else
+		[[ $name == $only ]] || continue
+		names+=("$name")
+		one "$name" "$step" "$w" "$smp" "$extra" &
+	fi
 	running=$((running + 1))
 	if [ $running -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
-done < <(configs | longest_first)
+done < <(for n in $(tr ' ' '\n' <<<"$smps" | sort -nur); do
+		[ "$n" = 1 ] || echo "@discover|||$n|"
+	done
+	configs | longest_first)
 wait
 
 # The self-tests: a trace with one branch outcome wrong must not pass.
