@@ -928,10 +928,15 @@ static int packet(struct ptcov *c, const u8 *p, size_t n)
 
 		if (!(b & 4))
 			return 1;
-		for (i = 1; i < n; i++)
+		/*
+		 * At most PTPK_MAX_SIZE bytes in all (libipt's limit: 15 after
+		 * the first): a longer run of bytes with the Exp bit set is not
+		 * a packet, and a cut one must fit the carry buffer.
+		 */
+		for (i = 1; i < n && i < PTPK_MAX_SIZE; i++)
 			if (!(p[i] & 1))
 				return (int)i + 1;
-		return 0;
+		return i < PTPK_MAX_SIZE ? 0 : -1;
 	}
 	if (len < 0)
 		return -1;
