@@ -870,8 +870,10 @@ static int packet(struct ptcov *c, const u8 *p, size_t n)
 	int len;
 	u64 ip;
 
-	if (b == 0x00)
-		return 1;	/* PAD */
+	if (b == 0x00) {	/* PAD */
+		c->st.packets++;
+		return 1;
+	}
 	if (!(b & 1) && b != 0x02) {	/* TNT-8: the stop bit is the highest set */
 		u32 nb = 31 - (u32)__builtin_clz(b) - 1;
 
@@ -926,16 +928,20 @@ static int packet(struct ptcov *c, const u8 *p, size_t n)
 	if (len == -2) {	/* CYC */
 		size_t i = 0;
 
-		if (!(b & 4))
+		if (!(b & 4)) {
+			c->st.packets++;
 			return 1;
+		}
 		/*
 		 * At most PTPK_MAX_SIZE bytes in all (libipt's limit: 15 after
 		 * the first): a longer run of bytes with the Exp bit set is not
 		 * a packet, and a cut one must fit the carry buffer.
 		 */
 		for (i = 1; i < n && i < PTPK_MAX_SIZE; i++)
-			if (!(p[i] & 1))
+			if (!(p[i] & 1)) {
+				c->st.packets++;
 				return (int)i + 1;
+			}
 		return i < PTPK_MAX_SIZE ? 0 : -1;
 	}
 	if (len < 0)
