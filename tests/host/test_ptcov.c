@@ -1,0 +1,1057 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The coverage decoder (kernel/coverage/ptcov.c) on synthetic code and
+ * packets (ptcov_synth.h): the blocks, edges and counts of each trace are
+ * worked out by hand from ptcov.h's definitions (a block runs from where the
+ * flow enters to its first change of flow; an edge joins two blocks run one
+ * after the other with only the first's final branch between them; an
+ * interrupt, a disable, an overflow or a gap ends the chain) and compared
+ * with what the decoder lists.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "hosted.h"
+#include <topaz/gfp.h>
+#include <topaz/ptcov.h>
+#include <topaz/slab.h>
+#include "ptcov_synth.h"
+
+#define ARENA_MIB	64
+#define A(off)		(SYN_A + (off))
+
+static u8 code_a[SYN_A_SIZE], code_k[SYN_K_SIZE];
+static struct syn_code code;
+static u64 rng = 0x2545f4914f6cdd1dULL;
+
+static int group_setup(void **state)
+{
+	hosted_page_alloc_setup(ARENA_MIB);
+	kmem_cache_init();
+	return 0;
+}
+
+/* fresh code for every test: some change it */
+static int setup(void **state)
+{
+	syn_code_init(&code, code_a, code_k);
+	return 0;
+}
+
+static struct ptcov *make_cfg(u32 bitmap_size, u32 max_blocks, u32 max_edges)
+{
+	struct ptcov_config cfg = {
+		.read = syn_read, .read_ctx = &code, .bitmap_size = bitmap_size,
+		.max_blocks = max_blocks, .max_edges = max_edges,
+	};
+	struct ptcov *c = ptcov_create(&cfg, GFP_KERNEL);
+
+	assert_non_null(c);
+	return c;
+}
+
+static struct ptcov *make(void)
+{
+	return make_cfg(0, 0, 0);
+}
+
+static void feed(struct ptcov *c, const struct syn_trace *t)
+{
+	assert_false(t->overflowed);
+	ptcov_feed(c, t->buf, t->len);
+}
+
+/* ------------------------------------------------------------ checks */
+
+static void print_lists(const struct ptcov *c)
+{
+	const struct ptcov_stats *s = ptcov_get_stats(c);
+	const struct ptcov_edge *e;
+	size_t ne;
+
+	for (size_t i = 0; i < s->blocks; i++) {
+		const struct ptcov_block *b = ptcov_block(c, i);
+
+		fprintf(stderr, "  block %zu: %#llx-%#llx ninsn %u hits %u\n", i, b->start, b->end,
+			b->ninsn, b->hits);
+	}
+	e = ptcov_edges(c, &ne);
+	for (size_t i = 0; i < ne; i++)
+		fprintf(stderr, "  edge %zu: %#llx -> %#llx hits %llu\n", i, e[i].from, e[i].to,
+			e[i].hits);
+	for (int g = 0; g < PTCOV_NR_GAPS; g++)
+		if (s->gaps[g])
+			fprintf(stderr, "  gap %s: %llu\n", ptcov_gap_name(g), s->gaps[g]);
+}
+
+/* the blocks listed are @want, in that order */
+static void check_blocks(const struct ptcov *c, const struct ptcov_block *want, size_t n)
+{
+	const struct ptcov_stats *s = ptcov_get_stats(c);
+	bool ok = s->blocks == n;
+
+	for (size_t i = 0; ok && i < n; i++) {
+		const struct ptcov_block *b = ptcov_block(c, i);
+
+		ok = b && b->start == want[i].start && b->end == want[i].end &&
+		     b->ninsn == want[i].ninsn && b->hits == want[i].hits;
+	}
+	if (!ok) {
+		fprintf(stderr, "blocks differ; wanted:\n");
+		for (size_t i = 0; i < n; i++)
+			fprintf(stderr, "  block %zu: %#llx-%#llx ninsn %u hits %u\n", i, want[i].start,
+				want[i].end, want[i].ninsn, want[i].hits);
+		fprintf(stderr, "got:\n");
+		print_lists(c);
+		fail();
+	}
+}
+
+/* the edges listed are @want, in that order */
+static void check_edges(const struct ptcov *c, const struct ptcov_edge *want, size_t n)
+{
+	size_t ne;
+	const struct ptcov_edge *e = ptcov_edges(c, &ne);
+	bool ok = ne == n && ptcov_get_stats(c)->edges == n;
+
+	for (size_t i = 0; ok && i < n; i++)
+		ok = e[i].from == want[i].from && e[i].to == want[i].to && e[i].hits == want[i].hits;
+	if (!ok) {
+		fprintf(stderr, "edges differ; wanted:\n");
+		for (size_t i = 0; i < n; i++)
+			fprintf(stderr, "  edge %zu: %#llx -> %#llx hits %llu\n", i, want[i].from,
+				want[i].to, want[i].hits);
+		fprintf(stderr, "got:\n");
+		print_lists(c);
+		fail();
+	}
+}
+
+static u64 total_gaps(const struct ptcov *c)
+{
+	u64 n = 0;
+
+	for (int g = 0; g < PTCOV_NR_GAPS; g++)
+		n += ptcov_get_stats(c)->gaps[g];
+	return n;
+}
+
+static void check_gaps(const struct ptcov *c, enum ptcov_gap kind, u64 n)
+{
+	const struct ptcov_stats *s = ptcov_get_stats(c);
+
+	if (s->gaps[kind] != n || total_gaps(c) != n) {
+		fprintf(stderr, "wanted %llu gap(s) %s, got:\n", n, ptcov_gap_name(kind));
+		print_lists(c);
+		fail();
+	}
+}
+
+static bool has_edge(const struct ptcov *c, u64 from, u64 to)
+{
+	size_t ne;
+	const struct ptcov_edge *e = ptcov_edges(c, &ne);
+
+	for (size_t i = 0; i < ne; i++)
+		if (e[i].from == from && e[i].to == to)
+			return true;
+	return false;
+}
+
+/* Two decoders reached the same: lists, bitmap, and the counts that do not
+ * depend on how the packets were written. */
+static void check_same(const struct ptcov *a, const struct ptcov *b)
+{
+	const struct ptcov_stats *sa = ptcov_get_stats(a), *sb = ptcov_get_stats(b);
+	const struct ptcov_edge *ea, *eb;
+	size_t na, nb;
+	u32 za, zb;
+	const u8 *ma = ptcov_bitmap(a, &za), *mb = ptcov_bitmap(b, &zb);
+
+	assert_int_equal(sa->blocks, sb->blocks);
+	for (size_t i = 0; i < sa->blocks; i++)
+		assert_memory_equal(ptcov_block(a, i), ptcov_block(b, i), sizeof(struct ptcov_block));
+	ea = ptcov_edges(a, &na);
+	eb = ptcov_edges(b, &nb);
+	assert_int_equal(na, nb);
+	if (na)
+		assert_memory_equal(ea, eb, na * sizeof(*ea));
+	assert_int_equal(za, zb);
+	assert_memory_equal(ma, mb, za);
+	assert_int_equal(ptcov_bitmap_digest(a), ptcov_bitmap_digest(b));
+	assert_int_equal(sa->tnt_bits, sb->tnt_bits);
+	assert_int_equal(sa->transitions, sb->transitions);
+	assert_int_equal(sa->insns, sb->insns);
+	assert_memory_equal(sa->gaps, sb->gaps, sizeof(sa->gaps));
+	assert_int_equal(sa->edges, sb->edges);
+	assert_int_equal(sa->blocks_dropped, sb->blocks_dropped);
+	assert_int_equal(sa->edges_dropped, sb->edges_dropped);
+}
+
+/* every count, as after the same bytes */
+static void check_same_stats(const struct ptcov *a, const struct ptcov *b)
+{
+	check_same(a, b);
+	assert_memory_equal(ptcov_get_stats(a), ptcov_get_stats(b), sizeof(struct ptcov_stats));
+}
+
+/* ------------------------------------------------------------ the walk */
+
+/*
+ * syn_walk()'s blocks, in the order first reached (ptcov_synth.h's listing).
+ * The UD2 at A+65 and the INT3 at A+67 start blocks that the flow reaches
+ * (the jz, the first IRETQ) but whose first instruction does not complete:
+ * the event's FUP is their start, so, as libipt reports no instruction there,
+ * they are not reached and no edge leads into them. They are decoded all the
+ * same (WALK_DECODED).
+ */
+static const struct ptcov_block walk_blocks[] = {
+	{ A(0x00), A(0x0d), 5, 1 },	/* main to the jnz */
+	{ A(0x07), A(0x0d), 3, 2 },	/* the loop, taken twice */
+	{ A(0x0d), A(0x12), 1, 1 },	/* call func */
+	{ A(0x40), A(0x48), 3, 1 },	/* func: ptwrite, add, ret */
+	{ A(0x12), A(0x14), 1, 1 },	/* call rbx */
+	{ A(0x50), A(0x52), 2, 1 },	/* nop, ret */
+	{ A(0x14), A(0x16), 1, 1 },	/* jmp rdx */
+	{ A(0x60), A(0x64), 2, 1 },	/* test, jz */
+	{ A(0x80), A(0x87), 2, 1 },	/* #UD handler */
+	{ A(0x88), A(0x8a), 1, 1 },	/* #BP handler */
+	{ A(0x68), A(0x6a), 1, 1 },	/* jmp rax */
+	{ SYN_K, SYN_K + 4, 3, 1 },	/* nop, nop, jmp rcx */
+};
+#define WALK_DECODED	(ARRAY_SIZE(walk_blocks) + 2)	/* and the UD2's, the INT3's */
+#define WALK_TRANSITIONS 13
+#define WALK_INSNS	28
+
+/* no edge into a handler (an exception ends the chain); an IRETQ's is one */
+static const struct ptcov_edge walk_edges[] = {
+	{ A(0x00), A(0x07), 1 }, { A(0x07), A(0x07), 1 }, { A(0x07), A(0x0d), 1 },
+	{ A(0x0d), A(0x40), 1 }, { A(0x40), A(0x12), 1 }, { A(0x12), A(0x50), 1 },
+	{ A(0x50), A(0x14), 1 }, { A(0x14), A(0x60), 1 }, { A(0x88), A(0x68), 1 },
+	{ A(0x68), SYN_K, 1 },
+};
+
+static void test_walk(void **state)
+{
+	struct syn_trace t;
+	struct ptcov *c = make();
+	const struct ptcov_stats *s;
+
+	syn_init(&t);
+	syn_walk(&t, true, false, false);
+	feed(c, &t);
+	check_blocks(c, walk_blocks, ARRAY_SIZE(walk_blocks));
+	check_edges(c, walk_edges, ARRAY_SIZE(walk_edges));
+	s = ptcov_get_stats(c);
+	assert_int_equal(s->bytes, t.len);
+	assert_int_equal(s->packets, t.npackets);
+	assert_int_equal(s->psbs, 1);
+	assert_int_equal(s->tnt_bits, 5);	/* T T N, the RET's T, the jz's T */
+	assert_int_equal(s->tips, 10);		/* TIP.PGE, 8 TIPs, TIP.PGD */
+	assert_int_equal(s->transitions, WALK_TRANSITIONS);
+	assert_int_equal(s->insns, WALK_INSNS);
+	assert_int_equal(s->block_decodes, WALK_DECODED);
+	assert_int_equal(total_gaps(c), 0);
+	assert_int_equal(s->blocks_dropped, 0);
+	assert_int_equal(s->edges_dropped, 0);
+	ptcov_destroy(c);
+}
+
+/*
+ * The same flow, written every way the trace unit may write it: each IP
+ * compression, timing packets and PADs between the others, TNT-64 for
+ * TNT-8, a PSB+ in the middle of the loop, FUPonPTW. None of it is flow:
+ * the same blocks, edges and bitmap.
+ */
+static void test_walk_encodings(void **state)
+{
+	static const enum ptpk_ipc ipcs[] = { PTPK_IPC_FULL, PTPK_IPC_UPDATE_16, PTPK_IPC_UPDATE_32,
+					      PTPK_IPC_SEXT_48, PTPK_IPC_UPDATE_48 };
+	struct syn_trace t;
+	struct ptcov *base = make(), *c;
+
+	syn_init(&t);
+	syn_walk(&t, true, false, false);
+	feed(base, &t);
+	for (size_t i = 0; i < ARRAY_SIZE(ipcs); i++)
+		for (unsigned int v = 0; v < 16; v++) {
+			syn_init(&t);
+			t.ipc = ipcs[i];
+			t.timing = v & 1;
+			t.tnt64 = v & 2;
+			syn_walk(&t, true, v & 4, v & 8);
+			c = make();
+			feed(c, &t);
+			if (total_gaps(c) || ptcov_get_stats(c)->blocks != ARRAY_SIZE(walk_blocks)) {
+				fprintf(stderr, "ipc %d timing %d tnt64 %d mid-psb %d fup-on-ptw %d:\n",
+					ipcs[i], v & 1, !!(v & 2), !!(v & 4), !!(v & 8));
+				print_lists(c);
+			}
+			check_same(base, c);
+			assert_int_equal(ptcov_get_stats(c)->psbs, t.npsb);
+			assert_int_equal(ptcov_get_stats(c)->packets, t.npackets);
+			ptcov_destroy(c);
+		}
+	ptcov_destroy(base);
+}
+
+/* Each IP compression on its own TIP, checked against the blocks it must
+ * reach: UPDATE_16/32/48 keep the upper bytes of the last IP, SEXT_48
+ * sign-extends bit 47 (into region K). */
+static void test_ip_compression(void **state)
+{
+	struct syn_trace t;
+	struct ptcov *c = make();
+	static const struct ptcov_block want[] = {
+		{ A(0x12), A(0x14), 1, 1 }, { A(0x50), A(0x52), 2, 1 }, { A(0x14), A(0x16), 1, 1 },
+		{ A(0x60), A(0x64), 2, 1 }, { A(0x80), A(0x87), 2, 1 }, { A(0x88), A(0x8a), 1, 1 },
+		{ A(0x68), A(0x6a), 1, 1 }, { SYN_K, SYN_K + 4, 3, 1 },
+	};
+
+	syn_init(&t);
+	syn_psb(&t, 0);
+	syn_mode64(&t);
+	syn_ip_as(&t, PTPK_TIP_PGE, PTPK_IPC_FULL, A(0x12));
+	syn_ip_as(&t, PTPK_TIP, PTPK_IPC_UPDATE_16, A(0x50) & 0xffff);
+	syn_ip_as(&t, PTPK_TIP, PTPK_IPC_UPDATE_32, A(0x14) & 0xffffffff);
+	syn_ip_as(&t, PTPK_TIP, PTPK_IPC_UPDATE_48, A(0x60) & 0xffffffffffffULL);
+	syn_tnt(&t, "T");
+	syn_ip_as(&t, PTPK_FUP, PTPK_IPC_SEXT_48, A(0x65) & 0xffffffffffffULL);
+	syn_ip_as(&t, PTPK_TIP, PTPK_IPC_UPDATE_16, A(0x80) & 0xffff);
+	syn_ip_as(&t, PTPK_TIP, PTPK_IPC_UPDATE_16, A(0x67) & 0xffff);
+	syn_ip_as(&t, PTPK_FUP, PTPK_IPC_UPDATE_32, A(0x67) & 0xffffffff);
+	syn_ip_as(&t, PTPK_TIP, PTPK_IPC_UPDATE_16, A(0x88) & 0xffff);
+	syn_ip_as(&t, PTPK_TIP, PTPK_IPC_FULL, A(0x68));
+	syn_ip_as(&t, PTPK_TIP, PTPK_IPC_SEXT_48, SYN_K & 0xffffffffffffULL);
+	syn_ip_as(&t, PTPK_TIP_PGD, PTPK_IPC_UPDATE_16, 0x1234);	/* out of the filter */
+	feed(c, &t);
+	check_blocks(c, want, ARRAY_SIZE(want));
+	assert_true(has_edge(c, A(0x68), SYN_K));
+	assert_int_equal(total_gaps(c), 0);
+	ptcov_destroy(c);
+}
+
+/* Fed one byte at a time, or in random pieces: the same as fed whole. */
+static void test_pieces(void **state)
+{
+	struct syn_trace t;
+	struct ptcov *whole = make(), *c;
+
+	syn_init(&t);
+	t.timing = true;
+	syn_walk(&t, true, true, true);
+	feed(whole, &t);
+	c = make();
+	for (size_t i = 0; i < t.len; i++)
+		ptcov_feed(c, t.buf + i, 1);
+	check_same_stats(whole, c);
+	ptcov_destroy(c);
+	for (int round = 0; round < 50; round++) {
+		c = make();
+		for (size_t i = 0; i < t.len;) {
+			size_t n = hosted_rand(&rng) % 20;
+
+			n = n > t.len - i ? t.len - i : n;
+			ptcov_feed(c, t.buf + i, n);	/* 0 bytes too */
+			i += n;
+		}
+		check_same_stats(whole, c);
+		ptcov_destroy(c);
+	}
+	ptcov_destroy(whole);
+}
+
+/* ------------------------------------------------------------ the bitmap */
+
+static u32 nonzero(const struct ptcov *c, u64 *sum)
+{
+	u32 size, n = 0;
+	const u8 *m = ptcov_bitmap(c, &size);
+
+	*sum = 0;
+	for (u32 i = 0; i < size; i++) {
+		n += m[i] != 0;
+		*sum += m[i];
+	}
+	return n;
+}
+
+/*
+ * The bitmap has an entry per edge taken (an index per distinct edge, so as
+ * many nonzero entries as edges but for collisions, and never fewer than the
+ * hits of the listed edges in all); a flipped TNT bit (the jz not taken: the
+ * same packets but one bit) changes the digest, the same trace twice does not.
+ */
+static void test_bitmap_mutation(void **state)
+{
+	struct syn_trace t, m;
+	struct ptcov *c = make(), *c2 = make(), *cm = make();
+	u64 sum, edge_hits = 0;
+	u32 size, n;
+	size_t ne;
+	const struct ptcov_edge *e;
+	static const struct ptcov_block mut_blocks[] = {
+		{ A(0x60), A(0x64), 2, 1 }, { A(0x64), A(0x67), 2, 1 },
+	};
+
+	syn_init(&t);
+	syn_walk(&t, true, false, false);
+	syn_init(&m);
+	syn_walk(&m, false, false, false);
+	assert_int_equal(t.len, m.len);
+	assert_int_not_equal(memcmp(t.buf, m.buf, t.len), 0);
+	feed(c, &t);
+	feed(c2, &t);
+	feed(cm, &m);
+
+	ptcov_bitmap(c, &size);
+	assert_int_equal(size, PTCOV_BITMAP_DEFAULT);
+	n = nonzero(c, &sum);
+	e = ptcov_edges(c, &ne);
+	for (size_t i = 0; i < ne; i++)
+		edge_hits += e[i].hits;
+	assert_true(n > 0);
+	assert_true(n <= ne + ptcov_get_stats(c)->blocks);	/* edges, and maybe entries */
+	assert_true(sum >= edge_hits);
+	assert_true(n >= ne / 2);	/* collisions in 64 KiB are rare */
+
+	assert_int_equal(ptcov_bitmap_digest(c), ptcov_bitmap_digest(c2));
+	assert_int_not_equal(ptcov_bitmap_digest(c), ptcov_bitmap_digest(cm));
+	/* the mutant: the jz falls through to the nop before the UD2 */
+	assert_true(has_edge(cm, A(0x60), A(0x64)));
+	assert_false(has_edge(cm, A(0x60), A(0x65)));
+	assert_int_equal(ptcov_block(cm, 7)->start, mut_blocks[0].start);
+	assert_memory_equal(ptcov_block(cm, 8), &mut_blocks[1], sizeof(mut_blocks[1]));
+	assert_int_equal(total_gaps(cm), 0);
+	ptcov_destroy(c);
+	ptcov_destroy(c2);
+	ptcov_destroy(cm);
+}
+
+/* A loop's hit counts: the bucket of its back edge moves with them. */
+static void test_loop_counts(void **state)
+{
+	u32 digests[6];
+
+	for (unsigned int k = 0; k < ARRAY_SIZE(digests); k++) {
+		/* 2^k + 1 taken back edges: 2, 3, 5, 9, 17, 33 */
+		unsigned int taken = (1u << k) + 1;
+		struct syn_trace t;
+		struct ptcov *c = make();
+		const struct ptcov_block want[] = {
+			{ A(0x00), A(0x0d), 5, 1 }, { A(0x07), A(0x0d), 3, taken },
+			{ A(0x0d), A(0x12), 1, 1 }, { A(0x40), A(0x48), 3, 1 },
+			{ A(0x12), A(0x14), 1, 1 },
+		};
+		const struct ptcov_edge want_e[] = {
+			{ A(0x00), A(0x07), 1 }, { A(0x07), A(0x07), taken - 1 },
+			{ A(0x07), A(0x0d), 1 }, { A(0x0d), A(0x40), 1 }, { A(0x40), A(0x12), 1 },
+		};
+
+		syn_init(&t);
+		syn_psb(&t, 0);
+		syn_ip(&t, PTPK_TIP_PGE, A(0));
+		for (unsigned int i = 0; i < taken; i++)
+			syn_tnt(&t, "T");
+		syn_tnt(&t, "NT");		/* out of the loop; func's RET */
+		syn_ip(&t, PTPK_TIP_PGD, SYN_NOCODE);	/* call rbx out of the filter */
+		feed(c, &t);
+		check_blocks(c, want, ARRAY_SIZE(want));
+		check_edges(c, want_e, ARRAY_SIZE(want_e));
+		assert_int_equal(ptcov_get_stats(c)->tnt_bits, taken + 2);
+		digests[k] = ptcov_bitmap_digest(c);
+		for (unsigned int j = 0; j < k; j++)
+			assert_int_not_equal(digests[j], digests[k]);
+		ptcov_destroy(c);
+	}
+}
+
+/* ------------------------------------------------------------ returns */
+
+/* Two calls deep: both RETs compressed, each to its own call site. */
+static void test_ret_compression_nested(void **state)
+{
+	struct syn_trace t;
+	struct ptcov *c = make();
+	static const struct ptcov_block want[] = {
+		{ A(0xa0), A(0xa5), 1, 1 }, { A(0xa8), A(0xad), 1, 1 }, { A(0x40), A(0x48), 3, 1 },
+		{ A(0xad), A(0xae), 1, 1 }, { A(0xa5), A(0xa7), 1, 1 },
+	};
+	static const struct ptcov_edge want_e[] = {
+		{ A(0xa0), A(0xa8), 1 }, { A(0xa8), A(0x40), 1 }, { A(0x40), A(0xad), 1 },
+		{ A(0xad), A(0xa5), 1 },
+	};
+
+	syn_init(&t);
+	syn_psb(&t, 0);
+	syn_ip(&t, PTPK_TIP_PGE, A(0xa0));
+	syn_tnt(&t, "TT");
+	syn_ip(&t, PTPK_TIP_PGD, SYN_NOCODE);	/* jmp rsi out of the filter */
+	feed(c, &t);
+	check_blocks(c, want, ARRAY_SIZE(want));
+	check_edges(c, want_e, ARRAY_SIZE(want_e));
+	assert_int_equal(total_gaps(c), 0);
+	ptcov_destroy(c);
+}
+
+/* A RET whose call the decoder did not see cannot be compressed: its bit
+ * does not fit the code. Nor does a not-taken bit for a RET. */
+static void test_ret_bit_without_call(void **state)
+{
+	for (int nt = 0; nt < 2; nt++) {
+		struct syn_trace t;
+		struct ptcov *c = make();
+
+		syn_init(&t);
+		syn_psb(&t, 0);
+		if (nt) {	/* with a call: the bit is N */
+			syn_ip(&t, PTPK_TIP_PGE, A(0x0d));
+			syn_tnt(&t, "N");
+		} else {
+			syn_ip(&t, PTPK_TIP_PGE, A(0x40));
+			syn_tnt(&t, "T");
+		}
+		feed(c, &t);
+		check_gaps(c, PTCOV_GAP_DESYNC, 1);
+		assert_false(has_edge(c, A(0x40), A(0x12)));
+		ptcov_destroy(c);
+	}
+}
+
+/* ------------------------------------------------------------ gaps */
+
+/* From call rbx on: its TIP, the RET's, jmp rdx's, the jz not taken, a #UD
+ * at the UD2 into a handler that is not traced (FUP, TIP.PGD). */
+static void tail_from_call_rbx(struct syn_trace *t)
+{
+	syn_ip(t, PTPK_TIP, A(0x50));
+	syn_ip(t, PTPK_TIP, A(0x14));
+	syn_ip(t, PTPK_TIP, A(0x60));
+	syn_tnt(t, "N");
+	syn_ip(t, PTPK_FUP, A(0x65));
+	syn_ip_suppressed(t, PTPK_TIP_PGD);
+}
+
+/* After a gap, a PSB+ at call rbx resumes */
+static void resume_at_call_rbx(struct syn_trace *t)
+{
+	syn_psb(t, A(0x12));
+	tail_from_call_rbx(t);
+}
+
+/* the blocks from call rbx on were reached, with no edge into the first */
+static void check_resumed(const struct ptcov *c, u64 cut_from)
+{
+	assert_true(has_edge(c, A(0x12), A(0x50)));
+	assert_true(has_edge(c, A(0x50), A(0x14)));
+	assert_true(has_edge(c, A(0x14), A(0x60)));
+	assert_true(has_edge(c, A(0x60), A(0x64)));
+	assert_false(has_edge(c, cut_from, A(0x12)));
+}
+
+/* LOST from the container: the loop's second bit is lost; what follows
+ * before the next PSB is not used. */
+static void test_gap_lost(void **state)
+{
+	struct syn_trace t;
+	struct ptcov *c = make();
+
+	syn_init(&t);
+	syn_psb(&t, 0);
+	syn_ip(&t, PTPK_TIP_PGE, A(0));
+	syn_tnt(&t, "T");
+	feed(c, &t);
+	ptcov_gap(c, PTCOV_GAP_LOST);
+	syn_init(&t);
+	syn_tnt(&t, "NT");		/* after the loss, before a PSB: not used */
+	syn_ip(&t, PTPK_TIP, A(0x50));
+	resume_at_call_rbx(&t);
+	feed(c, &t);
+	check_gaps(c, PTCOV_GAP_LOST, 1);
+	check_resumed(c, A(0x07));
+	assert_false(has_edge(c, A(0x07), A(0x0d)));
+	assert_false(has_edge(c, A(0x07), A(0x07)));
+	assert_int_equal(ptcov_block(c, 0)->start, A(0));
+	assert_int_equal(ptcov_block(c, 1)->start, A(0x07));
+	assert_int_equal(ptcov_block(c, 2)->start, A(0x12));
+	ptcov_destroy(c);
+}
+
+/* OVF: it says where the flow resumes (a FUP), or that tracing was off
+ * (a TIP.PGE follows); no edge across it either way. */
+static void test_gap_ovf(void **state)
+{
+	for (int pge = 0; pge < 2; pge++) {
+		struct syn_trace t;
+		struct ptcov *c = make();
+
+		syn_init(&t);
+		syn_psb(&t, 0);
+		syn_ip(&t, PTPK_TIP_PGE, A(0));
+		syn_tnt(&t, "T");
+		syn_type(&t, PTPK_OVF);
+		t.last_ip = 0;
+		syn_ip_as(&t, pge ? PTPK_TIP_PGE : PTPK_FUP, PTPK_IPC_FULL, A(0x12));
+		tail_from_call_rbx(&t);
+		feed(c, &t);
+		check_gaps(c, PTCOV_GAP_OVF, 1);
+		check_resumed(c, A(0x07));
+		ptcov_destroy(c);
+	}
+}
+
+/* call rbx to an address with no code: NOCODE, then a PSB resumes */
+static void test_gap_nocode(void **state)
+{
+	struct syn_trace t;
+	struct ptcov *c = make();
+
+	syn_init(&t);
+	syn_psb(&t, 0);
+	syn_ip(&t, PTPK_TIP_PGE, A(0x0d));
+	syn_tnt(&t, "T");			/* func's RET */
+	syn_ip(&t, PTPK_TIP, SYN_NOCODE);	/* call rbx */
+	syn_ip(&t, PTPK_TIP, A(0x50));		/* not used: no code to walk to it */
+	resume_at_call_rbx(&t);
+	feed(c, &t);
+	check_gaps(c, PTCOV_GAP_NOCODE, 1);
+	check_resumed(c, A(0x12));
+	for (size_t i = 0; i < ptcov_get_stats(c)->blocks; i++)
+		assert_int_not_equal(ptcov_block(c, i)->start, SYN_NOCODE);
+	assert_true(has_edge(c, A(0x0d), A(0x40)));
+	assert_true(has_edge(c, A(0x40), A(0x12)));
+	ptcov_destroy(c);
+}
+
+/* call rbx to A+90: a NOP, then bytes that are no instruction */
+static void test_gap_badinsn(void **state)
+{
+	struct syn_trace t;
+	struct ptcov *c = make();
+
+	syn_init(&t);
+	syn_psb(&t, 0);
+	syn_ip(&t, PTPK_TIP_PGE, A(0x12));
+	syn_ip(&t, PTPK_TIP, A(0x90));
+	syn_tnt(&t, "T");			/* not used */
+	resume_at_call_rbx(&t);
+	feed(c, &t);
+	check_gaps(c, PTCOV_GAP_BADINSN, 1);
+	check_resumed(c, A(0x90));
+	for (size_t i = 0; i < ptcov_get_stats(c)->blocks; i++) {
+		const struct ptcov_block *b = ptcov_block(c, i);
+
+		assert_false(b->start <= A(0x91) && A(0x91) < b->end);
+	}
+	ptcov_destroy(c);
+}
+
+/* Packets that do not fit the code: a TNT bit at call rbx (a TIP's branch),
+ * and a TIP where the loop's jnz wants a bit. */
+static void test_gap_desync(void **state)
+{
+	for (int k = 0; k < 2; k++) {
+		struct syn_trace t;
+		struct ptcov *c = make();
+
+		syn_init(&t);
+		syn_psb(&t, 0);
+		if (k) {
+			syn_ip(&t, PTPK_TIP_PGE, A(0));
+			syn_ip(&t, PTPK_TIP, A(0x50));
+		} else {
+			syn_ip(&t, PTPK_TIP_PGE, A(0x12));
+			syn_tnt(&t, "T");
+		}
+		resume_at_call_rbx(&t);
+		feed(c, &t);
+		check_gaps(c, PTCOV_GAP_DESYNC, 1);
+		check_resumed(c, k ? A(0) : A(0x12));
+		ptcov_destroy(c);
+	}
+}
+
+/* jmp A+70 to itself: a flow with no packet ever; then a PSB resumes */
+static void test_gap_loop(void **state)
+{
+	struct syn_trace t;
+	struct ptcov *c = make();
+
+	syn_init(&t);
+	syn_psb(&t, 0);
+	syn_ip(&t, PTPK_TIP_PGE, A(0x70));
+	syn_tnt(&t, "T");
+	resume_at_call_rbx(&t);
+	feed(c, &t);
+	check_gaps(c, PTCOV_GAP_LOOP, 1);
+	check_resumed(c, A(0x70));
+	ptcov_destroy(c);
+}
+
+/* ------------------------------------------------------------ events */
+
+/*
+ * An interrupt in the loop (FUP mid-block, TIP to a handler) and its IRETQ
+ * back: the handler is entered with no edge, the rest of the loop is a block
+ * of its own (entered by the IRETQ's edge). Then an asynchronous disable
+ * (FUP, TIP.PGD) and TIP.PGE where it resumes: no edge across.
+ */
+static void test_interrupt_and_disable(void **state)
+{
+	struct syn_trace t;
+	struct ptcov *c = make();
+
+	syn_init(&t);
+	syn_psb(&t, 0);
+	syn_ip(&t, PTPK_TIP_PGE, A(0));
+	syn_tnt(&t, "T");
+	syn_ip(&t, PTPK_FUP, A(0x09));		/* after the INC */
+	syn_ip(&t, PTPK_TIP, A(0x88));
+	syn_ip(&t, PTPK_TIP, A(0x09));		/* IRETQ */
+	syn_tnt(&t, "T");
+	syn_ip(&t, PTPK_FUP, A(0x0b));		/* before the jnz: off */
+	syn_ip_suppressed(&t, PTPK_TIP_PGD);
+	syn_ip(&t, PTPK_TIP_PGE, A(0x0b));
+	syn_tnt(&t, "N");
+	syn_ip(&t, PTPK_TIP_PGD, A(0x40));	/* the call, to func: filtered out */
+	feed(c, &t);
+	assert_int_equal(total_gaps(c), 0);
+	assert_true(has_edge(c, A(0), A(0x07)));
+	assert_true(has_edge(c, A(0x88), A(0x09)));
+	assert_true(has_edge(c, A(0x09), A(0x07)));
+	assert_true(has_edge(c, A(0x0b), A(0x0d)));
+	assert_false(has_edge(c, A(0x07), A(0x88)));
+	assert_false(has_edge(c, A(0x07), A(0x0b)));
+	assert_false(has_edge(c, A(0x07), A(0x09)));
+	{
+		static const struct ptcov_block want[] = {
+			{ A(0x00), A(0x0d), 5, 1 }, { A(0x07), A(0x0d), 3, 2 },
+			{ A(0x88), A(0x8a), 1, 1 }, { A(0x09), A(0x0d), 2, 1 },
+			{ A(0x0b), A(0x0d), 1, 1 }, { A(0x0d), A(0x12), 1, 1 },
+		};
+
+		check_blocks(c, want, ARRAY_SIZE(want));
+	}
+	ptcov_destroy(c);
+}
+
+/*
+ * The stream ends after the enable at the nested calls: nothing said the
+ * first block ran until ptcov_end_stream(), which runs the flow on through
+ * the direct CALLs to the first branch that needs a packet (func's RET), as
+ * an instruction-flow decoder shows it.
+ */
+static void test_end_stream(void **state)
+{
+	struct syn_trace t;
+	struct ptcov *c = make();
+	static const struct ptcov_block want[] = {
+		{ A(0xa0), A(0xa5), 1, 1 }, { A(0xa8), A(0xad), 1, 1 }, { A(0x40), A(0x48), 3, 1 },
+	};
+	static const struct ptcov_edge want_e[] = {
+		{ A(0xa0), A(0xa8), 1 }, { A(0xa8), A(0x40), 1 },
+	};
+
+	syn_init(&t);
+	syn_psb(&t, 0);
+	syn_ip(&t, PTPK_TIP_PGE, A(0xa0));
+	feed(c, &t);
+	assert_int_equal(ptcov_get_stats(c)->blocks, 0);
+	ptcov_end_stream(c);
+	check_blocks(c, want, ARRAY_SIZE(want));
+	check_edges(c, want_e, ARRAY_SIZE(want_e));
+	assert_int_equal(total_gaps(c), 0);
+	ptcov_destroy(c);
+}
+
+/* A new stream: packets before its PSB are not used, what was reached stays */
+static void test_begin_stream(void **state)
+{
+	struct syn_trace t;
+	struct ptcov *c = make();
+
+	syn_init(&t);
+	syn_walk(&t, true, false, false);
+	feed(c, &t);
+	ptcov_begin_stream(c);
+	syn_init(&t);
+	syn_tnt(&t, "TTTT");
+	syn_ip(&t, PTPK_TIP, A(0x50));
+	syn_walk(&t, true, false, false);
+	feed(c, &t);
+	assert_int_equal(total_gaps(c), 0);
+	assert_int_equal(ptcov_get_stats(c)->blocks, ARRAY_SIZE(walk_blocks));
+	assert_int_equal(ptcov_get_stats(c)->transitions, 2 * WALK_TRANSITIONS);
+	assert_int_equal(ptcov_block(c, 1)->hits, 4);
+	ptcov_destroy(c);
+}
+
+/* ------------------------------------------------------------ the code cache */
+
+/* ptcov_clear(): the counts start again, the code is not decoded again */
+static void test_clear_keeps_code(void **state)
+{
+	struct syn_trace t;
+	struct ptcov *c = make(), *fresh = make();
+	u64 decodes;
+	unsigned int reads;
+
+	syn_init(&t);
+	syn_walk(&t, true, false, false);
+	feed(c, &t);
+	feed(fresh, &t);
+	ptcov_clear(c);
+	assert_int_equal(ptcov_get_stats(c)->blocks, 0);
+	assert_int_equal(ptcov_get_stats(c)->transitions, 0);
+	{
+		u64 sum;
+
+		assert_int_equal(nonzero(c, &sum), 0);
+	}
+	decodes = ptcov_get_stats(c)->block_decodes;
+	reads = code.reads;
+	feed(c, &t);
+	assert_int_equal(ptcov_get_stats(c)->block_decodes, decodes);
+	assert_int_equal(code.reads, reads);
+	check_blocks(c, walk_blocks, ARRAY_SIZE(walk_blocks));
+	check_edges(c, walk_edges, ARRAY_SIZE(walk_edges));
+	assert_int_equal(ptcov_bitmap_digest(c), ptcov_bitmap_digest(fresh));
+	ptcov_destroy(c);
+	ptcov_destroy(fresh);
+}
+
+/* The code changes (XOR EAX,EAX becomes two NOPs): the cache keeps the old
+ * block until ptcov_flush_code() */
+static void test_flush_code(void **state)
+{
+	struct syn_trace t;
+	struct ptcov *c = make();
+	u64 decodes;
+
+	syn_init(&t);
+	syn_walk(&t, true, false, false);
+	feed(c, &t);
+	code_a[0] = code_a[1] = 0x90;
+	ptcov_clear(c);
+	feed(c, &t);
+	assert_int_equal(ptcov_block(c, 0)->ninsn, 5);
+	ptcov_flush_code(c);
+	ptcov_clear(c);
+	decodes = ptcov_get_stats(c)->block_decodes;
+	feed(c, &t);
+	assert_int_equal(ptcov_block(c, 0)->ninsn, 6);
+	assert_int_equal(ptcov_get_stats(c)->block_decodes - decodes, WALK_DECODED);
+	ptcov_destroy(c);
+}
+
+/* ------------------------------------------------------------ limits */
+
+static void test_limits(void **state)
+{
+	struct syn_trace t;
+	struct ptcov *c, *full = make();
+	const struct ptcov_stats *s;
+	u32 size;
+
+	syn_init(&t);
+	syn_walk(&t, true, false, false);
+	feed(full, &t);
+
+	/* 4 blocks listed; the rest are decoded each time they are entered */
+	c = make_cfg(0, 4, 0);
+	feed(c, &t);
+	s = ptcov_get_stats(c);
+	assert_int_equal(s->blocks, 4);
+	/* each decode that did not fit the cache: the blocks after the 4th */
+	assert_int_equal(s->blocks_dropped, WALK_DECODED - 4);
+	check_blocks(c, walk_blocks, 4);
+	assert_int_equal(s->transitions, WALK_TRANSITIONS);
+	assert_int_equal(s->insns, WALK_INSNS);
+	assert_int_equal(ptcov_bitmap_digest(c), ptcov_bitmap_digest(full));
+	ptcov_destroy(c);
+
+	/* 3 edges listed; the bitmap has them all */
+	c = make_cfg(0, 0, 3);
+	feed(c, &t);
+	s = ptcov_get_stats(c);
+	assert_int_equal(s->edges, 3);
+	assert_int_equal(s->edges_dropped, ARRAY_SIZE(walk_edges) - 3);
+	check_edges(c, walk_edges, 3);
+	check_blocks(c, walk_blocks, ARRAY_SIZE(walk_blocks));
+	assert_int_equal(ptcov_bitmap_digest(c), ptcov_bitmap_digest(full));
+	ptcov_destroy(c);
+
+	/* a small bitmap: its size, every hit still counted somewhere */
+	c = make_cfg(256, 0, 0);
+	feed(c, &t);
+	ptcov_bitmap(c, &size);
+	assert_int_equal(size, 256);
+	{
+		u64 sum;
+
+		assert_true(nonzero(c, &sum) > 0);
+		assert_true(sum >= ARRAY_SIZE(walk_edges));
+	}
+	ptcov_destroy(c);
+	ptcov_destroy(full);
+}
+
+static void test_invalid_config(void **state)
+{
+	static const u32 bad_sizes[] = { 3, 1000, 65535, 65537, 0x80000001u };
+	struct ptcov_config cfg = { .read = syn_read, .read_ctx = &code };
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad_sizes); i++) {
+		cfg.bitmap_size = bad_sizes[i];
+		assert_null(ptcov_create(&cfg, GFP_KERNEL));
+	}
+	cfg.bitmap_size = 0;
+	cfg.read = NULL;
+	assert_null(ptcov_create(&cfg, GFP_KERNEL));
+	ptcov_destroy(NULL);
+	for (int g = 0; g < PTCOV_NR_GAPS; g++)
+		assert_non_null(ptcov_gap_name(g));
+}
+
+/* ------------------------------------------------------------ bad input */
+
+/* the counts hold together whatever came in */
+static void check_consistent(const struct ptcov *c, u64 fed)
+{
+	const struct ptcov_stats *s = ptcov_get_stats(c);
+	u64 hits = 0, insns = 0;
+	size_t ne;
+	const struct ptcov_edge *e = ptcov_edges(c, &ne);
+
+	assert_int_equal(s->bytes, fed);
+	assert_int_equal(ne, s->edges);
+	for (size_t i = 0; i < s->blocks; i++) {
+		const struct ptcov_block *b = ptcov_block(c, i);
+
+		assert_true(b->start < b->end);
+		assert_true(b->ninsn >= 1 && b->ninsn <= b->end - b->start);
+		assert_true(b->hits >= 1);
+		hits += b->hits;
+		insns += (u64)b->hits * b->ninsn;
+	}
+	if (!s->blocks_dropped) {
+		assert_int_equal(hits, s->transitions);
+		assert_int_equal(insns, s->insns);
+	}
+	for (size_t i = 0; i < ne; i++)
+		assert_true(e[i].hits >= 1);
+}
+
+/* Every prefix of the walk, every one-bit flip of it, and random bytes:
+ * nothing breaks (ASan, UBSan) and the counts stay consistent. */
+static void test_bad_input(void **state)
+{
+	struct syn_trace t;
+	struct ptcov *c = make();
+	u8 buf[sizeof(t.buf)];
+
+	syn_init(&t);
+	t.timing = true;
+	syn_walk(&t, true, true, true);
+	for (size_t n = 0; n <= t.len; n++) {
+		ptcov_clear(c);
+		ptcov_begin_stream(c);
+		ptcov_feed(c, t.buf, n);
+		check_consistent(c, n);
+	}
+	for (size_t bit = 0; bit < t.len * 8; bit++) {
+		memcpy(buf, t.buf, t.len);
+		buf[bit / 8] ^= (u8)(1u << (bit % 8));
+		ptcov_clear(c);
+		ptcov_begin_stream(c);
+		ptcov_feed(c, buf, t.len);
+		check_consistent(c, t.len);
+	}
+	for (int round = 0; round < 200; round++) {
+		size_t n = hosted_rand(&rng) % sizeof(buf);
+
+		for (size_t i = 0; i < n; i++)
+			buf[i] = (u8)hosted_rand(&rng);
+		/* some PSBs, so the decoder syncs and walks */
+		for (size_t i = 0; i + 16 < n; i += 1 + hosted_rand(&rng) % 512)
+			for (int k = 0; k < 16; k++)
+				buf[i + k] = k & 1 ? 0x82 : 0x02;
+		ptcov_clear(c);
+		ptcov_begin_stream(c);
+		ptcov_feed(c, buf, n);
+		check_consistent(c, n);
+	}
+	ptcov_destroy(c);
+}
+
+/*
+ * A CYC whose Exp bit says "more" in every byte: not a packet once past
+ * PTPK_MAX_SIZE bytes (libipt's CYC payload limit is 15). Fed whole or cut
+ * anywhere, the decoder neither writes past its carry buffer (ASan) nor
+ * loses its count of bytes; a PSB afterwards syncs again.
+ */
+static void test_long_cyc(void **state)
+{
+	struct syn_trace t;
+	u8 buf[512];
+	size_t n;
+
+	syn_init(&t);
+	syn_psb(&t, 0);
+	memcpy(buf, t.buf, t.len);
+	n = t.len;
+	buf[n++] = 0x07;		/* CYC, Exp set */
+	memset(buf + n, 0xff, 100);	/* every byte Exp set */
+	n += 100;
+	syn_init(&t);
+	syn_walk(&t, true, false, false);
+	memcpy(buf + n, t.buf, t.len);
+	n += t.len;
+	for (size_t cutat = 0; cutat <= n; cutat += 7) {
+		struct ptcov *c = make();
+
+		ptcov_feed(c, buf, cutat);
+		ptcov_feed(c, buf + cutat, n - cutat);
+		check_consistent(c, n);
+		assert_int_equal(ptcov_get_stats(c)->gaps[PTCOV_GAP_DESYNC], 1);
+		check_edges(c, walk_edges, ARRAY_SIZE(walk_edges));
+		ptcov_destroy(c);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_walk, setup),
+		cmocka_unit_test_setup(test_walk_encodings, setup),
+		cmocka_unit_test_setup(test_ip_compression, setup),
+		cmocka_unit_test_setup(test_pieces, setup),
+		cmocka_unit_test_setup(test_bitmap_mutation, setup),
+		cmocka_unit_test_setup(test_loop_counts, setup),
+		cmocka_unit_test_setup(test_ret_compression_nested, setup),
+		cmocka_unit_test_setup(test_ret_bit_without_call, setup),
+		cmocka_unit_test_setup(test_gap_lost, setup),
+		cmocka_unit_test_setup(test_gap_ovf, setup),
+		cmocka_unit_test_setup(test_gap_nocode, setup),
+		cmocka_unit_test_setup(test_gap_badinsn, setup),
+		cmocka_unit_test_setup(test_gap_desync, setup),
+		cmocka_unit_test_setup(test_gap_loop, setup),
+		cmocka_unit_test_setup(test_interrupt_and_disable, setup),
+		cmocka_unit_test_setup(test_end_stream, setup),
+		cmocka_unit_test_setup(test_begin_stream, setup),
+		cmocka_unit_test_setup(test_clear_keeps_code, setup),
+		cmocka_unit_test_setup(test_flush_code, setup),
+		cmocka_unit_test_setup(test_limits, setup),
+		cmocka_unit_test_setup(test_invalid_config, setup),
+		cmocka_unit_test_setup(test_bad_input, setup),
+		cmocka_unit_test_setup(test_long_cyc, setup),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, NULL);
+}
