@@ -14,6 +14,9 @@
  * bar at 0x401000, with symbols); the containers cover one and two CPUs,
  * contiguous and lost chunks, a stop, most packet types, a real CPU's errata
  * path, and damage (a bad CRC, a cut file). Every seed stays below 4 KiB.
+ *
+ *   DIR/fuzz_ptcov/                         raw packet streams over
+ *                                           ptcov_synth.h's code
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,6 +26,7 @@
 #include <intel-pt.h>
 #include <topaz/trace_writer.h>
 #include "../host/pt_packets.h"
+#include "../host/ptcov_synth.h"
 
 #define BASE	0x401000ull
 #define MAX_SEED 4096
@@ -162,7 +166,7 @@ static void put_tnt(struct enc *x, enum pt_packet_type t, const char *bits)
 
 static size_t enc_done(struct enc *x, u8 *out)
 {
-	u64 off;
+	uint64_t off;	/* libipt's type: u64 is unsigned long long */
 
 	pt_enc_get_offset(x->e, &off);
 	pt_free_encoder(x->e);
@@ -375,6 +379,79 @@ static void to_crlf(struct buf *log)
 	*log = out;
 }
 
+/* ------------------------------------------------------------ fuzz_ptcov */
+
+/* One fuzz_ptcov input: the cut, the flags, @code if F_CODE, the stream. */
+static void save_ptcov(const char *name, u8 cut, u8 flags, const u8 *code64,
+		       const struct syn_trace *t)
+{
+	static u8 in[MAX_SEED];
+	size_t n = 0;
+
+	if (t->overflowed)
+		die("a ptcov seed overflowed its buffer");
+	in[n++] = cut;
+	in[n++] = flags;
+	if (flags & SYN_FUZZ_F_CODE) {
+		memcpy(in + n, code64, SYN_FUZZ_CODE_SIZE);
+		n += SYN_FUZZ_CODE_SIZE;
+	}
+	if (n + t->len > sizeof(in))
+		die("a ptcov seed is above 4 KiB");
+	memcpy(in + n, t->buf, t->len);
+	save("fuzz_ptcov", name, in, n + t->len);
+}
+
+/*
+ * The walk of ptcov_synth.h whole, in pieces with every packet kind and a
+ * loss, with the small decoder; the nested calls; the loop without packets;
+ * and code from the input: dec ecx; jnz back; jmp rax, at SYN_FUZZ_CODE.
+ */
+static void ptcov_seeds(void)
+{
+	static const u8 own[SYN_FUZZ_CODE_SIZE] = { 0xff, 0xc9, 0x75, 0xfc, 0xff, 0xe0 };
+	static struct syn_trace t;
+
+	syn_init(&t);
+	syn_walk(&t, true, false, false);
+	save_ptcov("walk.bin", 0, 0, NULL, &t);
+
+	syn_init(&t);
+	t.timing = true;
+	t.ipc = PTPK_IPC_UPDATE_16;
+	syn_walk(&t, false, true, true);
+	save_ptcov("walk-pieces-lost.bin", 7, SYN_FUZZ_F_LOST, NULL, &t);
+
+	syn_init(&t);
+	t.tnt64 = true;
+	t.ipc = PTPK_IPC_SEXT_48;
+	syn_walk(&t, true, false, true);
+	save_ptcov("walk-small.bin", 3, SYN_FUZZ_F_SMALL, NULL, &t);
+
+	syn_init(&t);
+	syn_psb(&t, 0);
+	syn_ip(&t, PTPK_TIP_PGE, SYN_A + 0xa0);
+	syn_tnt(&t, "TT");
+	syn_type(&t, PTPK_OVF);
+	syn_ip_as(&t, PTPK_FUP, PTPK_IPC_FULL, SYN_A + 0x12);
+	syn_ip(&t, PTPK_TIP, SYN_A + 0x90);	/* bad bytes there */
+	syn_psb(&t, SYN_A + 0x70);		/* the loop without packets */
+	syn_tnt(&t, "T");
+	save_ptcov("nested-ovf-bad-loop.bin", 0, 0, NULL, &t);
+
+	syn_init(&t);
+	syn_psb(&t, 0);
+	syn_ip(&t, PTPK_TIP_PGE, SYN_FUZZ_CODE);
+	syn_tnt(&t, "TTTN");
+	syn_ip(&t, PTPK_TIP, SYN_A + 0x60);
+	syn_tnt(&t, "N");
+	syn_ip(&t, PTPK_FUP, SYN_A + 0x65);
+	syn_ip(&t, PTPK_TIP, SYN_A + 0x80);
+	syn_ip(&t, PTPK_TIP, SYN_A + 0x67);
+	syn_ip_suppressed(&t, PTPK_TIP_PGD);
+	save_ptcov("own-code.bin", 0, SYN_FUZZ_F_CODE, own, &t);
+}
+
 int main(int argc, char **argv)
 {
 	static struct buf b, log, demo;
@@ -440,5 +517,7 @@ int main(int argc, char **argv)
 	frame(&log, &demo, "boot\n", "after the end\n@TPZ-BEGIN 1\n");
 	damage_lines(&log, 5, 8);
 	save("fuzz_serial", "damaged.log", log.p, log.len);
+
+	ptcov_seeds();
 	return 0;
 }

@@ -57,6 +57,13 @@
 #define SYN_K_SIZE	0x10
 #define SYN_NOCODE	0x900000ULL	/* nothing is mapped there */
 
+/* tests/fuzz/fuzz_ptcov.c's input: byte 0 the cut, byte 1 these flags */
+#define SYN_FUZZ_CODE		0x500000ULL	/* F_CODE: the input's code is here */
+#define SYN_FUZZ_CODE_SIZE	64
+#define SYN_FUZZ_F_CODE		0x01	/* SYN_FUZZ_CODE_SIZE bytes of code follow */
+#define SYN_FUZZ_F_SMALL	0x02	/* the decoder with small limits */
+#define SYN_FUZZ_F_LOST		0x04	/* a LOST gap half-way */
+
 /* a region of readable code; @bytes NULL means none */
 struct syn_region {
 	u64 base;
