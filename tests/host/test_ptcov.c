@@ -20,22 +20,13 @@
 #include "hosted.h"
 #include <topaz/gfp.h>
 #include <topaz/ptcov.h>
-#include <topaz/slab.h>
 #include "ptcov_synth.h"
 
-#define ARENA_MIB	64
 #define A(off)		(SYN_A + (off))
 
 static u8 code_a[SYN_A_SIZE], code_k[SYN_K_SIZE];
 static struct syn_code code;
 static u64 rng = 0x2545f4914f6cdd1dULL;
-
-static int group_setup(void **state)
-{
-	hosted_page_alloc_setup(ARENA_MIB);
-	kmem_cache_init();
-	return 0;
-}
 
 /* fresh code for every test: some change it */
 static int setup(void **state)
@@ -1053,5 +1044,5 @@ int main(void)
 		cmocka_unit_test_setup(test_long_cyc, setup),
 	};
 
-	return cmocka_run_group_tests(tests, group_setup, NULL);
+	return cmocka_run_group_tests(tests, NULL, NULL);
 }
