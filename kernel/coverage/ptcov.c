@@ -1031,6 +1031,14 @@ void ptcov_feed(struct ptcov *c, const u8 *buf, size_t n)
 			c->ncarry = 0;
 			if (len <= 0) {
 				gap(c, PTCOV_GAP_DESYNC);
+				/*
+				 * Fed whole, the PSB search would start at the
+				 * bad packet's first byte: search the carried
+				 * bytes too (fewer than a PSB's 16, so the
+				 * search goes on into the new ones).
+				 */
+				find_psb(c, c->carry, had);
+				c->off += had;
 				continue;
 			}
 			used = (size_t)len - had;
