@@ -940,11 +940,12 @@ static void check_consistent(const struct ptcov *c, u64 fed)
 }
 
 /* Every prefix of the walk, every one-bit flip of it, and random bytes:
- * nothing breaks (ASan, UBSan) and the counts stay consistent. */
+ * nothing breaks (ASan, UBSan) and the counts stay consistent; random bytes
+ * fed in pieces give what they give fed whole. */
 static void test_bad_input(void **state)
 {
 	struct syn_trace t;
-	struct ptcov *c = make();
+	struct ptcov *c = make(), *c2 = make();
 	u8 buf[sizeof(t.buf)];
 
 	syn_init(&t);
@@ -969,16 +970,37 @@ static void test_bad_input(void **state)
 
 		for (size_t i = 0; i < n; i++)
 			buf[i] = (u8)hosted_rand(&rng);
-		/* some PSBs, so the decoder syncs and walks */
-		for (size_t i = 0; i + 16 < n; i += 1 + hosted_rand(&rng) % 512)
+		/* some PSBs, so the decoder syncs and walks, some after the start
+		 * of one that is not (02 82, then other bytes) */
+		for (size_t i = 0; i + 24 < n; i += 1 + hosted_rand(&rng) % 512) {
+			size_t at = i;
+
+			if (hosted_rand(&rng) & 1) {
+				buf[at] = 0x02;
+				buf[at + 1] = 0x82;
+				at += 2 + hosted_rand(&rng) % 7;
+			}
 			for (int k = 0; k < 16; k++)
-				buf[i + k] = k & 1 ? 0x82 : 0x02;
+				buf[at + k] = k & 1 ? 0x82 : 0x02;
+		}
 		ptcov_clear(c);
 		ptcov_begin_stream(c);
 		ptcov_feed(c, buf, n);
 		check_consistent(c, n);
+		/* in pieces: the same, bad packets cut between two feeds too */
+		ptcov_clear(c2);
+		ptcov_begin_stream(c2);
+		for (size_t i = 0; i < n;) {
+			size_t k = 1 + hosted_rand(&rng) % 24;
+
+			k = k > n - i ? n - i : k;
+			ptcov_feed(c2, buf + i, k);
+			i += k;
+		}
+		check_same_stats(c, c2);
 	}
 	ptcov_destroy(c);
+	ptcov_destroy(c2);
 }
 
 /*
