@@ -272,7 +272,7 @@ test-qemu: kernel
 # The allocator churn benchmark: the portable sources again, -O2 and without
 # sanitizers, one binary per allocator (jemalloc replaces malloc when linked).
 BENCH_SRCS  := $(filter-out $(PT_DRIVER_SRCS) $(PT_MODEL_SRCS) $(TRACING_SRCS) $(X86_SRCS) \
-	$(ENGINE_PORTABLE_SRCS),$(PORTABLE_SRCS)) $(HOST_SUPPORT_SRCS)
+	$(COVERAGE_SRCS) $(ENGINE_PORTABLE_SRCS),$(PORTABLE_SRCS)) $(HOST_SUPPORT_SRCS)
 BCFLAGS     := -std=gnu11 -O2 -g $(WARN) -Iinclude -DTOPAZ_HOSTED -DTOPAZ_BENCH
 BENCH_OBJS  := $(patsubst %,$(BUILD)/bench/%.o,$(BENCH_SRCS))
 BENCH_NOP   := $(patsubst %,$(BUILD)/bench/noprobe/%.o,$(BENCH_SRCS))
@@ -328,6 +328,17 @@ $(BUILD)/bench/ipt-bare: tests/bench/ipt_bare.c $(IPT_BARE_OBJS)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(TCFLAGS) -Itools/ptdecode $^ $(TOOL_LIBS) -o $@
 BENCH_BINS += $(BUILD)/bench/ipt-bare
+
+# The coverage decoder against that floor (tests/bench/cov_bare.c): ptcov and
+# what it calls (the x86 decoder, the IP reconstruction) -O2 without
+# sanitizers, as the other benchmarks build the kernel's sources, on the same
+# ptdecode objects as ipt-bare (the container, the segments, the image).
+COV_BARE_OBJS := $(IPT_BARE_OBJS) $(BENCH_OBJS) $(patsubst %,$(BUILD)/bench/%.o,$(COVERAGE_SRCS) \
+	$(X86_SRCS) drivers/pt_model/pt_packet_enc.c)
+$(BUILD)/bench/cov-bare: tests/bench/cov_bare.c $(COV_BARE_OBJS)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(BCFLAGS) -Itools/ptdecode $^ $(TOOL_LIBS) -lelf -ldl -o $@
+BENCH_BINS += $(BUILD)/bench/cov-bare
 
 bench: setup $(BENCH_BINS) kernel tools
 	$(Q)status=0; tests/bench/run.sh $(BUILD)/bench || status=$$?; \

@@ -13,6 +13,16 @@
 # the two decode a different number of instructions, the trace is too short,
 # or the callgrind ratio misses the target (deterministic); the wall-time
 # target is reported met or NOT MET, as the other benches do.
+#
+# Then the coverage decoder (cov-bare, tests/bench/cov_bare.c: ptcov over the
+# same segments, code read from the same image) against bare libipt, on the
+# same trace: the whole process (wall, median of RUNS, in the same turns) and
+# the decoding alone (in-process, the fastest of DECODE_RUNS (5) runs each;
+# callgrind counting inside decode_segment() and decode_segments() only).
+# Target: the coverage decoder at least 5 times faster; exit status 1 when
+# the decoding's callgrind ratio misses it.
+# TRACE=FILE decodes FILE (a container of the kernel in BUILD_DIR) instead of
+# booting for one.
 set -uo pipefail
 export LC_ALL=C
 build=${1:-build}
@@ -33,16 +43,30 @@ target() {	# name value
 		return 1
 	fi
 }
+speedup() {	# name value (how many times faster)
+	if awk -v r="$2" 'BEGIN { exit !(r >= 5) }'; then
+		echo "  met: $1 ($2x, target >= 5x)"
+	else
+		echo "  NOT MET: $1 ($2x, target >= 5x)"
+		return 1
+	fi
+}
 
 for f in "$tool" "$bare" "$elf"; do
 	[ -x "$f" ] || [ -f "$f" ] || { echo "decode_bare: missing $f (make bench builds it)" >&2; exit 2; }
 done
 job=$(for _ in $(seq "$count"); do printf '%s,' "$wl"; done)
 job=${job%,}
-BUILD=$build "$here/tests/qemu/boot.sh" --timeout 900 --cmdline "pt=on pt.buf=1M run=$job" \
-	--log "$tmp/boot.log" --debugcon "$tmp/t.tpz" >/dev/null 2>&1
+if [ -n "${TRACE:-}" ]; then
+	cp "$TRACE" "$tmp/t.tpz"
+else
+	BUILD=$build "$here/tests/qemu/boot.sh" --timeout 900 --cmdline "pt=on pt.buf=1M run=$job" \
+		--log "$tmp/boot.log" --debugcon "$tmp/t.tpz" >/dev/null 2>&1
+fi
 [ -s "$tmp/t.tpz" ] || { echo "decode_bare: the boot left no trace (log: $tmp/boot.log)" >&2; exit 2; }
 trace=$tmp/t.tpz
+cov=$build/bench/cov-bare
+[ -x "$cov" ] || cov=
 
 # The same instructions from both, or the comparison means nothing.
 stats=$("$tool" --elf "$elf" --stats "$trace")
@@ -58,7 +82,7 @@ if [ "$insns" -lt 10000000 ]; then
 	exit 1
 fi
 
-: >"$tmp/stats.t"; : >"$tmp/bare.t"; : >"$tmp/out.t"
+: >"$tmp/stats.t"; : >"$tmp/bare.t"; : >"$tmp/out.t"; : >"$tmp/cov.t"
 timed() {	# file command...
 	local t0=$EPOCHREALTIME
 	"${@:2}" >/dev/null 2>&1
@@ -69,6 +93,7 @@ for _ in $(seq "$runs"); do
 	timed "$tmp/bare.t" "$bare" --elf "$elf" "$trace"
 	rm -rf "$tmp/out"
 	timed "$tmp/out.t" "$tool" --elf "$elf" --out-dir "$tmp/out" "$trace"
+	[ -z "$cov" ] || timed "$tmp/cov.t" "$cov" --elf "$elf" "$trace"
 done
 out_mb=$(du -sm "$tmp/out" | cut -f1)
 rm -rf "$tmp/out"
@@ -102,5 +127,53 @@ echo "targets:"
 target "ptdecode --stats over bare libipt, wall time" "$wall"
 if [ -n "$cg" ]; then
 	target "ptdecode --stats over bare libipt, instructions executed (callgrind)" "$cg" || status=1
+fi
+
+# ---------------------------------------------------------------- coverage
+if [ -z "$cov" ]; then
+	echo "decode_bare: no $build/bench/cov-bare (make bench builds it): the coverage decoder not measured" >&2
+	exit $status
+fi
+field() { sed -n "s/.*\b$1=\([0-9.]*\).*/\1/p" <<<"$2" | head -1; }
+druns=${DECODE_RUNS:-5}
+cov_line=$("$cov" --runs "$druns" --elf "$elf" "$trace")
+bare_line=$("$bare" --runs "$druns" --elf "$elf" "$trace")
+cov_insns=$(field insns "$cov_line")
+c=$(median <"$tmp/cov.t")
+cwall=$(ratio "$b" "$c")
+cd_s=$(field decode_s "$cov_line") bd_s=$(field decode_s "$bare_line")
+cdec=$(ratio "$bd_s" "$cd_s")
+echo
+echo "coverage decoder (ptcov) against bare libipt (pt_insn_next), the same trace:"
+echo "  ptcov: $(field blocks "$cov_line") blocks, $(field edges "$cov_line") edges," \
+	"$(field transitions "$cov_line") blocks entered, $cov_insns instructions in them" \
+	"(libipt: $insns), $(field gaps "$cov_line") gaps, $(field decodes "$cov_line") blocks decoded"
+grep '^gap ' <<<"$cov_line" | sed 's/^/  ptcov /'
+printf 'whole process, median of %s: ptcov %.3f s, bare libipt %.3f s: ptcov %sx faster\n' \
+	"$runs" "$c" "$b" "$cwall"
+printf 'decoding only, fastest of %s in-process runs: ptcov %.4f s (%.1f Minsn/s), bare libipt %.4f s (%.1f Minsn/s): ptcov %sx faster\n' \
+	"$druns" "$cd_s" "$(awk -v n="$insns" -v t="$cd_s" 'BEGIN { print t ? n / t / 1e6 : 0 }')" \
+	"$bd_s" "$(awk -v n="$insns" -v t="$bd_s" 'BEGIN { print t ? n / t / 1e6 : 0 }')" "$cdec"
+ccg=
+if [ "${CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
+	# the decoding alone: inside decode_segment() (libipt) and decode_segments() (ptcov)
+	irt() { local fn=$1; shift; valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+		--toggle-collect="$fn" "$@" 2>&1 >/dev/null | sed -n 's/.*Collected : //p'; }
+	irt decode_segments "$cov" --elf "$elf" "$trace" >"$tmp/cov.ir" &
+	irt decode_segment "$bare" --elf "$elf" "$trace" >"$tmp/bared.ir"
+	wait
+	ir "$cov" --elf "$elf" "$trace" >"$tmp/covw.ir"
+	ci=$(cat "$tmp/cov.ir") bdi=$(cat "$tmp/bared.ir") cwi=$(cat "$tmp/covw.ir")
+	ccg=$(ratio "$bdi" "$ci")
+	echo "callgrind, the decoding only: ptcov $ci, bare libipt $bdi: ptcov ${ccg}x fewer" \
+		"($(awk -v a="$ci" -v n="$insns" 'BEGIN { printf "%.2f", a / n }') per traced instruction," \
+		"libipt $(awk -v a="$bdi" -v n="$insns" 'BEGIN { printf "%.2f", a / n }'))"
+	echo "callgrind, the whole process: ptcov $cwi, bare libipt $bi: ptcov $(ratio "$bi" "$cwi")x fewer"
+fi
+echo "targets:"
+speedup "ptcov over bare libipt, the whole process, wall time" "$cwall"
+speedup "ptcov over bare libipt, the decoding, wall time" "$cdec"
+if [ -n "$ccg" ]; then
+	speedup "ptcov over bare libipt, the decoding, instructions executed (callgrind)" "$ccg" || status=1
 fi
 exit $status
