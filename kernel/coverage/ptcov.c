@@ -575,6 +575,8 @@ static void walk_cached(struct ptcov *c)
 	u32 prev_loc = c->prev_loc, ntnt = c->ntnt;
 	u64 tnt = c->tnt, trans = 0, insns = 0, bits = 0;
 	bool pend = c->pend;
+	/* the cached edge from @from is known good after the first step */
+	bool slot_ok = from && slot && from->edge_gen == gen && *slot;
 	u32 direct = 0;
 
 	while (ntnt && direct < LOOP_LIMIT) {
@@ -612,12 +614,10 @@ static void walk_cached(struct ptcov *c)
 			}
 			trans++;
 			insns += b->pub.ninsn;
-			if (from) {
-				if (slot && from->edge_gen == gen && *slot)
-					edges[*slot - 1].hits++;
-				else
-					count_edge(c, from, b, slot);
-			}
+			if (slot_ok)
+				edges[*slot - 1].hits++;
+			else if (from)
+				count_edge(c, from, b, slot);
 		}
 		if (b->kind == K_COND || b->kind == K_RET) {
 			ntnt--;
@@ -635,6 +635,7 @@ static void walk_cached(struct ptcov *c)
 		pend = true;
 		from = b;
 		slot = nslot;
+		slot_ok = true;
 		b = &blk[n];
 	}
 	c->cur = b;
