@@ -564,9 +564,12 @@ enum stop {
  * make the compiler reload every field): TNT bits through blocks whose
  * successor and edge are cached. Conditional branches, direct JMP/CALL and
  * RETs whose popped address is the cached target; anything else returns to
- * walk(). Ends with @c as walk() would leave it.
+ * walk(). Ends with @c as walk() would leave it. @direct: walk()'s count of
+ * direct branches since the last bit, carried on here and back, so that a
+ * loop of direct branches is cut after LOOP_LIMIT in all (counted afresh on
+ * each call, walk() let 2^32 by, and the block's hit count wrapped).
  */
-static void walk_cached(struct ptcov *c)
+static void walk_cached(struct ptcov *c, u32 *directp)
 {
 	struct cblock *blk = c->blk, *b = c->cur, *from = c->pend_from;
 	u8 *map = c->bitmap;
@@ -577,7 +580,7 @@ static void walk_cached(struct ptcov *c)
 	bool pend = c->pend;
 	/* the cached edge from @from is known good after the first step */
 	bool slot_ok = from && slot && from->edge_gen == gen && *slot;
-	u32 direct = 0;
+	u32 direct = *directp;
 
 	while (ntnt && direct < LOOP_LIMIT) {
 		unsigned int bit = 1;
@@ -647,6 +650,7 @@ static void walk_cached(struct ptcov *c)
 	c->st.transitions += trans;
 	c->st.insns += insns;
 	c->st.tnt_bits += bits;
+	*directp = direct;
 }
 
 static enum stop walk(struct ptcov *c, bool eager)
@@ -659,7 +663,7 @@ static enum stop walk(struct ptcov *c, bool eager)
 		u64 to;
 
 		if (c->ntnt)
-			walk_cached(c);
+			walk_cached(c, &direct);
 		b = c->cur;
 		if (!c->ntnt && fup_in(c, b))
 			return W_FUP;
