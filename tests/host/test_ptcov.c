@@ -683,6 +683,28 @@ static void test_gap_loop(void **state)
 	check_gaps(c, PTCOV_GAP_LOOP, 1);
 	check_resumed(c, A(0x70));
 	ptcov_destroy(c);
+
+	/*
+	 * Reached by jmp rdx, twice (the second time from cached blocks and
+	 * edges): each time cut after about 2^16 turns, the block listed once.
+	 */
+	c = make();
+	syn_init(&t);
+	syn_psb(&t, 0);
+	syn_ip(&t, PTPK_TIP_PGE, A(0x14));
+	syn_ip(&t, PTPK_TIP, A(0x70));
+	syn_tnt(&t, "T");
+	for (int round = 0; round < 2; round++) {
+		const struct ptcov_stats *s = ptcov_get_stats(c);
+
+		feed(c, &t);
+		check_gaps(c, PTCOV_GAP_LOOP, round + 1);
+		assert_int_equal(s->blocks, 2);
+		assert_int_equal(ptcov_block(c, 1)->start, A(0x70));
+		assert_true(ptcov_block(c, 1)->hits <= (round + 1) * ((1u << 16) + 2));
+		assert_true(s->transitions <= (round + 1) * ((1u << 16) + 3));
+	}
+	ptcov_destroy(c);
 }
 
 /* ------------------------------------------------------------ events */
