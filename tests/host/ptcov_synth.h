@@ -260,6 +260,14 @@ static inline void syn_psb(struct syn_trace *t, u64 ip)
 	syn_type(t, PTPK_PSBEND);
 }
 
+/* a new stream: PSB+ with tracing off, then TIP.PGE at @ip */
+static inline void syn_start(struct syn_trace *t, u64 ip)
+{
+	syn_init(t);
+	syn_psb(t, 0);
+	syn_ip(t, PTPK_TIP_PGE, ip);
+}
+
 /* a PTWRITE's packet; with @fup the FUP of FUPonPTW after it, at @ip */
 static inline void syn_ptw(struct syn_trace *t, u64 payload, bool fup, u64 ip)
 {

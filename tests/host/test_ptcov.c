@@ -445,9 +445,7 @@ static void test_loop_counts(void **state)
 			{ A(0x07), A(0x0d), 1 }, { A(0x0d), A(0x40), 1 }, { A(0x40), A(0x12), 1 },
 		};
 
-		syn_init(&t);
-		syn_psb(&t, 0);
-		syn_ip(&t, PTPK_TIP_PGE, A(0));
+		syn_start(&t, A(0));
 		for (unsigned int i = 0; i < taken; i++)
 			syn_tnt(&t, "T");
 		syn_tnt(&t, "NT");		/* out of the loop; func's RET */
@@ -479,9 +477,7 @@ static void test_ret_compression_nested(void **state)
 		{ A(0xad), A(0xa5), 1 },
 	};
 
-	syn_init(&t);
-	syn_psb(&t, 0);
-	syn_ip(&t, PTPK_TIP_PGE, A(0xa0));
+	syn_start(&t, A(0xa0));
 	syn_tnt(&t, "TT");
 	syn_ip(&t, PTPK_TIP_PGD, SYN_NOCODE);	/* jmp rsi out of the filter */
 	feed(c, &t);
@@ -499,15 +495,9 @@ static void test_ret_bit_without_call(void **state)
 		struct syn_trace t;
 		struct ptcov *c = make();
 
-		syn_init(&t);
-		syn_psb(&t, 0);
-		if (nt) {	/* with a call: the bit is N */
-			syn_ip(&t, PTPK_TIP_PGE, A(0x0d));
-			syn_tnt(&t, "N");
-		} else {
-			syn_ip(&t, PTPK_TIP_PGE, A(0x40));
-			syn_tnt(&t, "T");
-		}
+		/* with a call, the bit is N; without, T */
+		syn_start(&t, nt ? A(0x0d) : A(0x40));
+		syn_tnt(&t, nt ? "N" : "T");
 		feed(c, &t);
 		check_gaps(c, PTCOV_GAP_DESYNC, 1);
 		assert_false(has_edge(c, A(0x40), A(0x12)));
@@ -553,9 +543,7 @@ static void test_gap_lost(void **state)
 	struct syn_trace t;
 	struct ptcov *c = make();
 
-	syn_init(&t);
-	syn_psb(&t, 0);
-	syn_ip(&t, PTPK_TIP_PGE, A(0));
+	syn_start(&t, A(0));
 	syn_tnt(&t, "T");
 	feed(c, &t);
 	ptcov_gap(c, PTCOV_GAP_LOST);
@@ -582,9 +570,7 @@ static void test_gap_ovf(void **state)
 		struct syn_trace t;
 		struct ptcov *c = make();
 
-		syn_init(&t);
-		syn_psb(&t, 0);
-		syn_ip(&t, PTPK_TIP_PGE, A(0));
+		syn_start(&t, A(0));
 		syn_tnt(&t, "T");
 		syn_type(&t, PTPK_OVF);
 		t.last_ip = 0;
@@ -603,9 +589,7 @@ static void test_gap_nocode(void **state)
 	struct syn_trace t;
 	struct ptcov *c = make();
 
-	syn_init(&t);
-	syn_psb(&t, 0);
-	syn_ip(&t, PTPK_TIP_PGE, A(0x0d));
+	syn_start(&t, A(0x0d));
 	syn_tnt(&t, "T");			/* func's RET */
 	syn_ip(&t, PTPK_TIP, SYN_NOCODE);	/* call rbx */
 	syn_ip(&t, PTPK_TIP, A(0x50));		/* not used: no code to walk to it */
@@ -626,9 +610,7 @@ static void test_gap_badinsn(void **state)
 	struct syn_trace t;
 	struct ptcov *c = make();
 
-	syn_init(&t);
-	syn_psb(&t, 0);
-	syn_ip(&t, PTPK_TIP_PGE, A(0x12));
+	syn_start(&t, A(0x12));
 	syn_ip(&t, PTPK_TIP, A(0x90));
 	syn_tnt(&t, "T");			/* not used */
 	resume_at_call_rbx(&t);
@@ -651,15 +633,11 @@ static void test_gap_desync(void **state)
 		struct syn_trace t;
 		struct ptcov *c = make();
 
-		syn_init(&t);
-		syn_psb(&t, 0);
-		if (k) {
-			syn_ip(&t, PTPK_TIP_PGE, A(0));
+		syn_start(&t, k ? A(0) : A(0x12));
+		if (k)
 			syn_ip(&t, PTPK_TIP, A(0x50));
-		} else {
-			syn_ip(&t, PTPK_TIP_PGE, A(0x12));
+		else
 			syn_tnt(&t, "T");
-		}
 		resume_at_call_rbx(&t);
 		feed(c, &t);
 		check_gaps(c, PTCOV_GAP_DESYNC, 1);
@@ -674,9 +652,7 @@ static void test_gap_loop(void **state)
 	struct syn_trace t;
 	struct ptcov *c = make();
 
-	syn_init(&t);
-	syn_psb(&t, 0);
-	syn_ip(&t, PTPK_TIP_PGE, A(0x70));
+	syn_start(&t, A(0x70));
 	syn_tnt(&t, "T");
 	resume_at_call_rbx(&t);
 	feed(c, &t);
@@ -689,9 +665,7 @@ static void test_gap_loop(void **state)
 	 * edges): each time cut after about 2^16 turns, the block listed once.
 	 */
 	c = make();
-	syn_init(&t);
-	syn_psb(&t, 0);
-	syn_ip(&t, PTPK_TIP_PGE, A(0x14));
+	syn_start(&t, A(0x14));
 	syn_ip(&t, PTPK_TIP, A(0x70));
 	syn_tnt(&t, "T");
 	for (int round = 0; round < 2; round++) {
@@ -720,9 +694,7 @@ static void test_interrupt_and_disable(void **state)
 	struct syn_trace t;
 	struct ptcov *c = make();
 
-	syn_init(&t);
-	syn_psb(&t, 0);
-	syn_ip(&t, PTPK_TIP_PGE, A(0));
+	syn_start(&t, A(0));
 	syn_tnt(&t, "T");
 	syn_ip(&t, PTPK_FUP, A(0x09));		/* after the INC */
 	syn_ip(&t, PTPK_TIP, A(0x88));
@@ -771,9 +743,7 @@ static void test_end_stream(void **state)
 		{ A(0xa0), A(0xa8), 1 }, { A(0xa8), A(0x40), 1 },
 	};
 
-	syn_init(&t);
-	syn_psb(&t, 0);
-	syn_ip(&t, PTPK_TIP_PGE, A(0xa0));
+	syn_start(&t, A(0xa0));
 	feed(c, &t);
 	assert_int_equal(ptcov_get_stats(c)->blocks, 0);
 	ptcov_end_stream(c);
