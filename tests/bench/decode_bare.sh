@@ -18,7 +18,7 @@
 # same segments, code read from the same image) against bare libipt, on the
 # same trace: the whole process (wall, median of RUNS, in the same turns) and
 # the decoding alone (in-process, the fastest of DECODE_RUNS (5) runs each;
-# callgrind counting inside decode_segment() and decode_segments() only).
+# callgrind counting inside bare_decode_segment() and cov_decode_segments()).
 # Target: the coverage decoder at least 5 times faster; exit status 1 when
 # the decoding's callgrind ratio misses it.
 # TRACE=FILE decodes FILE (a container of the kernel in BUILD_DIR) instead of
@@ -156,11 +156,11 @@ printf 'decoding only, fastest of %s in-process runs: ptcov %.4f s (%.1f Minsn/s
 	"$bd_s" "$(awk -v n="$insns" -v t="$bd_s" 'BEGIN { print t ? n / t / 1e6 : 0 }')" "$cdec"
 ccg=
 if [ "${CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
-	# the decoding alone: inside decode_segment() (libipt) and decode_segments() (ptcov)
+	# the decoding alone: inside bare_decode_segment() (libipt), cov_decode_segments() (ptcov)
 	irt() { local fn=$1; shift; valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 		--toggle-collect="$fn" "$@" 2>&1 >/dev/null | sed -n 's/.*Collected : //p'; }
-	irt decode_segments "$cov" --elf "$elf" "$trace" >"$tmp/cov.ir" &
-	irt decode_segment "$bare" --elf "$elf" "$trace" >"$tmp/bared.ir"
+	irt cov_decode_segments "$cov" --elf "$elf" "$trace" >"$tmp/cov.ir" &
+	irt bare_decode_segment "$bare" --elf "$elf" "$trace" >"$tmp/bared.ir"
 	wait
 	ir "$cov" --elf "$elf" "$trace" >"$tmp/covw.ir"
 	ci=$(cat "$tmp/cov.ir") bdi=$(cat "$tmp/bared.ir") cwi=$(cat "$tmp/covw.ir")

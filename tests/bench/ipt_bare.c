@@ -93,8 +93,11 @@ static void add_sideband_sections(struct pt_image *ipt, const struct ptd_contain
 	}
 }
 
-/* One segment: sync at each PSB in turn, events drained, instructions counted. */
-static u64 decode_segment(struct bare *b, const struct ptd_segment *seg)
+/* One segment: sync at each PSB in turn, events drained, instructions counted.
+ * Not inlined nor cloned, and a name of its own (ptdecode's library has a
+ * decode_segment): decode_bare.sh's callgrind counts inside it alone. */
+static __attribute__((noinline, noclone)) u64 bare_decode_segment(struct bare *b,
+								   const struct ptd_segment *seg)
 {
 	struct pt_config cfg = b->x.cfg;
 	struct pt_insn_decoder *dec;
@@ -216,7 +219,7 @@ int main(int argc, char **argv)
 		u64 n = 0;
 
 		for (size_t i = 0; i < b.x.segs.n; i++)
-			n += decode_segment(&b, &b.x.segs.v[i]);
+			n += bare_decode_segment(&b, &b.x.segs.v[i]);
 		t = now() - t0;
 		if (!r || t < best)
 			best = t;
