@@ -474,6 +474,14 @@ static void print_counts(FILE *out, const struct ptcov *c, const struct ptd_covr
 		if (st->gaps[g])
 			fprintf(out, " %s %llu", ptcov_gap_name(g), st->gaps[g]);
 	fprintf(out, "\n");
+	/* where the decoder first gave up the flow, to set beside libipt's errors */
+	if (st->gap_kind < PTCOV_NR_GAPS) {
+		char sym[160];
+
+		fprintf(out, "coverage-check: ptcov: the first %s gap at stream offset 0x%llx (of the CPU it was in), in the block at %s\n",
+			ptcov_gap_name(st->gap_kind), st->gap_off,
+			st->gap_ip ? ptd_format_addr(r->img, st->gap_ip, sym, sizeof(sym)) : "none");
+	}
 }
 
 bool ptd_coverage_check(struct ptd_ctx *x, struct ptd_covref *r, FILE *out, size_t max_diffs,
