@@ -392,6 +392,13 @@ run_qemu() {
 			echo "FAIL qemu.ptdecode-output-full: status $status writing to /dev/full: $err" >"$dir/zz-output-full.result"
 		fi
 	fi
+	# one TNT bit flipped in a real trace (a kernel's, a firmware phase's):
+	# the coverage decoder's result must change (tests/qemu/coverage_mutate.py)
+	for t in trace-skylake trace-fw-image; do
+		[ -s "$dir/$t.tpz" ] || continue
+		python3 "$here/tests/qemu/coverage_mutate.py" --name "qemu.coverage-mutation.$t" \
+			"$build/tools/ptdecode" "$build/topaz.so" "$dir/$t.tpz" >"$dir/zz-mutation-$t.result" 2>&1
+	done
 	# where the time went: the slowest cases (wall time, $jobs at once)
 	echo "qemu: the slowest cases, in seconds:"
 	cat "$dir"/*.time 2>/dev/null | sort -rn | head -n 8 | sed 's/^/  /'
