@@ -559,15 +559,108 @@ enum stop {
  * branches are followed only when @eager (the packet that came needs the
  * flow further on): an event's FUP may yet come for a point before them.
  */
+/*
+ * walk()'s common case, in locals (the bitmap's byte stores would otherwise
+ * make the compiler reload every field): TNT bits through blocks whose
+ * successor and edge are cached. Conditional branches, direct JMP/CALL and
+ * RETs whose popped address is the cached target; anything else returns to
+ * walk(). Ends with @c as walk() would leave it.
+ */
+static void walk_cached(struct ptcov *c)
+{
+	struct cblock *blk = c->blk, *b = c->cur, *from = c->pend_from;
+	u8 *map = c->bitmap;
+	struct ptcov_edge *edges = c->edges;
+	u32 *slot = c->pend_slot, mask = c->mapmask, gen = c->edge_gen;
+	u32 prev_loc = c->prev_loc, ntnt = c->ntnt;
+	u64 tnt = c->tnt, trans = 0, insns = 0, bits = 0;
+	bool pend = c->pend;
+	/* the cached edge from @from is known good after the first step */
+	bool slot_ok = from && slot && from->edge_gen == gen && *slot;
+	u32 direct = 0;
+
+	while (ntnt && direct < LOOP_LIMIT) {
+		unsigned int bit = 1;
+		u32 n;
+		u32 *nslot;
+
+		if (b->kind == K_COND) {
+			bit = (tnt >> (ntnt - 1)) & 1;
+			n = b->succ[bit];
+			nslot = &b->edge[bit];
+		} else if (b->kind == K_JMP || b->kind == K_CALL) {
+			n = b->succ[1];
+			nslot = &b->edge[1];
+		} else if (b->kind == K_RET) {
+			if (!((tnt >> (ntnt - 1)) & 1) || !c->rs_len || !b->ind ||
+			    blk[b->ind].pub.start != c->rs[c->rs_top])
+				break;
+			n = b->ind;
+			nslot = &b->ind_edge;
+		} else {
+			break;
+		}
+		if (!n || b->edge_gen != gen || !*nslot)
+			break;
+		if (pend) {
+			/* b's first instruction ran: count its entry */
+			u8 *m = &map[(b->loc ^ prev_loc) & mask];
+
+			*m += *m != 0xff;
+			prev_loc = b->loc >> 1;
+			if (!b->pub.hits++) {
+				if (c->st.blocks < c->cfg.max_blocks)
+					c->reached[c->st.blocks++] = (u32)(b - blk);
+			}
+			trans++;
+			insns += b->pub.ninsn;
+			if (slot_ok)
+				edges[*slot - 1].hits++;
+			else if (from)
+				count_edge(c, from, b, slot);
+		}
+		if (b->kind == K_COND || b->kind == K_RET) {
+			ntnt--;
+			bits++;
+			direct = 0;
+			if (b->kind == K_RET) {
+				c->rs_top = (c->rs_top + RETSTACK - 1) % RETSTACK;
+				c->rs_len--;
+			}
+		} else {
+			direct++;
+			if (b->kind == K_CALL && b->target != b->pub.end)
+				rs_push(c, b->pub.end);
+		}
+		pend = true;
+		from = b;
+		slot = nslot;
+		slot_ok = true;
+		b = &blk[n];
+	}
+	c->cur = b;
+	c->pend = pend;
+	c->pend_from = from;
+	c->pend_slot = slot;
+	c->prev_loc = prev_loc;
+	c->ntnt = ntnt;
+	c->st.transitions += trans;
+	c->st.insns += insns;
+	c->st.tnt_bits += bits;
+}
+
 static enum stop walk(struct ptcov *c, bool eager)
 {
 	u32 direct = 0;
 
 	while (c->state == S_ON) {
-		struct cblock *b = c->cur;
+		struct cblock *b;
 		unsigned int bit;
 		u64 to;
 
+		if (c->ntnt)
+			walk_cached(c);
+		b = c->cur;
 		if (!c->ntnt && fup_in(c, b))
 			return W_FUP;
 		switch (b->kind) {
