@@ -700,10 +700,13 @@ static enum stop walk(struct ptcov *c, bool eager)
 			direct = 0;
 			break;
 		default:
-			if (c->ntnt) {	/* TNT bits for a branch that takes a TIP */
-				gap(c, PTCOV_GAP_DESYNC);
-				return W_LOST;
-			}
+			/*
+			 * The branch takes a TIP. TNT bits still pending are
+			 * not a desync: the trace unit may defer a TIP and
+			 * send it after the TNT that holds the results of the
+			 * branches that follow it (the SDM's "Deferred TIPs");
+			 * they wait for those branches, as libipt keeps them.
+			 */
 			return W_NEED;
 		}
 	}
