@@ -37,7 +37,8 @@ struct chunk {
 	u64 offset, lost;
 };
 
-static void make_container(struct membuf *m, const struct chunk *ch, size_t n)
+static void make_container_of(struct membuf *m, const u8 *bytes, size_t size, const struct chunk *ch,
+			      size_t n)
 {
 	static const char names[] = "main\0foo\0bar";
 	struct tpz_sym syms[] = { DEMO_SYMS_MAIN_FOO_BAR };
@@ -50,7 +51,7 @@ static void make_container(struct membuf *m, const struct chunk *ch, size_t n)
 	h.load_address = 0;
 	trace_writer_init(&w, &sink);
 	assert_int_equal(trace_write_header(&w, &h), 0);
-	assert_int_equal(trace_write_image(&w, "demo", BASE, code, sizeof(code)), 0);
+	assert_int_equal(trace_write_image(&w, "demo", BASE, bytes, size), 0);
 	assert_int_equal(trace_write_symbols(&w, "demo", BASE, syms, 3, names, sizeof(names)), 0);
 	for (size_t i = 0; i < n; i++) {
 		struct trace_chunk c = { .flags = ch[i].lost ? TPZ_TRACE_LOST : 0,
@@ -59,6 +60,12 @@ static void make_container(struct membuf *m, const struct chunk *ch, size_t n)
 		assert_int_equal(trace_write_trace(&w, &c, ch[i].data, ch[i].size), 0);
 	}
 	assert_int_equal(trace_write_trailer(&w, &t), 0);
+}
+
+/* A container of the demo program with the trace @ch[0..@n). */
+static void make_container(struct membuf *m, const struct chunk *ch, size_t n)
+{
+	make_container_of(m, code, sizeof(code), ch, n);
 }
 
 /* The demo's run: enabled at main, disabled by its jmp rax (@tnt: its TNT groups). */
@@ -318,6 +325,47 @@ static void test_flipped_tnt_bit(void **state)
 	membuf_free(&m);
 }
 
+/*
+ * A TIP the trace unit deferred (the SDM's "Deferred TIPs"): one TNT holds
+ * the results of a JNZ before a JMP RDX and of a JNZ after it, then comes
+ * the JMP's TIP. Valid trace: libipt keeps the second bit for the second
+ * JNZ, and so must the decoder (it used to call the bit left at the JMP a
+ * desync and lose the flow until the next PSB).
+ */
+static void test_deferred_tip(void **state)
+{
+	static const u8 prog[0x20] = {
+		[0x00] = 0x75, 0x02,		/* jnz +2: not taken */
+		[0x02] = 0xff, 0xe2,		/* jmp rdx: to +0x10 */
+		[0x04 ... 0x0f] = 0xcc,
+		[0x10] = 0x75, 0x02,		/* jnz +2: taken */
+		[0x12] = 0xcc, 0xcc,
+		[0x14] = 0xff, 0xe0,		/* jmp rax: out (TIP.PGD) */
+		[0x16 ... 0x1f] = 0xcc,
+	};
+	struct membuf m = { 0 };
+	struct chunk ch = { 0 };
+	struct checked k;
+	struct enc e;
+
+	enc_init(&e);
+	put_start(&e, BASE);
+	put_tnt(&e, ".!");
+	put_ip(&e, ppt_tip, pt_ipc_update_16, BASE + 0x10);
+	put_ip(&e, ppt_tip_pgd, pt_ipc_update_16, 0x402000);
+	ch.size = enc_done(&e);
+	ch.data = e.buf;
+	make_container_of(&m, prog, sizeof(prog), &ch, 1);
+	check(&m, &k);
+	assert_int_equal(k.errors, 0);
+	assert_true(k.res.match);
+	assert_int_equal(k.res.ref_blocks, 4);
+	assert_int_equal(edge_hits(&k, 0x02, 0x10), 1);
+	assert_int_equal(edge_hits(&k, 0x10, 0x14), 1);
+	checked_free(&k);
+	membuf_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -325,6 +373,7 @@ int main(void)
 		cmocka_unit_test(test_gap_cuts_the_flow),
 		cmocka_unit_test(test_packet_across_records),
 		cmocka_unit_test(test_flipped_tnt_bit),
+		cmocka_unit_test(test_deferred_tip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
