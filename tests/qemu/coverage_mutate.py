@@ -110,7 +110,8 @@ def main():
         print(f"FAIL {a.name}: no TNT packet with a not-taken bit")
         return 1
     keys = ("blocks", "edges", "transitions", "digest")
-    bad, agree, tried = [], 0, 0
+    ref_keys = ("ref_blocks", "ref_edges", "ref_transitions")
+    bad, agree, tried, unseen = [], 0, 0, 0
     for i in range(a.flips):
         cpu, soff, kind, bits = pkts[(2 * i + 1) * len(pkts) // (2 * a.flips)]
         data = bytearray(orig)
@@ -125,16 +126,22 @@ def main():
         if not got:
             bad.append(f"{what}: no result")
         elif all(got[k] == base[k] for k in keys):
-            bad.append(f"{what}: the same coverage ({', '.join(f'{k}={got[k]}' for k in keys)})")
+            if got.get("match") == "yes" and all(got[k] == base[k] for k in ref_keys):
+                # libipt sees no other flow either: a JCC whose target is
+                # the next instruction goes to one block either way
+                unseen += 1
+            else:
+                bad.append(f"{what}: the same coverage ({', '.join(f'{k}={got[k]}' for k in keys)})")
         agree += got.get("match") == "yes"
         print(f"  {what}: " + " ".join(f"{k}={got.get(k, '?')}" for k in keys + ("match",)))
-    if not tried:
-        print(f"FAIL {a.name}: no TNT bit could be flipped")
+    if tried == unseen:
+        print(f"FAIL {a.name}: no TNT bit could be flipped that changes the flow")
         return 1
     if bad:
         print(f"FAIL {a.name}: a flipped TNT bit left the coverage as it was: {'; '.join(bad)}")
         return 1
-    print(f"  (libipt agrees with the coverage decoder on {agree} of {tried} damaged traces)")
+    print(f"  (libipt agrees with the coverage decoder on {agree} of {tried} damaged traces;"
+          f" {unseen} flips changed neither's coverage)")
     print(f"PASS {a.name}")
     return 0
 
