@@ -162,7 +162,12 @@ HOST_TOOL_SRCS := $(filter-out tools/ptdecode/main.c,$(wildcard tools/ptdecode/*
 HOST_TOOL_HOBJS := $(patsubst %,$(BUILD)/h/%.o,$(HOST_TOOL_SRCS))
 TCFLAGS   := -std=gnu11 -O2 -g $(WARN) -Iinclude -DTOPAZ_HOSTED
 TOOL_LIBS := -lipt -lelf -lcapstone -lz
-TOOL_OBJS := $(patsubst %,$(BUILD)/tools/obj/%.o,tools/ptdecode/main.c $(HOST_TOOL_SRCS))
+# The kernel's coverage decoder and what it calls (the x86 decoder, the packet
+# helpers), built -O2 into the tool for --coverage-check (covcheck.c); the
+# host tests have them from libtopaz.a. main.c reports their WARN_ONs.
+TOOL_KERNEL_SRCS := $(wildcard kernel/coverage/*.c) $(X86_SRCS) drivers/pt_model/pt_packet_enc.c
+TOOL_OBJS := $(patsubst %,$(BUILD)/tools/obj/%.o,tools/ptdecode/main.c $(HOST_TOOL_SRCS) \
+	$(TOOL_KERNEL_SRCS))
 
 $(BUILD)/tools/obj/%.c.o: %.c
 	@mkdir -p $(dir $@)
@@ -323,7 +328,8 @@ BENCH_BINS += $(BUILD)/bench/pt-bench
 
 # The decode-speed floor (tests/bench/ipt_bare.c): libipt counting
 # instructions, on ptdecode's library objects as the tool builds them (-O2).
-IPT_BARE_OBJS := $(filter-out %/main.c.o,$(TOOL_OBJS))
+IPT_BARE_OBJS := $(filter-out %/main.c.o %/covcheck.c.o \
+	$(patsubst %,$(BUILD)/tools/obj/%.o,$(TOOL_KERNEL_SRCS)),$(TOOL_OBJS))
 $(BUILD)/bench/ipt-bare: tests/bench/ipt_bare.c $(IPT_BARE_OBJS)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(TCFLAGS) -Itools/ptdecode $^ $(TOOL_LIBS) -o $@

@@ -123,7 +123,8 @@ check_trace() {
 	local clean=$1 tpz=$2 base=$3 stats produced lost delivered recorded pmis pad problems
 	local decode_errors bad
 	stats=$base.stats
-	"$build/tools/ptdecode" --elf "$build/topaz.so" --stats "$tpz" >"$stats" 2>&1
+	# (--coverage-check rides on the same decode: coverage_verdict reads it)
+	"$build/tools/ptdecode" --elf "$build/topaz.so" --stats --coverage-check "$tpz" >"$stats" 2>&1
 	produced=$(result trace.unit produced "$clean")
 	lost=$(result trace.unit lost "$clean")
 	pad=$(result trace.session padding "$clean")
@@ -262,6 +263,19 @@ check_trace() {
 	fi
 }
 
+# The coverage decoder (kernel/coverage/) against libipt's instruction flow
+# on the case's container: ptdecode --coverage-check in check_trace()'s
+# --stats run (FILE) printed its verdict, and its first differences.
+coverage_verdict() {
+	local name=$1 stats=$2 line
+	line=$(sed -n 's/^result: coverage-check //p' "$stats" | tail -n 1)
+	case "$line" in
+	*match=yes*) echo "PASS qemu.coverage.$name" ;;
+	'') echo "FAIL qemu.coverage.$name: no coverage-check result ($(grep -v '^ptdecode: ' "$stats" | tail -n 1))" ;;
+	*) echo "FAIL qemu.coverage.$name: the coverage decoder and libipt differ: $line; $(grep -m 1 -A 2 '^coverage-check: \(block\|edge\) ' "$stats" | tr '\n' ' ')" ;;
+	esac
+}
+
 # One QEMU case: writes its verdict lines to $dir/NAME.result
 qemu_case() {
 	local name=$1 cmdline=$2 want=$3 patterns=$4 dir=$5 flags=$6
@@ -339,6 +353,7 @@ qemu_case() {
 		# the same trace through Linux perf's decoder (tests/qemu/perf_check.py),
 		# and the call tree against a stack rebuilt from the instruction list
 		if [ "$tpz" != /dev/null ] && [ -s "$tpz" ]; then
+			coverage_verdict "$name" "$dir/$name.stats"
 			python3 "$here/tests/qemu/perf_check.py" --ptdecode "$build/tools/ptdecode" \
 				--elf "$build/topaz.so" --container "$tpz" --name "qemu.perf.$name" 2>&1
 			local out verdict
@@ -377,6 +392,13 @@ run_qemu() {
 			echo "FAIL qemu.ptdecode-output-full: status $status writing to /dev/full: $err" >"$dir/zz-output-full.result"
 		fi
 	fi
+	# one TNT bit flipped in a real trace (a kernel's, a firmware phase's):
+	# the coverage decoder's result must change (tests/qemu/coverage_mutate.py)
+	for t in trace-skylake trace-fw-image; do
+		[ -s "$dir/$t.tpz" ] || continue
+		python3 "$here/tests/qemu/coverage_mutate.py" --name "qemu.coverage-mutation.$t" \
+			"$build/tools/ptdecode" "$build/topaz.so" "$dir/$t.tpz" >"$dir/zz-mutation-$t.result" 2>&1
+	done
 	# where the time went: the slowest cases (wall time, $jobs at once)
 	echo "qemu: the slowest cases, in seconds:"
 	cat "$dir"/*.time 2>/dev/null | sort -rn | head -n 8 | sed 's/^/  /'

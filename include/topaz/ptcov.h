@@ -84,8 +84,8 @@ enum ptcov_gap {
 	PTCOV_GAP_OVF,		/* the trace unit's overflow packet */
 	PTCOV_GAP_NOCODE,	/* a block at an address with no readable code */
 	PTCOV_GAP_BADINSN,	/* bytes that do not decode as an instruction */
-	PTCOV_GAP_DESYNC,	/* packets that do not fit the code (a TNT bit for
-				 * a TIP's branch, a TIP left over, a bad packet) */
+	PTCOV_GAP_DESYNC,	/* packets that do not fit the code (a TIP where a
+				 * TNT bit is due, a TIP left over, a bad packet) */
 	PTCOV_GAP_LOOP,		/* flow with no packet for too long (a direct loop) */
 	PTCOV_NR_GAPS
 };

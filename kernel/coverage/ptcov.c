@@ -704,10 +704,14 @@ static enum stop walk(struct ptcov *c, bool eager)
 			direct = 0;
 			break;
 		default:
-			if (c->ntnt) {	/* TNT bits for a branch that takes a TIP */
-				gap(c, PTCOV_GAP_DESYNC);
-				return W_LOST;
-			}
+			/*
+			 * The branch takes a TIP. TNT bits still pending are
+			 * not a desync: the trace unit may defer a TIP and
+			 * send it after the TNT that holds the results of the
+			 * branches that follow it (the SDM's "Deferred TIPs");
+			 * they wait for those branches, as libipt keeps them
+			 * (on_tnt(): the TIP must come next).
+			 */
 			return W_NEED;
 		}
 	}
@@ -866,11 +870,26 @@ static void on_ovf(struct ptcov *c)
 		c->state = S_OVF;
 }
 
+/* @b's branch takes a TIP (no TNT bit, not direct). */
+static bool needs_tip(const struct cblock *b)
+{
+	return b && b->kind != K_COND && b->kind != K_RET && b->kind != K_JMP && b->kind != K_CALL;
+}
+
 static void on_tnt(struct ptcov *c, u64 bits, u32 n)
 {
 	if (c->state != S_ON)
 		return;
-	if (c->ntnt + n > 64) {
+	/* bits a deferred TIP left for the branches after it: used first */
+	if (c->ntnt && walk(c, false) == W_LOST)
+		return;
+	/*
+	 * Bits left over at a branch that takes a TIP belong to branches after
+	 * it only when its TIP was deferred, and a deferred TIP comes right
+	 * after the TNT: another TNT first does not fit (libipt: "trace stream
+	 * does not match query").
+	 */
+	if (c->ntnt + n > 64 || (c->ntnt && needs_tip(c->cur))) {
 		gap(c, PTCOV_GAP_DESYNC);
 		return;
 	}

@@ -9,9 +9,11 @@
 #   trace          the boot's container is kept and checked: it decodes with no error,
 #                  every byte produced was delivered or reported lost, at least 2 PMIs,
 #                  no INT3 missed; Linux perf decodes the same instructions
-#                  (perf_check.py) and the call tree matches the instruction list
-#                  (calltree_check.py). A boot that traces without "trace" fails, unless
-#                  it says "trace=none" (its trace is not meant to decode)
+#                  (perf_check.py), the call tree matches the instruction list
+#                  (calltree_check.py), and the coverage decoder finds libipt's blocks
+#                  and edges (ptdecode --coverage-check: qemu.coverage.NAME). A boot
+#                  that traces without "trace" fails, unless it says "trace=none"
+#                  (its trace is not meant to decode)
 #   ends-at-fault  the decoded trace ends where the panic's fault was
 #   ends-in-pmi    it ends at the instruction a panicking PMI interrupted
 #   snapshot       the flight recorder's last bytes only: decode errors, no totals

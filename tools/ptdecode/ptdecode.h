@@ -14,6 +14,7 @@
  *   folded.c     --folded and the --svg flame graph
  *   stats.c      --stats and the short summary
  *   diag.c       error messages that name the record and the offset
+ *   covcheck.c   the coverage decoder (ptcov.h) against libipt's flow
  */
 #ifndef TOPAZ_PTDECODE_H
 #define TOPAZ_PTDECODE_H
@@ -715,5 +716,90 @@ void ptd_cpu_summary_print(const struct ptd_cpu_stats *cs, FILE *out, size_t top
  */
 int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs, const char *elf,
 			u64 load, const char *path);
+
+/* ---------------------------------------------------------- coverage check */
+
+struct ptcov;
+
+/*
+ * The reference for the coverage decoder: blocks and edges as
+ * include/topaz/ptcov.h defines them, from libipt's instruction flow (a
+ * consumer of ptd_decode_flow(); covcheck.c says which events cut the flow).
+ */
+struct ptd_covref_block {
+	u64 start;
+	u64 end;		/* 0: never seen to its end (cut inside, "open") */
+	u32 ninsn;
+	u64 hits;
+	const struct ptd_segment *seg;	/* where it was first entered */
+	u64 seg_off;
+};
+
+struct ptd_covref_edge {
+	u64 from, to, hits;
+	const struct ptd_segment *seg;	/* where it was first taken */
+	u64 seg_off;
+};
+
+/*
+ * @blocks: @edges: in the order first reached, as ptcov lists them
+ * @transitions: block entries; @insns: instructions libipt reported
+ * @cuts: flow cuts by event type; @unclassified: instructions of class ptic_error
+ * @inconsistent: a block seen to end at another place than before
+ */
+struct ptd_covref {
+	const struct ptd_image *img;
+	struct ptd_covref_block *blocks;
+	size_t nblocks, cap_blocks;
+	struct ptd_covref_edge *edges;
+	size_t nedges, cap_edges;
+	u32 *bslots, *eslots;	/* hash tables of index + 1 */
+	size_t bmask, emask;
+	bool at_start, cut;	/* the next instruction starts a block; with no edge */
+	size_t cur;		/* the block running, SIZE_MAX for none */
+	u32 cur_ninsn;
+	u64 transitions, insns, unclassified, inconsistent;
+	u64 cuts[PTD_EV_END + 1];
+};
+
+void ptd_covref_init(struct ptd_covref *r, const struct ptd_image *img);
+/** ptd_covref_event() - a consumer's event function (struct ptd_consumer) */
+void ptd_covref_event(void *ref, const struct ptd_event *ev);
+void ptd_covref_free(struct ptd_covref *r);
+
+/**
+ * ptd_coverage_run() - the coverage decoder over @x's streams: each CPU's a
+ * stream of its own (ptcov_begin_stream()), a PTCOV_GAP_LOST before each of
+ * its segments after the first, the bytes record by record, ptcov_end_stream()
+ * at its end
+ * @max_blocks: the decoder's list sizes (struct ptcov_config; 0: its default)
+ * Return: the decoder (ptcov_destroy() it), NULL when it cannot be made.
+ */
+struct ptcov *ptd_coverage_run(struct ptd_ctx *x, u32 max_blocks);
+
+/**
+ * struct ptd_covcheck - ptd_coverage_check()'s verdict
+ * @blocks: @edges: what the decoder listed; @ref_blocks: @ref_edges: the reference
+ * @open: reference blocks never seen to their end (only start and hits compared)
+ * @block_diffs: @edge_diffs: differences found (a missing one, another end,
+ *	other hits; block entries that differ in number count as one)
+ * @digest: ptcov_bitmap_digest()
+ */
+struct ptd_covcheck {
+	u64 blocks, edges, ref_blocks, ref_edges, open;
+	u64 block_diffs, edge_diffs;
+	u32 digest;
+	bool match;
+};
+
+/**
+ * ptd_coverage_check() - run the coverage decoder on @x and compare what it
+ * found with @r (fed by ptd_decode_flow() on the same @x)
+ * @out: where the differences (at most @max_diffs), the counts and the
+ *	"result: coverage-check ... match=yes|no" line go; NULL: nowhere
+ * Return: true when blocks, edges and their counts are the same.
+ */
+bool ptd_coverage_check(struct ptd_ctx *x, struct ptd_covref *r, FILE *out, size_t max_diffs,
+			struct ptd_covcheck *res);
 
 #endif
