@@ -8,10 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <topaz/panic.h>
 #include "ptdecode.h"
 
 static const char usage[] =
 "usage: ptdecode [options] TRACE\n"
+"       ptdecode --coverage DIR [--elf ELF] [--symbols DIR] TRACE...\n"
+"       ptdecode --coverage-diff [--elf ELF] [--symbols DIR] A B\n"
 "       ptdecode --extract-serial LOG -o FILE\n"
 "\n"
 "Input:\n"
@@ -48,6 +51,15 @@ static const char usage[] =
 "                        written beside it, into FILE.images/\n"
 "  --out-dir DIR         all of the above into DIR (packets.txt insn.txt calls.txt\n"
 "                        stats.txt folded.txt flame.svg problems.txt), summary on stdout\n"
+"Coverage (the blocks and edges the trace reached, every CPU's, instead of the above):\n"
+"  --coverage DIR        the traces' coverage added up, into DIR (made if missing):\n"
+"                        MODULE.drcov for each module reached and all.drcov (drcov\n"
+"                        for Lighthouse, Cartographer, Dragondance), MODULE.info (lcov,\n"
+"                        for genhtml) for the kernel ELF and each module --symbols has\n"
+"                        a debug file for, summary.txt (every function reached, those\n"
+"                        never entered); the totals and \"result: coverage\" lines on stdout\n"
+"  --coverage-diff       two traces A B: the blocks and edges A reached and B did\n"
+"                        not, and the reverse, with their functions\n"
 "  --extract-serial LOG  write the container framed in a serial log to -o FILE\n"
 "  -o FILE               where --extract-serial writes\n"
 "  -q                    do not print problems (the exit status still counts them)\n"
@@ -58,7 +70,8 @@ static const char usage[] =
 enum {
 	OPT_ELF = 256, OPT_LOAD, OPT_SERIAL, OPT_CHECK, OPT_PACKETS, OPT_INSN, OPT_NO_DISASM,
 	OPT_CALLS, OPT_STATS, OPT_FOLDED, OPT_SVG, OPT_SUMMARY, OPT_OUT_DIR, OPT_EXTRACT, OPT_HELP,
-	OPT_MAX_PROBLEMS, OPT_PERF_DATA, OPT_CPU, OPT_MERGE_CPUS, OPT_SYMBOLS,
+	OPT_MAX_PROBLEMS, OPT_PERF_DATA, OPT_CPU, OPT_MERGE_CPUS, OPT_SYMBOLS, OPT_COVERAGE,
+	OPT_COVERAGE_DIFF,
 };
 
 static const struct option longopts[] = {
@@ -82,6 +95,8 @@ static const struct option longopts[] = {
 	{ "cpu", required_argument, NULL, OPT_CPU },
 	{ "merge-cpus", no_argument, NULL, OPT_MERGE_CPUS },
 	{ "symbols", required_argument, NULL, OPT_SYMBOLS },
+	{ "coverage", required_argument, NULL, OPT_COVERAGE },
+	{ "coverage-diff", no_argument, NULL, OPT_COVERAGE_DIFF },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -204,13 +219,23 @@ static bool closed_ok(FILE *f, const char *name)
 /* What the command line asks for. */
 struct opts {
 	const char *elf, *svg, *out_dir, *extract_log, *out, *trace, *perf_data, *symbols;
-	bool serial, check, summary, quiet, disasm, have_load, merge_cpus;
+	const char *coverage;	/* --coverage DIR */
+	bool serial, check, summary, quiet, disasm, have_load, merge_cpus, coverage_diff;
+	char **traces;		/* --coverage, --coverage-diff: every TRACE */
+	int ntraces;
 	bool want[O_NR];
 	size_t nwant, max_problems;
 	u64 load;
 	u32 *cpus;		/* --cpu: the CPUs asked for, NULL: all */
 	size_t ncpus;
 };
+
+/* The kernel's sources built into the tool (kernel/coverage, the x86
+ * decoder) report a WARN_ON() here, as the hosted build's machine does. */
+void warn_slowpath(const char *file, int line, uintptr_t caller, const char *cond)
+{
+	fprintf(stderr, "ptdecode: warning: %s at %s:%d\n", cond, file, line);
+}
 
 /* Largest CPU number --cpu takes (the container's cpu field is a u32; a range
  * as large as that is a mistake, not a request). */
@@ -323,6 +348,35 @@ static void write_problems(const struct opts *o, const struct ptd_container *c)
 	}
 }
 
+/* --coverage DIR TRACE... or --coverage-diff A B; -1 to go on, else the exit status. */
+static int coverage_args(struct opts *o, int n, char **traces)
+{
+	if (o->coverage && o->coverage_diff) {
+		fprintf(stderr, "ptdecode: --coverage and --coverage-diff: one or the other\n");
+		return 2;
+	}
+	if (o->coverage_diff && n != 2) {
+		fprintf(stderr, "ptdecode: --coverage-diff needs two traces, A and B (%d given)\n", n);
+		return 2;
+	}
+	if (n < 1) {
+		fprintf(stderr, "ptdecode: --coverage %s: which traces? none given\n", o->coverage);
+		return 2;
+	}
+	if (o->ncpus) {
+		fprintf(stderr, "ptdecode: --cpu: coverage is of every CPU's stream\n");
+		return 2;
+	}
+	if (o->coverage && mkdir(o->coverage, 0777) && errno != EEXIST) {
+		fprintf(stderr, "ptdecode: --coverage %s: cannot create the folder: %s\n", o->coverage,
+			strerror(errno));
+		return 2;
+	}
+	o->traces = traces;
+	o->ntraces = n;
+	return -1;
+}
+
 /* Returns -1 to go on, else the exit status (usage errors, --help). */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
@@ -375,6 +429,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_MERGE_CPUS: o->merge_cpus = true; break;
 		case OPT_SYMBOLS: o->symbols = optarg; break;
+		case OPT_COVERAGE: o->coverage = optarg; break;
+		case OPT_COVERAGE_DIFF: o->coverage_diff = true; break;
 		case 'o': o->out = optarg; break;
 		case 'q': o->quiet = true; break;
 		case 'h':
@@ -389,6 +445,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		}
 		return -1;
 	}
+	if (o->coverage || o->coverage_diff)
+		return coverage_args(o, argc - optind, argv + optind);
 	if (optind + 1 != argc) {
 		fputs(usage, stderr);
 		return 2;
@@ -504,6 +562,67 @@ static bool write_svg(const struct opts *o, const struct ptd_container *c,
 	return true;
 }
 
+/*
+ * --coverage and --coverage-diff: each trace with its own image (its
+ * sideband), all kept until the outputs, which name functions with them.
+ */
+static int run_coverage(struct opts *o)
+{
+	struct ptd_container *c = calloc((size_t)o->ntraces, sizeof(*c));
+	struct ptd_image *img = calloc((size_t)o->ntraces, sizeof(*img));
+	struct ptd_cov *cov[2] = { NULL, NULL };
+	int loaded = 0, ret = 0;
+
+	if (!c || !img)
+		abort();
+	cov[0] = ptd_cov_new(o->elf, o->symbols);
+	if (o->coverage_diff)
+		cov[1] = ptd_cov_new(o->elf, o->symbols);
+	if (!cov[0] || (o->coverage_diff && !cov[1])) {
+		fprintf(stderr, "ptdecode: the coverage decoder could not be made (memory)\n");
+		ret = 2;
+		goto out;
+	}
+	for (; loaded < o->ntraces; loaded++) {
+		u64 load;
+
+		o->trace = o->traces[loaded];
+		if (!load_container(o, &c[loaded])) {
+			ret = 2;
+			goto out;
+		}
+		load = load_image(o, &c[loaded], &img[loaded]);
+		if (ptd_cov_add(cov[o->coverage_diff ? loaded : 0], &c[loaded], &img[loaded], load)) {
+			ret = 2;
+			loaded++;
+			goto out;
+		}
+	}
+	if (o->coverage_diff)
+		ptd_cov_diff(cov[0], cov[1], stdout);
+	else if (ptd_cov_write(cov[0], o->coverage, stdout))
+		ret = 2;
+	if (!closed_ok(stdout, "standard output"))
+		ret = 2;
+out:
+	for (int i = 0; i < loaded; i++) {
+		if (!o->quiet)
+			print_problems(&c[i].diags, c[i].name, o->max_problems);
+		if (!ret && ptd_diags_count(&c[i].diags))
+			ret = 1;
+	}
+	ptd_cov_free(cov[0]);
+	ptd_cov_free(cov[1]);
+	for (int i = 0; i < loaded; i++) {
+		ptd_image_free(&img[i]);
+		ptd_container_free(&c[i]);
+	}
+	free(img);
+	free(c);
+	free(o->cpus);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -528,6 +647,8 @@ int main(int argc, char **argv)
 	ret = 0;
 	if (o.extract_log)
 		return extract(o.extract_log, o.out, o.quiet);
+	if (o.traces)
+		return run_coverage(&o);
 	if (!load_container(&o, &c))
 		return 2;
 	if (!check_cpus(&o, &c)) {
