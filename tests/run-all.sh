@@ -280,7 +280,7 @@ qemu_case() {
 		# the trace is a file on the boot volume (pt.sink=file): read it back from there
 		espfile) opts=(--no-debugcon --keep-esp "$dir/$name.esp") ;;
 		fast|trace|trace=none|ends-at-fault|ends-in-pmi|snapshot|stop-loss|ptwrite|each-cpu|fw|fw-aborted) ;;
-		depth=+([0-9])|storm=+([0-9])|module=?*|symbols=?*) ;;
+		depth=+([0-9])|storm=+([0-9])|module=?*|symbols=?*|coverage|coverage=?*) ;;
 		*) unknown="${unknown:+$unknown, }'$p'" ;;
 		esac
 	done
@@ -347,6 +347,18 @@ qemu_case() {
 			printf '%s\n' "$out" >"$dir/$name.calltree"	# the differences, if any
 			verdict=$(grep -E '^(PASS|FAIL) ' <<<"$out")
 			echo "${verdict:-FAIL qemu.calltree.$name: no verdict ($(tail -n 1 <<<"$out"))}"
+			# ptdecode --coverage: drcov as its readers parse it, lcov
+			# through genhtml (the kernel's, or coverage=MODULE's with
+			# the sample images' symbols)
+			if has coverage; then
+				local cov=(--lcov topaz.so)
+				[ -n "$(value coverage)" ] && cov=(--symbols "$build/efi" --lcov "$(value coverage)")
+				out=$(python3 "$here/tests/qemu/coverage_check.py" --name "qemu.coverage.$name" \
+					--ptdecode "$build/tools/ptdecode" --elf "$build/topaz.so" "${cov[@]}" \
+					--out "$dir/$name.coverage" "$tpz" 2>&1)
+				verdict=$(grep -E '^(PASS|FAIL) ' <<<"$out")
+				echo "${verdict:-FAIL qemu.coverage.$name: no verdict ($(tail -n 1 <<<"$out"))}"
+			fi
 		fi
 	} >"$res"
 	echo "$((SECONDS - t0)) $name (boot $((t1 - t0)) s, checks $((SECONDS - t1)) s)" >"$dir/$name.time"
@@ -376,6 +388,15 @@ run_qemu() {
 		else
 			echo "FAIL qemu.ptdecode-output-full: status $status writing to /dev/full: $err" >"$dir/zz-output-full.result"
 		fi
+	fi
+	# --coverage-diff of two boots: the kernel's workloads only in one, the
+	# user's image (by its symbols) only in the other
+	local a=$dir/trace-skylake.tpz b=$dir/trace-fw-image.tpz
+	if [ -s "$a" ] && [ -s "$b" ]; then
+		python3 "$here/tests/qemu/coverage_check.py" --name qemu.coverage-diff \
+			--ptdecode "$build/tools/ptdecode" --elf "$build/topaz.so" --symbols "$build/efi" \
+			--diff "$a" "$b" --a-only 'sift_down+' --b-only 'hello!fib+' \
+			>"$dir/zz-coverage-diff.result" 2>&1
 	fi
 	# where the time went: the slowest cases (wall time, $jobs at once)
 	echo "qemu: the slowest cases, in seconds:"

@@ -510,9 +510,14 @@ static bool load_container(const struct opts *o, struct ptd_container *c)
 	return true;
 }
 
-/* The traced memory: the kernel ELF at the load address, and the sideband. */
-static u64 load_image(const struct opts *o, struct ptd_container *c, struct ptd_image *img)
+/* The traced memory: the kernel ELF at the load address, and the sideband.
+ * @nsyms: how many modules --symbols had a file for, when the caller says
+ * itself that there were none (NULL: said here). */
+static u64 load_image(const struct opts *o, struct ptd_container *c, struct ptd_image *img,
+		      size_t *nsyms)
 {
+	size_t found = 0;
+
 	u64 load = o->load;
 
 	ptd_image_init(img);
@@ -530,7 +535,11 @@ static u64 load_image(const struct opts *o, struct ptd_container *c, struct ptd_
 			check_build_id(o->elf, c, img);
 	}
 	ptd_image_add_sideband(img, c);
-	if (o->symbols && !ptd_image_add_module_symbols(img, o->symbols, &c->diags))
+	if (o->symbols)
+		found = ptd_image_add_module_symbols(img, o->symbols, &c->diags);
+	if (nsyms)
+		*nsyms += found;
+	else if (o->symbols && !found)
 		ptd_diag_add(&c->diags, -1, 0, "--symbols %s: no symbol file there for any module of the trace",
 			     o->symbols);
 	ptd_image_finish(img);
@@ -572,6 +581,7 @@ static int run_coverage(struct opts *o)
 	struct ptd_image *img = calloc((size_t)o->ntraces, sizeof(*img));
 	struct ptd_cov *cov[2] = { NULL, NULL };
 	int loaded = 0, ret = 0;
+	size_t nsyms = 0;
 
 	if (!c || !img)
 		abort();
@@ -591,13 +601,17 @@ static int run_coverage(struct opts *o)
 			ret = 2;
 			goto out;
 		}
-		load = load_image(o, &c[loaded], &img[loaded]);
+		load = load_image(o, &c[loaded], &img[loaded], &nsyms);
 		if (ptd_cov_add(cov[o->coverage_diff ? loaded : 0], &c[loaded], &img[loaded], load)) {
 			ret = 2;
 			loaded++;
 			goto out;
 		}
 	}
+	/* a module of one trace only may be the one --symbols is for */
+	if (o->symbols && !nsyms)
+		ptd_diag_add(&c[0].diags, -1, 0, "--symbols %s: no symbol file there for any module of the traces",
+			     o->symbols);
 	if (o->coverage_diff)
 		ptd_cov_diff(cov[0], cov[1], stdout);
 	else if (ptd_cov_write(cov[0], o->coverage, stdout))
@@ -656,7 +670,7 @@ int main(int argc, char **argv)
 		free(o.cpus);
 		return 2;
 	}
-	load = load_image(&o, &c, &img);
+	load = load_image(&o, &c, &img, NULL);
 	flow = o.want[O_INSN] || o.want[O_CALLS] || o.want[O_STATS] || o.want[O_FOLDED] || o.svg ||
 	       o.summary || o.check;
 	if (!img.nregions && flow)
