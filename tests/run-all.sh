@@ -395,7 +395,7 @@ run_qemu() {
 	if [ -s "$a" ] && [ -s "$b" ]; then
 		python3 "$here/tests/qemu/coverage_check.py" --name qemu.coverage-diff \
 			--ptdecode "$build/tools/ptdecode" --elf "$build/topaz.so" --symbols "$build/efi" \
-			--diff "$a" "$b" --a-only 'sift_down+' --b-only 'hello!fib+' \
+			--diff "$a" "$b" --a-only 'work_sort+' --b-only 'hello!fib+' \
 			>"$dir/zz-coverage-diff.result" 2>&1
 	fi
 	# where the time went: the slowest cases (wall time, $jobs at once)

@@ -376,6 +376,10 @@ static void harvest(struct ptd_cov *cv, struct ptd_container *c, const struct pt
 	}
 	if (outside)
 		ptd_diag_add(&c->diags, -1, 0, "coverage: %llu blocks reached outside every code image", outside);
+	if (st->gaps[PTCOV_GAP_NOCODE])
+		ptd_diag_add(&c->diags, -1, 0,
+			     "coverage: %llu times the flow went to an address with no code in the image%s: what ran there is not counted",
+			     st->gaps[PTCOV_GAP_NOCODE], cv->elf ? "" : " (no --elf: the kernel's code is not mapped)");
 	if (st->blocks_dropped || st->edges_dropped)
 		ptd_diag_add(&c->diags, -1, 0,
 			     "coverage: the decoder's lists were full: %llu blocks and %llu edges not listed",
