@@ -22,8 +22,10 @@ PT_DRIVER_SRCS := drivers/pt/pt.c drivers/pt/pt_topa.c drivers/pt/pt_aux.c drive
 PT_MODEL_SRCS := $(addprefix drivers/pt_model/,pt_packet_enc.c pt_model.c pt_model_rules.c \
 	pt_model_topa.c pt_model_events.c pt_model_batch.c pt_model_profiles.c)
 TRACING_SRCS := kernel/tracing/pt_session.c kernel/tracing/trace_writer.c kernel/tracing/pt_unit.c \
-	kernel/tracing/trace_window.c kernel/tracing/mem_sink.c kernel/tracing/pt_session_options.c
+	kernel/tracing/trace_window.c kernel/tracing/mem_sink.c kernel/tracing/pt_session_options.c \
+	kernel/tracing/pt_coverage.c
 X86_SRCS := arch/x86/lib/insn.c
+COVERAGE_SRCS := kernel/coverage/ptcov.c
 ENGINE_PORTABLE_SRCS := $(addprefix kernel/trace_engine/,branch_emul.c branch_sites.c \
 	trace_engine.c engine_step.c engine_dispatch.c engine_selfcheck.c engine_cache_mem.c \
 	engine_sideband.c xlat.c)
@@ -34,7 +36,8 @@ PORTABLE_SRCS := \
 	kernel/symbols.c arch/x86/msr.c kernel/ktest.c kernel/shutdown.c arch/x86/acpi.c kernel/cpumask.c \
 	mm/page_alloc.c mm/gfp.c \
 	mm/slab.c mm/slab_debug.c mm/kmalloc.c kernel/probe.c kernel/probe_handlers.c \
-	$(PT_DRIVER_SRCS) $(PT_MODEL_SRCS) $(TRACING_SRCS) $(X86_SRCS) $(ENGINE_PORTABLE_SRCS)
+	$(PT_DRIVER_SRCS) $(PT_MODEL_SRCS) $(TRACING_SRCS) $(X86_SRCS) $(COVERAGE_SRCS) \
+	$(ENGINE_PORTABLE_SRCS)
 
 # Freestanding only: boot, CPU, traps, devices, and the in-kernel tests.
 KERNEL_SRCS := \

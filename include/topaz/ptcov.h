@@ -100,8 +100,13 @@ enum ptcov_gap {
  * @block_decodes: blocks decoded from code (cache misses)
  * @gaps: flow cuts, by kind; after one the decoder waits for a PSB or an
  *	enable, except for an overflow, which tells where it resumes
+ * @gap_off: @gap_ip: @gap_kind: the first gap other than a LOST or an
+ *	OVF: the stream offset of the packet, the IP the flow had reached
+ *	(0: none), and its enum ptcov_gap (PTCOV_NR_GAPS: none yet)
  * @blocks: @edges: distinct blocks and edges listed
- * @blocks_dropped: @edges_dropped: distinct ones that did not fit the lists
+ * @blocks_dropped: blocks decoded again as the cache was full (not listed)
+ * @edges_dropped: edge transitions not listed: the list was full, or an end
+ *	was such a block
  */
 struct ptcov_stats {
 	u64 bytes, packets, psbs;
@@ -109,6 +114,8 @@ struct ptcov_stats {
 	u64 transitions, insns;
 	u64 block_decodes;
 	u64 gaps[PTCOV_NR_GAPS];
+	u64 gap_off, gap_ip;
+	u32 gap_kind;
 	u64 blocks, edges;
 	u64 blocks_dropped, edges_dropped;
 };
@@ -141,6 +148,12 @@ void ptcov_begin_stream(struct ptcov *c);
  * completed by the next one.
  */
 void ptcov_feed(struct ptcov *c, const u8 *buf, size_t n);
+
+/**
+ * ptcov_end_stream() - the stream ends here: the block the flow is in counts
+ * as reached (an instruction-flow decoder would have run it to its branch)
+ */
+void ptcov_end_stream(struct ptcov *c);
 
 /**
  * ptcov_gap() - bytes of the stream were lost here (@kind PTCOV_GAP_LOST):

@@ -116,6 +116,8 @@ typedef void (*trace_image_fn)(const char *name, u64 vaddr, const void *data, u6
  * @abort: the panic path: stop following at once
  * @stats: what CPU @cpu's engine followed
  * @write_sideband: code any CPU ran outside the kernel image, page runs to @add
+ * @see_through: @n bytes read at @addr: put back what the engine patched
+ *	there (branch-step's INT3s), so a reader sees the traced code's bytes
  */
 struct trace_engine_ops {
 	void (*arm)(void);
@@ -125,6 +127,7 @@ struct trace_engine_ops {
 	void (*abort)(void);
 	void (*stats)(unsigned int cpu, struct trace_engine_stats *st);
 	void (*write_sideband)(trace_image_fn add);
+	void (*see_through)(u64 addr, u8 *buf, size_t n);
 };
 
 /**

@@ -174,13 +174,23 @@ static int decode_bytes(u64 ip, struct x86_insn *in, bool followed, u8 *b)
 	if (room < avail && !addr_is_mapped(ip + room))
 		avail = room;
 	memcpy(b, (const void *)(uintptr_t)ip, avail);
-	if (b[0] == INT3 && bs->sites) {
-		struct branch_site *s = branch_site_slot(ip);
-
-		if (s->ip == ip && !s->disabled)
-			b[0] = s->orig;
-	}
+	branch_sites_see_through(ip, b, 1);	/* sites are on an instruction's first byte */
 	return x86_insn_decode(b, avail, in);
+}
+
+void branch_sites_see_through(u64 addr, u8 *buf, size_t n)
+{
+	if (!bs->sites)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct branch_site *s;
+
+		if (buf[i] != INT3)
+			continue;
+		s = branch_site_slot(addr + i);
+		if (s->ip == addr + i && !s->disabled)
+			buf[i] = s->orig;
+	}
 }
 
 static int decode(u64 ip, struct x86_insn *in, bool followed)

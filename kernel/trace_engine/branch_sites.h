@@ -154,6 +154,12 @@ void branch_site_disable(struct branch_site *s);
 void branch_sites_get_stats(struct branch_sites_stats *st);
 
 /**
+ * branch_sites_see_through() - @n bytes read at @addr: the byte under each
+ * of our INT3s put back (the session's trace_engine_ops.see_through)
+ */
+void branch_sites_see_through(u64 addr, u8 *buf, size_t n);
+
+/**
  * branch_insn_decode() - decode the instruction at @ip, reading no further
  * than mapped memory and seeing through our INT3s (the original byte)
  */

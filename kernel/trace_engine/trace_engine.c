@@ -189,6 +189,7 @@ static const struct trace_engine_ops engine_ops = {
 	.abort = engine_abort,
 	.stats = engine_stats,
 	.write_sideband = engine_write_sideband,
+	.see_through = branch_sites_see_through,
 };
 
 /* ------------------------------------------------------- setup and teardown */

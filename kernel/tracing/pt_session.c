@@ -136,6 +136,7 @@ int pt_session_open(const struct pt_options *o, bool snapshot, const struct trac
 		s->header.addr[i][1] = attr.filters[i].msr_b;
 	}
 	s->open = true;
+	pt_coverage_open();
 	return 0;
 }
 
@@ -298,6 +299,7 @@ static void drain_stream(struct pt_stream *st, bool parked)
 			stopped = true;
 		}
 		trace_write_trace(&s->writer, &c, p, (size_t)n);
+		pt_coverage_feed(c.cpu, c.flags, p, (size_t)n);
 		st->stream_off += n;
 		aux->tail += n;
 	}
@@ -515,6 +517,7 @@ void pt_session_close(void)
 	for_each_possible_cpu(cpu)
 		if (pt_session_has_cpu(cpu))
 			per_cpu_ptr(pt_streams, cpu)->running = false;
+	pt_coverage_close();
 	streams_free(s);
 	s->open = false;
 }

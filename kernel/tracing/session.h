@@ -29,12 +29,14 @@ enum pt_pmi_kind { PT_PMI_AS_VECTOR, PT_PMI_AS_NMI };
  * @snapshot: pt.snapshot=1: the rings are flight recorders
  * @sink: pt.sink=: where the container goes (pt_boot_init() may fall back)
  * @pmi: pt.pmi=: the PMI as a vector or as an NMI
+ * @coverage: pt.coverage=on: each CPU's trace decoded into coverage (pt_coverage.c)
  */
 struct pt_session_options {
 	bool enabled;
 	bool snapshot;
 	enum pt_sink_kind sink;
 	enum pt_pmi_kind pmi;
+	bool coverage;
 };
 extern struct pt_session_options pt_session_opts;
 
@@ -173,6 +175,11 @@ void pt_session_close(void);
  * @failed_at: 0, or the size the container needed when a bigger block could
  *	not be allocated (the sink failed there)
  */
+/* pt_coverage.c: a coverage decoder per CPU, fed what the drains write */
+void pt_coverage_open(void);
+void pt_coverage_feed(unsigned int cpu, u32 flags, const u8 *p, size_t n);
+void pt_coverage_close(void);
+
 struct trace_mem_sink {
 	u8 *buf;
 	u64 len, cap, failed_at;
