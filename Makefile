@@ -165,7 +165,7 @@ TOOL_LIBS := -lipt -lelf -lcapstone -lz -ldw
 # --coverage runs the kernel's coverage decoder (kernel/coverage, with the
 # x86 decoder, the packet helpers): the -O2 tool builds them itself (the
 # tests take them from libtopaz.a; main.c has their WARN_ON's report)
-TOOL_KERNEL_SRCS := $(wildcard kernel/coverage/*.c) $(X86_SRCS) drivers/pt_model/pt_packet_enc.c
+TOOL_KERNEL_SRCS := $(COVERAGE_SRCS) $(X86_SRCS) drivers/pt_model/pt_packet_enc.c
 TOOL_OBJS := $(patsubst %,$(BUILD)/tools/obj/%.o,tools/ptdecode/main.c $(HOST_TOOL_SRCS) \
 	$(TOOL_KERNEL_SRCS))
 

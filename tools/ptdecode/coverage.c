@@ -80,6 +80,8 @@ struct ptd_cov {
 		u32 mod;
 		u64 base;
 	} *place;			/* per region of the image decoded now */
+	char **cpu_lines;		/* a result line per CPU stream decoded */
+	size_t ncpu_lines;
 };
 
 static u64 mix(u64 h, u64 v)
@@ -339,7 +341,25 @@ static void add_stats(struct ptcov_stats *t, const struct ptcov_stats *s)
 	t->edges_dropped += s->edges_dropped;
 }
 
-/* What the decoder reached in this trace, into the (module, offset) lists. */
+/* "result: coverage.cpu cpu=N ..." of the stream just decoded, for the summary. */
+static void cpu_line(struct ptd_cov *cv, const struct ptd_container *c, u32 cpu)
+{
+	const struct ptcov_stats *st = ptcov_get_stats(cv->dec);
+	char line[512];
+	u64 gaps = 0;
+
+	for (int k = 0; k < PTCOV_NR_GAPS; k++)
+		gaps += st->gaps[k];
+	snprintf(line, sizeof(line),
+		 "result: coverage.cpu cpu=%u blocks=%llu edges=%llu transitions=%llu insns=%llu digest=%#x gaps=%llu trace=%s\n",
+		 cpu, st->blocks, st->edges, st->transitions, st->insns, ptcov_bitmap_digest(cv->dec), gaps,
+		 c->name);
+	cv->cpu_lines = realloc(cv->cpu_lines, (cv->ncpu_lines + 1) * sizeof(*cv->cpu_lines));
+	if (!cv->cpu_lines || !(cv->cpu_lines[cv->ncpu_lines++] = strdup(line)))
+		abort();
+}
+
+/* What the decoder reached in this stream, into the (module, offset) lists. */
 static void harvest(struct ptd_cov *cv, struct ptd_container *c, const struct ptd_image *img)
 {
 	const struct ptcov_stats *st = ptcov_get_stats(cv->dec);
@@ -405,6 +425,7 @@ int ptd_cov_add(struct ptd_cov *cv, struct ptd_container *c, const struct ptd_im
 	/* another trace's code may sit where this one's does */
 	ptcov_flush_code(cv->dec);
 	cv->cur_img = img;
+	map_regions(cv, img, load);
 	for (size_t k = 0; k < segs.ncpus; k++) {
 		const struct ptd_cpu_stream *cs = &segs.cpus[k];
 
@@ -417,10 +438,13 @@ int ptd_cov_add(struct ptd_cov *cv, struct ptd_container *c, const struct ptd_im
 				ptcov_gap(cv->dec, PTCOV_GAP_LOST);
 			ptcov_feed(cv->dec, g->data, g->size);
 		}
+		ptcov_end_stream(cv->dec);
+		/* each CPU's counts, as the kernel's pt.coverage=on gives them;
+		 * the decoded code stays for the next CPU */
+		cpu_line(cv, c, cs->cpu);
+		harvest(cv, c, img);
+		ptcov_clear(cv->dec);
 	}
-	map_regions(cv, img, load);
-	harvest(cv, c, img);
-	ptcov_clear(cv->dec);
 	ptd_segments_free(&segs);
 	return 0;
 }
@@ -439,6 +463,9 @@ void ptd_cov_free(struct ptd_cov *cv)
 	free(cv->block_ix.slot);
 	free(cv->edges);
 	free(cv->edge_ix.slot);
+	for (size_t i = 0; i < cv->ncpu_lines; i++)
+		free(cv->cpu_lines[i]);
+	free(cv->cpu_lines);
 	free(cv->traces);
 	free(cv->place);
 	free(cv->elf_name);
@@ -1204,7 +1231,10 @@ static void print_totals(const struct ptd_cov *cv, FILE *out)
 	for (int k = 0; k < PTCOV_NR_GAPS; k++)
 		if (t->gaps[k])
 			fprintf(out, ", %s %llu", ptcov_gap_name(k), t->gaps[k]);
-	fprintf(out, "\nresult: coverage traces=%zu blocks=%zu edges=%zu insns=%llu insns_run=%llu modules=%zu gaps=%llu blocks_dropped=%llu edges_dropped=%llu\n",
+	fputc('\n', out);
+	for (size_t i = 0; i < cv->ncpu_lines; i++)
+		fputs(cv->cpu_lines[i], out);
+	fprintf(out, "result: coverage traces=%zu blocks=%zu edges=%zu insns=%llu insns_run=%llu modules=%zu gaps=%llu blocks_dropped=%llu edges_dropped=%llu\n",
 		cv->ntraces, cv->nblocks, cv->nedges, insns, run, cv->nmods, gaps, t->blocks_dropped,
 		t->edges_dropped);
 }
