@@ -1270,8 +1270,10 @@ int ptd_cov_write(struct ptd_cov *cv, const char *dir, FILE *out)
 	if (!write_drcov(cv, ids, nids, path))
 		ret = -1;
 	full = create(dir, "summary.txt", path, sizeof(path));
-	if (!full)
-		return -1;
+	if (!full) {
+		ret = -1;
+		goto out;
+	}
 	print_totals(cv, full);
 	print_totals(cv, out);
 	for (u32 i = 0; i < cv->nmods; i++)
@@ -1281,6 +1283,7 @@ int ptd_cov_write(struct ptd_cov *cv, const char *dir, FILE *out)
 		ret = -1;
 	fprintf(out, "coverage: %s/summary.txt (every function), %s/*.drcov (Lighthouse, Cartographer), %s/*.info (genhtml)\n",
 		dir, dir, dir);
+out:
 	for (size_t i = 0; i < cv->nmods; i++)
 		free(whys[i]);
 	free(whys);
