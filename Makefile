@@ -161,11 +161,12 @@ host-tests: $(HOST_TESTS)
 HOST_TOOL_SRCS := $(filter-out tools/ptdecode/main.c,$(wildcard tools/ptdecode/*.c))
 HOST_TOOL_HOBJS := $(patsubst %,$(BUILD)/h/%.o,$(HOST_TOOL_SRCS))
 TCFLAGS   := -std=gnu11 -O2 -g $(WARN) -Iinclude -DTOPAZ_HOSTED
-TOOL_LIBS := -lipt -lelf -lcapstone -lz
-# The kernel's coverage decoder and what it calls (the x86 decoder, the packet
-# helpers), built -O2 into the tool for --coverage-check (covcheck.c); the
-# host tests have them from libtopaz.a. main.c reports their WARN_ONs.
-TOOL_KERNEL_SRCS := $(wildcard kernel/coverage/*.c) $(X86_SRCS) drivers/pt_model/pt_packet_enc.c
+TOOL_LIBS := -lipt -lelf -lcapstone -lz -ldw
+# --coverage and --coverage-check run the kernel's coverage decoder
+# (kernel/coverage, with the x86 decoder and the packet helpers): the -O2 tool
+# builds them itself (the tests take them from libtopaz.a; main.c has their
+# WARN_ON's report)
+TOOL_KERNEL_SRCS := $(COVERAGE_SRCS) $(X86_SRCS) drivers/pt_model/pt_packet_enc.c
 TOOL_OBJS := $(patsubst %,$(BUILD)/tools/obj/%.o,tools/ptdecode/main.c $(HOST_TOOL_SRCS) \
 	$(TOOL_KERNEL_SRCS))
 
@@ -185,7 +186,7 @@ $(HOST_TOOL_HOBJS): $(BUILD)/h/%.c.o: %.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(HCFLAGS) -MMD -MP -c $< -o $@
 LINK_DECODER_TEST = $(CC) $(HCFLAGS) -Itools/ptdecode $< $(HOST_TOOL_HOBJS) -Wl,--whole-archive \
-	$(BUILD)/host/libtopaz.a -Wl,--no-whole-archive $(HLDLIBS) -lipt -lcapstone -lz -o $@
+	$(BUILD)/host/libtopaz.a -Wl,--no-whole-archive $(HLDLIBS) -lipt -lcapstone -lz -ldw -o $@
 $(BUILD)/host/test_trace_%: tests/host/test_trace_%.c $(BUILD)/host/libtopaz.a $(HOST_TOOL_HOBJS)
 	@mkdir -p $(dir $@)
 	$(Q)$(LINK_DECODER_TEST)
@@ -328,7 +329,7 @@ BENCH_BINS += $(BUILD)/bench/pt-bench
 
 # The decode-speed floor (tests/bench/ipt_bare.c): libipt counting
 # instructions, on ptdecode's library objects as the tool builds them (-O2).
-IPT_BARE_OBJS := $(filter-out %/main.c.o %/covcheck.c.o \
+IPT_BARE_OBJS := $(filter-out %/main.c.o %/covcheck.c.o %/coverage.c.o \
 	$(patsubst %,$(BUILD)/tools/obj/%.o,$(TOOL_KERNEL_SRCS)),$(TOOL_OBJS))
 $(BUILD)/bench/ipt-bare: tests/bench/ipt_bare.c $(IPT_BARE_OBJS)
 	@mkdir -p $(dir $@)

@@ -11,6 +11,8 @@ packages=(
 	libipt-dev			# Intel's PT encoder/decoder
 	zlib1g-dev			# ptdecode's CRC-32, the writer's cross-check
 	libcapstone-dev			# instruction cross-checks
+	libdw-dev			# DWARF line tables: ptdecode --coverage's lcov output
+	lcov				# genhtml: the coverage report's HTML
 	linux-perf			# perf's Intel PT decoder: the perf.data cross-check
 	clang				# libFuzzer harnesses (make fuzz)
 	valgrind libmimalloc-dev libjemalloc-dev	# benchmarks

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The end of `make run`: decode the trace container the kernel sent (QEMU's
 # debugcon file, else the framed copy in the serial log) with the kernel ELF,
-# print a short summary and say where the full outputs are; export it as
+# print a short summary and say where the full outputs are; its coverage into
+# build/coverage/ (drcov, lcov: the genhtml command); export it as
 # build/perf.data for Linux perf and print the commands that read it.
 #   trace-summary.sh BUILD_DIR
 set -uo pipefail
@@ -25,6 +26,15 @@ case $? in
 0|1) ;;
 *) echo "trace: $trace could not be decoded" >&2; exit 1 ;;
 esac
+# the blocks and edges it reached: drcov for a disassembler, lcov for genhtml
+# (afresh: no module of an earlier boot left there)
+rm -rf "$build/coverage"
+if "$tool" --coverage "$build/coverage" --elf "$build/topaz.so" --symbols "$build/efi" -q "$trace" \
+	>/dev/null 2>&1 || [ $? = 1 ]; then
+	echo "coverage: $build/coverage/ (summary.txt; *.drcov for Lighthouse or Cartographer):"
+	ls "$build"/coverage/*.info >/dev/null 2>&1 &&
+		echo "  genhtml -o $build/coverage/html $build/coverage/*.info    # the source lines reached, as HTML"
+fi
 if [ -s "$build/perf.data" ]; then
 	echo "perf: $build/perf.data (Linux perf's own Intel PT decoder):"
 	echo "  perf script -i $build/perf.data --itrace=i1i -F ip,sym,symoff    # every instruction"

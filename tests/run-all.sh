@@ -294,7 +294,7 @@ qemu_case() {
 		# the trace is a file on the boot volume (pt.sink=file): read it back from there
 		espfile) opts=(--no-debugcon --keep-esp "$dir/$name.esp") ;;
 		fast|trace|trace=none|ends-at-fault|ends-in-pmi|snapshot|stop-loss|ptwrite|each-cpu|fw|fw-aborted) ;;
-		depth=+([0-9])|storm=+([0-9])|module=?*|symbols=?*) ;;
+		depth=+([0-9])|storm=+([0-9])|module=?*|symbols=?*|coverage|coverage=?*) ;;
 		*) unknown="${unknown:+$unknown, }'$p'" ;;
 		esac
 	done
@@ -362,6 +362,20 @@ qemu_case() {
 			printf '%s\n' "$out" >"$dir/$name.calltree"	# the differences, if any
 			verdict=$(grep -E '^(PASS|FAIL) ' <<<"$out")
 			echo "${verdict:-FAIL qemu.calltree.$name: no verdict ($(tail -n 1 <<<"$out"))}"
+			# ptdecode --coverage: drcov as its readers parse it, lcov
+			# through genhtml (the kernel's, or coverage=MODULE's with
+			# the sample images' symbols)
+			if has coverage; then
+				local cov=(--lcov topaz.so)
+				[ -n "$(value coverage)" ] && cov=(--symbols "$build/efi" --lcov "$(value coverage)")
+				# pt.coverage=on: the kernel's own result, computed again here
+				grep -q 'result: coverage cpu=' "$clean" && cov+=(--guest "$clean")
+				out=$(python3 "$here/tests/qemu/coverage_check.py" --name "qemu.coverage-report.$name" \
+					--ptdecode "$build/tools/ptdecode" --elf "$build/topaz.so" "${cov[@]}" \
+					--out "$dir/$name.coverage" "$tpz" 2>&1)
+				verdict=$(grep -E '^(PASS|FAIL) ' <<<"$out")
+				echo "${verdict:-FAIL qemu.coverage-report.$name: no verdict ($(tail -n 1 <<<"$out"))}"
+			fi
 		fi
 	} >"$res"
 	echo "$((SECONDS - t0)) $name (boot $((t1 - t0)) s, checks $((SECONDS - t1)) s)" >"$dir/$name.time"
@@ -399,6 +413,15 @@ run_qemu() {
 		python3 "$here/tests/qemu/coverage_mutate.py" --name "qemu.coverage-mutation.$t" \
 			"$build/tools/ptdecode" "$build/topaz.so" "$dir/$t.tpz" >"$dir/zz-mutation-$t.result" 2>&1
 	done
+	# --coverage-diff of two boots: the kernel's workloads only in one, the
+	# user's image (by its symbols) only in the other
+	local a=$dir/trace-skylake.tpz b=$dir/trace-fw-image.tpz
+	if [ -s "$a" ] && [ -s "$b" ]; then
+		python3 "$here/tests/qemu/coverage_check.py" --name qemu.coverage-diff \
+			--ptdecode "$build/tools/ptdecode" --elf "$build/topaz.so" --symbols "$build/efi" \
+			--diff "$a" "$b" --a-only 'work_sort+' --b-only 'hello!fib+' \
+			>"$dir/zz-coverage-diff.result" 2>&1
+	fi
 	# where the time went: the slowest cases (wall time, $jobs at once)
 	echo "qemu: the slowest cases, in seconds:"
 	cat "$dir"/*.time 2>/dev/null | sort -rn | head -n 8 | sed 's/^/  /'

@@ -25,6 +25,10 @@
 #   module=NAME    module NAME decoded; symbols=SYM: SYM named with ptdecode --symbols
 #   ptwrite        PTWRITE packets in the decoded flow
 #   each-cpu       every online CPU's stream decodes to what its engine ran
+#   coverage       ptdecode --coverage: its drcov files read as Lighthouse and Cartographer
+#                  read them, the kernel's lcov through genhtml without a warning
+#                  (coverage=MODULE: MODULE's, with --symbols build/efi); with both
+#                  trace-skylake and trace-fw-image, --coverage-diff of the two
 # An unknown flag fails the case.
 # A case whose log has "ktest: plan N" must also show N result lines; each
 # in-kernel test result counts on its own in the summary.
@@ -43,7 +47,7 @@ ptmodel-broadwell|test=ptmodel pt.profile=broadwell|33|profile broadwell;cpu: le
 ptmodel-tigerlake|test=ptmodel pt.profile=tigerlake|33|profile tigerlake;cpu: Intel PT (CPUID.7.0:EBX[25]): yes
 ptmodel-arrowlake|test=ptmodel pt.profile=arrowlake pt.profile=nehalem|33|profile arrowlake;bad value 'nehalem' for 'pt.profile'
 probes|test=slab probe=vm.kmem_cache_alloc:print,vm.kmalloc:count|33|vm.kmem_cache_alloc: name=kmem_cache_alloc call_site=0x;caller_function=ktest_slab_probe_values+0x;gfp_flag_name=GFP_KERNEL;__GFP_ZERO ptr=0x;cache_name=kt-probe cpu=0;count vm.kmalloc:
-trace-skylake|pt=on pt.step=single pt.buf=8K pt.region=4K run=demo|33|tracing with the software trace unit;single-step: |fast,trace,depth=100
+trace-skylake|pt=on pt.step=single pt.buf=8K pt.region=4K pt.coverage=on run=demo|33|tracing with the software trace unit;single-step: ;result: coverage cpu=0 |fast,trace,depth=100,coverage
 trace-broadwell|pt=on pt.profile=broadwell pt.noretcomp pt.buf=8K pt.region=4K pt.pmi=nmi pt.step=branch run=demo|33|profile broadwell;tracing with the software trace unit;branch-step self-check: ;branch-step: |fast,trace,depth=100
 trace-tigerlake|pt=on pt.profile=tigerlake pt.buf=8K pt.region=4K pt.step=branch pt.noretcomp run=demo|33|profile tigerlake;branch-step|trace,depth=100
 trace-arrowlake|pt=on pt.profile=arrowlake pt.buf=8K pt.region=4K pt.pmi=nmi pt.step=branch run=demo|33|profile arrowlake|trace,depth=100
@@ -89,7 +93,7 @@ trace-translate-storm-vector|pt=on pt.step=translate pt.profile=arrowlake pt.buf
 trace-translate-storm-nmi|pt=on pt.step=translate pt.profile=tigerlake pt.buf=8K pt.region=4K pt.tsc=1 pt.mtc=1 pt.cyc=1 pt.mtc_period=0 pt.cyc_thresh=0 pt.psb_period=0 pt.noretcomp pt.pmi=nmi timer.hz=50000 run=slab,slab,slab,slab,slab,slab,slab,sort,recursion,dispatch,timer,firmware,slab,slab,slab,slab,slab,slab,slab,sort,recursion,dispatch,timer|33|profile tigerlake;run: firmware returned;(translate-step: |trace,storm=300
 trace-translate-fault-normal|pt=on pt.step=translate pt.buf=8K pt.region=4K pt.noretcomp pt.pmi=nmi run=slab,fixups,fault|35|PANIC: exception #PF;pt: panic: writing the trace (what was not drained yet)|trace,ends-at-fault
 trace-translate-panic-pmi-vector|pt=on pt.step=translate pt.buf=8K pt.region=4K pt.noretcomp pt.pmi=vector pt.fail_pmi=5 run=slab,sort|35|Kernel panic: pt.fail_pmi=5: a panic inside that PMI's handler;pt: panic: writing the trace|trace,ends-in-pmi
-trace-translate-smp-2|pt=on pt.step=translate pt.buf=32K pt.region=4K run=psort,slab_xcpu,ipi|33|smp: 2 of 2 CPUs online;trace: CPU 1: ;result: trace.cpu cpu=1 ;sorted, a permutation of the input;0 bad stamps, 0 failures;(want 64 each): ok;(translate-step: |fast,trace,each-cpu,smp=2
+trace-translate-smp-2|pt=on pt.step=translate pt.buf=32K pt.region=4K pt.coverage=on run=psort,slab_xcpu,ipi|33|result: coverage cpu=1 ;smp: 2 of 2 CPUs online;trace: CPU 1: ;result: trace.cpu cpu=1 ;sorted, a permutation of the input;0 bad stamps, 0 failures;(want 64 each): ok;(translate-step: |fast,trace,each-cpu,smp=2,coverage
 # The firmware phase (boot/firmware/): firmware code traced before ExitBootServices, every
 # module named. Built-in workloads with PMIs in firmware code; a user's EFI image
 # (tests/efi/hello.c, \EFI\tools on the boot volume) with its symbols, on another profile
@@ -99,7 +103,7 @@ trace-fw-builtin|fw.run=vars,file,handles,pool pt=on pt.buf=16K|33|fw: firmware 
 trace-fw-translate|fw.run=vars,pool pt=on pt.step=translate pt.profile=broadwell pt.noretcomp pt.pmi=nmi pt.buf=16K|33|trace: translate: a ;fw: run: pool returned;(translate-step: ;0 exits to branch-step;translate: the code caches given back, their pages' flags as before;result: fw.phase failed=0|trace,fw
 # no SetMemoryAttributes from the firmware (fault injection): no code cache, the phase branch-steps
 trace-fw-no-mem-attrs|fw.run=vars fw.no_mem_attrs pt=on pt.buf=16K|33|SetMemoryAttributes: EFI status 0x8000000000000003, fw.no_mem_attrs;pt.step=translate: no code cache here (error -95): branch-step;(branch-step: ;result: fw.phase failed=0;!given back|trace,fw
-trace-fw-image|fw.image="\EFI\tools\hello.efi 18" pt=on pt.buf=16K pt.pmi=nmi pt.profile=tigerlake pt.noretcomp|33|fw.image=\EFI\tools\hello.efi: loaded at;options "\EFI\tools\hello.efi 18";returned EFI status 0 in;result: fw.phase failed=0|fast,trace,fw,module=hello,symbols=hello!fib
+trace-fw-image|fw.image="\EFI\tools\hello.efi 18" pt=on pt.buf=16K pt.pmi=nmi pt.profile=tigerlake pt.noretcomp pt.coverage=on|33|result: coverage cpu=0 ;fw.image=\EFI\tools\hello.efi: loaded at;options "\EFI\tools\hello.efi 18";returned EFI status 0 in;result: fw.phase failed=0|fast,trace,fw,module=hello,symbols=hello!fib,coverage=hello
 trace-fw-image-ebs|fw.run=vars fw.image="\EFI\tools\hello.efi ebs" pt=on pt.buf=16K|33|the image called ExitBootServices from 0x;hello+0x;the trace ends there and is written first;result: fw.phase failed=0|trace,fw,module=hello
 trace-fw-timeout|fw.run=vars fw.image="\EFI\tools\hello.efi spin" fw.timeout=500 pt=on pt.buf=16K|35|still running after 500 ms (fw.timeout=): at 0x;, hello+0x;result: fw.phase failed=1|trace,fw-aborted,module=hello
 fw-untraced-then-kernel|fw.run=all fw.then=kernel run=sort|33|fw: run: connect returned;result: fw.phase failed=0;run: sort returned;topaz: power off (success)

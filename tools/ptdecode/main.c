@@ -13,6 +13,8 @@
 
 static const char usage[] =
 "usage: ptdecode [options] TRACE\n"
+"       ptdecode --coverage DIR [--elf ELF] [--symbols DIR] TRACE...\n"
+"       ptdecode --coverage-diff [--elf ELF] [--symbols DIR] A B\n"
 "       ptdecode --extract-serial LOG -o FILE\n"
 "\n"
 "Input:\n"
@@ -55,6 +57,15 @@ static const char usage[] =
 "                        counts), else the first differences with symbols and trace\n"
 "                        offsets; then a \"result: coverage-check ... match=yes|no\"\n"
 "                        line. Exit status 1 when they differ\n"
+"Coverage (the blocks and edges the trace reached, every CPU's, instead of the above):\n"
+"  --coverage DIR        the traces' coverage added up, into DIR (made if missing):\n"
+"                        MODULE.drcov for each module reached and all.drcov (drcov\n"
+"                        for Lighthouse, Cartographer, Dragondance), MODULE.info (lcov,\n"
+"                        for genhtml) for the kernel ELF and each module --symbols has\n"
+"                        a debug file for, summary.txt (every function reached, those\n"
+"                        never entered); the totals and \"result: coverage\" lines on stdout\n"
+"  --coverage-diff       two traces A B: the blocks and edges A reached and B did\n"
+"                        not, and the reverse, with their functions\n"
 "  --extract-serial LOG  write the container framed in a serial log to -o FILE\n"
 "  -o FILE               where --extract-serial writes\n"
 "  -q                    do not print problems (the exit status still counts them)\n"
@@ -66,6 +77,7 @@ enum {
 	OPT_ELF = 256, OPT_LOAD, OPT_SERIAL, OPT_CHECK, OPT_PACKETS, OPT_INSN, OPT_NO_DISASM,
 	OPT_CALLS, OPT_STATS, OPT_FOLDED, OPT_SVG, OPT_SUMMARY, OPT_OUT_DIR, OPT_EXTRACT, OPT_HELP,
 	OPT_MAX_PROBLEMS, OPT_PERF_DATA, OPT_CPU, OPT_MERGE_CPUS, OPT_SYMBOLS, OPT_COV_CHECK,
+	OPT_COVERAGE, OPT_COVERAGE_DIFF,
 };
 
 static const struct option longopts[] = {
@@ -90,6 +102,8 @@ static const struct option longopts[] = {
 	{ "merge-cpus", no_argument, NULL, OPT_MERGE_CPUS },
 	{ "symbols", required_argument, NULL, OPT_SYMBOLS },
 	{ "coverage-check", no_argument, NULL, OPT_COV_CHECK },
+	{ "coverage", required_argument, NULL, OPT_COVERAGE },
+	{ "coverage-diff", no_argument, NULL, OPT_COVERAGE_DIFF },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -167,7 +181,7 @@ static int extract(const char *log, const char *out, bool quiet)
 }
 
 /*
- * The kernel's code the tool links for --coverage-check (the x86 decoder
+ * The kernel's code the tool links for --coverage and --coverage-check (the x86 decoder
  * under the coverage decoder) reports an impossible case with WARN_ON(): to
  * stderr here, and the decode goes on as the kernel's would.
  */
@@ -222,7 +236,11 @@ static bool closed_ok(FILE *f, const char *name)
 /* What the command line asks for. */
 struct opts {
 	const char *elf, *svg, *out_dir, *extract_log, *out, *trace, *perf_data, *symbols;
-	bool serial, check, summary, quiet, disasm, have_load, merge_cpus, cov_check;
+	const char *coverage;	/* --coverage DIR */
+	bool serial, check, summary, quiet, disasm, have_load, merge_cpus, coverage_diff,
+	     cov_check;
+	char **traces;		/* --coverage, --coverage-diff: every TRACE */
+	int ntraces;
 	bool want[O_NR];
 	size_t nwant, max_problems;
 	u64 load;
@@ -341,6 +359,35 @@ static void write_problems(const struct opts *o, const struct ptd_container *c)
 	}
 }
 
+/* --coverage DIR TRACE... or --coverage-diff A B; -1 to go on, else the exit status. */
+static int coverage_args(struct opts *o, int n, char **traces)
+{
+	if (o->coverage && o->coverage_diff) {
+		fprintf(stderr, "ptdecode: --coverage and --coverage-diff: one or the other\n");
+		return 2;
+	}
+	if (o->coverage_diff && n != 2) {
+		fprintf(stderr, "ptdecode: --coverage-diff needs two traces, A and B (%d given)\n", n);
+		return 2;
+	}
+	if (n < 1) {
+		fprintf(stderr, "ptdecode: --coverage %s: which traces? none given\n", o->coverage);
+		return 2;
+	}
+	if (o->ncpus) {
+		fprintf(stderr, "ptdecode: --cpu: coverage is of every CPU's stream\n");
+		return 2;
+	}
+	if (o->coverage && mkdir(o->coverage, 0777) && errno != EEXIST) {
+		fprintf(stderr, "ptdecode: --coverage %s: cannot create the folder: %s\n", o->coverage,
+			strerror(errno));
+		return 2;
+	}
+	o->traces = traces;
+	o->ntraces = n;
+	return -1;
+}
+
 /* Returns -1 to go on, else the exit status (usage errors, --help). */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
@@ -394,6 +441,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case OPT_MERGE_CPUS: o->merge_cpus = true; break;
 		case OPT_SYMBOLS: o->symbols = optarg; break;
 		case OPT_COV_CHECK: o->cov_check = true; break;
+		case OPT_COVERAGE: o->coverage = optarg; break;
+		case OPT_COVERAGE_DIFF: o->coverage_diff = true; break;
 		case 'o': o->out = optarg; break;
 		case 'q': o->quiet = true; break;
 		case 'h':
@@ -408,6 +457,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		}
 		return -1;
 	}
+	if (o->coverage || o->coverage_diff)
+		return coverage_args(o, argc - optind, argv + optind);
 	if (optind + 1 != argc) {
 		fputs(usage, stderr);
 		return 2;
@@ -471,9 +522,14 @@ static bool load_container(const struct opts *o, struct ptd_container *c)
 	return true;
 }
 
-/* The traced memory: the kernel ELF at the load address, and the sideband. */
-static u64 load_image(const struct opts *o, struct ptd_container *c, struct ptd_image *img)
+/* The traced memory: the kernel ELF at the load address, and the sideband.
+ * @nsyms: how many modules --symbols had a file for, when the caller says
+ * itself that there were none (NULL: said here). */
+static u64 load_image(const struct opts *o, struct ptd_container *c, struct ptd_image *img,
+		      size_t *nsyms)
 {
+	size_t found = 0;
+
 	u64 load = o->load;
 
 	ptd_image_init(img);
@@ -491,7 +547,11 @@ static u64 load_image(const struct opts *o, struct ptd_container *c, struct ptd_
 			check_build_id(o->elf, c, img);
 	}
 	ptd_image_add_sideband(img, c);
-	if (o->symbols && !ptd_image_add_module_symbols(img, o->symbols, &c->diags))
+	if (o->symbols)
+		found = ptd_image_add_module_symbols(img, o->symbols, &c->diags);
+	if (nsyms)
+		*nsyms += found;
+	else if (o->symbols && !found)
 		ptd_diag_add(&c->diags, -1, 0, "--symbols %s: no symbol file there for any module of the trace",
 			     o->symbols);
 	ptd_image_finish(img);
@@ -523,6 +583,72 @@ static bool write_svg(const struct opts *o, const struct ptd_container *c,
 	return true;
 }
 
+/*
+ * --coverage and --coverage-diff: each trace with its own image (its
+ * sideband), all kept until the outputs, which name functions with them.
+ */
+static int run_coverage(struct opts *o)
+{
+	struct ptd_container *c = calloc((size_t)o->ntraces, sizeof(*c));
+	struct ptd_image *img = calloc((size_t)o->ntraces, sizeof(*img));
+	struct ptd_cov *cov[2] = { NULL, NULL };
+	int loaded = 0, ret = 0;
+	size_t nsyms = 0;
+
+	if (!c || !img)
+		abort();
+	cov[0] = ptd_cov_new(o->elf, o->symbols);
+	if (o->coverage_diff)
+		cov[1] = ptd_cov_new(o->elf, o->symbols);
+	if (!cov[0] || (o->coverage_diff && !cov[1])) {
+		fprintf(stderr, "ptdecode: the coverage decoder could not be made (memory)\n");
+		ret = 2;
+		goto out;
+	}
+	for (; loaded < o->ntraces; loaded++) {
+		u64 load;
+
+		o->trace = o->traces[loaded];
+		if (!load_container(o, &c[loaded])) {
+			ret = 2;
+			goto out;
+		}
+		load = load_image(o, &c[loaded], &img[loaded], &nsyms);
+		if (ptd_cov_add(cov[o->coverage_diff ? loaded : 0], &c[loaded], &img[loaded], load)) {
+			ret = 2;
+			loaded++;
+			goto out;
+		}
+	}
+	/* a module of one trace only may be the one --symbols is for */
+	if (o->symbols && !nsyms)
+		ptd_diag_add(&c[0].diags, -1, 0, "--symbols %s: no symbol file there for any module of the traces",
+			     o->symbols);
+	if (o->coverage_diff)
+		ptd_cov_diff(cov[0], cov[1], stdout);
+	else if (ptd_cov_write(cov[0], o->coverage, stdout))
+		ret = 2;
+	if (!closed_ok(stdout, "standard output"))
+		ret = 2;
+out:
+	for (int i = 0; i < loaded; i++) {
+		if (!o->quiet)
+			print_problems(&c[i].diags, c[i].name, o->max_problems);
+		if (!ret && ptd_diags_count(&c[i].diags))
+			ret = 1;
+	}
+	ptd_cov_free(cov[0]);
+	ptd_cov_free(cov[1]);
+	for (int i = 0; i < loaded; i++) {
+		ptd_image_free(&img[i]);
+		ptd_container_free(&c[i]);
+	}
+	free(img);
+	free(c);
+	free(o->cpus);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -549,6 +675,8 @@ int main(int argc, char **argv)
 	ret = 0;
 	if (o.extract_log)
 		return extract(o.extract_log, o.out, o.quiet);
+	if (o.traces)
+		return run_coverage(&o);
 	if (!load_container(&o, &c))
 		return 2;
 	if (!check_cpus(&o, &c)) {
@@ -556,7 +684,7 @@ int main(int argc, char **argv)
 		free(o.cpus);
 		return 2;
 	}
-	load = load_image(&o, &c, &img);
+	load = load_image(&o, &c, &img, NULL);
 	flow = o.want[O_INSN] || o.want[O_CALLS] || o.want[O_STATS] || o.want[O_FOLDED] || o.svg ||
 	       o.summary || o.check || o.cov_check;
 	if (!img.nregions && flow)

@@ -13,6 +13,7 @@
  *   calls.c      the shadow call stack, --calls tree, and the stack profile
  *   folded.c     --folded and the --svg flame graph
  *   stats.c      --stats and the short summary
+ *   coverage.c   --coverage (drcov, lcov, summary) and --coverage-diff
  *   diag.c       error messages that name the record and the offset
  *   covcheck.c   the coverage decoder (ptcov.h) against libipt's flow
  */
@@ -801,5 +802,45 @@ struct ptd_covcheck {
  */
 bool ptd_coverage_check(struct ptd_ctx *x, struct ptd_covref *r, FILE *out, size_t max_diffs,
 			struct ptd_covcheck *res);
+
+/* --------------------------------------------------------------- coverage */
+
+/*
+ * Coverage from traces (coverage.c): include/topaz/ptcov.h's decoder run
+ * over each trace's streams, what it reached kept per module as (module,
+ * offset in it), so traces that load a module at different bases add up.
+ */
+struct ptd_cov;
+
+/**
+ * ptd_cov_new() - an empty coverage report
+ * @elf: the kernel ELF (--elf; its module is named after the file, its
+ *	DWARF lines go to the lcov tracefile), or NULL
+ * @symbols: --symbols DIR: debug files of the modules (NAME.debug, .so,
+ *	.elf), for their lcov tracefiles; or NULL
+ * Return: the report (free with ptd_cov_free()), NULL when the decoder
+ * cannot be made.
+ */
+struct ptd_cov *ptd_cov_new(const char *elf, const char *symbols);
+/**
+ * ptd_cov_add() - decode @c's every CPU stream into @cv (a LOST gap or a
+ * damaged record cuts the flow there; problems go to @c's diags)
+ * @img: @c's code (kept by pointer until ptd_cov_free(): the outputs name
+ *	functions with its symbols)
+ * @load: where the kernel ELF was loaded (its module's base)
+ * Return: 0, or -1 when @img holds no code (said on stderr).
+ */
+int ptd_cov_add(struct ptd_cov *cv, struct ptd_container *c, const struct ptd_image *img, u64 load);
+/**
+ * ptd_cov_write() - into @dir (which exists): NAME.drcov per module reached
+ * and all.drcov with them all, NAME.info (lcov) for each module with DWARF
+ * lines, summary.txt; a shorter summary and the "result: coverage" lines to @out
+ * Return: 0, or -1 when a file could not be written (said on stderr).
+ */
+int ptd_cov_write(struct ptd_cov *cv, const char *dir, FILE *out);
+/** ptd_cov_diff() - the blocks and edges @a reached and @b did not, and the
+ * reverse, named by their traces' symbols; a "result: coverage.diff" line */
+void ptd_cov_diff(struct ptd_cov *a, struct ptd_cov *b, FILE *out);
+void ptd_cov_free(struct ptd_cov *cv);
 
 #endif
