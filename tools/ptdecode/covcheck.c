@@ -112,17 +112,6 @@ static size_t find_edge(const struct ptd_covref *r, u64 from, u64 to)
 	return NONE;
 }
 
-/* Room for one more of @size bytes in @v (@n used of *@cap). */
-static void *grow(void *v, size_t n, size_t *cap, size_t size)
-{
-	if (n < *cap)
-		return v;
-	*cap = *cap ? *cap * 2 : 1024;
-	v = realloc(v, *cap * size);
-	if (!v)
-		abort();
-	return v;
-}
 
 /* Index @i (hashed @h) into a table; at most half full afterwards, so a
  * probe always ends at an empty slot. */
@@ -147,7 +136,7 @@ static size_t get_block(struct ptd_covref *r, u64 start, const struct ptd_event 
 
 	if (i != NONE)
 		return i;
-	r->blocks = grow(r->blocks, r->nblocks, &r->cap_blocks, sizeof(*r->blocks));
+	r->blocks = ptd_grow(r->blocks, &r->cap_blocks, r->nblocks, sizeof(*r->blocks));
 	i = r->nblocks++;
 	r->blocks[i] = (struct ptd_covref_block){ .start = start, .seg = ev->seg,
 						  .seg_off = ev->seg_off };
@@ -163,7 +152,7 @@ static void add_edge(struct ptd_covref *r, u64 from, u64 to, const struct ptd_ev
 		r->edges[i].hits++;
 		return;
 	}
-	r->edges = grow(r->edges, r->nedges, &r->cap_edges, sizeof(*r->edges));
+	r->edges = ptd_grow(r->edges, &r->cap_edges, r->nedges, sizeof(*r->edges));
 	i = r->nedges++;
 	r->edges[i] = (struct ptd_covref_edge){ .from = from, .to = to, .hits = 1, .seg = ev->seg,
 						.seg_off = ev->seg_off };

@@ -100,7 +100,7 @@ static u64 edge_hash(const struct cov_edge *e)
 	return mix(mix(mix(mix(0, e->from_mod), e->from_off), e->to_mod), e->to_off);
 }
 
-static void *grow(void *v, size_t *cap, size_t n, size_t size)
+void *ptd_grow(void *v, size_t *cap, size_t n, size_t size)
 {
 	if (n < *cap)
 		return v;
@@ -156,7 +156,7 @@ static long find_block(struct ptd_cov *cv, u32 mod, u64 off, bool make)
 	}
 	if (!make)
 		return -1;
-	cv->blocks = grow(cv->blocks, &cv->cap_blocks, cv->nblocks, sizeof(*cv->blocks));
+	cv->blocks = ptd_grow(cv->blocks, &cv->cap_blocks, cv->nblocks, sizeof(*cv->blocks));
 	cv->blocks[cv->nblocks] = (struct cov_block){ .mod = mod, .off = off };
 	cv->block_ix.slot[s] = (u32)(cv->nblocks + 1);
 	return (long)cv->nblocks++;
@@ -175,7 +175,7 @@ static struct cov_edge *find_edge(struct ptd_cov *cv, const struct cov_edge *key
 		    e->to_mod == key->to_mod && e->to_off == key->to_off)
 			return e;
 	}
-	cv->edges = grow(cv->edges, &cv->cap_edges, cv->nedges, sizeof(*cv->edges));
+	cv->edges = ptd_grow(cv->edges, &cv->cap_edges, cv->nedges, sizeof(*cv->edges));
 	cv->edges[cv->nedges] = *key;
 	cv->edges[cv->nedges].hits = 0;
 	cv->edge_ix.slot[s] = (u32)(cv->nedges + 1);
@@ -569,7 +569,7 @@ static void unit_lines(struct ptd_cov *cv, struct cov_dwarf *d, Dwarf_Die *cu, c
 		    dwarf_lineaddr(next, &hi) || hi <= lo || dwarf_lineno(l, &line) || line <= 0 ||
 		    !(src = dwarf_linesrc(l, NULL, NULL)) || !in_code(d, lo, hi))
 			continue;
-		d->lines = grow(d->lines, &d->cap_lines, d->nlines, sizeof(*d->lines));
+		d->lines = ptd_grow(d->lines, &d->cap_lines, d->nlines, sizeof(*d->lines));
 		d->lines[d->nlines++] = (struct cov_line){ lo, hi, canonical(cv, d, src, comp_dir), (u32)line };
 	}
 }
@@ -599,7 +599,7 @@ static void fn_ranges(struct fn_walk *w, Dwarf_Die *die)
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		if (hi <= lo || !in_code(d, lo, hi))
 			continue;
-		d->fns = grow(d->fns, &d->cap_fns, d->nfns, sizeof(*d->fns));
+		d->fns = ptd_grow(d->fns, &d->cap_fns, d->nfns, sizeof(*d->fns));
 		d->fns[d->nfns++] = (struct cov_fn){
 			.lo = lo, .hi = hi, .name = ptd_intern(&w->cv->names, name),
 			.file = file ? canonical(w->cv, d, file, w->comp_dir) : NULL,
@@ -782,7 +782,7 @@ struct hits {
 
 static void add_hit(struct hits *h, const char *file, u32 line, u64 hits)
 {
-	h->v = grow(h->v, &h->cap, h->n, sizeof(*h->v));
+	h->v = ptd_grow(h->v, &h->cap, h->n, sizeof(*h->v));
 	h->v[h->n++] = (struct cov_hit){ file, line, hits };
 }
 

@@ -812,6 +812,10 @@ bool ptd_coverage_check(struct ptd_ctx *x, struct ptd_covref *r, FILE *out, size
  */
 struct ptd_cov;
 
+/** ptd_grow() - @v with room for one more of @size bytes (@n used of *@cap;
+ * doubles; aborts when memory is out, as the decoder's tables do) */
+void *ptd_grow(void *v, size_t *cap, size_t n, size_t size);
+
 /**
  * ptd_cov_new() - an empty coverage report
  * @elf: the kernel ELF (--elf; its module is named after the file, its
