@@ -150,8 +150,11 @@ void ptcov_begin_stream(struct ptcov *c);
 void ptcov_feed(struct ptcov *c, const u8 *buf, size_t n);
 
 /**
- * ptcov_end_stream() - the stream ends here: the block the flow is in counts
- * as reached (an instruction-flow decoder would have run it to its branch)
+ * ptcov_end_stream() - the stream ends here. After whole packets the flow is
+ * known up to the last branch they decided: the block it entered is not
+ * counted. After a packet cut short, the flow runs on through direct
+ * branches to the first that needs a packet. Both as libipt's flow ends.
+ * ptcov_gap() ends the stream before the gap the same way.
  */
 void ptcov_end_stream(struct ptcov *c);
 

@@ -718,12 +718,36 @@ static enum stop walk(struct ptcov *c, bool eager)
 	return W_LOST;
 }
 
-/* The trace stops here: the flow ran on through direct branches to the
- * first that needed a packet (as an instruction-flow decoder shows it). */
+/*
+ * The stream ends inside a packet whose kind its bytes tell: an extended
+ * opcode (02) needs its second byte for that, and 02 C3 its third. Fewer
+ * bytes are as good as none: libipt sees the end of the trace there.
+ */
+static bool cut_short(const struct ptcov *c)
+{
+	if (!c->ncarry)
+		return false;
+	if (c->carry[0] != 0x02)
+		return true;
+	return c->ncarry >= 3 || (c->ncarry == 2 && c->carry[1] != 0xc3);
+}
+
+/*
+ * The trace stops here. After whole packets (no more trace, or an event
+ * whose other packets were lost), the flow is known up to the last branch
+ * they decided, and the block that branch entered is not counted: nothing
+ * says how far it ran. After a packet cut short (cut_short()), the flow ran on through
+ * direct branches to the first that needed a packet. Both as libipt's
+ * instruction flow ends (its pts_eos, or the error at the cut packet).
+ */
 static void run_out(struct ptcov *c)
 {
-	if (c->state == S_ON && !c->fup_pending)
+	if (c->state != S_ON)
+		return;
+	if (cut_short(c) && !c->fup_pending)
 		walk(c, true);
+	else
+		c->pend = false;
 }
 
 /* ------------------------------------------------------------ packets */
