@@ -216,21 +216,22 @@ struct ptd_cov *ptd_cov_new(const char *elf, const char *symbols)
 }
 
 /* A file holding @name's DWARF: the kernel ELF, or --symbols DIR/NAME.debug,
- * .so, .elf (as ptd_image_add_module_symbols() looks them up). */
+ * .so, .elf (ptd_module_file(), as ptd_image_add_module_symbols(), which
+ * said already why a name or a file was refused). */
 static char *debug_file(const struct ptd_cov *cv, const char *name)
 {
-	static const char *const exts[] = { ".debug", ".so", ".elf" };
-	char path[PATH_MAX];
-	int len = (int)strcspn(name, "#");
+	char path[PATH_MAX], why[600];
+	int fd;
 
 	if (cv->elf_name && !strcmp(name, cv->elf_name))
 		return strdup(cv->elf);
-	for (size_t k = 0; cv->symbols && k < sizeof(exts) / sizeof(exts[0]); k++) {
-		snprintf(path, sizeof(path), "%s/%.*s%s", cv->symbols, len, name, exts[k]);
-		if (!access(path, R_OK))
-			return strdup(path);
-	}
-	return NULL;
+	if (!cv->symbols)
+		return NULL;
+	fd = ptd_module_file(cv->symbols, name, path, sizeof(path), NULL, why, sizeof(why));
+	if (fd < 0)
+		return NULL;
+	close(fd);
+	return strdup(path);
 }
 
 /* Where @r's module starts in @img and how far it reaches: an image split
@@ -639,11 +640,9 @@ static bool read_dwarf(struct ptd_cov *cv, const char *path, struct cov_dwarf *d
 	int fd;
 
 	memset(d, 0, sizeof(*d));
-	fd = open(path, O_RDONLY);
-	if (fd < 0) {
-		snprintf(why, size, "%s: cannot open: %s", path, strerror(errno));
+	fd = ptd_open_regular(path, NULL, why, size);
+	if (fd < 0)
 		return false;
-	}
 	dw = dwarf_begin(fd, DWARF_C_READ);
 	if (!dw) {
 		snprintf(why, size, "%s: no DWARF debug information (%s)", path, dwarf_errmsg(-1));

@@ -6,11 +6,14 @@
  * ran), sideband images, and the symbols of both.
  */
 #define _GNU_SOURCE		/* memfd_create() */
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "ptdecode.h"
 
@@ -95,8 +98,10 @@ const char *ptd_intern(struct ptd_image *img, const char *s)
 	return *slot;
 }
 
-int ptd_image_add_region(struct ptd_image *img, const char *name, u64 vaddr, const void *bytes,
-			 u64 size)
+/* A region of @size bytes at @vaddr of which the first @held are @bytes
+ * (copied; NULL: zeros) and the rest is no code, not allocated. */
+static int add_region(struct ptd_image *img, const char *name, u64 vaddr, const void *bytes,
+		      u64 held, u64 size)
 {
 	struct ptd_region *r;
 	char whole[160];
@@ -109,12 +114,13 @@ int ptd_image_add_region(struct ptd_image *img, const char *name, u64 vaddr, con
 	r = &img->regions[img->nregions++];
 	r->vaddr = vaddr;
 	r->size = size;
-	r->bytes = calloc(1, size);
+	r->held = held;
+	r->bytes = held ? calloc(1, held) : NULL;
 	r->name = strdup(name);
-	if (!r->bytes || !r->name)
+	if ((held && !r->bytes) || !r->name)
 		abort();
-	if (bytes)
-		memcpy(r->bytes, bytes, size);
+	if (bytes && held)
+		memcpy(r->bytes, bytes, held);
 	/* a module's name stands for it ("Fat+0x1a2d"); generic sideband
 	 * ("firmware" pages) is bracketed as no function's */
 	if (!strcmp(name, "firmware") || !strcmp(name, "sideband"))
@@ -127,6 +133,12 @@ int ptd_image_add_region(struct ptd_image *img, const char *name, u64 vaddr, con
 	 * write this one's bytes) */
 	drop_sections(img);
 	return 0;
+}
+
+int ptd_image_add_region(struct ptd_image *img, const char *name, u64 vaddr, const void *bytes,
+			 u64 size)
+{
+	return add_region(img, name, vaddr, bytes, size, size);
 }
 
 void ptd_image_add_symbol(struct ptd_image *img, const char *name, u64 start, u64 size)
@@ -154,12 +166,21 @@ static int cmp_sym(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* The region whose bytes are read at @addr (as ptd_image_read()), else the
+ * one whose zero fill spans it. */
 static const struct ptd_region *region_of(const struct ptd_image *img, u64 addr)
 {
-	for (size_t i = 0; i < img->nregions; i++)
-		if (addr - img->regions[i].vaddr < img->regions[i].size)
-			return &img->regions[i];
-	return NULL;
+	const struct ptd_region *fill = NULL;
+
+	for (size_t i = 0; i < img->nregions; i++) {
+		const struct ptd_region *r = &img->regions[i];
+
+		if (addr - r->vaddr < r->held)
+			return r;
+		if (!fill && addr - r->vaddr < r->size)
+			fill = r;
+	}
+	return fill;
 }
 
 bool ptd_image_has_region(const struct ptd_image *img, const char *name)
@@ -248,9 +269,10 @@ int ptd_image_read(uint8_t *buf, size_t size, const struct pt_asid *asid, uint64
 	const struct ptd_region *r = region_of(ctx, ip);
 	u64 n;
 
-	if (!r)
+	/* a segment's zero fill is no code: what ptd_image_sections() gives libipt */
+	if (!r || ip - r->vaddr >= r->held)
 		return -pte_nomap;
-	n = min((u64)size, r->vaddr + r->size - ip);
+	n = min((u64)size, r->held - (ip - r->vaddr));
 	memcpy(buf, r->bytes + (ip - r->vaddr), n);
 	return (int)n;
 }
@@ -271,13 +293,13 @@ static bool write_all(int fd, const u8 *buf, u64 size, u64 off)
 }
 
 /* A region's bytes at @off of a file that reads zeros: the chunks that are
- * all zeros (a segment's .bss, up to a gigabyte) stay holes, not memory. */
+ * all zeros stay holes, not memory. */
 static bool write_region(int fd, const struct ptd_region *r, u64 off)
 {
 	static const u8 zeros[65536];
 
-	for (u64 at = 0; at < r->size; at += sizeof(zeros)) {
-		u64 n = min(r->size - at, (u64)sizeof(zeros));
+	for (u64 at = 0; at < r->held; at += sizeof(zeros)) {
+		u64 n = min(r->held - at, (u64)sizeof(zeros));
 
 		if (memcmp(r->bytes + at, zeros, n) && !write_all(fd, r->bytes + at, n, off + at))
 			return false;
@@ -316,7 +338,7 @@ struct pt_image *ptd_image_sections(struct ptd_image *img)
 		goto fail;
 	for (size_t i = 0; i < img->nregions; i++) {
 		offs[i] = off;
-		off += img->regions[i].size;
+		off += img->regions[i].held;
 	}
 	if (ftruncate(fd, (off_t)off))
 		goto fail;
@@ -327,8 +349,11 @@ struct pt_image *ptd_image_sections(struct ptd_image *img)
 	 * the first region wins: add them last to first. */
 	for (size_t i = img->nregions; i-- > 0;) {
 		const struct ptd_region *r = &img->regions[i];
-		int isid = pt_iscache_add_file(img->iscache, path, offs[i], r->size, r->vaddr);
+		int isid;
 
+		if (!r->held)
+			continue;	/* all zero fill: no section */
+		isid = pt_iscache_add_file(img->iscache, path, offs[i], r->held, r->vaddr);
 		if (isid < 0 || pt_image_add_cached(img->ipt, img->iscache, isid, NULL) < 0)
 			goto fail;
 	}
@@ -395,14 +420,15 @@ void ptd_image_add_sideband(struct ptd_image *img, struct ptd_container *c)
 			for (size_t k = 0; k < img->nregions; k++) {
 				const struct ptd_region *o = &img->regions[k];
 
-				if (sb->vaddr < o->vaddr + o->size && o->vaddr < sb->vaddr + r->payload_size)
+				/* over another's zero fill the image's bytes are read */
+				if (sb->vaddr < o->vaddr + o->held && o->vaddr < sb->vaddr + r->payload_size)
 					ptd_diag_add(&c->diags, r->seq, r->offset,
 						     "sideband image %.32s at 0x%llx..0x%llx overlaps %s at 0x%llx..0x%llx: the bytes of %s are decoded there",
 						     sb->name[0] ? sb->name : "sideband",
 						     sb->vaddr,
 						     sb->vaddr + r->payload_size,
 						     o->name, o->vaddr,
-						     o->vaddr + o->size, o->name);
+						     o->vaddr + o->held, o->name);
 			}
 		}
 		if (sb->kind == TPZ_SB_IMAGE) {
@@ -424,7 +450,8 @@ void ptd_image_add_sideband(struct ptd_image *img, struct ptd_container *c)
 /* ---------------------------------------------------------------- ELF */
 
 /* The largest segment mapped: a kernel or firmware image, not a size field
- * a damaged file makes up (each segment is allocated whole). */
+ * a damaged file makes up (only its file part is allocated, but an extent
+ * of a terabyte is no image). */
 #define PTD_MAX_SEGMENT	(1ULL << 30)
 
 static bool read_build_id_note(const u8 *note, size_t avail, struct ptd_image *img)
@@ -476,6 +503,15 @@ static void elf_build_id(Elf *e, const u8 *file, size_t file_size, struct ptd_im
 	}
 }
 
+/* The ELF file being read: its checks and its messages. */
+struct elf_in {
+	Elf *e;
+	const char *path;
+	u64 size;
+	struct ptd_diags *diags;
+	const char *base;	/* the regions' name: the file's */
+};
+
 static bool wanted_symbol(Elf *e, const GElf_Sym *sym, const char *name)
 {
 	Elf_Scn *scn;
@@ -494,75 +530,293 @@ static bool wanted_symbol(Elf *e, const GElf_Sym *sym, const char *name)
 	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
 }
 
+/* @scn's header (@what: "symbol table", "string table"), its bytes within the
+ * file; false (said why) when not. */
+static bool section_in_file(const struct elf_in *in, Elf_Scn *scn, const char *what, GElf_Shdr *sh)
+{
+	if (!gelf_getshdr(scn, sh)) {
+		ptd_diag_add(in->diags, -1, 0, "%s: the %s (section %zu) has no readable header (libelf: %s): no functions read",
+			     in->path, what, elf_ndxscn(scn), elf_errmsg(-1));
+		return false;
+	}
+	if (sh->sh_offset > in->size || sh->sh_size > in->size - sh->sh_offset) {
+		ptd_diag_add(in->diags, -1, 0,
+			     "%s: the %s (section %zu) lies outside the file: %llu bytes at offset 0x%llx, the file has %llu: no functions read",
+			     in->path, what, elf_ndxscn(scn), (unsigned long long)sh->sh_size,
+			     (unsigned long long)sh->sh_offset, in->size);
+		return false;
+	}
+	return true;
+}
+
+/* The name at @off of the string table @strs; NULL when @off is past it or
+ * the name is not ended by a NUL inside it. */
+static const char *strtab_name(const Elf_Data *strs, u64 off)
+{
+	const char *s = strs->d_buf;
+
+	if (off >= strs->d_size || !memchr(s + off, '\0', strs->d_size - off))
+		return NULL;
+	return s + off;
+}
+
+/* The damaged symbols of a table, counted by kind and said once each. */
+enum { SYM_BAD_NAME, SYM_BAD_SECTION, SYM_WRAPS, SYM_OUTSIDE, SYM_NKINDS };
+
+static const char *const sym_damage[SYM_NKINDS] = {
+	[SYM_BAD_NAME] = "have a name (st_name) that is no string of the string table",
+	[SYM_BAD_SECTION] = "are in a section (st_shndx) the file does not have",
+	[SYM_WRAPS] = "run past the end of the address space (st_value + st_size)",
+	[SYM_OUTSIDE] = "lie outside the module's image (st_value + st_size)",
+};
+
+/*
+ * @symtab and the string table it links, every offset, size and link checked
+ * against the file before use: the symbols and the names, or false (said
+ * why) when no name can be read.
+ */
+static bool open_symtab(const struct elf_in *in, Elf_Scn *symtab, Elf_Data **syms, Elf_Data **strs)
+{
+	size_t ndx = elf_ndxscn(symtab), shnum = 0, ent = gelf_fsize(in->e, ELF_T_SYM, 1, EV_CURRENT);
+	Elf_Scn *strscn = NULL;
+	GElf_Shdr sh, ss;
+
+	if (!section_in_file(in, symtab, "symbol table", &sh))
+		return false;
+	/* libelf reads entries of the ELF class's size whatever sh_entsize says */
+	if (sh.sh_entsize != ent)
+		ptd_diag_add(in->diags, -1, 0,
+			     "%s: the symbol table (section %zu) gives %llu-byte entries: read as the %zu-byte entries of its ELF class",
+			     in->path, ndx, (unsigned long long)sh.sh_entsize, ent);
+	if (sh.sh_size % ent)
+		ptd_diag_add(in->diags, -1, 0,
+			     "%s: the symbol table (section %zu) is %llu bytes, not a whole number of %zu-byte entries: its last %llu bytes are not read",
+			     in->path, ndx, (unsigned long long)sh.sh_size, ent,
+			     (unsigned long long)(sh.sh_size % ent));
+	if (sh.sh_size < ent)
+		return false;	/* not one entry: nothing to read */
+	if (!elf_getshdrnum(in->e, &shnum) && sh.sh_link && sh.sh_link < shnum)
+		strscn = elf_getscn(in->e, sh.sh_link);
+	if (!strscn || !gelf_getshdr(strscn, &ss) || ss.sh_type != SHT_STRTAB) {
+		ptd_diag_add(in->diags, -1, 0,
+			     "%s: the symbol table (section %zu) links section %u, which is not a string table (the file has %zu sections): no functions read",
+			     in->path, ndx, (unsigned)sh.sh_link, shnum);
+		return false;
+	}
+	if (!section_in_file(in, strscn, "string table", &ss))
+		return false;
+	/* the whole entries only (libelf refuses a section with a part one) */
+	*syms = elf_getdata_rawchunk(in->e, (int64_t)sh.sh_offset, sh.sh_size - sh.sh_size % ent, ELF_T_SYM);
+	*strs = elf_getdata(strscn, NULL);
+	if (!*syms || !*strs) {
+		ptd_diag_add(in->diags, -1, 0, "%s: the symbol table (section %zu) cannot be read (libelf: %s): no functions read",
+			     in->path, ndx, elf_errmsg(-1));
+		return false;
+	}
+	if (!(*strs)->d_size || ((const char *)(*strs)->d_buf)[(*strs)->d_size - 1])
+		ptd_diag_add(in->diags, -1, 0,
+			     "%s: the string table (section %u, %zu bytes) does not end with a NUL: a name that runs to its end is not read",
+			     in->path, (unsigned)sh.sh_link, (*strs)->d_size);
+	return true;
+}
+
 /*
  * The functions of @symtab at @load + their address, named "@prefix!name"
- * when @prefix (a module's symbols); returns __build_id_note's address.
+ * when @prefix (a module's symbols, each within the module's @extent bytes);
+ * returns __build_id_note's address. A damaged table or symbol is said.
  */
-static u64 add_elf_symbols(struct ptd_image *img, Elf *e, Elf_Scn *symtab, u64 load,
-			   const char *prefix)
+static u64 add_elf_symbols(struct ptd_image *img, const struct elf_in *in, Elf_Scn *symtab, u64 load,
+			   const char *prefix, u64 extent)
 {
-	Elf_Data *d = elf_getdata(symtab, NULL);
-	GElf_Shdr sh;
+	size_t ent = gelf_fsize(in->e, ELF_T_SYM, 1, EV_CURRENT), shnum = 0;
+	size_t count[SYM_NKINDS] = { 0 }, first[SYM_NKINDS] = { 0 };
+	Elf_Data *syms, *strs;
 	u64 note_sym = 0;
 	char full[256];
 
-	gelf_getshdr(symtab, &sh);
-	for (size_t i = 0; d && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+	if (!open_symtab(in, symtab, &syms, &strs))
+		return 0;
+	elf_getshdrnum(in->e, &shnum);
+	for (size_t i = 0; i < syms->d_size / ent; i++) {
 		GElf_Sym sym;
 		const char *name;
+		int bad = -1;
 
-		if (!gelf_getsym(d, (int)i, &sym))
-			continue;
-		name = elf_strptr(e, sh.sh_link, sym.st_name);
-		if (name && !strcmp(name, "__build_id_note"))
+		if (!gelf_getsym(syms, (int)i, &sym))
+			continue;	/* not past d_size: libelf has it */
+		name = strtab_name(strs, sym.st_name);
+		if (!name)
+			bad = SYM_BAD_NAME;
+		else if (sym.st_shndx != SHN_UNDEF && sym.st_shndx < SHN_LORESERVE && sym.st_shndx >= shnum)
+			bad = SYM_BAD_SECTION;
+		else if (!strcmp(name, "__build_id_note"))
 			note_sym = sym.st_value;
-		if (!wanted_symbol(e, &sym, name))
+		if (bad < 0 && !wanted_symbol(in->e, &sym, name))
 			continue;
+		if (bad < 0 && prefix && (sym.st_value >= extent || sym.st_size > extent - sym.st_value))
+			bad = SYM_OUTSIDE;
+		else if (bad < 0 && (sym.st_value > ~0ULL - load || sym.st_size > ~0ULL - load - sym.st_value))
+			bad = SYM_WRAPS;
+		if (bad >= 0) {
+			if (!count[bad]++)
+				first[bad] = i;
+			continue;
+		}
 		if (prefix) {
 			snprintf(full, sizeof(full), "%s!%s", prefix, name);
 			name = full;
 		}
 		ptd_image_add_symbol(img, name, load + sym.st_value, sym.st_size);
 	}
+	for (int k = 0; k < SYM_NKINDS; k++)
+		if (count[k])
+			ptd_diag_add(in->diags, -1, 0,
+				     "%s: %zu symbols of the symbol table (section %zu) %s, the first symbol %zu: not read",
+				     in->path, count[k], elf_ndxscn(symtab), sym_damage[k], first[k]);
 	return note_sym;
+}
+
+/* @e's symbol table (.symtab), else its dynamic one when @dynsym; NULL when
+ * it has neither. */
+static Elf_Scn *find_symtab(Elf *e, bool dynsym)
+{
+	Elf_Scn *scn = NULL, *symtab = NULL, *dyn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB)
+			symtab = scn;
+		else if (sh.sh_type == SHT_DYNSYM)
+			dyn = scn;
+	}
+	return symtab ? symtab : dynsym ? dyn : NULL;
+}
+
+int ptd_open_regular(const char *path, u64 *size, char *why, size_t why_size)
+{
+	struct stat st;
+	int fd;
+
+	/* O_NONBLOCK: a FIFO opens at once (no writer waited for), then is refused */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		int err = errno;	/* the caller tells "none" (ENOENT) from a problem */
+
+		snprintf(why, why_size, "%s: cannot open: %s", path, strerror(err));
+		errno = err;
+		return -1;
+	}
+	if (fstat(fd, &st)) {
+		snprintf(why, why_size, "%s: cannot stat: %s", path, strerror(errno));
+		st.st_mode = 0;
+	} else if (!S_ISREG(st.st_mode)) {
+		snprintf(why, why_size, "%s: not a regular file (%s): not read", path,
+			 S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ? "a directory" :
+			 S_ISSOCK(st.st_mode) ? "a socket" : "a device");
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	if (size)
+		*size = (u64)st.st_size;
+	return fd;
+}
+
+int ptd_module_file(const char *dir, const char *name, char *path, size_t path_size, u64 *size,
+		    char *why, size_t why_size)
+{
+	static const char *const exts[] = { ".debug", ".so", ".elf" };
+	/* NAME#2: a second image of NAME (loaded twice), NAME's symbols */
+	int len = (int)strcspn(name, "#");
+
+	why[0] = '\0';
+	/* a name is the trace's data, never a path: "../x" or "a/b" would
+	 * read outside DIR (a link in DIR is followed: DIR is the user's) */
+	if (!len || memchr(name, '/', (size_t)len) || (len == 1 && name[0] == '.') ||
+	    (len == 2 && !strncmp(name, "..", 2))) {
+		snprintf(why, why_size, "module name \"%s\" is not a file name: not looked up in --symbols %s",
+			 name, dir);
+		return -1;
+	}
+	for (size_t k = 0; k < sizeof(exts) / sizeof(exts[0]); k++) {
+		int fd;
+
+		if ((size_t)snprintf(path, path_size, "%s/%.*s%s", dir, len, name, exts[k]) >= path_size) {
+			snprintf(why, why_size, "--symbols %s: the path for module %s is too long: not looked up",
+				 dir, name);
+			return -1;
+		}
+		fd = ptd_open_regular(path, size, why, why_size);
+		if (fd >= 0 || errno != ENOENT)
+			return fd;
+		why[0] = '\0';	/* none of that name: the next */
+	}
+	return -1;
+}
+
+/*
+ * Map @what @i (a segment or a section): its @held file bytes at @vaddr of
+ * its @size in memory. Headers that name the same file bytes for each of
+ * thousands of segments would hold the file thousands of times: past twice
+ * the file's size in all (@total so far), said and not mapped.
+ */
+static bool map_file_part(struct ptd_image *img, const struct elf_in *in, const char *what, size_t i,
+			  u64 vaddr, const u8 *bytes, u64 held, u64 size, u64 *total)
+{
+	if (held > 2 * in->size - *total) {
+		ptd_diag_add(in->diags, -1, 0,
+			     "%s: %s %zu would hold %llu file bytes more, past twice the file's %llu bytes in all: not mapped",
+			     in->path, what, i, (unsigned long long)held, in->size);
+		return false;
+	}
+	*total += held;
+	add_region(img, in->base, vaddr, bytes, held, size);
+	return true;
 }
 
 int ptd_image_add_elf(struct ptd_image *img, const char *path, u64 load, struct ptd_diags *diags)
 {
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	size_t phnum = 0, file_size = 0, mapped = 0;
-	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
+	struct elf_in in = { .path = path, .diags = diags, .base = base };
+	u64 held = 0;
+	Elf_Scn *scn = NULL, *symtab;
 	u64 note_sym = 0;
 	const u8 *file;
-	Elf *e;
+	char why[600];
 	int fd;
 
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		ptd_diag_add(diags, -1, 0, "%s: libelf: %s", path, elf_errmsg(-1));
 		return -1;
 	}
-	fd = open(path, O_RDONLY);
+	fd = ptd_open_regular(path, NULL, why, sizeof(why));
 	if (fd < 0) {
-		ptd_diag_add(diags, -1, 0, "%s: cannot open the ELF file", path);
+		ptd_diag_add(diags, -1, 0, "%s", why);
 		return -1;
 	}
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	file = e ? (const u8 *)elf_rawfile(e, &file_size) : NULL;
-	if (!e || elf_kind(e) != ELF_K_ELF || !file) {
+	in.e = elf_begin(fd, ELF_C_READ, NULL);
+	file = in.e ? (const u8 *)elf_rawfile(in.e, &file_size) : NULL;
+	if (!in.e || elf_kind(in.e) != ELF_K_ELF || !file) {
 		ptd_diag_add(diags, -1, 0, "%s: not an ELF file", path);
-		if (e)
-			elf_end(e);
+		if (in.e)
+			elf_end(in.e);
 		close(fd);
 		return -1;
 	}
+	in.size = file_size;
 
 	/* The loaded image: PT_LOAD segments, or allocated sections of an object
 	 * without program headers. */
-	elf_getphdrnum(e, &phnum);
+	elf_getphdrnum(in.e, &phnum);
 	for (size_t i = 0; i < phnum; i++) {
 		GElf_Phdr ph;
 
-		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD || !ph.p_memsz)
+		if (!gelf_getphdr(in.e, (int)i, &ph) || ph.p_type != PT_LOAD || !ph.p_memsz)
 			continue;
 		if (ph.p_offset > file_size || ph.p_filesz > file_size - ph.p_offset) {
 			ptd_diag_add(diags, -1, 0, "%s: segment %zu lies outside the file", path, i);
@@ -580,38 +834,76 @@ int ptd_image_add_elf(struct ptd_image *img, const char *path, u64 load, struct 
 				     load + ph.p_vaddr);
 			continue;
 		}
-		ptd_image_add_region(img, base, load + ph.p_vaddr, NULL, ph.p_memsz);
-		memcpy(img->regions[img->nregions - 1].bytes, file + ph.p_offset, ph.p_filesz);
-		mapped++;
+		/* the file's bytes only: the rest (.bss) is what the header
+		 * claims, not allocated */
+		mapped += map_file_part(img, &in, "segment", i, load + ph.p_vaddr, file + ph.p_offset,
+					ph.p_filesz, ph.p_memsz, &held);
 	}
-	while ((scn = elf_nextscn(e, scn))) {
+	while ((scn = elf_nextscn(in.e, scn))) {
 		GElf_Shdr sh;
 
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type == SHT_SYMTAB)
-			symtab = scn;
-		else if (sh.sh_type == SHT_DYNSYM)
-			dynsym = scn;
-		if (!phnum && (sh.sh_flags & SHF_ALLOC) && sh.sh_type == SHT_PROGBITS && sh.sh_size &&
-		    sh.sh_offset <= file_size && sh.sh_size <= file_size - sh.sh_offset) {
-			ptd_image_add_region(img, base, load + sh.sh_addr, file + sh.sh_offset, sh.sh_size);
-			mapped++;
+		if (!phnum && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_ALLOC) &&
+		    sh.sh_type == SHT_PROGBITS && sh.sh_size && sh.sh_offset <= file_size &&
+		    sh.sh_size <= file_size - sh.sh_offset) {
+			mapped += map_file_part(img, &in, "section", elf_ndxscn(scn), load + sh.sh_addr,
+						file + sh.sh_offset, sh.sh_size, sh.sh_size, &held);
 		}
 	}
 	if (!mapped)
 		ptd_diag_add(diags, -1, 0, "%s: no loadable code", path);
 
-	if (!symtab)
-		symtab = dynsym;
+	symtab = find_symtab(in.e, true);
 	if (!symtab)
 		ptd_diag_add(diags, -1, 0, "%s: no symbol table: functions will show as [%s]", path, base);
 	else
-		note_sym = add_elf_symbols(img, e, symtab, load, NULL);
-	elf_build_id(e, file, file_size, img, note_sym);
-	elf_end(e);
+		note_sym = add_elf_symbols(img, &in, symtab, load, NULL, 0);
+	elf_build_id(in.e, file, file_size, img, note_sym);
+	elf_end(in.e);
 	close(fd);
 	return 0;
+}
+
+/* The bytes module @i of @img spans: its image may be split into records
+ * that follow each other. */
+static u64 module_extent(const struct ptd_image *img, size_t i)
+{
+	u64 end = img->regions[i].vaddr + img->regions[i].size;
+
+	for (bool grew = true; grew;) {
+		grew = false;
+		for (size_t k = 0; k < img->nregions; k++) {
+			if (k != i && img->regions[k].vaddr == end && img->regions[k].size &&
+			    !strcmp(img->regions[k].name, img->regions[i].name)) {
+				end += img->regions[k].size;
+				grew = true;
+			}
+		}
+	}
+	return end - img->regions[i].vaddr;
+}
+
+/* Module @i's functions from the ELF file @fd (@path, @size bytes); false
+ * (said why) when it has no symbol table to read. */
+static bool add_module_elf(struct ptd_image *img, size_t i, int fd, const char *path, u64 size,
+			   struct ptd_diags *diags)
+{
+	struct elf_in in = { elf_begin(fd, ELF_C_READ, NULL), path, size, diags, NULL };
+	const char *name = img->regions[i].name;
+	Elf_Scn *symtab = NULL;
+	size_t shnum;
+
+	if (!in.e || elf_kind(in.e) != ELF_K_ELF)
+		ptd_diag_add(diags, -1, 0, "%s: not an ELF file: %s keeps its offsets", path, name);
+	else if (elf_getshdrnum(in.e, &shnum))
+		ptd_diag_add(diags, -1, 0, "%s: its section headers cannot be read (libelf: %s): %s keeps its offsets",
+			     path, elf_errmsg(-1), name);
+	else if (!(symtab = find_symtab(in.e, false)))
+		ptd_diag_add(diags, -1, 0, "%s: no symbol table (.symtab): %s keeps its offsets", path, name);
+	else	/* each image of that name at its own base (an image loaded twice is two) */
+		add_elf_symbols(img, &in, symtab, img->regions[i].vaddr, name, module_extent(img, i));
+	if (in.e)
+		elf_end(in.e);
+	return symtab;
 }
 
 /*
@@ -623,16 +915,18 @@ int ptd_image_add_elf(struct ptd_image *img, const char *path, u64 load, struct 
  */
 size_t ptd_image_add_module_symbols(struct ptd_image *img, const char *dir, struct ptd_diags *diags)
 {
-	static const char *const exts[] = { ".debug", ".so", ".elf" };
 	size_t found = 0, n = img->nregions;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		ptd_diag_add(diags, -1, 0, "--symbols %s: libelf: %s", dir, elf_errmsg(-1));
 		return 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct ptd_region *r = &img->regions[i];
-		char path[4096];
+		char path[4096], why[600];
 		bool dup = false;
-		int fd = -1;
+		u64 size = 0;
+		int fd;
 
 		if (r->whole.name[0] == '[')
 			continue;	/* not a module */
@@ -641,34 +935,13 @@ size_t ptd_image_add_module_symbols(struct ptd_image *img, const char *dir, stru
 			       img->regions[k].vaddr + img->regions[k].size == r->vaddr;
 		if (dup)
 			continue;
-		/* NAME#2: a second image of NAME (loaded twice), NAME's symbols */
-		int base_len = (int)strcspn(r->name, "#");
-
-		for (size_t k = 0; k < sizeof(exts) / sizeof(exts[0]) && fd < 0; k++) {
-			snprintf(path, sizeof(path), "%s/%.*s%s", dir, base_len, r->name, exts[k]);
-			fd = open(path, O_RDONLY);
-		}
-		if (fd < 0)
+		fd = ptd_module_file(dir, r->name, path, sizeof(path), &size, why, sizeof(why));
+		if (fd < 0) {
+			if (why[0])
+				ptd_diag_add(diags, -1, 0, "%s", why);
 			continue;
-		Elf *e = elf_begin(fd, ELF_C_READ, NULL);
-		Elf_Scn *scn = NULL, *symtab = NULL;
-
-		while (e && elf_kind(e) == ELF_K_ELF && (scn = elf_nextscn(e, scn))) {
-			GElf_Shdr sh;
-
-			if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
-				symtab = scn;
 		}
-		if (!symtab) {
-			ptd_diag_add(diags, -1, 0, "%s: not an ELF file with a symbol table: %s keeps its offsets",
-				     path, r->name);
-		} else {
-			/* each image of that name at its own base (an image loaded twice is two) */
-			add_elf_symbols(img, e, symtab, r->vaddr, r->name);
-			found++;
-		}
-		if (e)
-			elf_end(e);
+		found += add_module_elf(img, i, fd, path, size, diags);
 		close(fd);
 	}
 	return found;

@@ -160,8 +160,12 @@ struct ptd_symbol {
 	const char *name;
 };
 
+/*
+ * @size: the extent in memory; @held of it are bytes (an ELF segment's file
+ * part: its zero fill is no code, not allocated, read as unmapped)
+ */
 struct ptd_region {
-	u64 vaddr, size;
+	u64 vaddr, size, held;
 	u8 *bytes;
 	char *name;
 	struct ptd_symbol whole;	/* "[name]" for addresses without a symbol */
@@ -197,8 +201,10 @@ int ptd_image_add_region(struct ptd_image *img, const char *name, u64 vaddr, con
 /** ptd_image_add_symbol() - @size 0: up to the next symbol (or the region's end) */
 void ptd_image_add_symbol(struct ptd_image *img, const char *name, u64 start, u64 size);
 /**
- * ptd_image_add_elf() - map @path's PT_LOAD segments at @load + p_vaddr and
- * add its .symtab functions; problems go to @diags
+ * ptd_image_add_elf() - map @path's PT_LOAD segments at @load + p_vaddr (the
+ * file's bytes of each: the zero fill is not allocated, and the segments
+ * hold twice the file at most) and add its .symtab functions; problems (a
+ * damaged symbol table among them) go to @diags
  * Return: 0, or -1 when the file cannot be used
  */
 int ptd_image_add_elf(struct ptd_image *img, const char *path, u64 load, struct ptd_diags *diags);
@@ -218,9 +224,29 @@ size_t ptd_format_sym(const struct ptd_symbol *s, u64 addr, char *buf, size_t si
 /**
  * ptd_image_add_module_symbols() - functions for sideband modules from a
  * folder of ELF files named after them (NAME.debug, NAME.so, NAME.elf);
- * how many modules got symbols
+ * how many modules got symbols. A module name that is not a file name, a
+ * file that is not a regular one and a damaged symbol table are problems in
+ * @diags.
  */
 size_t ptd_image_add_module_symbols(struct ptd_image *img, const char *dir, struct ptd_diags *diags);
+/**
+ * ptd_open_regular() - open @path to read, refusing (without blocking on
+ * it) anything but a regular file: a FIFO, a device, a directory
+ * @size: its size, when not NULL
+ * Return: the descriptor, or -1 with "@path: reason" in @why
+ */
+int ptd_open_regular(const char *path, u64 *size, char *why, size_t why_size);
+/**
+ * ptd_module_file() - open --symbols @dir's file for module @name (its
+ * "#N" of a second image left out): NAME.debug, NAME.so or NAME.elf, the
+ * first there; a name that is not a plain file name is not looked up
+ * @path: @path_size: the file's path
+ * @size: its size, when not NULL
+ * Return: the descriptor; -1 with @why empty when there is none, with the
+ * reason in @why when the name or the file is refused
+ */
+int ptd_module_file(const char *dir, const char *name, char *path, size_t path_size, u64 *size,
+		    char *why, size_t why_size);
 /** ptd_image_has_region() - a sideband image (module) called @name was loaded */
 bool ptd_image_has_region(const struct ptd_image *img, const char *name);
 /** ptd_image_is_symbol() - @sym is a function's, not a region's stand-in ("[name]") */
