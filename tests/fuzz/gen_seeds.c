@@ -17,6 +17,10 @@
  *
  *   DIR/fuzz_ptcov/                         raw packet streams over
  *                                           ptcov_synth.h's code
+ *   DIR/fuzz_symbols/                       small ELF files (sym_elf.h):
+ *                                           whole, each kind of damaged
+ *                                           symbol table, segments that
+ *                                           claim more than the file
  */
 #include <errno.h>
 #include <stdio.h>
@@ -27,6 +31,7 @@
 #include <topaz/trace_writer.h>
 #include "../host/pt_packets.h"
 #include "../host/ptcov_synth.h"
+#include "../host/sym_elf.h"
 
 #define BASE	0x401000ull
 #define MAX_SEED 4096
@@ -452,6 +457,37 @@ static void ptcov_seeds(void)
 	save_ptcov("own-code.bin", 0, SYN_FUZZ_F_CODE, own, &t);
 }
 
+/* ------------------------------------------------------------ fuzz_symbols */
+
+/*
+ * The ELF of sym_elf.h whole and with each damage; segments whose memory
+ * size is a header's claim (0x230002f8 bytes; six of 1 GiB), and 70 that
+ * each name the whole 4 KiB file.
+ */
+static void symbols_seeds(void)
+{
+	static unsigned char file[MAX_SEED];
+	struct sym_elf s;
+	char name[64];
+
+	sym_elf_init(&s);
+	sym_elf_layout(&s, file);
+	save("fuzz_symbols", "small.debug", file, SYM_ELF_SIZE);
+	for (int k = 0; k < SYM_ELF_NDAMAGE; k++) {
+		sym_elf_init(&s);
+		sym_elf_damage(&s, (enum sym_elf_damage)k);
+		sym_elf_layout(&s, file);
+		snprintf(name, sizeof(name), "damaged-%s.debug", sym_elf_damage_name[k]);
+		save("fuzz_symbols", name, file, SYM_ELF_SIZE);
+	}
+	sym_elf_segments(file, 1024, 1, 0x100, 0x100, 0x230002f8);
+	save("fuzz_symbols", "segment-fill.elf", file, 1024);
+	sym_elf_segments(file, 1024, 6, 0x200, 0x100, 1u << 30);
+	save("fuzz_symbols", "segments-6x1g.elf", file, 1024);
+	sym_elf_segments(file, MAX_SEED, 70, 0, MAX_SEED, MAX_SEED);
+	save("fuzz_symbols", "segments-whole-file.elf", file, MAX_SEED);
+}
+
 int main(int argc, char **argv)
 {
 	static struct buf b, log, demo;
@@ -519,5 +555,6 @@ int main(int argc, char **argv)
 	save("fuzz_serial", "damaged.log", log.p, log.len);
 
 	ptcov_seeds();
+	symbols_seeds();
 	return 0;
 }
