@@ -204,63 +204,204 @@ static void add_map(struct maps *m, u64 start, u64 len, u64 pgoff, const char *f
 	m->v[m->n++] = (struct pmap){ start, len, pgoff, strdup(file) };
 }
 
-/* "PATH.images", made once. */
-static const char *images_dir(const char *path, char *dir, size_t size, struct ptd_diags *d)
+/*
+ * "PATH.images": the folder the image files go to, made on first use and
+ * opened once. perf.data often goes to a shared folder such as /tmp, so the
+ * folder must be a real one of ours (not a link, not another user's) and
+ * each file is created there afresh (create_image()), never through a link.
+ * perf's address filter cannot carry a space or a comma in a file name
+ * (it ends the name there): when the trace is filtered, a folder whose
+ * absolute path holds one is refused.
+ */
+struct images {
+	const char *path;	/* the perf.data */
+	bool filtered;		/* the filter string names the files */
+	bool tried;
+	int fd;			/* the folder, or -1 */
+	char abs[PATH_MAX];	/* its absolute path */
+};
+
+static bool filter_safe(const char *s)
 {
-	snprintf(dir, size, "%s.images", path);
-	if (mkdir(dir, 0777) && errno != EEXIST) {
-		ptd_diag_add(d, -1, 0, "--perf-data: %s: cannot create: %s", dir, strerror(errno));
-		return NULL;
+	return !strpbrk(s, " ,");
+}
+
+static int images_open(struct images *im, struct ptd_diags *d)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	bool made;
+
+	if (im->tried)
+		return im->fd;
+	im->tried = true;
+	im->fd = -1;
+	if ((size_t)snprintf(dir, sizeof(dir), "%s.images", im->path) >= sizeof(dir)) {
+		ptd_diag_add(d, -1, 0, "--perf-data: %s.images: the path is too long", im->path);
+		return -1;
 	}
-	return dir;
+	made = !mkdir(dir, 0777);
+	if (!made && errno != EEXIST) {
+		ptd_diag_add(d, -1, 0, "--perf-data: %s: cannot create: %s", dir, strerror(errno));
+		return -1;
+	}
+	im->fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (im->fd < 0) {
+		int err = errno;
+
+		ptd_diag_add(d, -1, 0, "--perf-data: %s: %s", dir,
+			     !lstat(dir, &st) && S_ISLNK(st.st_mode) ?
+			     "a link, not a folder: not written through" : strerror(err));
+		goto fail;
+	}
+	if (fstat(im->fd, &st) || !realpath(dir, im->abs)) {
+		ptd_diag_add(d, -1, 0, "--perf-data: %s: %s", dir, strerror(errno));
+		goto fail;
+	}
+	if (st.st_uid != geteuid()) {
+		ptd_diag_add(d, -1, 0, "--perf-data: %s: another user's folder: not written into", dir);
+		goto fail;
+	}
+	if (im->filtered && !filter_safe(im->abs)) {
+		ptd_diag_add(d, -1, 0,
+			     "--perf-data: %s: the path holds a space or a comma, which perf's address filter cannot carry (it ends a file name there): write the perf.data where the path has neither",
+			     im->abs);
+		goto fail;
+	}
+	return im->fd;
+fail:
+	if (im->fd >= 0)
+		close(im->fd);
+	if (made)
+		rmdir(dir);
+	im->fd = -1;
+	return -1;
+}
+
+static void images_close(struct images *im)
+{
+	if (im->tried && im->fd >= 0)
+		close(im->fd);
+}
+
+/* A file name made of @s perf can take in a filter string and that names
+ * nothing else (no '/', no space, no comma): other bytes become '_'. */
+static void safe_name(char *s)
+{
+	for (; *s; s++)
+		if (!(*s >= 'a' && *s <= 'z') && !(*s >= 'A' && *s <= 'Z') &&
+		    !(*s >= '0' && *s <= '9') && !strchr("._+-", *s))
+			*s = '_';
+}
+
+/* Was "@dir/@name" given to perf already (in @m)? */
+static bool name_taken(const struct maps *m, const char *dir, const char *name)
+{
+	size_t n = strlen(dir);
+
+	for (size_t i = 0; i < m->n; i++)
+		if (!strncmp(m->v[i].file, dir, n) && m->v[i].file[n] == '/' &&
+		    !strcmp(m->v[i].file + n + 1, name))
+			return true;
+	return false;
 }
 
 /*
- * The copy of the ELF perf is given, "PATH.images/NAME". perf reads code at
- * file offsets (address - map start + pgoff) and, for an ET_DYN object,
- * takes symbol values for file offsets too; topaz.so's segments lie at file
- * offset = address + 0x1000, so every symbol would be off by a page. For
- * ET_EXEC perf converts symbol values to file offsets through the section
- * headers: the copy is the same file with e_type ET_EXEC. Returns its
- * absolute path (malloc'd) or NULL.
+ * Create "@stem@ext" in the images folder (a name no earlier map has: two
+ * images of the same name and address get two files, "-2" the second), its
+ * absolute path in @file. What is there already (an earlier export's file,
+ * a link someone left) is removed, never followed: O_EXCL|O_NOFOLLOW.
+ * Returns a descriptor open for writing, or -1 (said in @d).
  */
-static char *elf_copy(const char *elf, const char *path, struct ptd_diags *d)
+static int create_image(struct images *im, const struct maps *m, const char *stem,
+			const char *ext, char *file, size_t size, struct ptd_diags *d)
 {
-	char dir[PATH_MAX], file[PATH_MAX + 256], buf[65536];
-	const char *base = strrchr(elf, '/');
-	FILE *in, *out;
-	size_t n;
-	bool ok = true;
-	u16 type = ET_EXEC;
+	char name[NAME_MAX + 1];
+	int fd;
 
-	if (!images_dir(path, dir, sizeof(dir), d))
-		return NULL;
-	snprintf(file, sizeof(file), "%s/%s", dir, base ? base + 1 : elf);
+	if (images_open(im, d) < 0)
+		return -1;
+	snprintf(name, sizeof(name), "%s%s", stem, ext);
+	for (unsigned int k = 2; name_taken(m, im->abs, name); k++)
+		snprintf(name, sizeof(name), "%s-%u%s", stem, k, ext);
+	snprintf(file, size, "%s/%s", im->abs, name);
+	if (unlinkat(im->fd, name, 0) && errno != ENOENT) {
+		ptd_diag_add(d, -1, 0, "--perf-data: %s: cannot replace: %s", file, strerror(errno));
+		return -1;
+	}
+	fd = openat(im->fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		ptd_diag_add(d, -1, 0, "--perf-data: %s: cannot create: %s", file, strerror(errno));
+	return fd;
+}
+
+/* Write @n bytes to @fd: false on a failure (errno says which). */
+static bool write_all(int fd, const void *p, size_t n)
+{
+	const u8 *b = p;
+
+	while (n) {
+		ssize_t k = write(fd, b, n);
+
+		if (k <= 0)
+			return false;
+		b += k;
+		n -= (size_t)k;
+	}
+	return true;
+}
+
+/*
+ * The copy of the ELF perf is given, "PATH.images/NAME" (NAME as
+ * safe_name() makes it). perf reads code at file offsets (address - map
+ * start + pgoff) and, for an ET_DYN object, takes symbol values for file
+ * offsets too; topaz.so's segments lie at file offset = address + 0x1000,
+ * so every symbol would be off by a page. For ET_EXEC perf converts symbol
+ * values to file offsets through the section headers: the copy is the same
+ * file with e_type ET_EXEC. Returns its absolute path (malloc'd) or NULL.
+ */
+static char *elf_copy(const char *elf, struct images *im, const struct maps *m,
+		      struct ptd_diags *d)
+{
+	char stem[NAME_MAX + 1], file[PATH_MAX + NAME_MAX + 2], buf[65536];
+	const char *base = strrchr(elf, '/');
+	u16 type = ET_EXEC;
+	bool ok = true, first = true;
+	size_t n;
+	FILE *in;
+	int fd;
+
 	in = fopen(elf, "rb");
-	out = fopen(file, "wb");
-	if (!in || !out) {
-		ptd_diag_add(d, -1, 0, "--perf-data: %s: %s", in ? file : elf, strerror(errno));
-		if (in)
-			fclose(in);
-		if (out)
-			fclose(out);
+	if (!in) {
+		ptd_diag_add(d, -1, 0, "--perf-data: %s: %s", elf, strerror(errno));
 		return NULL;
 	}
-	while ((n = fread(buf, 1, sizeof(buf), in)))
-		ok &= fwrite(buf, 1, n, out) == n;
-	ok &= !ferror(in);
-	ok &= !fseek(out, offsetof(Elf64_Ehdr, e_type), SEEK_SET) && fwrite(&type, 2, 1, out) == 1;
+	snprintf(stem, sizeof(stem), "%s", base ? base + 1 : elf);
+	safe_name(stem);
+	fd = create_image(im, m, stem, "", file, sizeof(file), d);
+	if (fd < 0) {
+		fclose(in);
+		return NULL;
+	}
+	while (ok && (n = fread(buf, 1, sizeof(buf), in))) {
+		if (first && n >= offsetof(Elf64_Ehdr, e_type) + sizeof(type))
+			memcpy(buf + offsetof(Elf64_Ehdr, e_type), &type, sizeof(type));
+		first = false;
+		ok = write_all(fd, buf, n);
+	}
+	ok = ok && !ferror(in);
 	fclose(in);
-	ok &= !fclose(out);
+	if (close(fd))
+		ok = false;
 	if (!ok) {
 		ptd_diag_add(d, -1, 0, "--perf-data: %s: cannot write: %s", file, strerror(errno));
 		return NULL;
 	}
-	return realpath(file, NULL);
+	return strdup(file);
 }
 
 /* The ELF's PT_LOAD segments at @load: a map each, read at p_offset. */
-static int elf_maps(const char *elf, u64 load, const char *path, struct maps *m,
+static int elf_maps(const char *elf, u64 load, struct images *im, struct maps *m,
 		    struct ptd_diags *d)
 {
 	size_t n;
@@ -279,7 +420,7 @@ static int elf_maps(const char *elf, u64 load, const char *path, struct maps *m,
 			close(fd);
 		return -1;
 	}
-	copy = elf_copy(elf, path, d);
+	copy = elf_copy(elf, im, m, d);
 	for (size_t i = 0; copy && i < n; i++) {
 		GElf_Phdr ph;
 
@@ -294,20 +435,22 @@ static int elf_maps(const char *elf, u64 load, const char *path, struct maps *m,
 
 /*
  * Each sideband image as a file perf can read (raw bytes: perf takes a file
- * that is not ELF as 64-bit code, read at pgoff 0), in DIR = "PATH.images".
- * Symbols cannot go with it: perf reads symbols only from ELF (said once).
+ * that is not ELF as 64-bit code, read at pgoff 0), "NAME-ADDR.bin" in the
+ * images folder (NAME as safe_name() makes it). Symbols cannot go with it:
+ * perf reads symbols only from ELF (said once).
  */
-static void image_maps(const struct ptd_container *c, const char *path, struct maps *m,
+static void image_maps(const struct ptd_container *c, struct images *im, struct maps *m,
 		       struct ptd_diags *d)
 {
-	char dir[PATH_MAX], file[PATH_MAX + 80];
-	bool made = false, said = false;
+	char file[PATH_MAX + NAME_MAX + 2];
+	bool said = false;
 
 	for (size_t i = 0; i < c->nrecs; i++) {
 		const struct ptd_record *r = &c->recs[i];
 		const struct tpz_sideband *sb = &r->body.sideband;
-		char name[sizeof(sb->name) + 1], *abs;
-		FILE *f;
+		char stem[sizeof(sb->name) + 24];
+		bool ok;
+		int fd;
 
 		if (r->type != TPZ_REC_SIDEBAND)
 			continue;
@@ -325,25 +468,24 @@ static void image_maps(const struct ptd_container *c, const char *path, struct m
 		}
 		if (!r->payload_size)
 			continue;
-		if (!made && !images_dir(path, dir, sizeof(dir), d))
-			return;
-		made = true;
-		memcpy(name, sb->name, sizeof(sb->name));
-		name[sizeof(sb->name)] = 0;
-		for (char *p = name; *p; p++)
-			if (*p == '/' || *p == ' ')
-				*p = '_';
-		snprintf(file, sizeof(file), "%s/%s-%llx.bin", dir, name[0] ? name : "image",
-			 sb->vaddr);
-		f = fopen(file, "wb");
-		if (!f || fwrite(r->payload, 1, r->payload_size, f) != r->payload_size || fclose(f)) {
+		snprintf(stem, sizeof(stem), "%.*s-%llx", (int)strnlen(sb->name, sizeof(sb->name)) ?: 5,
+			 sb->name[0] ? sb->name : "image", sb->vaddr);
+		safe_name(stem);
+		fd = create_image(im, m, stem, ".bin", file, sizeof(file), d);
+		if (fd < 0) {
+			if (im->fd < 0)
+				return;	/* no folder: said once */
+			continue;
+		}
+		ok = write_all(fd, r->payload, r->payload_size);
+		if (close(fd))
+			ok = false;
+		if (!ok) {
 			ptd_diag_add(d, r->seq, r->offset, "--perf-data: %s: cannot write: %s", file,
 				     strerror(errno));
 			continue;
 		}
-		abs = realpath(file, NULL);
-		add_map(m, sb->vaddr, r->payload_size, 0, abs ? abs : file);
-		free(abs);
+		add_map(m, sb->vaddr, r->payload_size, 0, file);
 	}
 }
 
@@ -366,6 +508,20 @@ static u64 tsc_rate(const struct tpz_header *h)
 	return (u64)h->nom_freq * 100000000ULL;
 }
 
+/* ADDRn_CFG of range @i when perf's filter string names it (1 filter, 2
+ * stop, over a range that is one), else 0 */
+static unsigned int range_cfg(const struct tpz_header *h, unsigned int i)
+{
+	unsigned int cfg = (unsigned int)(h->rtit_ctl >> (32 + 4 * i)) & 0xf;
+
+	return (cfg == 1 || cfg == 2) && h->addr[i][1] >= h->addr[i][0] ? cfg : 0;
+}
+
+static bool filtered(const struct tpz_header *h)
+{
+	return range_cfg(h, 0) || range_cfg(h, 1) || range_cfg(h, 2) || range_cfg(h, 3);
+}
+
 /*
  * The address filters as perf's filter string: "filter 0xOFF/0xSIZE@FILE,stop ...".
  * perf matches a TIP.PGD's address in user space (all of topaz, for perf) by
@@ -379,13 +535,14 @@ static void filter_string(const struct tpz_header *h, const struct maps *m, char
 
 	buf[0] = 0;
 	for (unsigned int i = 0; i < 4 && n < size; i++) {
-		unsigned int cfg = (unsigned int)(h->rtit_ctl >> (32 + 4 * i)) & 0xf;
+		unsigned int cfg = range_cfg(h, i);
 		u64 a = h->addr[i][0], b = h->addr[i][1], off = a;
 		const char *file = NULL;
 
-		if ((cfg != 1 && cfg != 2) || b < a)
+		if (!cfg)
 			continue;
-		for (size_t k = 0; k < m->n; k++)
+		/* the first map holding it: the one read there (see the MMAPs) */
+		for (size_t k = 0; !file && k < m->n; k++)
 			if (a >= m->v[k].start && a - m->v[k].start < m->v[k].len) {
 				file = m->v[k].file;
 				off = a - m->v[k].start + m->v[k].pgoff;
@@ -396,35 +553,73 @@ static void filter_string(const struct tpz_header *h, const struct maps *m, char
 	}
 }
 
-static void put_auxtrace_info(struct out *o, const struct tpz_header *h, const struct maps *m)
+/*
+ * TSC to perf time: ns = TSC * mult >> shift (perf_event_mmap_page's
+ * time_mult and time_shift), counted from the TSC's zero. mult is a u32 and
+ * perf divides by it: a rate so high that it would be 0 is taken as unknown,
+ * and an unknown rate makes one TSC tick a "ns".
+ */
+static void time_conv(u64 hz, u64 *mult, u64 *shift)
+{
+	*mult = 1;
+	*shift = 0;
+	if (!hz || (((unsigned __int128)1000000000 << 31) / hz) == 0)
+		return;
+	*shift = 31;
+	*mult = (u64)(((unsigned __int128)1000000000 << 31) / hz);
+	while (*mult > 0xffffffffULL) {
+		*mult >>= 1;
+		(*shift)--;
+	}
+}
+
+/*
+ * The maximum non-turbo ratio perf is given: the header's, else what perf
+ * itself would derive, never 0. perf 6.1 takes a ratio of 0 as unknown and
+ * derives it as (TSC Hz + 50 MHz) / 100 MHz from time_mult, then divides
+ * the TSC rate by it (cbr2khz): below 50 MHz that is a division by zero
+ * (SIGFPE). perf keeps it in 32 bits, and a CPU's is 8 bits
+ * (MSR_PLATFORM_INFO, CBR packets): a larger one in the header is said and
+ * replaced. @mult and @shift: what perf converts TSC ticks with.
+ */
+static u64 nonturbo_ratio(const struct tpz_header *h, u64 mult, u64 shift, struct ptd_diags *d)
+{
+	u64 hz = (u64)(((unsigned __int128)1000000000 << shift) / mult);
+
+	if (h->nom_freq && h->nom_freq <= 0xff)
+		return h->nom_freq;
+	if (h->nom_freq)
+		ptd_diag_add(d, 0, 0,
+			     "--perf-data: the header's maximum non-turbo ratio %u is not one a CPU has (8 bits): perf is given one from the TSC rate",
+			     h->nom_freq);
+	hz = (hz + 50000000) / 100000000;
+	return hz < 1 ? 1 : hz > 0xff ? 0xff : hz;
+}
+
+static void put_auxtrace_info(struct out *o, const struct tpz_header *h, const struct maps *m,
+			      struct ptd_diags *d)
 {
 	u64 priv[IPT_NR] = { 0 };
 	char filter[4 * (PATH_MAX + 64)];
 	size_t flen;
 	u32 type[2] = { PERF_AUXTRACE_INTEL_PT, 0 };
+	u64 mult = 1, shift = 0;
 
 	filter_string(h, m, filter, sizeof(filter));
 	flen = filter[0] ? padded8(filter) : 0;
 	priv[IPT_PMU_TYPE] = TOPAZ_PMU_TYPE;
-	priv[IPT_TIME_MULT] = 1;
 	if (timed(h)) {
-		/* perf time in ns = TSC * mult >> shift (perf_event_mmap_page's
-		 * time_mult and time_shift; mult a u32), counted from the TSC's
-		 * zero; one TSC tick a "ns" when the rate is unknown */
-		u64 hz = tsc_rate(h), shift = 0, mult = 1;
+		u64 hz = tsc_rate(h);
 
-		if (hz) {
-			shift = 31;
-			mult = (u64)(((unsigned __int128)1000000000 << 31) / hz);
-			while (mult > 0xffffffffULL) {
-				mult >>= 1;
-				shift--;
-			}
-		}
-		priv[IPT_TIME_SHIFT] = shift;
-		priv[IPT_TIME_MULT] = mult;
+		time_conv(hz, &mult, &shift);
+		if (hz && mult == 1 && !shift)
+			ptd_diag_add(d, 0, 0,
+				     "--perf-data: a TSC rate of %llu Hz is not one perf can convert: its times are in TSC ticks",
+				     hz);
 		priv[IPT_CAP_USER_TIME_ZERO] = 1;
 	}
+	priv[IPT_TIME_SHIFT] = shift;
+	priv[IPT_TIME_MULT] = mult;
 	priv[IPT_TSC_BIT] = BIT_ULL(10);
 	priv[IPT_NORETCOMP_BIT] = BIT_ULL(11);
 	priv[IPT_MTC_BIT] = BIT_ULL(9);
@@ -432,7 +627,7 @@ static void put_auxtrace_info(struct out *o, const struct tpz_header *h, const s
 	priv[IPT_CYC_BIT] = BIT_ULL(1);
 	priv[IPT_TSC_CTC_N] = h->leaf15[1];
 	priv[IPT_TSC_CTC_D] = h->leaf15[0];
-	priv[IPT_MAX_NONTURBO_RATIO] = h->nom_freq;
+	priv[IPT_MAX_NONTURBO_RATIO] = nonturbo_ratio(h, mult, shift, d);
 	priv[IPT_FILTER_STR_LEN] = filter[0] ? strlen(filter) : 0;
 	put_header(o, PERF_RECORD_AUXTRACE_INFO, 0,
 		   sizeof(struct perf_event_header) + sizeof(type) + sizeof(priv) + flen);
@@ -541,25 +736,26 @@ static u64 segment_tsc(const struct ptd_container *c, const struct ptd_segment *
 }
 
 /* The first TSC packet's value in @s's first @size bytes, from its first
- * PSB on (where perf starts): true when there is one. */
-static bool first_tsc(const struct ptd_segment *s, size_t size, u64 *tsc)
+ * PSB on (where perf starts): 1 when there is one, 0 when there is none,
+ * -1 when there is no PSB (perf decodes nothing there). */
+static int first_tsc(const struct ptd_segment *s, size_t size, u64 *tsc)
 {
 	struct pt_packet_decoder *d;
 	struct pt_config cfg;
 	struct pt_packet p;
-	bool found = false;
+	int found = -1;
 
 	pt_config_init(&cfg);
 	cfg.begin = s->data;
 	cfg.end = s->data + size;
 	d = pt_pkt_alloc_decoder(&cfg);
 	if (!d)
-		return false;
+		return -1;
 	if (pt_pkt_sync_forward(d) >= 0)
-		while (!found && pt_pkt_next(d, &p, sizeof(p)) >= 0)
+		for (found = 0; !found && pt_pkt_next(d, &p, sizeof(p)) >= 0;)
 			if (p.type == ppt_tsc) {
 				*tsc = p.payload.tsc.tsc;
-				found = true;
+				found = 1;
 			}
 	pt_pkt_free_decoder(d);
 	return found;
@@ -592,12 +788,12 @@ static u64 perf_first_time(u64 tsc, u64 reference)
  * perf reads its TSCs as 2^56 + the packet's 56 bits (one wrap of the
  * packet's counter), in their order, after every other CPU's.
  */
-static void queue_refs(const struct ptd_container *c, const struct ptd_segments *segs,
-		       const size_t *size, u64 *ref)
+static void queue_refs(const struct ptd_container *c, const struct tpz_header *h,
+		       const struct ptd_segments *segs, const size_t *size, u64 *ref)
 {
 	for (size_t i = 0; i < segs->n; i++)
 		ref[i] = segment_tsc(c, &segs->v[i]);
-	if (!timed(&c->header))
+	if (!timed(h))
 		return;
 	for (size_t k = 0; k < segs->ncpus; k++) {
 		const struct ptd_cpu_stream *st = &segs->cpus[k];
@@ -605,12 +801,38 @@ static void queue_refs(const struct ptd_container *c, const struct ptd_segments 
 		u64 tsc;
 
 		for (size_t i = st->first; i < st->first + st->nsegs; i++)
-			if (size[i] && first_tsc(&segs->v[i], size[i], &tsc) &&
+			if (size[i] && first_tsc(&segs->v[i], size[i], &tsc) == 1 &&
 			    !perf_first_time(tsc, ref[i]))
 				zero = true;
 		for (size_t i = st->first; zero && i < st->first + st->nsegs; i++)
 			ref[i] = BIT_ULL(56) | (ref[i] & (BIT_ULL(56) - 1));
 	}
+}
+
+/*
+ * The header enables TSC packets (RTIT_CTL.TSCEn), but can perf time the
+ * trace? perf 6.1 segfaults on a timed queue it decodes without ever
+ * meeting a TSC packet (it walks code with no time and no decoder state).
+ * So every queue with a PSB must have a TSC packet after it, else the
+ * export is untimed (TSCEn clear for perf), said with the first queue
+ * without. Returns whether it stays timed.
+ */
+static bool timeable(struct ptd_container *c, const struct ptd_segments *segs, const size_t *size)
+{
+	for (size_t i = 0; i < segs->n; i++) {
+		const struct ptd_segment *s = &segs->v[i];
+		u64 tsc, rec_off, file_off;
+		u32 seq;
+
+		if (!size[i] || first_tsc(s, size[i], &tsc))
+			continue;
+		ptd_segment_where(s, 0, &seq, &rec_off, &file_off);
+		ptd_diag_add(&c->diags, seq, rec_off,
+			     "--perf-data: the header enables TSC packets (RTIT_CTL bit 10), but cpu %u's trace at stream offset 0x%llx has a PSB and no TSC packet: perf cannot time it (it would crash), so the perf.data is untimed",
+			     s->cpu, s->stream_off);
+		return false;
+	}
+	return true;
 }
 
 /* ------------------------------------------------------------ features */
@@ -711,8 +933,10 @@ int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs
 	struct maps maps = { 0 };
 	struct out o = { .path = path };
 	struct tpz_header h = c->header;
+	struct images im = { .path = path, .fd = -1 };
 	u64 id = EVENT_ID, data_start, *ref = NULL;
 	size_t *size = NULL;
+	struct stat sb;
 	int ret = 0;
 
 	if (!c->have_header) {
@@ -720,12 +944,25 @@ int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs
 			     "--perf-data: the container has no header: perf would not know the PT configuration");
 		return -1;
 	}
+	/* perf.data is rewritten in place (its header last) and the images go
+	 * beside it: a device or a pipe cannot take that (/dev/full.images) */
+	if (!stat(path, &sb) && !S_ISREG(sb.st_mode)) {
+		ptd_diag_add(&c->diags, -1, 0,
+			     "--perf-data: %s: not a regular file: perf.data is written in place, its images beside it",
+			     path);
+		return -1;
+	}
 	if (!(h.rtit_ctl & RTIT_BRANCH_EN))
 		ptd_diag_add(&c->diags, -1, 0,
 			     "--perf-data: the trace has BranchEn clear: perf decodes no control flow from it");
+	im.filtered = filtered(&h);
 	if (elf)
-		elf_maps(elf, load, path, &maps, &c->diags);
-	image_maps(c, path, &maps, &c->diags);
+		elf_maps(elf, load, &im, &maps, &c->diags);
+	image_maps(c, &im, &maps, &c->diags);
+	if (im.tried && im.fd < 0) {
+		ret = -1;	/* said: no folder for the code perf walks */
+		goto out;
+	}
 	if (!maps.n)
 		ptd_diag_add(&c->diags, -1, 0,
 			     "--perf-data: no code for perf to walk (give --elf): it will decode no instruction");
@@ -744,7 +981,9 @@ int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs
 		abort();
 	for (size_t i = 0; i < segs->n; i++)
 		size[i] = segs->v[i].size ? whole_packets(&segs->v[i], ends_in_stop(segs, i)) : 0;
-	queue_refs(c, segs, size, ref);
+	if (timed(&h) && !timeable(c, segs, size))
+		h.rtit_ctl &= ~BIT_ULL(10);
+	queue_refs(c, &h, segs, size, ref);
 
 	/* header (rewritten at the end), the event's id, the attr */
 	put(&o, &fh, sizeof(fh));
@@ -771,9 +1010,11 @@ int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs
 
 	/* data: what the trace is, the process and its maps, the trace */
 	data_start = where(&o);
-	put_auxtrace_info(&o, &h, &maps);
+	put_auxtrace_info(&o, &h, &maps, &c->diags);
 	put_comm(&o, TOPAZ_PID, 0);
-	for (size_t i = 0; i < maps.n; i++)
+	/* last first: where maps overlap, perf reads the one mapped last and
+	 * ptdecode the first (the ELF, then the images in their order) */
+	for (size_t i = maps.n; i-- > 0;)
 		put_mmap(&o, maps.v[i].start, maps.v[i].len, maps.v[i].pgoff, maps.v[i].file);
 	for (size_t i = 0; i < segs->n; i++) {
 		const struct ptd_segment *s = &segs->v[i];
@@ -811,6 +1052,7 @@ int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs
 		ret = -1;
 	}
 out:
+	images_close(&im);
 	for (size_t i = 0; i < maps.n; i++)
 		free(maps.v[i].file);
 	free(maps.v);
