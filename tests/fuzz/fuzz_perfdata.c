@@ -12,9 +12,10 @@
  * by (time_mult, the maximum non-turbo ratio) not 0 and a filter string that
  * is NUL-terminated and names only files perf was given, with no space or
  * comma in them; MMAP file names that exist; the AUXTRACE queues numbered in
- * order and each in the index; and, when the attr enables TSC packets, a
- * TSC packet after the first PSB of every queue (perf crashes on a timed
- * queue without one). Real perf runs on the exports afterwards
+ * order and each in the index, each decoding without an error from its
+ * first PSB on and, when the attr enables TSC packets, with a TSC packet
+ * (perf crashes on bytes that are no packets, and on a timed queue
+ * without a TSC). Real perf runs on the exports afterwards
  * (tests/fuzz/perf_corpus.sh). Inputs above 64 KiB are skipped.
  */
 #include <stdint.h>
@@ -44,24 +45,32 @@ static u64 rd64(const u8 *p)
 	return v;
 }
 
-/* Does @q (@n bytes of a queue) have a TSC packet after its first PSB, or no PSB? */
-static bool tsc_after_psb(const u8 *q, size_t n)
+/*
+ * Can perf take @q (@n bytes of a queue)? From its first PSB on, every packet
+ * decodes (perf 6.1 crashes on some bytes that are no packets), and when
+ * @timed a TSC packet comes (perf crashes on a timed queue without one).
+ */
+static bool queue_ok(const u8 *q, size_t n, bool timed)
 {
 	struct pt_packet_decoder *d;
 	struct pt_config cfg;
 	struct pt_packet p;
-	bool ok;
+	bool tsc = false;
+	int r = -pte_eos;
 
 	pt_config_init(&cfg);
 	cfg.begin = (u8 *)q;
 	cfg.end = (u8 *)q + n;
 	d = pt_pkt_alloc_decoder(&cfg);
 	need(d);
-	ok = pt_pkt_sync_forward(d) < 0;
-	while (!ok && pt_pkt_next(d, &p, sizeof(p)) >= 0)
-		ok = p.type == ppt_tsc;
+	if (pt_pkt_sync_forward(d) < 0) {
+		pt_pkt_free_decoder(d);
+		return true;
+	}
+	while ((r = pt_pkt_next(d, &p, sizeof(p))) >= 0)
+		tsc |= p.type == ppt_tsc;
 	pt_pkt_free_decoder(d);
-	return ok;
+	return r == -pte_eos && (tsc || !timed);
 }
 
 /* Every "@FILE" of the filter string @s is one of the @n MMAP names. */
@@ -136,7 +145,7 @@ static void check(const u8 *f, size_t len)
 			memcpy(&idx, f + off + 32, 4);
 			need(h.size == 48 && qsize % 8 == 0 && idx == nq);
 			need(qsize <= data_off + data_size - off - 48);
-			need(!timed || tsc_after_psb(f + off + 48, qsize));
+			need(queue_ok(f + off + 48, qsize, timed));
 			need(nq < 256);
 			aux_off[nq++] = off;
 			off += qsize;

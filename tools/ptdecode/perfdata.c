@@ -695,9 +695,78 @@ static bool ends_in_stop(const struct ptd_segments *segs, size_t i)
 	return st && st->end_why && strstr(st->end_why, "stopped");
 }
 
+/*
+ * What perf is given as one AUXTRACE queue: @len bytes of segment @s from
+ * @off; @ref its reference (queue_refs()), @first whether it is the
+ * segment's first (the loss before the segment goes before it).
+ */
+struct queue {
+	const struct ptd_segment *s;
+	size_t off, len;
+	u64 ref;
+	bool first;
+};
+
+struct queues {
+	struct queue *v;
+	size_t n;
+};
+
+static void add_queue(struct queues *q, const struct ptd_segment *s, size_t off, size_t len)
+{
+	if (!len)
+		return;
+	q->v = realloc(q->v, (q->n + 1) * sizeof(*q->v));
+	if (!q->v)
+		abort();
+	q->v[q->n] = (struct queue){ s, off, len, 0, !q->n || q->v[q->n - 1].s != s };
+	q->n++;
+}
+
+/*
+ * @s's first @size bytes as perf's queues: cut where a packet cannot be
+ * decoded, resumed at the next PSB, as libipt resynchronises (the bytes
+ * between are no packets, for either decoder). perf 6.1 segfaults on some
+ * of them (an unknown opcode, later part of a PSB's pattern: found by
+ * fuzz_perfdata), so it is never given them. Bytes before the first PSB
+ * stay (both decoders skip them).
+ */
+static void add_queues(struct queues *q, const struct ptd_segment *s, size_t size)
+{
+	struct pt_packet_decoder *d;
+	struct pt_config cfg;
+	struct pt_packet p;
+	uint64_t start = 0, at;
+	int r;
+
+	pt_config_init(&cfg);
+	cfg.begin = s->data;
+	cfg.end = s->data + size;
+	d = pt_pkt_alloc_decoder(&cfg);
+	if (!d || pt_pkt_sync_forward(d) < 0) {
+		add_queue(q, s, 0, size);
+		goto out;
+	}
+	for (;;) {
+		r = pt_pkt_next(d, &p, sizeof(p));
+		if (r >= 0)
+			continue;
+		if (r == -pte_eos || pt_pkt_get_offset(d, &at) < 0) {
+			add_queue(q, s, start, size - start);
+			break;
+		}
+		add_queue(q, s, start, at - start);
+		if (pt_pkt_sync_forward(d) < 0 || pt_pkt_get_sync_offset(d, &start) < 0)
+			break;
+	}
+out:
+	if (d)
+		pt_pkt_free_decoder(d);
+}
+
 /* One queue's chunk: the record, then the data padded to 8 bytes (PAD packets). */
-static void put_auxtrace(struct out *o, const struct ptd_segment *s, size_t size, u32 idx,
-			 u32 tid, u64 reference, u64 *index_off, u64 *index_size)
+static void put_auxtrace(struct out *o, const struct queue *q, u32 idx, u32 tid,
+			 u64 *index_off, u64 *index_size)
 {
 	struct {
 		struct perf_event_header h;
@@ -705,19 +774,19 @@ static void put_auxtrace(struct out *o, const struct ptd_segment *s, size_t size
 		u32 idx, tid, cpu, reserved;
 	} __packed a = {
 		.h = { .type = PERF_RECORD_AUXTRACE, .size = 48 },
-		.size = (size + 7) & ~(u64)7,
-		.offset = s->stream_off,
-		.reference = reference,
+		.size = (q->len + 7) & ~(u64)7,
+		.offset = q->s->stream_off + q->off,
+		.reference = q->ref,
 		.idx = idx,
 		.tid = tid,
-		.cpu = s->cpu,
+		.cpu = q->s->cpu,
 	};
 
 	*index_off = where(o);
 	*index_size = sizeof(a);	/* the record; its data follows (perf checks this size) */
 	put(o, &a, sizeof(a));
-	put(o, s->data, size);
-	put_zeros(o, a.size - size);
+	put(o, q->s->data + q->off, q->len);
+	put_zeros(o, a.size - q->len);
 }
 
 /*
@@ -735,10 +804,10 @@ static u64 segment_tsc(const struct ptd_container *c, const struct ptd_segment *
 	return c->header.start_tsc;
 }
 
-/* The first TSC packet's value in @s's first @size bytes, from its first
- * PSB on (where perf starts): 1 when there is one, 0 when there is none,
- * -1 when there is no PSB (perf decodes nothing there). */
-static int first_tsc(const struct ptd_segment *s, size_t size, u64 *tsc)
+/* The first TSC packet's value in @q, from its first PSB on (where perf
+ * starts): 1 when there is one, 0 when there is none, -1 when there is no
+ * PSB (perf decodes nothing there). */
+static int first_tsc(const struct queue *q, u64 *tsc)
 {
 	struct pt_packet_decoder *d;
 	struct pt_config cfg;
@@ -746,8 +815,8 @@ static int first_tsc(const struct ptd_segment *s, size_t size, u64 *tsc)
 	int found = -1;
 
 	pt_config_init(&cfg);
-	cfg.begin = s->data;
-	cfg.end = s->data + size;
+	cfg.begin = q->s->data + q->off;
+	cfg.end = cfg.begin + q->len;
 	d = pt_pkt_alloc_decoder(&cfg);
 	if (!d)
 		return -1;
@@ -778,34 +847,35 @@ static u64 perf_first_time(u64 tsc, u64 reference)
 }
 
 /*
- * The queues' references, @ref[i] for segment i (@size[i] of its bytes
- * given). perf 6.1 times a queue from its first TSC packet, the top byte
- * taken from the reference; when that time is 0 it ignores every later TSC
- * packet of the queue too (it counts only from a time it has), the queue
- * never gets a time, and timed decoding segfaults on it (a CPU's trace clock
- * that starts at 0: the software trace unit's on the CPUs brought up after
- * the first). Such a CPU's queues all get 1 in their reference's top byte:
- * perf reads its TSCs as 2^56 + the packet's 56 bits (one wrap of the
- * packet's counter), in their order, after every other CPU's.
+ * The queues' references (each queue's ref). perf 6.1 times a queue from
+ * its first TSC packet, the top byte taken from the reference; when that
+ * time is 0 it ignores every later TSC packet of the queue too (it counts
+ * only from a time it has), the queue never gets a time, and timed decoding
+ * segfaults on it (a CPU's trace clock that starts at 0: the software trace
+ * unit's on the CPUs brought up after the first). Such a CPU's queues all
+ * get 1 in their reference's top byte: perf reads its TSCs as 2^56 + the
+ * packet's 56 bits (one wrap of the packet's counter), in their order,
+ * after every other CPU's.
  */
 static void queue_refs(const struct ptd_container *c, const struct tpz_header *h,
-		       const struct ptd_segments *segs, const size_t *size, u64 *ref)
+		       const struct ptd_segments *segs, struct queues *q)
 {
-	for (size_t i = 0; i < segs->n; i++)
-		ref[i] = segment_tsc(c, &segs->v[i]);
+	for (size_t i = 0; i < q->n; i++)
+		q->v[i].ref = segment_tsc(c, q->v[i].s);
 	if (!timed(h))
 		return;
 	for (size_t k = 0; k < segs->ncpus; k++) {
-		const struct ptd_cpu_stream *st = &segs->cpus[k];
+		u32 cpu = segs->cpus[k].cpu;
 		bool zero = false;
 		u64 tsc;
 
-		for (size_t i = st->first; i < st->first + st->nsegs; i++)
-			if (size[i] && first_tsc(&segs->v[i], size[i], &tsc) == 1 &&
-			    !perf_first_time(tsc, ref[i]))
+		for (size_t i = 0; i < q->n; i++)
+			if (q->v[i].s->cpu == cpu && first_tsc(&q->v[i], &tsc) == 1 &&
+			    !perf_first_time(tsc, q->v[i].ref))
 				zero = true;
-		for (size_t i = st->first; zero && i < st->first + st->nsegs; i++)
-			ref[i] = BIT_ULL(56) | (ref[i] & (BIT_ULL(56) - 1));
+		for (size_t i = 0; zero && i < q->n; i++)
+			if (q->v[i].s->cpu == cpu)
+				q->v[i].ref = BIT_ULL(56) | (q->v[i].ref & (BIT_ULL(56) - 1));
 	}
 }
 
@@ -817,19 +887,19 @@ static void queue_refs(const struct ptd_container *c, const struct tpz_header *h
  * export is untimed (TSCEn clear for perf), said with the first queue
  * without. Returns whether it stays timed.
  */
-static bool timeable(struct ptd_container *c, const struct ptd_segments *segs, const size_t *size)
+static bool timeable(struct ptd_container *c, const struct queues *q)
 {
-	for (size_t i = 0; i < segs->n; i++) {
-		const struct ptd_segment *s = &segs->v[i];
+	for (size_t i = 0; i < q->n; i++) {
+		const struct ptd_segment *s = q->v[i].s;
 		u64 tsc, rec_off, file_off;
 		u32 seq;
 
-		if (!size[i] || first_tsc(s, size[i], &tsc))
+		if (first_tsc(&q->v[i], &tsc))
 			continue;
-		ptd_segment_where(s, 0, &seq, &rec_off, &file_off);
+		ptd_segment_where(s, q->v[i].off, &seq, &rec_off, &file_off);
 		ptd_diag_add(&c->diags, seq, rec_off,
 			     "--perf-data: the header enables TSC packets (RTIT_CTL bit 10), but cpu %u's trace at stream offset 0x%llx has a PSB and no TSC packet: perf cannot time it (it would crash), so the perf.data is untimed",
-			     s->cpu, s->stream_off);
+			     s->cpu, s->stream_off + q->v[i].off);
 		return false;
 	}
 	return true;
@@ -934,8 +1004,8 @@ int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs
 	struct out o = { .path = path };
 	struct tpz_header h = c->header;
 	struct images im = { .path = path, .fd = -1 };
-	u64 id = EVENT_ID, data_start, *ref = NULL;
-	size_t *size = NULL;
+	struct queues q = { 0 };
+	u64 id = EVENT_ID, data_start;
 	struct stat sb;
 	int ret = 0;
 
@@ -973,17 +1043,16 @@ int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs
 		ret = -1;
 		goto out;
 	}
-	ix.off = calloc(segs->n + 1, sizeof(u64));
-	ix.size = calloc(segs->n + 1, sizeof(u64));
-	size = calloc(segs->n + 1, sizeof(*size));
-	ref = calloc(segs->n + 1, sizeof(u64));
-	if (!ix.off || !ix.size || !size || !ref)
-		abort();
 	for (size_t i = 0; i < segs->n; i++)
-		size[i] = segs->v[i].size ? whole_packets(&segs->v[i], ends_in_stop(segs, i)) : 0;
-	if (timed(&h) && !timeable(c, segs, size))
+		if (segs->v[i].size)
+			add_queues(&q, &segs->v[i], whole_packets(&segs->v[i], ends_in_stop(segs, i)));
+	ix.off = calloc(q.n + 1, sizeof(u64));
+	ix.size = calloc(q.n + 1, sizeof(u64));
+	if (!ix.off || !ix.size)
+		abort();
+	if (timed(&h) && !timeable(c, &q))
 		h.rtit_ctl &= ~BIT_ULL(10);
-	queue_refs(c, &h, segs, size, ref);
+	queue_refs(c, &h, segs, &q);
 
 	/* header (rewritten at the end), the event's id, the attr */
 	put(&o, &fh, sizeof(fh));
@@ -1016,14 +1085,12 @@ int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs
 	 * ptdecode the first (the ELF, then the images in their order) */
 	for (size_t i = maps.n; i-- > 0;)
 		put_mmap(&o, maps.v[i].start, maps.v[i].len, maps.v[i].pgoff, maps.v[i].file);
-	for (size_t i = 0; i < segs->n; i++) {
-		const struct ptd_segment *s = &segs->v[i];
+	for (size_t i = 0; i < q.n; i++) {
+		const struct ptd_segment *s = q.v[i].s;
 
-		if (!s->size)
-			continue;
-		if (s->gap || s->gap_why)
+		if (q.v[i].first && (s->gap || s->gap_why))
 			put_aux_lost(&o, s->stream_off - s->gap, s->gap, TOPAZ_PID, s->cpu);
-		put_auxtrace(&o, s, size[i], ix.n, TOPAZ_PID, ref[i], &ix.off[ix.n], &ix.size[ix.n]);
+		put_auxtrace(&o, &q.v[i], ix.n, TOPAZ_PID, &ix.off[ix.n], &ix.size[ix.n]);
 		ix.n++;
 		ix.max_cpu = max(ix.max_cpu, s->cpu);
 	}
@@ -1045,13 +1112,12 @@ int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs
 		o.failed = true;
 	free(ix.off);
 	free(ix.size);
-	free(size);
-	free(ref);
 	if (o.failed) {
 		ptd_diag_add(&c->diags, -1, 0, "--perf-data: %s: cannot write: %s", path, strerror(errno));
 		ret = -1;
 	}
 out:
+	free(q.v);
 	images_close(&im);
 	for (size_t i = 0; i < maps.n; i++)
 		free(maps.v[i].file);
