@@ -649,53 +649,6 @@ static void put_aux_lost(struct out *o, u64 offset, u64 size, u32 tid, u32 cpu)
 }
 
 /*
- * The bytes of @s perf is given: all of them, unless the trace unit stopped
- * right after (ToPA full): then it cut the packet it was writing (the rest of
- * the packet is lost, as on hardware), and perf 6.1 reads a cut packet's
- * prefix as flow (a TNT bit it never had, code that did not run). So the
- * segment ends after its last whole packet, as libipt reads it.
- */
-static size_t whole_packets(const struct ptd_segment *s, bool cut)
-{
-	struct pt_packet_decoder *d;
-	struct pt_config cfg;
-	struct pt_packet p;
-	uint64_t end = 0;
-	int r;
-
-	if (!cut)
-		return s->size;
-	pt_config_init(&cfg);
-	cfg.begin = s->data;
-	cfg.end = s->data + s->size;
-	d = pt_pkt_alloc_decoder(&cfg);
-	if (!d)
-		return s->size;
-	r = pt_pkt_sync_forward(d);
-	while (r >= 0) {
-		r = pt_pkt_next(d, &p, sizeof(p));
-		if (r >= 0)
-			pt_pkt_get_offset(d, &end);
-	}
-	pt_pkt_free_decoder(d);
-	/* only a packet cut by the end of the data; anything else stays as it is */
-	return r == -pte_eos && end && end < s->size ? (size_t)end : s->size;
-}
-
-/* Did the trace unit stop right after @s (the next segment of its CPU says
- * so, or the loss that ends its CPU's stream)? */
-static bool ends_in_stop(const struct ptd_segments *segs, size_t i)
-{
-	const struct ptd_cpu_stream *st;
-
-	for (size_t k = i + 1; k < segs->n; k++)
-		if (segs->v[k].cpu == segs->v[i].cpu)
-			return segs->v[k].gap_why && strstr(segs->v[k].gap_why, "stopped");
-	st = ptd_segments_cpu(segs, segs->v[i].cpu);
-	return st && st->end_why && strstr(st->end_why, "stopped");
-}
-
-/*
  * What perf is given as one AUXTRACE queue: @len bytes of segment @s from
  * @off; @ref its reference (queue_refs()), @first whether it is the
  * segment's first (the loss before the segment goes before it).
@@ -724,15 +677,20 @@ static void add_queue(struct queues *q, const struct ptd_segment *s, size_t off,
 }
 
 /*
- * @s's first @size bytes as perf's queues: cut where a packet cannot be
- * decoded, resumed at the next PSB, as libipt resynchronises (the bytes
- * between are no packets, for either decoder). perf 6.1 segfaults on some
- * of them (an unknown opcode, later part of a PSB's pattern: found by
- * fuzz_perfdata), so it is never given them. Bytes before the first PSB
- * stay (both decoders skip them).
+ * @s as perf's queues: cut where a packet cannot be decoded, resumed at the
+ * next PSB, as libipt resynchronises (the bytes between are no packets, for
+ * either decoder). perf 6.1 segfaults on some of them (an unknown opcode,
+ * later part of a PSB's pattern: found by fuzz_perfdata), so it is never
+ * given them. Bytes before the first PSB stay (both decoders skip them).
+ * The last queue ends after the last whole packet: a packet cut by the end
+ * of the segment (the trace unit stopped, ToPA full: the rest of the packet
+ * is lost, as on hardware) would be read by perf 6.1 as flow (a TNT bit it
+ * never had, code that did not run) or, with the PAD bytes after it, as
+ * a bad packet; libipt reads up to it.
  */
-static void add_queues(struct queues *q, const struct ptd_segment *s, size_t size)
+static void add_queues(struct queues *q, const struct ptd_segment *s)
 {
+	size_t size = s->size;
 	struct pt_packet_decoder *d;
 	struct pt_config cfg;
 	struct pt_packet p;
@@ -751,12 +709,12 @@ static void add_queues(struct queues *q, const struct ptd_segment *s, size_t siz
 		r = pt_pkt_next(d, &p, sizeof(p));
 		if (r >= 0)
 			continue;
-		if (r == -pte_eos || pt_pkt_get_offset(d, &at) < 0) {
-			add_queue(q, s, start, size - start);
-			break;
-		}
+		/* the failed packet is where the decoder stands */
+		if (pt_pkt_get_offset(d, &at) < 0)
+			at = size;
 		add_queue(q, s, start, at - start);
-		if (pt_pkt_sync_forward(d) < 0 || pt_pkt_get_sync_offset(d, &start) < 0)
+		if (r == -pte_eos || pt_pkt_sync_forward(d) < 0 ||
+		    pt_pkt_get_sync_offset(d, &start) < 0)
 			break;
 	}
 out:
@@ -1045,7 +1003,7 @@ int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs
 	}
 	for (size_t i = 0; i < segs->n; i++)
 		if (segs->v[i].size)
-			add_queues(&q, &segs->v[i], whole_packets(&segs->v[i], ends_in_stop(segs, i)));
+			add_queues(&q, &segs->v[i]);
 	ix.off = calloc(q.n + 1, sizeof(u64));
 	ix.size = calloc(q.n + 1, sizeof(u64));
 	if (!ix.off || !ix.size)
