@@ -14,8 +14,8 @@
  * comma in them; MMAP file names that exist; the AUXTRACE queues numbered in
  * order and each in the index, each decoding without an error from its
  * first PSB on and, when the attr enables TSC packets, with a TSC packet
- * (perf crashes on bytes that are no packets, and on a timed queue
- * without a TSC). Real perf runs on the exports afterwards
+ * before its flow (perf crashes on bytes that are no packets, and on a
+ * timed queue whose flow starts without a time). Real perf runs on the exports afterwards
  * (tests/fuzz/perf_corpus.sh). Inputs above 64 KiB are skipped.
  */
 #include <stdint.h>
@@ -48,7 +48,8 @@ static u64 rd64(const u8 *p)
 /*
  * Can perf take @q (@n bytes of a queue)? From its first PSB on, every packet
  * decodes (perf 6.1 crashes on some bytes that are no packets), and when
- * @timed a TSC packet comes (perf crashes on a timed queue without one).
+ * @timed a TSC packet comes before the flow does (perf crashes walking
+ * code with no time).
  */
 static bool queue_ok(const u8 *q, size_t n, bool timed)
 {
@@ -67,8 +68,14 @@ static bool queue_ok(const u8 *q, size_t n, bool timed)
 		pt_pkt_free_decoder(d);
 		return true;
 	}
-	while ((r = pt_pkt_next(d, &p, sizeof(p))) >= 0)
+	/* the flow must not start before the TSC (only PSB+ packets before it) */
+	while ((r = pt_pkt_next(d, &p, sizeof(p))) >= 0) {
 		tsc |= p.type == ppt_tsc;
+		if (!tsc && timed && p.type != ppt_psb && p.type != ppt_pad && p.type != ppt_tma &&
+		    p.type != ppt_cbr && p.type != ppt_pip && p.type != ppt_mode &&
+		    p.type != ppt_vmcs && p.type != ppt_mnt && p.type != ppt_fup)
+			break;
+	}
 	pt_pkt_free_decoder(d);
 	return r == -pte_eos && (tsc || !timed);
 }

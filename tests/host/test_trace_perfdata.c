@@ -181,7 +181,7 @@ static void exported_and_decoded(const struct shape *s, const char *msg, const c
 static void test_tsc_without_packets(void **state)
 {
 	exported_and_decoded(&(struct shape){ .rtit_ctl = 0x2401 },
-			     "has a PSB and no TSC packet: perf cannot time it", NULL);
+			     "has a PSB and no TSC packet before its flow: perf cannot time it", NULL);
 }
 
 /*

@@ -20,7 +20,8 @@
  *   PSB there, as libipt does, instead of decoding across the hole. A
  *   PERF_RECORD_AUX with the truncated flag before each such queue makes
  *   `perf script --itrace=e` report the loss (and after a CPU's last queue
- *   when its stream ends with a loss).
+ *   when its stream ends with a loss). Bytes that are no packets are never
+ *   given (add_queues()): perf crashes on some.
  * - several CPUs: each CPU's segments are queues of their own that carry its
  *   number (AUXTRACE's cpu, the samples' CPU), so perf decodes each CPU's
  *   stream apart and `perf script -F cpu` names it; one CPU's bytes never
@@ -28,8 +29,13 @@
  *
  * With TSC packets the file is timed (TSC to ns by the TSC rate, each
  * queue's reference a TSC, one wrap of the TSC packet's counter for a CPU
- * whose clock starts at 0: queue_refs()); without, perf decodes timeless,
- * the queues one after the other in stream order.
+ * whose clock starts at 0: queue_refs()) when every queue has one
+ * (timeable()); without, perf decodes timeless, the queues one after the
+ * other in stream order.
+ *
+ * Never written: what perf cannot take. Where the header says what perf
+ * would crash on, the file says what perf can use instead, and ptdecode
+ * says so; where a path cannot be said to perf, the export is refused.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -762,9 +768,19 @@ static u64 segment_tsc(const struct ptd_container *c, const struct ptd_segment *
 	return c->header.start_tsc;
 }
 
-/* The first TSC packet's value in @q, from its first PSB on (where perf
- * starts): 1 when there is one, 0 when there is none, -1 when there is no
- * PSB (perf decodes nothing there). */
+/* Packets a PSB+ may hold before its TSC: none moves the flow. */
+static bool in_psb_plus(enum pt_packet_type t)
+{
+	return t == ppt_psb || t == ppt_pad || t == ppt_tma || t == ppt_cbr || t == ppt_pip ||
+	       t == ppt_mode || t == ppt_vmcs || t == ppt_mnt || t == ppt_fup;
+}
+
+/*
+ * The value of @q's first TSC packet, when it comes in the PSB+ of its
+ * first PSB (where perf starts): 1 then, 0 when the flow starts before a
+ * TSC (perf 6.1 would walk it with no time: SIGSEGV), -1 when there is no
+ * PSB (perf decodes nothing there).
+ */
 static int first_tsc(const struct queue *q, u64 *tsc)
 {
 	struct pt_packet_decoder *d;
@@ -779,11 +795,14 @@ static int first_tsc(const struct queue *q, u64 *tsc)
 	if (!d)
 		return -1;
 	if (pt_pkt_sync_forward(d) >= 0)
-		for (found = 0; !found && pt_pkt_next(d, &p, sizeof(p)) >= 0;)
+		for (found = 0; !found && pt_pkt_next(d, &p, sizeof(p)) >= 0;) {
 			if (p.type == ppt_tsc) {
 				*tsc = p.payload.tsc.tsc;
 				found = 1;
+			} else if (!in_psb_plus(p.type)) {
+				break;
 			}
+		}
 	pt_pkt_free_decoder(d);
 	return found;
 }
@@ -839,11 +858,11 @@ static void queue_refs(const struct ptd_container *c, const struct tpz_header *h
 
 /*
  * The header enables TSC packets (RTIT_CTL.TSCEn), but can perf time the
- * trace? perf 6.1 segfaults on a timed queue it decodes without ever
- * meeting a TSC packet (it walks code with no time and no decoder state).
- * So every queue with a PSB must have a TSC packet after it, else the
- * export is untimed (TSCEn clear for perf), said with the first queue
- * without. Returns whether it stays timed.
+ * trace? perf 6.1 segfaults on a timed queue whose flow starts before a
+ * TSC packet (it walks code with no time and no decoder state). So every
+ * queue with a PSB must have a TSC packet in that PSB's PSB+ (first_tsc()),
+ * else the export is untimed (TSCEn clear for perf), said with the first
+ * queue without. Returns whether it stays timed.
  */
 static bool timeable(struct ptd_container *c, const struct queues *q)
 {
@@ -856,7 +875,7 @@ static bool timeable(struct ptd_container *c, const struct queues *q)
 			continue;
 		ptd_segment_where(s, q->v[i].off, &seq, &rec_off, &file_off);
 		ptd_diag_add(&c->diags, seq, rec_off,
-			     "--perf-data: the header enables TSC packets (RTIT_CTL bit 10), but cpu %u's trace at stream offset 0x%llx has a PSB and no TSC packet: perf cannot time it (it would crash), so the perf.data is untimed",
+			     "--perf-data: the header enables TSC packets (RTIT_CTL bit 10), but cpu %u's trace at stream offset 0x%llx has a PSB and no TSC packet before its flow: perf cannot time it (it would crash), so the perf.data is untimed",
 			     s->cpu, s->stream_off + q->v[i].off);
 		return false;
 	}
