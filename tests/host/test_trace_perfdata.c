@@ -96,28 +96,16 @@ static int export(const struct membuf *m, const char *path, char *said, size_t s
  */
 static void perf_decodes_run(const char *path)
 {
-	char cmd[PATH_MAX + 128], line[512], err[PATH_MAX + 16], *e;
-	size_t nips = 0, len;
-	FILE *pf;
+	char cmd[PATH_MAX + 128], err[PATH_MAX + 16], *e;
+	u64 want[sizeof(expect_all)];
+	size_t len;
 	int st;
 
+	for (size_t i = 0; i < sizeof(expect_all); i++)
+		want[i] = BASE + expect_all[i];
 	snprintf(err, sizeof(err), "%s.stderr", path);
 	snprintf(cmd, sizeof(cmd), "perf script -i '%s' --itrace=i1i -F ip 2>'%s'", path, err);
-	pf = popen(cmd, "r");
-	assert_non_null(pf);
-	while (fgets(line, sizeof(line), pf)) {
-		unsigned long long ip;
-
-		if (sscanf(line, " %llx", &ip) != 1)
-			perf_unexpected(pf, line, sizeof(line));
-		if (nips < sizeof(expect_all) && ip != BASE + expect_all[nips])
-			fprintf(stderr, "perf: instruction %zu at %#llx, expected %#llx\n", nips, ip,
-				BASE + expect_all[nips]);
-		assert_true(nips < sizeof(expect_all));
-		assert_int_equal(ip, BASE + expect_all[nips]);
-		nips++;
-	}
-	st = pclose(pf);
+	st = perf_ips_equal(cmd, want, sizeof(expect_all));
 	e = read_whole(err, &len);
 	assert_non_null(e);
 	if (st || strstr(e, "failed to process"))
@@ -126,7 +114,6 @@ static void perf_decodes_run(const char *path)
 	assert_null(strstr(e, "failed to process"));
 	free(e);
 	unlink(err);
-	assert_int_equal(nips, sizeof(expect_all));
 }
 
 /* A scratch folder (its path with @tail, which may hold a space or a comma). */
