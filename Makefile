@@ -229,10 +229,17 @@ $(BUILD)/fuzz/gen_seeds: tests/fuzz/gen_seeds.c $(BUILD)/host/libtopaz.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(HCFLAGS) $< $(BUILD)/host/libtopaz.a $(HLDLIBS) -o $@
 
-.PHONY: fuzz-build fuzz fuzz-smoke fuzz-replay fuzz-seeds
+# After the fuzzing, and in make test on the committed corpus (perf-corpus):
+# Linux perf reads the perf.data exports of fuzz_perfdata's corpus
+# (tests/fuzz/perf_corpus.sh).
+.PHONY: fuzz-build fuzz fuzz-smoke fuzz-replay fuzz-seeds perf-corpus
 fuzz-build: $(FUZZ_BINS)
-fuzz: fuzz-build
-	$(Q)tests/fuzz/run.sh fuzz $(BUILD)/fuzz $(FUZZ_SECONDS) $(FUZZ_NAMES)
+fuzz: fuzz-build tools
+	$(Q)status=0; tests/fuzz/run.sh fuzz $(BUILD)/fuzz $(FUZZ_SECONDS) $(FUZZ_NAMES) || status=$$?; \
+	tests/fuzz/perf_corpus.sh $(BUILD)/tools/ptdecode $(BUILD)/fuzz/work/fuzz_perfdata/corpus \
+		perf-corpus.fuzzed || status=$$?; exit $$status
+perf-corpus: tools
+	$(Q)tests/fuzz/perf_corpus.sh $(BUILD)/tools/ptdecode tests/fuzz/corpus/fuzz_perfdata
 fuzz-smoke: fuzz-build
 	$(Q)tests/fuzz/run.sh smoke $(BUILD)/fuzz $(FUZZ_SMOKE_SECONDS) $(FUZZ_NAMES)
 fuzz-replay: fuzz-build

@@ -104,6 +104,19 @@ run_fuzz_smoke() {
 	fi
 }
 
+# Linux perf on the perf.data exports of fuzz_perfdata's committed corpus
+# (tests/fuzz/perf_corpus.sh: no signal, no "failed to process"); one line.
+run_perf_corpus() {
+	local out
+	out=$(make --no-print-directory -C "$here" BUILD="$build" perf-corpus 2>&1)
+	if grep -qE '^(PASS|FAIL) ' <<<"$out"; then
+		tally "" < <(grep -E '^(PASS|FAIL) |^  ' <<<"$out")
+	else
+		fail perf-corpus "make perf-corpus gave no result"
+		tail -15 <<<"$out"
+	fi
+}
+
 # KEY's value in the "result: WHAT key=value ..." line of FILE (the kernel's
 # log or ptdecode --stats), empty when there is none.
 result() {
@@ -453,6 +466,7 @@ phase() {
 [ $mode != qemu ] && phase host run_host
 [ $mode != qemu ] && phase layers run_layers
 [ $mode != qemu ] && phase fuzz run_fuzz_smoke
+[ $mode != qemu ] && phase perf-corpus run_perf_corpus
 [ $mode != host ] && phase qemu run_qemu
 [ $mode != host ] && [ $oracle = 1 ] && phase oracle run_oracle
 echo "time: $phases; total $SECONDS s"

@@ -20,33 +20,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ptdecode.h"
+#include "fuzz_reseal.h"
 
 #define MAX_INPUT	(64u << 10)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static FILE *devnull;
-
-/* Recompute both CRCs of each record found by walking record sizes from 0. */
-static void reseal(u8 *p, size_t size)
-{
-	size_t off = 0;
-
-	while (off + TPZ_REC_SIZE <= size) {
-		struct tpz_rec r;
-
-		memcpy(&r, p + off, sizeof(r));
-		if (r.magic != TPZ_REC_MAGIC || r.size < TPZ_REC_SIZE + r.body_size ||
-		    r.size > size - off) {
-			off++;
-			continue;
-		}
-		r.body_crc = ptd_crc32(0, p + off + TPZ_REC_SIZE, r.size - TPZ_REC_SIZE);
-		r.hdr_crc = ptd_crc32(0, &r, offsetof(struct tpz_rec, hdr_crc));
-		memcpy(p + off, &r, sizeof(r));
-		off += r.size;
-	}
-}
 
 static void count_packet(void *ctx, const struct ptd_packet *p, int err)
 {
@@ -61,7 +41,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ptd_stats st;
 	struct ptd_calls calls;
 	struct ptd_consumer cons[2];
-	u8 *buf;
 
 	if (size > MAX_INPUT)
 		return 0;
@@ -70,14 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!devnull)
 			abort();
 	}
-	buf = malloc(size ? size : 1);
-	if (!buf)
-		abort();
-	memcpy(buf, data, size);
-	reseal(buf, size);
-
-	ptd_container_parse(&c, "fuzz.tpz", buf, size);
-	free(buf);
+	parse_resealed(&c, data, size);
 	ptd_image_init(&img);
 	ptd_image_add_sideband(&img, &c);
 	ptd_image_finish(&img);

@@ -1075,7 +1075,7 @@ static void test_perf_data(void **state)
 	struct run r;
 	u8 *f;
 	u64 v[4], feat;
-	size_t auxtrace = 0, aux = 0, mmaps = 0, nips = 0;
+	size_t auxtrace = 0, aux = 0, mmaps = 0;
 	FILE *pf;
 
 	make_container(&m, p, 2, 1);
@@ -1130,19 +1130,7 @@ static void test_perf_data(void **state)
 
 	/* perf decodes it: libipt's instructions, in order */
 	snprintf(cmd, sizeof(cmd), "perf script -i %s --itrace=i1i -F ip 2>%s/stderr", path, dir);
-	pf = popen(cmd, "r");
-	assert_non_null(pf);
-	while (fgets(line, sizeof(line), pf)) {
-		unsigned long long ip;
-
-		if (sscanf(line, " %llx", &ip) != 1)
-			perf_unexpected(pf, line, sizeof(line));
-		assert_true(nips < r.nips);
-		assert_int_equal(ip, r.ips[nips]);
-		nips++;
-	}
-	assert_int_equal(pclose(pf), 0);
-	assert_int_equal(nips, r.nips);
+	assert_int_equal(perf_ips_equal(cmd, r.ips, r.nips), 0);
 	snprintf(path, sizeof(path), "%s/stderr", dir);
 	f = (u8 *)read_whole(path, &len);
 	assert_non_null(f);	/* NUL-terminated */

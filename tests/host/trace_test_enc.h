@@ -220,4 +220,32 @@ static inline void perf_unexpected(FILE *pf, char *line, int size)
 	fail_msg("perf script printed something else: is linux-perf installed (scripts/setup.sh)?");
 }
 
+/*
+ * Run @cmd (perf script printing one instruction address a line) and check
+ * its addresses are @want[0..@n), in order: a mismatch is printed and fails
+ * the test. Returns pclose()'s status.
+ */
+static inline int perf_ips_equal(const char *cmd, const u64 *want, size_t n)
+{
+	char line[512];
+	size_t k = 0;
+	FILE *pf = popen(cmd, "r");
+
+	assert_non_null(pf);
+	while (fgets(line, sizeof(line), pf)) {
+		unsigned long long ip;
+
+		if (sscanf(line, " %llx", &ip) != 1)
+			perf_unexpected(pf, line, sizeof(line));
+		if (k >= n || ip != want[k])
+			fprintf(stderr, "perf: instruction %zu at %#llx, expected %#llx\n", k, ip,
+				k < n ? want[k] : 0);
+		assert_true(k < n);
+		assert_int_equal(ip, want[k]);
+		k++;
+	}
+	assert_int_equal(k, n);
+	return pclose(pf);
+}
+
 #endif

@@ -20,7 +20,8 @@
  *   PSB there, as libipt does, instead of decoding across the hole. A
  *   PERF_RECORD_AUX with the truncated flag before each such queue makes
  *   `perf script --itrace=e` report the loss (and after a CPU's last queue
- *   when its stream ends with a loss).
+ *   when its stream ends with a loss). Bytes that are no packets are never
+ *   given (add_queues()): perf crashes on some.
  * - several CPUs: each CPU's segments are queues of their own that carry its
  *   number (AUXTRACE's cpu, the samples' CPU), so perf decodes each CPU's
  *   stream apart and `perf script -F cpu` names it; one CPU's bytes never
@@ -28,8 +29,13 @@
  *
  * With TSC packets the file is timed (TSC to ns by the TSC rate, each
  * queue's reference a TSC, one wrap of the TSC packet's counter for a CPU
- * whose clock starts at 0: queue_refs()); without, perf decodes timeless,
- * the queues one after the other in stream order.
+ * whose clock starts at 0: queue_refs()) when every queue has one
+ * (timeable()); without, perf decodes timeless, the queues one after the
+ * other in stream order.
+ *
+ * Never written: what perf cannot take. Where the header says what perf
+ * would crash on, the file says what perf can use instead, and ptdecode
+ * says so; where a path cannot be said to perf, the export is refused.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -204,63 +210,204 @@ static void add_map(struct maps *m, u64 start, u64 len, u64 pgoff, const char *f
 	m->v[m->n++] = (struct pmap){ start, len, pgoff, strdup(file) };
 }
 
-/* "PATH.images", made once. */
-static const char *images_dir(const char *path, char *dir, size_t size, struct ptd_diags *d)
+/*
+ * "PATH.images": the folder the image files go to, made on first use and
+ * opened once. perf.data often goes to a shared folder such as /tmp, so the
+ * folder must be a real one of ours (not a link, not another user's) and
+ * each file is created there afresh (create_image()), never through a link.
+ * perf's address filter cannot carry a space or a comma in a file name
+ * (it ends the name there): when the trace is filtered, a folder whose
+ * absolute path holds one is refused.
+ */
+struct images {
+	const char *path;	/* the perf.data */
+	bool filtered;		/* the filter string names the files */
+	bool tried;
+	int fd;			/* the folder, or -1 */
+	char abs[PATH_MAX];	/* its absolute path */
+};
+
+static bool filter_safe(const char *s)
 {
-	snprintf(dir, size, "%s.images", path);
-	if (mkdir(dir, 0777) && errno != EEXIST) {
-		ptd_diag_add(d, -1, 0, "--perf-data: %s: cannot create: %s", dir, strerror(errno));
-		return NULL;
+	return !strpbrk(s, " ,");
+}
+
+static int images_open(struct images *im, struct ptd_diags *d)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	bool made;
+
+	if (im->tried)
+		return im->fd;
+	im->tried = true;
+	im->fd = -1;
+	if ((size_t)snprintf(dir, sizeof(dir), "%s.images", im->path) >= sizeof(dir)) {
+		ptd_diag_add(d, -1, 0, "--perf-data: %s.images: the path is too long", im->path);
+		return -1;
 	}
-	return dir;
+	made = !mkdir(dir, 0777);
+	if (!made && errno != EEXIST) {
+		ptd_diag_add(d, -1, 0, "--perf-data: %s: cannot create: %s", dir, strerror(errno));
+		return -1;
+	}
+	im->fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (im->fd < 0) {
+		int err = errno;
+
+		ptd_diag_add(d, -1, 0, "--perf-data: %s: %s", dir,
+			     !lstat(dir, &st) && S_ISLNK(st.st_mode) ?
+			     "a link, not a folder: not written through" : strerror(err));
+		goto fail;
+	}
+	if (fstat(im->fd, &st) || !realpath(dir, im->abs)) {
+		ptd_diag_add(d, -1, 0, "--perf-data: %s: %s", dir, strerror(errno));
+		goto fail;
+	}
+	if (st.st_uid != geteuid()) {
+		ptd_diag_add(d, -1, 0, "--perf-data: %s: another user's folder: not written into", dir);
+		goto fail;
+	}
+	if (im->filtered && !filter_safe(im->abs)) {
+		ptd_diag_add(d, -1, 0,
+			     "--perf-data: %s: the path holds a space or a comma, which perf's address filter cannot carry (it ends a file name there): write the perf.data where the path has neither",
+			     im->abs);
+		goto fail;
+	}
+	return im->fd;
+fail:
+	if (im->fd >= 0)
+		close(im->fd);
+	if (made)
+		rmdir(dir);
+	im->fd = -1;
+	return -1;
+}
+
+static void images_close(struct images *im)
+{
+	if (im->tried && im->fd >= 0)
+		close(im->fd);
+}
+
+/* A file name made of @s perf can take in a filter string and that names
+ * nothing else (no '/', no space, no comma): other bytes become '_'. */
+static void safe_name(char *s)
+{
+	for (; *s; s++)
+		if (!(*s >= 'a' && *s <= 'z') && !(*s >= 'A' && *s <= 'Z') &&
+		    !(*s >= '0' && *s <= '9') && !strchr("._+-", *s))
+			*s = '_';
+}
+
+/* Was "@dir/@name" given to perf already (in @m)? */
+static bool name_taken(const struct maps *m, const char *dir, const char *name)
+{
+	size_t n = strlen(dir);
+
+	for (size_t i = 0; i < m->n; i++)
+		if (!strncmp(m->v[i].file, dir, n) && m->v[i].file[n] == '/' &&
+		    !strcmp(m->v[i].file + n + 1, name))
+			return true;
+	return false;
 }
 
 /*
- * The copy of the ELF perf is given, "PATH.images/NAME". perf reads code at
- * file offsets (address - map start + pgoff) and, for an ET_DYN object,
- * takes symbol values for file offsets too; topaz.so's segments lie at file
- * offset = address + 0x1000, so every symbol would be off by a page. For
- * ET_EXEC perf converts symbol values to file offsets through the section
- * headers: the copy is the same file with e_type ET_EXEC. Returns its
- * absolute path (malloc'd) or NULL.
+ * Create "@stem@ext" in the images folder (a name no earlier map has: two
+ * images of the same name and address get two files, "-2" the second), its
+ * absolute path in @file. What is there already (an earlier export's file,
+ * a link someone left) is removed, never followed: O_EXCL|O_NOFOLLOW.
+ * Returns a descriptor open for writing, or -1 (said in @d).
  */
-static char *elf_copy(const char *elf, const char *path, struct ptd_diags *d)
+static int create_image(struct images *im, const struct maps *m, const char *stem,
+			const char *ext, char *file, size_t size, struct ptd_diags *d)
 {
-	char dir[PATH_MAX], file[PATH_MAX + 256], buf[65536];
-	const char *base = strrchr(elf, '/');
-	FILE *in, *out;
-	size_t n;
-	bool ok = true;
-	u16 type = ET_EXEC;
+	char name[NAME_MAX + 1];
+	int fd;
 
-	if (!images_dir(path, dir, sizeof(dir), d))
-		return NULL;
-	snprintf(file, sizeof(file), "%s/%s", dir, base ? base + 1 : elf);
+	if (images_open(im, d) < 0)
+		return -1;
+	snprintf(name, sizeof(name), "%s%s", stem, ext);
+	for (unsigned int k = 2; name_taken(m, im->abs, name); k++)
+		snprintf(name, sizeof(name), "%s-%u%s", stem, k, ext);
+	snprintf(file, size, "%s/%s", im->abs, name);
+	if (unlinkat(im->fd, name, 0) && errno != ENOENT) {
+		ptd_diag_add(d, -1, 0, "--perf-data: %s: cannot replace: %s", file, strerror(errno));
+		return -1;
+	}
+	fd = openat(im->fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		ptd_diag_add(d, -1, 0, "--perf-data: %s: cannot create: %s", file, strerror(errno));
+	return fd;
+}
+
+/* Write @n bytes to @fd: false on a failure (errno says which). */
+static bool write_all(int fd, const void *p, size_t n)
+{
+	const u8 *b = p;
+
+	while (n) {
+		ssize_t k = write(fd, b, n);
+
+		if (k <= 0)
+			return false;
+		b += k;
+		n -= (size_t)k;
+	}
+	return true;
+}
+
+/*
+ * The copy of the ELF perf is given, "PATH.images/NAME" (NAME as
+ * safe_name() makes it). perf reads code at file offsets (address - map
+ * start + pgoff) and, for an ET_DYN object, takes symbol values for file
+ * offsets too; topaz.so's segments lie at file offset = address + 0x1000,
+ * so every symbol would be off by a page. For ET_EXEC perf converts symbol
+ * values to file offsets through the section headers: the copy is the same
+ * file with e_type ET_EXEC. Returns its absolute path (malloc'd) or NULL.
+ */
+static char *elf_copy(const char *elf, struct images *im, const struct maps *m,
+		      struct ptd_diags *d)
+{
+	char stem[NAME_MAX + 1], file[PATH_MAX + NAME_MAX + 2], buf[65536];
+	const char *base = strrchr(elf, '/');
+	u16 type = ET_EXEC;
+	bool ok = true, first = true;
+	size_t n;
+	FILE *in;
+	int fd;
+
 	in = fopen(elf, "rb");
-	out = fopen(file, "wb");
-	if (!in || !out) {
-		ptd_diag_add(d, -1, 0, "--perf-data: %s: %s", in ? file : elf, strerror(errno));
-		if (in)
-			fclose(in);
-		if (out)
-			fclose(out);
+	if (!in) {
+		ptd_diag_add(d, -1, 0, "--perf-data: %s: %s", elf, strerror(errno));
 		return NULL;
 	}
-	while ((n = fread(buf, 1, sizeof(buf), in)))
-		ok &= fwrite(buf, 1, n, out) == n;
-	ok &= !ferror(in);
-	ok &= !fseek(out, offsetof(Elf64_Ehdr, e_type), SEEK_SET) && fwrite(&type, 2, 1, out) == 1;
+	snprintf(stem, sizeof(stem), "%s", base ? base + 1 : elf);
+	safe_name(stem);
+	fd = create_image(im, m, stem, "", file, sizeof(file), d);
+	if (fd < 0) {
+		fclose(in);
+		return NULL;
+	}
+	while (ok && (n = fread(buf, 1, sizeof(buf), in))) {
+		if (first && n >= offsetof(Elf64_Ehdr, e_type) + sizeof(type))
+			memcpy(buf + offsetof(Elf64_Ehdr, e_type), &type, sizeof(type));
+		first = false;
+		ok = write_all(fd, buf, n);
+	}
+	ok = ok && !ferror(in);
 	fclose(in);
-	ok &= !fclose(out);
+	if (close(fd))
+		ok = false;
 	if (!ok) {
 		ptd_diag_add(d, -1, 0, "--perf-data: %s: cannot write: %s", file, strerror(errno));
 		return NULL;
 	}
-	return realpath(file, NULL);
+	return strdup(file);
 }
 
 /* The ELF's PT_LOAD segments at @load: a map each, read at p_offset. */
-static int elf_maps(const char *elf, u64 load, const char *path, struct maps *m,
+static int elf_maps(const char *elf, u64 load, struct images *im, struct maps *m,
 		    struct ptd_diags *d)
 {
 	size_t n;
@@ -279,7 +426,7 @@ static int elf_maps(const char *elf, u64 load, const char *path, struct maps *m,
 			close(fd);
 		return -1;
 	}
-	copy = elf_copy(elf, path, d);
+	copy = elf_copy(elf, im, m, d);
 	for (size_t i = 0; copy && i < n; i++) {
 		GElf_Phdr ph;
 
@@ -294,20 +441,22 @@ static int elf_maps(const char *elf, u64 load, const char *path, struct maps *m,
 
 /*
  * Each sideband image as a file perf can read (raw bytes: perf takes a file
- * that is not ELF as 64-bit code, read at pgoff 0), in DIR = "PATH.images".
- * Symbols cannot go with it: perf reads symbols only from ELF (said once).
+ * that is not ELF as 64-bit code, read at pgoff 0), "NAME-ADDR.bin" in the
+ * images folder (NAME as safe_name() makes it). Symbols cannot go with it:
+ * perf reads symbols only from ELF (said once).
  */
-static void image_maps(const struct ptd_container *c, const char *path, struct maps *m,
+static void image_maps(const struct ptd_container *c, struct images *im, struct maps *m,
 		       struct ptd_diags *d)
 {
-	char dir[PATH_MAX], file[PATH_MAX + 80];
-	bool made = false, said = false;
+	char file[PATH_MAX + NAME_MAX + 2];
+	bool said = false;
 
 	for (size_t i = 0; i < c->nrecs; i++) {
 		const struct ptd_record *r = &c->recs[i];
 		const struct tpz_sideband *sb = &r->body.sideband;
-		char name[sizeof(sb->name) + 1], *abs;
-		FILE *f;
+		char stem[sizeof(sb->name) + 24];
+		bool ok;
+		int fd;
 
 		if (r->type != TPZ_REC_SIDEBAND)
 			continue;
@@ -325,25 +474,24 @@ static void image_maps(const struct ptd_container *c, const char *path, struct m
 		}
 		if (!r->payload_size)
 			continue;
-		if (!made && !images_dir(path, dir, sizeof(dir), d))
-			return;
-		made = true;
-		memcpy(name, sb->name, sizeof(sb->name));
-		name[sizeof(sb->name)] = 0;
-		for (char *p = name; *p; p++)
-			if (*p == '/' || *p == ' ')
-				*p = '_';
-		snprintf(file, sizeof(file), "%s/%s-%llx.bin", dir, name[0] ? name : "image",
-			 sb->vaddr);
-		f = fopen(file, "wb");
-		if (!f || fwrite(r->payload, 1, r->payload_size, f) != r->payload_size || fclose(f)) {
+		snprintf(stem, sizeof(stem), "%.*s-%llx", (int)strnlen(sb->name, sizeof(sb->name)) ?: 5,
+			 sb->name[0] ? sb->name : "image", sb->vaddr);
+		safe_name(stem);
+		fd = create_image(im, m, stem, ".bin", file, sizeof(file), d);
+		if (fd < 0) {
+			if (im->fd < 0)
+				return;	/* no folder: said once */
+			continue;
+		}
+		ok = write_all(fd, r->payload, r->payload_size);
+		if (close(fd))
+			ok = false;
+		if (!ok) {
 			ptd_diag_add(d, r->seq, r->offset, "--perf-data: %s: cannot write: %s", file,
 				     strerror(errno));
 			continue;
 		}
-		abs = realpath(file, NULL);
-		add_map(m, sb->vaddr, r->payload_size, 0, abs ? abs : file);
-		free(abs);
+		add_map(m, sb->vaddr, r->payload_size, 0, file);
 	}
 }
 
@@ -366,6 +514,20 @@ static u64 tsc_rate(const struct tpz_header *h)
 	return (u64)h->nom_freq * 100000000ULL;
 }
 
+/* ADDRn_CFG of range @i when perf's filter string names it (1 filter, 2
+ * stop, over a range that is one), else 0 */
+static unsigned int range_cfg(const struct tpz_header *h, unsigned int i)
+{
+	unsigned int cfg = (unsigned int)(h->rtit_ctl >> (32 + 4 * i)) & 0xf;
+
+	return (cfg == 1 || cfg == 2) && h->addr[i][1] >= h->addr[i][0] ? cfg : 0;
+}
+
+static bool filtered(const struct tpz_header *h)
+{
+	return range_cfg(h, 0) || range_cfg(h, 1) || range_cfg(h, 2) || range_cfg(h, 3);
+}
+
 /*
  * The address filters as perf's filter string: "filter 0xOFF/0xSIZE@FILE,stop ...".
  * perf matches a TIP.PGD's address in user space (all of topaz, for perf) by
@@ -379,13 +541,14 @@ static void filter_string(const struct tpz_header *h, const struct maps *m, char
 
 	buf[0] = 0;
 	for (unsigned int i = 0; i < 4 && n < size; i++) {
-		unsigned int cfg = (unsigned int)(h->rtit_ctl >> (32 + 4 * i)) & 0xf;
+		unsigned int cfg = range_cfg(h, i);
 		u64 a = h->addr[i][0], b = h->addr[i][1], off = a;
 		const char *file = NULL;
 
-		if ((cfg != 1 && cfg != 2) || b < a)
+		if (!cfg)
 			continue;
-		for (size_t k = 0; k < m->n; k++)
+		/* the first map holding it: the one read there (see the MMAPs) */
+		for (size_t k = 0; !file && k < m->n; k++)
 			if (a >= m->v[k].start && a - m->v[k].start < m->v[k].len) {
 				file = m->v[k].file;
 				off = a - m->v[k].start + m->v[k].pgoff;
@@ -396,35 +559,73 @@ static void filter_string(const struct tpz_header *h, const struct maps *m, char
 	}
 }
 
-static void put_auxtrace_info(struct out *o, const struct tpz_header *h, const struct maps *m)
+/*
+ * TSC to perf time: ns = TSC * mult >> shift (perf_event_mmap_page's
+ * time_mult and time_shift), counted from the TSC's zero. mult is a u32 and
+ * perf divides by it: a rate so high that it would be 0 is taken as unknown,
+ * and an unknown rate makes one TSC tick a "ns".
+ */
+static void time_conv(u64 hz, u64 *mult, u64 *shift)
+{
+	*mult = 1;
+	*shift = 0;
+	if (!hz || (((unsigned __int128)1000000000 << 31) / hz) == 0)
+		return;
+	*shift = 31;
+	*mult = (u64)(((unsigned __int128)1000000000 << 31) / hz);
+	while (*mult > 0xffffffffULL) {
+		*mult >>= 1;
+		(*shift)--;
+	}
+}
+
+/*
+ * The maximum non-turbo ratio perf is given: the header's, else what perf
+ * itself would derive, never 0. perf 6.1 takes a ratio of 0 as unknown and
+ * derives it as (TSC Hz + 50 MHz) / 100 MHz from time_mult, then divides
+ * the TSC rate by it (cbr2khz): below 50 MHz that is a division by zero
+ * (SIGFPE). perf keeps it in 32 bits, and a CPU's is 8 bits
+ * (MSR_PLATFORM_INFO, CBR packets): a larger one in the header is said and
+ * replaced. @mult and @shift: what perf converts TSC ticks with.
+ */
+static u64 nonturbo_ratio(const struct tpz_header *h, u64 mult, u64 shift, struct ptd_diags *d)
+{
+	u64 hz = (u64)(((unsigned __int128)1000000000 << shift) / mult);
+
+	if (h->nom_freq && h->nom_freq <= 0xff)
+		return h->nom_freq;
+	if (h->nom_freq)
+		ptd_diag_add(d, 0, 0,
+			     "--perf-data: the header's maximum non-turbo ratio %u is not one a CPU has (8 bits): perf is given one from the TSC rate",
+			     h->nom_freq);
+	hz = (hz + 50000000) / 100000000;
+	return hz < 1 ? 1 : hz > 0xff ? 0xff : hz;
+}
+
+static void put_auxtrace_info(struct out *o, const struct tpz_header *h, const struct maps *m,
+			      struct ptd_diags *d)
 {
 	u64 priv[IPT_NR] = { 0 };
 	char filter[4 * (PATH_MAX + 64)];
 	size_t flen;
 	u32 type[2] = { PERF_AUXTRACE_INTEL_PT, 0 };
+	u64 mult = 1, shift = 0;
 
 	filter_string(h, m, filter, sizeof(filter));
 	flen = filter[0] ? padded8(filter) : 0;
 	priv[IPT_PMU_TYPE] = TOPAZ_PMU_TYPE;
-	priv[IPT_TIME_MULT] = 1;
 	if (timed(h)) {
-		/* perf time in ns = TSC * mult >> shift (perf_event_mmap_page's
-		 * time_mult and time_shift; mult a u32), counted from the TSC's
-		 * zero; one TSC tick a "ns" when the rate is unknown */
-		u64 hz = tsc_rate(h), shift = 0, mult = 1;
+		u64 hz = tsc_rate(h);
 
-		if (hz) {
-			shift = 31;
-			mult = (u64)(((unsigned __int128)1000000000 << 31) / hz);
-			while (mult > 0xffffffffULL) {
-				mult >>= 1;
-				shift--;
-			}
-		}
-		priv[IPT_TIME_SHIFT] = shift;
-		priv[IPT_TIME_MULT] = mult;
+		time_conv(hz, &mult, &shift);
+		if (hz && mult == 1 && !shift)
+			ptd_diag_add(d, 0, 0,
+				     "--perf-data: a TSC rate of %llu Hz is not one perf can convert: its times are in TSC ticks",
+				     hz);
 		priv[IPT_CAP_USER_TIME_ZERO] = 1;
 	}
+	priv[IPT_TIME_SHIFT] = shift;
+	priv[IPT_TIME_MULT] = mult;
 	priv[IPT_TSC_BIT] = BIT_ULL(10);
 	priv[IPT_NORETCOMP_BIT] = BIT_ULL(11);
 	priv[IPT_MTC_BIT] = BIT_ULL(9);
@@ -432,7 +633,7 @@ static void put_auxtrace_info(struct out *o, const struct tpz_header *h, const s
 	priv[IPT_CYC_BIT] = BIT_ULL(1);
 	priv[IPT_TSC_CTC_N] = h->leaf15[1];
 	priv[IPT_TSC_CTC_D] = h->leaf15[0];
-	priv[IPT_MAX_NONTURBO_RATIO] = h->nom_freq;
+	priv[IPT_MAX_NONTURBO_RATIO] = nonturbo_ratio(h, mult, shift, d);
 	priv[IPT_FILTER_STR_LEN] = filter[0] ? strlen(filter) : 0;
 	put_header(o, PERF_RECORD_AUXTRACE_INFO, 0,
 		   sizeof(struct perf_event_header) + sizeof(type) + sizeof(priv) + flen);
@@ -454,55 +655,82 @@ static void put_aux_lost(struct out *o, u64 offset, u64 size, u32 tid, u32 cpu)
 }
 
 /*
- * The bytes of @s perf is given: all of them, unless the trace unit stopped
- * right after (ToPA full): then it cut the packet it was writing (the rest of
- * the packet is lost, as on hardware), and perf 6.1 reads a cut packet's
- * prefix as flow (a TNT bit it never had, code that did not run). So the
- * segment ends after its last whole packet, as libipt reads it.
+ * What perf is given as one AUXTRACE queue: @len bytes of segment @s from
+ * @off; @ref its reference (queue_refs()), @first whether it is the
+ * segment's first (the loss before the segment goes before it).
  */
-static size_t whole_packets(const struct ptd_segment *s, bool cut)
+struct queue {
+	const struct ptd_segment *s;
+	size_t off, len;
+	u64 ref;
+	bool first;
+};
+
+struct queues {
+	struct queue *v;
+	size_t n;
+};
+
+static void add_queue(struct queues *q, const struct ptd_segment *s, size_t off, size_t len)
 {
+	if (!len)
+		return;
+	q->v = realloc(q->v, (q->n + 1) * sizeof(*q->v));
+	if (!q->v)
+		abort();
+	q->v[q->n] = (struct queue){ s, off, len, 0, !q->n || q->v[q->n - 1].s != s };
+	q->n++;
+}
+
+/*
+ * @s as perf's queues: cut where a packet cannot be decoded, resumed at the
+ * next PSB, as libipt resynchronises (the bytes between are no packets, for
+ * either decoder). perf 6.1 segfaults on some of them (an unknown opcode,
+ * later part of a PSB's pattern: found by fuzz_perfdata), so it is never
+ * given them. Bytes before the first PSB stay (both decoders skip them).
+ * The last queue ends after the last whole packet: a packet cut by the end
+ * of the segment (the trace unit stopped, ToPA full: the rest of the packet
+ * is lost, as on hardware) would be read by perf 6.1 as flow (a TNT bit it
+ * never had, code that did not run) or, with the PAD bytes after it, as
+ * a bad packet; libipt reads up to it.
+ */
+static void add_queues(struct queues *q, const struct ptd_segment *s)
+{
+	size_t size = s->size;
 	struct pt_packet_decoder *d;
 	struct pt_config cfg;
 	struct pt_packet p;
-	uint64_t end = 0;
+	uint64_t start = 0, at;
 	int r;
 
-	if (!cut)
-		return s->size;
 	pt_config_init(&cfg);
 	cfg.begin = s->data;
-	cfg.end = s->data + s->size;
+	cfg.end = s->data + size;
 	d = pt_pkt_alloc_decoder(&cfg);
-	if (!d)
-		return s->size;
-	r = pt_pkt_sync_forward(d);
-	while (r >= 0) {
+	if (!d || pt_pkt_sync_forward(d) < 0) {
+		add_queue(q, s, 0, size);
+		goto out;
+	}
+	for (;;) {
 		r = pt_pkt_next(d, &p, sizeof(p));
 		if (r >= 0)
-			pt_pkt_get_offset(d, &end);
+			continue;
+		/* the failed packet is where the decoder stands */
+		if (pt_pkt_get_offset(d, &at) < 0)
+			at = size;
+		add_queue(q, s, start, at - start);
+		if (r == -pte_eos || pt_pkt_sync_forward(d) < 0 ||
+		    pt_pkt_get_sync_offset(d, &start) < 0)
+			break;
 	}
-	pt_pkt_free_decoder(d);
-	/* only a packet cut by the end of the data; anything else stays as it is */
-	return r == -pte_eos && end && end < s->size ? (size_t)end : s->size;
-}
-
-/* Did the trace unit stop right after @s (the next segment of its CPU says
- * so, or the loss that ends its CPU's stream)? */
-static bool ends_in_stop(const struct ptd_segments *segs, size_t i)
-{
-	const struct ptd_cpu_stream *st;
-
-	for (size_t k = i + 1; k < segs->n; k++)
-		if (segs->v[k].cpu == segs->v[i].cpu)
-			return segs->v[k].gap_why && strstr(segs->v[k].gap_why, "stopped");
-	st = ptd_segments_cpu(segs, segs->v[i].cpu);
-	return st && st->end_why && strstr(st->end_why, "stopped");
+out:
+	if (d)
+		pt_pkt_free_decoder(d);
 }
 
 /* One queue's chunk: the record, then the data padded to 8 bytes (PAD packets). */
-static void put_auxtrace(struct out *o, const struct ptd_segment *s, size_t size, u32 idx,
-			 u32 tid, u64 reference, u64 *index_off, u64 *index_size)
+static void put_auxtrace(struct out *o, const struct queue *q, u32 idx, u32 tid,
+			 u64 *index_off, u64 *index_size)
 {
 	struct {
 		struct perf_event_header h;
@@ -510,19 +738,19 @@ static void put_auxtrace(struct out *o, const struct ptd_segment *s, size_t size
 		u32 idx, tid, cpu, reserved;
 	} __packed a = {
 		.h = { .type = PERF_RECORD_AUXTRACE, .size = 48 },
-		.size = (size + 7) & ~(u64)7,
-		.offset = s->stream_off,
-		.reference = reference,
+		.size = (q->len + 7) & ~(u64)7,
+		.offset = q->s->stream_off + q->off,
+		.reference = q->ref,
 		.idx = idx,
 		.tid = tid,
-		.cpu = s->cpu,
+		.cpu = q->s->cpu,
 	};
 
 	*index_off = where(o);
 	*index_size = sizeof(a);	/* the record; its data follows (perf checks this size) */
 	put(o, &a, sizeof(a));
-	put(o, s->data, size);
-	put_zeros(o, a.size - size);
+	put(o, q->s->data + q->off, q->len);
+	put_zeros(o, a.size - q->len);
 }
 
 /*
@@ -540,27 +768,41 @@ static u64 segment_tsc(const struct ptd_container *c, const struct ptd_segment *
 	return c->header.start_tsc;
 }
 
-/* The first TSC packet's value in @s's first @size bytes, from its first
- * PSB on (where perf starts): true when there is one. */
-static bool first_tsc(const struct ptd_segment *s, size_t size, u64 *tsc)
+/* Packets a PSB+ may hold before its TSC: none moves the flow. */
+static bool in_psb_plus(enum pt_packet_type t)
+{
+	return t == ppt_psb || t == ppt_pad || t == ppt_tma || t == ppt_cbr || t == ppt_pip ||
+	       t == ppt_mode || t == ppt_vmcs || t == ppt_mnt || t == ppt_fup;
+}
+
+/*
+ * The value of @q's first TSC packet, when it comes in the PSB+ of its
+ * first PSB (where perf starts): 1 then, 0 when the flow starts before a
+ * TSC (perf 6.1 would walk it with no time: SIGSEGV), -1 when there is no
+ * PSB (perf decodes nothing there).
+ */
+static int first_tsc(const struct queue *q, u64 *tsc)
 {
 	struct pt_packet_decoder *d;
 	struct pt_config cfg;
 	struct pt_packet p;
-	bool found = false;
+	int found = -1;
 
 	pt_config_init(&cfg);
-	cfg.begin = s->data;
-	cfg.end = s->data + size;
+	cfg.begin = q->s->data + q->off;
+	cfg.end = cfg.begin + q->len;
 	d = pt_pkt_alloc_decoder(&cfg);
 	if (!d)
-		return false;
+		return -1;
 	if (pt_pkt_sync_forward(d) >= 0)
-		while (!found && pt_pkt_next(d, &p, sizeof(p)) >= 0)
+		for (found = 0; !found && pt_pkt_next(d, &p, sizeof(p)) >= 0;) {
 			if (p.type == ppt_tsc) {
 				*tsc = p.payload.tsc.tsc;
-				found = true;
+				found = 1;
+			} else if (!in_psb_plus(p.type)) {
+				break;
 			}
+		}
 	pt_pkt_free_decoder(d);
 	return found;
 }
@@ -582,35 +824,62 @@ static u64 perf_first_time(u64 tsc, u64 reference)
 }
 
 /*
- * The queues' references, @ref[i] for segment i (@size[i] of its bytes
- * given). perf 6.1 times a queue from its first TSC packet, the top byte
- * taken from the reference; when that time is 0 it ignores every later TSC
- * packet of the queue too (it counts only from a time it has), the queue
- * never gets a time, and timed decoding segfaults on it (a CPU's trace clock
- * that starts at 0: the software trace unit's on the CPUs brought up after
- * the first). Such a CPU's queues all get 1 in their reference's top byte:
- * perf reads its TSCs as 2^56 + the packet's 56 bits (one wrap of the
- * packet's counter), in their order, after every other CPU's.
+ * The queues' references (each queue's ref). perf 6.1 times a queue from
+ * its first TSC packet, the top byte taken from the reference; when that
+ * time is 0 it ignores every later TSC packet of the queue too (it counts
+ * only from a time it has), the queue never gets a time, and timed decoding
+ * segfaults on it (a CPU's trace clock that starts at 0: the software trace
+ * unit's on the CPUs brought up after the first). Such a CPU's queues all
+ * get 1 in their reference's top byte: perf reads its TSCs as 2^56 + the
+ * packet's 56 bits (one wrap of the packet's counter), in their order,
+ * after every other CPU's.
  */
-static void queue_refs(const struct ptd_container *c, const struct ptd_segments *segs,
-		       const size_t *size, u64 *ref)
+static void queue_refs(const struct ptd_container *c, const struct tpz_header *h,
+		       const struct ptd_segments *segs, struct queues *q)
 {
-	for (size_t i = 0; i < segs->n; i++)
-		ref[i] = segment_tsc(c, &segs->v[i]);
-	if (!timed(&c->header))
+	for (size_t i = 0; i < q->n; i++)
+		q->v[i].ref = segment_tsc(c, q->v[i].s);
+	if (!timed(h))
 		return;
 	for (size_t k = 0; k < segs->ncpus; k++) {
-		const struct ptd_cpu_stream *st = &segs->cpus[k];
+		u32 cpu = segs->cpus[k].cpu;
 		bool zero = false;
 		u64 tsc;
 
-		for (size_t i = st->first; i < st->first + st->nsegs; i++)
-			if (size[i] && first_tsc(&segs->v[i], size[i], &tsc) &&
-			    !perf_first_time(tsc, ref[i]))
+		for (size_t i = 0; i < q->n; i++)
+			if (q->v[i].s->cpu == cpu && first_tsc(&q->v[i], &tsc) == 1 &&
+			    !perf_first_time(tsc, q->v[i].ref))
 				zero = true;
-		for (size_t i = st->first; zero && i < st->first + st->nsegs; i++)
-			ref[i] = BIT_ULL(56) | (ref[i] & (BIT_ULL(56) - 1));
+		for (size_t i = 0; zero && i < q->n; i++)
+			if (q->v[i].s->cpu == cpu)
+				q->v[i].ref = BIT_ULL(56) | (q->v[i].ref & (BIT_ULL(56) - 1));
 	}
+}
+
+/*
+ * The header enables TSC packets (RTIT_CTL.TSCEn), but can perf time the
+ * trace? perf 6.1 segfaults on a timed queue whose flow starts before a
+ * TSC packet (it walks code with no time and no decoder state). So every
+ * queue with a PSB must have a TSC packet in that PSB's PSB+ (first_tsc()),
+ * else the export is untimed (TSCEn clear for perf), said with the first
+ * queue without. Returns whether it stays timed.
+ */
+static bool timeable(struct ptd_container *c, const struct queues *q)
+{
+	for (size_t i = 0; i < q->n; i++) {
+		const struct ptd_segment *s = q->v[i].s;
+		u64 tsc, rec_off, file_off;
+		u32 seq;
+
+		if (first_tsc(&q->v[i], &tsc))
+			continue;
+		ptd_segment_where(s, q->v[i].off, &seq, &rec_off, &file_off);
+		ptd_diag_add(&c->diags, seq, rec_off,
+			     "--perf-data: the header enables TSC packets (RTIT_CTL bit 10), but cpu %u's trace at stream offset 0x%llx has a PSB and no TSC packet before its flow: perf cannot time it (it would crash), so the perf.data is untimed",
+			     s->cpu, s->stream_off + q->v[i].off);
+		return false;
+	}
+	return true;
 }
 
 /* ------------------------------------------------------------ features */
@@ -711,8 +980,10 @@ int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs
 	struct maps maps = { 0 };
 	struct out o = { .path = path };
 	struct tpz_header h = c->header;
-	u64 id = EVENT_ID, data_start, *ref = NULL;
-	size_t *size = NULL;
+	struct images im = { .path = path, .fd = -1 };
+	struct queues q = { 0 };
+	u64 id = EVENT_ID, data_start;
+	struct stat sb;
 	int ret = 0;
 
 	if (!c->have_header) {
@@ -720,12 +991,25 @@ int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs
 			     "--perf-data: the container has no header: perf would not know the PT configuration");
 		return -1;
 	}
+	/* perf.data is rewritten in place (its header last) and the images go
+	 * beside it: a device or a pipe cannot take that (/dev/full.images) */
+	if (!stat(path, &sb) && !S_ISREG(sb.st_mode)) {
+		ptd_diag_add(&c->diags, -1, 0,
+			     "--perf-data: %s: not a regular file: perf.data is written in place, its images beside it",
+			     path);
+		return -1;
+	}
 	if (!(h.rtit_ctl & RTIT_BRANCH_EN))
 		ptd_diag_add(&c->diags, -1, 0,
 			     "--perf-data: the trace has BranchEn clear: perf decodes no control flow from it");
+	im.filtered = filtered(&h);
 	if (elf)
-		elf_maps(elf, load, path, &maps, &c->diags);
-	image_maps(c, path, &maps, &c->diags);
+		elf_maps(elf, load, &im, &maps, &c->diags);
+	image_maps(c, &im, &maps, &c->diags);
+	if (im.tried && im.fd < 0) {
+		ret = -1;	/* said: no folder for the code perf walks */
+		goto out;
+	}
 	if (!maps.n)
 		ptd_diag_add(&c->diags, -1, 0,
 			     "--perf-data: no code for perf to walk (give --elf): it will decode no instruction");
@@ -736,15 +1020,16 @@ int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs
 		ret = -1;
 		goto out;
 	}
-	ix.off = calloc(segs->n + 1, sizeof(u64));
-	ix.size = calloc(segs->n + 1, sizeof(u64));
-	size = calloc(segs->n + 1, sizeof(*size));
-	ref = calloc(segs->n + 1, sizeof(u64));
-	if (!ix.off || !ix.size || !size || !ref)
-		abort();
 	for (size_t i = 0; i < segs->n; i++)
-		size[i] = segs->v[i].size ? whole_packets(&segs->v[i], ends_in_stop(segs, i)) : 0;
-	queue_refs(c, segs, size, ref);
+		if (segs->v[i].size)
+			add_queues(&q, &segs->v[i]);
+	ix.off = calloc(q.n + 1, sizeof(u64));
+	ix.size = calloc(q.n + 1, sizeof(u64));
+	if (!ix.off || !ix.size)
+		abort();
+	if (timed(&h) && !timeable(c, &q))
+		h.rtit_ctl &= ~BIT_ULL(10);
+	queue_refs(c, &h, segs, &q);
 
 	/* header (rewritten at the end), the event's id, the attr */
 	put(&o, &fh, sizeof(fh));
@@ -771,18 +1056,18 @@ int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs
 
 	/* data: what the trace is, the process and its maps, the trace */
 	data_start = where(&o);
-	put_auxtrace_info(&o, &h, &maps);
+	put_auxtrace_info(&o, &h, &maps, &c->diags);
 	put_comm(&o, TOPAZ_PID, 0);
-	for (size_t i = 0; i < maps.n; i++)
+	/* last first: where maps overlap, perf reads the one mapped last and
+	 * ptdecode the first (the ELF, then the images in their order) */
+	for (size_t i = maps.n; i-- > 0;)
 		put_mmap(&o, maps.v[i].start, maps.v[i].len, maps.v[i].pgoff, maps.v[i].file);
-	for (size_t i = 0; i < segs->n; i++) {
-		const struct ptd_segment *s = &segs->v[i];
+	for (size_t i = 0; i < q.n; i++) {
+		const struct ptd_segment *s = q.v[i].s;
 
-		if (!s->size)
-			continue;
-		if (s->gap || s->gap_why)
+		if (q.v[i].first && (s->gap || s->gap_why))
 			put_aux_lost(&o, s->stream_off - s->gap, s->gap, TOPAZ_PID, s->cpu);
-		put_auxtrace(&o, s, size[i], ix.n, TOPAZ_PID, ref[i], &ix.off[ix.n], &ix.size[ix.n]);
+		put_auxtrace(&o, &q.v[i], ix.n, TOPAZ_PID, &ix.off[ix.n], &ix.size[ix.n]);
 		ix.n++;
 		ix.max_cpu = max(ix.max_cpu, s->cpu);
 	}
@@ -804,13 +1089,13 @@ int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs
 		o.failed = true;
 	free(ix.off);
 	free(ix.size);
-	free(size);
-	free(ref);
 	if (o.failed) {
 		ptd_diag_add(&c->diags, -1, 0, "--perf-data: %s: cannot write: %s", path, strerror(errno));
 		ret = -1;
 	}
 out:
+	free(q.v);
+	images_close(&im);
 	for (size_t i = 0; i < maps.n; i++)
 		free(maps.v[i].file);
 	free(maps.v);
