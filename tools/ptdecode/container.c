@@ -473,7 +473,7 @@ int ptd_container_parse(struct ptd_container *c, const char *name, const void *d
 
 /* Noise before record 0 is tolerated, but only so much: a container has a
  * record header within its first record's largest size. */
-#define LOOK_FOR_HEADER		((size_t)TPZ_MAX_RECORD + TPZ_REC_SIZE)
+#define LOOK_FOR_HEADER		PTD_INPUT_WINDOW
 
 static int load_failed(struct ptd_container *c, const char *path, const char *why)
 {

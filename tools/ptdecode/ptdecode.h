@@ -133,6 +133,11 @@ void ptd_container_free(struct ptd_container *c);
 /** ptd_record_type_name() - "header", "trace", ... or "type N" */
 const char *ptd_record_type_name(u16 type, char *buf, size_t size);
 
+/* Noise before the first record header (or between "@TPZ" marks in a serial
+ * log) is tolerated up to a record's largest size: past that, endless input
+ * (a device, /dev/zero) is refused, not read until memory runs out. */
+#define PTD_INPUT_WINDOW	((size_t)TPZ_MAX_RECORD + TPZ_REC_SIZE)
+
 /* ----------------------------------------------------------------- serial */
 
 /**
@@ -147,6 +152,14 @@ const char *ptd_record_type_name(u16 type, char *buf, size_t size);
  */
 int ptd_extract_serial(const char *log, size_t log_size, u8 **out, size_t *out_size,
 		       struct ptd_diags *diags);
+/**
+ * ptd_extract_serial_file() - ptd_extract_serial() on a file, read until the
+ * first @TPZ-END line; a file (or device) with PTD_INPUT_WINDOW bytes and no
+ * "@TPZ" in them is refused, and reading stops where PTD_INPUT_WINDOW bytes
+ * after the last "@TPZ" hold none (reported)
+ * Return: as ptd_extract_serial(); 2 also when the file cannot be read.
+ */
+int ptd_extract_serial_file(const char *path, u8 **out, size_t *out_size, struct ptd_diags *diags);
 
 /* ------------------------------------------------------------------ image */
 
