@@ -127,6 +127,12 @@ struct ptd_container {
  * the input is unusable.
  */
 int ptd_container_parse(struct ptd_container *c, const char *name, const void *data, size_t size);
+/**
+ * ptd_read_some() - one read() (EINTR retried) appended to a buffer grown as
+ * needed: @buf, @len bytes in it, @cap allocated
+ * Return: the bytes read, 0 at the end, -1 with errno.
+ */
+ssize_t ptd_read_some(int fd, u8 **buf, size_t *len, size_t *cap);
 /** ptd_container_load() - ptd_container_parse() on a file's contents */
 int ptd_container_load(struct ptd_container *c, const char *path);
 void ptd_container_free(struct ptd_container *c);

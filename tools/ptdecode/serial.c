@@ -129,6 +129,17 @@ static void keep(struct extract *x, u32 num, const u8 *buf, int n, unsigned long
 		x->high = (u64)num + 1;
 }
 
+/* A frame line that cannot be used, @why; its number when it was readable. */
+static void dropped(struct extract *x, unsigned long line, bool num_ok, u64 frame, const char *why)
+{
+	if (num_ok)
+		ptd_diag_add(x->diags, -1, 0, "line %lu: frame 0x%llx: damaged frame line (%s), dropped",
+			     line, frame, why);
+	else
+		ptd_diag_add(x->diags, -1, 0, "line %lu: damaged frame line (bad frame number, %s), dropped",
+			     line, why);
+}
+
 /*
  * "@TPZ <frame:8> <base64> <crc:8>"; @s points after "@TPZ ". A line whose
  * number is unreadable or fails the CRC is tried as the frame the order
@@ -148,23 +159,13 @@ static void frame_line(struct extract *x, const char *s, const char *end, unsign
 	b = b ? b + 1 : NULL;
 	sp = b ? memchr(b, ' ', (size_t)(end - b)) : NULL;
 	if (!sp || end - sp < 9) {
-		if (num_ok)
-			ptd_diag_add(x->diags, -1, 0, "line %lu: frame 0x%llx: damaged frame line (cut short), dropped",
-				     line, frame);
-		else
-			ptd_diag_add(x->diags, -1, 0, "line %lu: damaged frame line (bad frame number, cut short), dropped",
-				     line);
+		dropped(x, line, num_ok, frame, "cut short");
 		return;
 	}
 	n = b64_decode(b, (size_t)(sp - b), buf, sizeof(buf));
 	s = sp + 1;
 	if (n <= 0 || !parse_hex(&s, end, 8, &crc) || !only_space(s, end)) {
-		if (num_ok)
-			ptd_diag_add(x->diags, -1, 0, "line %lu: frame 0x%llx: damaged frame line (bad base64 or CRC field), dropped",
-				     line, frame);
-		else
-			ptd_diag_add(x->diags, -1, 0, "line %lu: damaged frame line (bad frame number, base64 or CRC field), dropped",
-				     line);
+		dropped(x, line, num_ok, frame, "bad base64 or CRC field");
 		return;
 	}
 	if (num_ok && frame_crc((u32)frame, buf, (size_t)n) == crc) {
@@ -187,7 +188,7 @@ static void frame_line(struct extract *x, const char *s, const char *end, unsign
 		ptd_diag_add(x->diags, -1, 0, "line %lu: frame 0x%llx: CRC mismatch (stored 0x%08llx, computed 0x%08x), dropped",
 			     line, frame, crc, frame_crc((u32)frame, buf, (size_t)n));
 	else
-		ptd_diag_add(x->diags, -1, 0, "line %lu: damaged frame line (bad frame number), dropped", line);
+		dropped(x, line, false, 0, "CRC mismatch");
 }
 
 static int by_number(const void *a, const void *b)
@@ -404,7 +405,7 @@ int ptd_extract_serial_file(const char *path, u8 **out, size_t *out_size, struct
 	int fd = open(path, O_RDONLY);
 	struct scan sc = { 0 };
 	size_t len = 0, cap = 0;
-	char *buf = NULL;
+	u8 *buf = NULL;
 	bool stopped = false;
 	ssize_t n = 1;
 	int ret;
@@ -416,25 +417,16 @@ int ptd_extract_serial_file(const char *path, u8 **out, size_t *out_size, struct
 		return 2;
 	}
 	while (n) {
-		if (len == cap) {
-			cap = cap ? cap * 2 : 1 << 16;
-			buf = realloc(buf, cap);
-			if (!buf)
-				abort();
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
+		n = ptd_read_some(fd, &buf, &len, &cap);
 		if (n < 0) {
 			ptd_diag_add(diags, -1, 0, "read error: %s", strerror(errno));
 			free(buf);
 			close(fd);
 			return 2;
 		}
-		len += (size_t)n;
-		scan_marks(&sc, buf, len, !n);
+		scan_marks(&sc, (const char *)buf, len, !n);
 		if (sc.ended) {
-			const char *nl = memchr(buf + sc.end_at, '\n', len - sc.end_at);
+			const u8 *nl = memchr(buf + sc.end_at, '\n', len - sc.end_at);
 
 			if (nl) {
 				len = (size_t)(nl - buf) + 1;	/* the rest is not read */
@@ -456,7 +448,7 @@ int ptd_extract_serial_file(const char *path, u8 **out, size_t *out_size, struct
 		}
 	}
 	close(fd);
-	ret = ptd_extract_serial(buf, len, out, out_size, diags);
+	ret = ptd_extract_serial((const char *)buf, len, out, out_size, diags);
 	free(buf);
 	return ret == 2 ? 2 : ret || stopped;
 }
