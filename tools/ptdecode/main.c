@@ -134,7 +134,7 @@ static int extract(const char *log, const char *out, bool quiet)
 	FILE *f;
 	int ret;
 
-	ret = ptd_extract_serial_file(log, &bytes, &size, &d);
+	ret = ptd_extract_serial_file(log, PTD_INPUT_WINDOW, &bytes, &size, &d);
 	if (!quiet)
 		ptd_diags_print(&d, 0, log, stderr);
 	ptd_diags_free(&d);
@@ -466,7 +466,7 @@ static bool load_container(const struct opts *o, struct ptd_container *c)
 	if (!o->serial) {
 		ptd_container_load(c, o->trace);
 	} else {
-		ret = ptd_extract_serial_file(o->trace, &bytes, &size, &d);
+		ret = ptd_extract_serial_file(o->trace, PTD_INPUT_WINDOW, &bytes, &size, &d);
 		if (!o->quiet)
 			ptd_diags_print(&d, 0, o->trace, stderr);
 		ptd_diags_free(&d);

@@ -160,12 +160,16 @@ int ptd_extract_serial(const char *log, size_t log_size, u8 **out, size_t *out_s
 		       struct ptd_diags *diags);
 /**
  * ptd_extract_serial_file() - ptd_extract_serial() on a file, read until the
- * first @TPZ-END line; a file (or device) with PTD_INPUT_WINDOW bytes and no
- * "@TPZ" in them is refused, and reading stops where PTD_INPUT_WINDOW bytes
- * after the last "@TPZ" hold none (reported)
+ * first @TPZ-END line
+ * @window: console text allowed between two "@TPZ" marks (PTD_INPUT_WINDOW,
+ *	the container reader's window, so both paths stop endless input at the
+ *	same point): a file or device with @window bytes and no "@TPZ" in them
+ *	is refused, and reading stops where @window bytes after the last "@TPZ"
+ *	hold none (reported)
  * Return: as ptd_extract_serial(); 2 also when the file cannot be read.
  */
-int ptd_extract_serial_file(const char *path, u8 **out, size_t *out_size, struct ptd_diags *diags);
+int ptd_extract_serial_file(const char *path, size_t window, u8 **out, size_t *out_size,
+			    struct ptd_diags *diags);
 
 /* ------------------------------------------------------------------ image */
 

@@ -366,13 +366,9 @@ next:
 	return ptd_diags_count(diags) > first_diag ? 1 : 0;
 }
 
-/* Console text between two "@TPZ" marks, at most: the container reader's
- * window for its first record header, so both paths stop endless input
- * (a device, /dev/zero) at the same point. */
-#define SERIAL_WINDOW		PTD_INPUT_WINDOW
-
 /* Where the next "@TPZ" search starts, and what was seen: the last mark's
- * end, the first "@TPZ-END" (reading stops after its line). */
+ * end, the first "@TPZ-END" (reading stops after its line; @end_at: where
+ * the search for that line's end goes on). */
 struct scan {
 	size_t from, mark, end_at;
 	bool marked, ended;
@@ -400,7 +396,8 @@ static void scan_marks(struct scan *sc, const char *buf, size_t len, bool eof)
 		sc->from = len - 3;
 }
 
-int ptd_extract_serial_file(const char *path, u8 **out, size_t *out_size, struct ptd_diags *diags)
+int ptd_extract_serial_file(const char *path, size_t window, u8 **out, size_t *out_size,
+			    struct ptd_diags *diags)
 {
 	int fd = open(path, O_RDONLY);
 	struct scan sc = { 0 };
@@ -426,23 +423,25 @@ int ptd_extract_serial_file(const char *path, u8 **out, size_t *out_size, struct
 		}
 		scan_marks(&sc, (const char *)buf, len, !n);
 		if (sc.ended) {
+			/* each byte looked at once: an END line may be endless too */
 			const u8 *nl = memchr(buf + sc.end_at, '\n', len - sc.end_at);
 
 			if (nl) {
 				len = (size_t)(nl - buf) + 1;	/* the rest is not read */
 				break;
 			}
+			sc.end_at = len;
 		}
-		if (len - (sc.marked ? sc.mark : 0) >= SERIAL_WINDOW) {
+		if (len - (sc.marked ? sc.mark : 0) >= window) {
 			if (!sc.marked) {
 				ptd_diag_add(diags, -1, 0, "no \"@TPZ\" in its first %zu bytes: not a log with a framed trace",
-					     (size_t)SERIAL_WINDOW);
+					     window);
 				free(buf);
 				close(fd);
 				return 2;
 			}
 			ptd_diag_add(diags, -1, 0, "no \"@TPZ\" in the %zu bytes after offset 0x%zx: reading stopped there",
-				     (size_t)SERIAL_WINDOW, sc.mark);
+				     window, sc.mark);
 			stopped = true;
 			break;
 		}
