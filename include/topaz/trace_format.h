@@ -230,14 +230,17 @@ _Static_assert(sizeof(struct tpz_trailer) == 64, "trailer body layout");
  * On a serial console the container travels as text lines among the console
  * output (docs/trace-format.md, "Serial framing"):
  *
- *   @TPZ-BEGIN 1
+ *   @TPZ-BEGIN 2
  *   @TPZ 00000000 <base64 of up to 48 bytes> 1a2b3c4d
  *   ...
  *   @TPZ-END <frames, 8 hex> <bytes, 16 hex> <CRC-32 of all bytes, 8 hex>
  *
- * Each frame line carries its number and the CRC-32 of its decoded bytes.
+ * Each frame line carries its number and a CRC-32 of that number (4 bytes,
+ * little-endian) followed by its decoded bytes. Version 1's CRC left the
+ * number out; it is not read any more.
  */
-#define TPZ_FRAME_VERSION	1
+#define TPZ_FRAME_VERSION	2
+#define TPZ_FRAME_MAX		0xffffffffu	/* frames 0..0xfffffffe: the count fits 8 hex digits */
 #define TPZ_FRAME_DATA		48	/* bytes per frame line: 64 base64 characters */
 #define TPZ_FRAME_BEGIN		"@TPZ-BEGIN"
 #define TPZ_FRAME_LINE		"@TPZ "

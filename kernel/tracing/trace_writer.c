@@ -340,12 +340,24 @@ static void framer_line(struct trace_framer *f, const char *s, size_t n)
 void trace_framer_begin(struct trace_framer *f, void (*out)(void *ctx, const char *s, size_t n),
 			void *ctx)
 {
-	static const char begin[] = "\n" TPZ_FRAME_BEGIN " 1\n";
+	char begin[] = "\n" TPZ_FRAME_BEGIN " ?\n";
+
+	_Static_assert(TPZ_FRAME_VERSION < 10, "the version is one digit");
+	begin[sizeof(begin) - 3] = (char)('0' + TPZ_FRAME_VERSION);
 
 	memset(f, 0, sizeof(*f));
 	f->out = out;
 	f->ctx = ctx;
 	framer_line(f, begin, sizeof(begin) - 1);
+}
+
+/* The frame's CRC covers its number (little-endian) and its bytes: a
+ * damaged number fails the check like damaged bytes do. */
+static u32 frame_crc(u32 frame, const u8 *p, size_t n)
+{
+	const u8 num[4] = { (u8)frame, (u8)(frame >> 8), (u8)(frame >> 16), (u8)(frame >> 24) };
+
+	return trace_crc32(trace_crc32(0, num, sizeof(num)), p, n);
 }
 
 /* "@TPZ <frame> <base64> <crc>\n": at most 5 + 8 + 1 + 64 + 1 + 8 + 1 bytes. */
@@ -355,13 +367,19 @@ static void framer_flush(struct trace_framer *f)
 
 	if (!f->len)
 		return;
+	if (f->frames == TPZ_FRAME_MAX) {
+		/* numbers never wrap: past the last one the bytes are dropped,
+		 * and the END line's totals tell the reader */
+		f->len = 0;
+		return;
+	}
 	memcpy(s, TPZ_FRAME_LINE, sizeof(TPZ_FRAME_LINE) - 1);
 	s += sizeof(TPZ_FRAME_LINE) - 1;
 	s = put_hex(s, f->frames, 8);
 	*s++ = ' ';
 	s = put_b64(s, f->buf, f->len);
 	*s++ = ' ';
-	s = put_hex(s, trace_crc32(0, f->buf, f->len), 8);
+	s = put_hex(s, frame_crc(f->frames, f->buf, f->len), 8);
 	*s++ = '\n';
 	framer_line(f, line, (size_t)(s - line));
 	f->frames++;

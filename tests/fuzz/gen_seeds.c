@@ -550,7 +550,7 @@ int main(int argc, char **argv)
 	to_crlf(&log);
 	save("fuzz_serial", "minimal-crlf.log", log.p, log.len);
 
-	frame(&log, &demo, "boot\n", "after the end\n@TPZ-BEGIN 1\n");
+	frame(&log, &demo, "boot\n", "after the end\n@TPZ-BEGIN 2\n");
 	damage_lines(&log, 5, 8);
 	save("fuzz_serial", "damaged.log", log.p, log.len);
 

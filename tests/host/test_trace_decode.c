@@ -507,6 +507,62 @@ static void test_damaged_first_psb(void **state)
 }
 
 /*
+ * Half of the first PSB gone: the bytes up to the next PSB cannot be decoded,
+ * a problem with its size (it used to be said only by --packets, exit 0).
+ * After a gap the gap's report counts them, once; leading PADs are no loss.
+ */
+static void test_bytes_before_first_psb(void **state)
+{
+	u8 a[64], b[64], buf[200];
+	size_t na, nb = trace_split(a, &na, b);
+	struct piece p[2] = { { buf, 0, 0, 0, 0 }, { b, nb, 0, 300, TPZ_TRACE_LOST } };
+	struct membuf m = { 0 };
+	struct run r;
+
+	memcpy(buf, a + 8, na - 8);
+	memcpy(buf + na - 8, b, nb);
+	p[0].size = na - 8 + nb;
+	make_container(&m, p, 1, 0);
+	assert_int_equal(decode(&r, &m), 0);
+	assert_int_equal(r.c.diags.n, 1);
+	assert_non_null(strstr(r.c.diags.v[0].msg, "bytes before the first PSB skipped (stream offsets 0x0 to 0x"));
+	assert_int_equal(r.nips, sizeof(expect_seg1));
+	run_free(&r);
+	/* the same without a flow pass (--packets alone) */
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(parse_with_image(&r.c, &r.img, "demo.tpz", &m), 0);
+	ptd_ctx_init(&r.x, &r.c, &r.img);
+	ptd_report_gaps(&r.c, &r.x.segs);
+	assert_int_equal(r.c.diags.n, 1);
+	assert_non_null(strstr(r.c.diags.v[0].msg, "bytes before the first PSB skipped"));
+	free_with_image(&r.x, &r.img, &r.c);
+	membuf_free(&m);
+
+	/* leading PADs, then the PSB: nothing lost */
+	memset(buf, 0, 5);
+	memcpy(buf + 5, a, na);
+	p[0].size = 5 + na;
+	make_container(&m, p, 1, 0);
+	assert_int_equal(decode(&r, &m), 0);
+	assert_int_equal(r.c.diags.n, 0);
+	run_free(&r);
+	membuf_free(&m);
+
+	/* after a gap, mid-packet: the gap's report says it, alone */
+	p[0] = (struct piece){ a, na, 0, 0, 0 };
+	memcpy(buf, a + 8, na - 8);
+	memcpy(buf + na - 8, b, nb);
+	p[1] = (struct piece){ buf, na - 8 + nb, na + 300, 300, TPZ_TRACE_LOST };
+	make_container(&m, p, 2, 1);
+	assert_int_equal(decode(&r, &m), 0);
+	assert_int_equal(r.c.diags.n, 1);
+	assert_non_null(strstr(r.c.diags.v[0].msg, "300 bytes lost (lost)"));
+	assert_non_null(strstr(r.c.diags.v[0].msg, "decoding resumed at the first PSB"));
+	run_free(&r);
+	membuf_free(&m);
+}
+
+/*
  * An OVF (the trace unit dropped packets inside itself) is a problem, like a
  * gap: 30,000 of them used to exit 0. And problems beyond the first thousand
  * are counted, not kept (a million bad records took 380 MB and printed 141 MB).
@@ -1158,6 +1214,7 @@ int main(void)
 		cmocka_unit_test(test_decode_with_damaged_record),
 		cmocka_unit_test(test_decode_error_resyncs),
 		cmocka_unit_test(test_damaged_first_psb),
+		cmocka_unit_test(test_bytes_before_first_psb),
 		cmocka_unit_test(test_overflow_and_many_problems),
 		cmocka_unit_test(test_overlapping_images),
 		cmocka_unit_test(test_untraced_handler),

@@ -2,7 +2,8 @@
 /*
  * ptdecode's container reader on bad input: a file cut at every offset, every
  * byte damaged in turn, unknown record types, wrong totals, an unsupported
- * version, noise around the container, and damaged serial framing. Each time
+ * version, noise around the container, damaged serial framing and endless
+ * serial input. Each time
  * the reader must name the right record and reason and keep every intact
  * record.
  */
@@ -428,9 +429,9 @@ static void test_refused_from_the_start(void **state)
 }
 
 /*
- * Frame numbers are 8 hex digits: a stream that reaches frame 0xffffffff and
- * goes on with frame 0 (a wrapped counter) must not have its frames taken a
- * second time; they were, as the next frame after 0xffffffff was 0 again.
+ * Frame numbers are 8 hex digits and never wrap: a writer at the last number
+ * drops the rest (its END line tells), and no frame is taken twice (frame 0
+ * after 0xffffffff once was).
  */
 static void test_serial_frame_number_wraps(void **state)
 {
@@ -443,13 +444,173 @@ static void test_serial_frame_number_wraps(void **state)
 	memset(data, 0xab, sizeof(data));
 	trace_framer_begin(&f, text_out, &log);
 	f.frames = 0xfffffffe;
-	trace_framer_write(&f, data, sizeof(data));	/* frames fffffffe, ffffffff, 0 */
+	trace_framer_write(&f, data, sizeof(data));	/* frame fffffffe only */
 	trace_framer_end(&f);
 	assert_int_equal(ptd_extract_serial((char *)log.p, log.len, &out, &out_len, &d), 1);
-	assert_true(has_sdiag(&d, "frame 0x0 repeated, ignored"));
+	assert_int_equal(out_len, TPZ_FRAME_DATA);
+	assert_true(has_sdiag(&d, "@TPZ-END announces 144 bytes"));
+	assert_false(has_sdiag(&d, "repeated"));
 	free(out);
 	ptd_diags_free(&d);
 	membuf_free(&log);
+}
+
+/* @log's frame line for frame @n: its number field. */
+static char *frame_number(struct membuf *log, unsigned int n)
+{
+	char *l = line_at(log, 4 + n);
+
+	assert_memory_equal(l, "@TPZ ", 5);
+	return l + 5;
+}
+
+/* The extractor on @log gives @m whole, with @ret and a diag saying @text. */
+static void extracts_whole(struct membuf *log, const struct membuf *m, int ret, const char *text)
+{
+	struct ptd_diags d = { 0 };
+	size_t out_len;
+	u8 *out;
+
+	assert_int_equal(ptd_extract_serial((char *)log->p, log->len, &out, &out_len, &d), ret);
+	if (text && !has_sdiag(&d, text)) {
+		ptd_diags_print(&d, 0, "log", stderr);
+		fail();
+	}
+	assert_int_equal(out_len, m->len);
+	assert_memory_equal(out, m->p, m->len);
+	free(out);
+	ptd_diags_free(&d);
+}
+
+/*
+ * The frame number is covered by the CRC, and a frame is placed by number
+ * and order, not by its number field alone: a frame renumbered ffffffff used
+ * to make every later frame "repeated, ignored" (about 206 GB "lost"), and
+ * two swapped frames lost the header record.
+ */
+static void test_serial_frame_numbers_checked(void **state)
+{
+	struct membuf m = { 0 }, log = { 0 };
+	struct ptd_diags d = { 0 };
+	size_t out_len;
+	char *l, *l2, tmp[96];
+	u8 *out;
+
+	sample_container(&m);
+	framed(&log, &m);
+	extracts_whole(&log, &m, 0, NULL);
+
+	/* frame 3 renumbered: recovered from the CRC and its place */
+	memcpy(frame_number(&log, 3), "ffffffff", 8);
+	extracts_whole(&log, &m, 1, "line 7: frame number 0xffffffff damaged: the CRC says frame 0x3");
+	memcpy(frame_number(&log, 3), "0000zz03", 8);
+	extracts_whole(&log, &m, 1, "line 7: frame number unreadable: the CRC says frame 0x3");
+
+	/* frames 0 and 1 swapped (same length lines): put back in place */
+	membuf_free(&log);
+	framed(&log, &m);
+	l = line_at(&log, 4);
+	l2 = line_at(&log, 5);
+	assert_int_equal(l2 - l, 5 + 8 + 1 + 64 + 1 + 8 + 1);
+	memcpy(tmp, l, (size_t)(l2 - l));
+	memmove(l, l2, (size_t)(l2 - l));
+	memcpy(l2, tmp, (size_t)(l2 - l));
+	extracts_whole(&log, &m, 1, "line 5: frame 0x0 comes after frame 0x1: put back in its place");
+
+	/* a number and its bytes both damaged: that frame is dropped, alone */
+	membuf_free(&log);
+	framed(&log, &m);
+	l = frame_number(&log, 2);
+	memcpy(l, "ffffffff", 8);
+	l[20] = l[20] == 'A' ? 'B' : 'A';
+	assert_int_equal(ptd_extract_serial((char *)log.p, log.len, &out, &out_len, &d), 1);
+	assert_true(has_sdiag(&d, "line 6: frame 0xffffffff: CRC mismatch"));
+	assert_true(has_sdiag(&d, "line 7: frame 0x2 missing before frame 0x3 (about 48 bytes lost)"));
+	assert_int_equal(out_len, m.len - TPZ_FRAME_DATA);
+	free(out);
+	ptd_diags_free(&d);
+	membuf_free(&log);
+	membuf_free(&m);
+}
+
+/* A framing version the extractor does not read is refused by name (99
+ * used to be read as 1), and so is version 1 (its CRC leaves the number out). */
+static void test_serial_framing_version(void **state)
+{
+	static const char *const logs[][2] = {
+		{ "x\n@TPZ-BEGIN 99\n@TPZ-END 00000000 0000000000000000 00000000\n",
+		  "line 2: unknown framing version 99 (this ptdecode reads version 2)" },
+		{ "@TPZ-BEGIN 1\n@TPZ 00000000 AAAA 41d912ff\n",
+		  "line 1: framing version 1 is not read any more" },
+		{ "@TPZ-BEGIN\n", "line 1: damaged @TPZ-BEGIN line (no framing version)" },
+		{ "@TPZ-BEGIN 2x\n", "line 1: damaged @TPZ-BEGIN line" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(logs); i++) {
+		struct ptd_diags d = { 0 };
+		size_t out_len;
+		u8 *out;
+
+		assert_int_equal(ptd_extract_serial(logs[i][0], strlen(logs[i][0]), &out, &out_len, &d), 2);
+		assert_null(out);
+		assert_true(has_sdiag(&d, logs[i][1]));
+		ptd_diags_free(&d);
+	}
+}
+
+static void write_file(const char *path, const void *p, size_t n, off_t size)
+{
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(p, 1, n, f), n);
+	assert_int_equal(ftruncate(fileno(f), size), 0);
+	assert_int_equal(fclose(f), 0);
+}
+
+/*
+ * Endless input on the serial path stops where the container reader's does
+ * (it used to be read whole: SIGABRT at 4.2 GB for /dev/zero): no "@TPZ" in
+ * the first 64 MiB refuses it, reading ends after the @TPZ-END line, and a
+ * window with no "@TPZ" inside a stream stops it (reported).
+ */
+static void test_serial_endless_input(void **state)
+{
+	char path[] = "/tmp/topaz-serial-XXXXXX";
+	struct membuf m = { 0 }, log = { 0 };
+	struct ptd_diags d = { 0 };
+	size_t out_len;
+	u8 *out;
+	int fd;
+
+	assert_int_equal(ptd_extract_serial_file("/dev/zero", PTD_INPUT_WINDOW, &out, &out_len, &d), 2);
+	assert_true(has_sdiag(&d, "no \"@TPZ\" in its first 67108888 bytes"));
+	assert_null(out);
+	ptd_diags_free(&d);
+
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	sample_container(&m);
+	framed(&log, &m);
+	write_file(path, log.p, log.len, 3ll << 30);	/* then 3 GiB of zeros */
+	assert_int_equal(ptd_extract_serial_file(path, PTD_INPUT_WINDOW, &out, &out_len, &d), 0);
+	assert_int_equal(out_len, m.len);
+	free(out);
+	ptd_diags_free(&d);
+
+	write_file(path, log.p, (size_t)(line_at(&log, 9) - (char *)log.p), 3ll << 30);
+	/* a smaller window than the tool's, for time */
+	assert_int_equal(ptd_extract_serial_file(path, 1 << 20, &out, &out_len, &d), 1);
+	assert_true(has_sdiag(&d, "no \"@TPZ\" in the 1048576 bytes after offset 0x"));
+	assert_true(has_sdiag(&d, "reading stopped there"));
+	assert_true(has_sdiag(&d, "the log ends inside the framed stream"));
+	assert_int_equal(out_len, 5 * TPZ_FRAME_DATA);
+	free(out);
+	ptd_diags_free(&d);
+	unlink(path);
+	membuf_free(&log);
+	membuf_free(&m);
 }
 
 int main(void)
@@ -466,6 +627,9 @@ int main(void)
 		cmocka_unit_test(test_headers_claiming_the_rest),
 		cmocka_unit_test(test_refused_from_the_start),
 		cmocka_unit_test(test_serial_frame_number_wraps),
+		cmocka_unit_test(test_serial_frame_numbers_checked),
+		cmocka_unit_test(test_serial_framing_version),
+		cmocka_unit_test(test_serial_endless_input),
 	};
 	return cmocka_run_group_tests_name("trace_reader", tests, NULL, NULL);
 }

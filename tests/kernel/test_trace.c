@@ -98,7 +98,8 @@ KTEST(trace, serial_framing)
 	trace_framer_write(&f, bytes, sizeof(bytes));
 	trace_framer_end(&f);
 	KT_EXPECT_EQ(f.frames, 3);
-	KT_EXPECT_STR(kt_text, "\n@TPZ-BEGIN 1\n@TPZ 00000000 AAECAwQFBgcI");
-	KT_EXPECT_STR(kt_text, "\n@TPZ 00000002 YGFiYw== ");
+	KT_EXPECT_STR(kt_text, "\n@TPZ-BEGIN 2\n@TPZ 00000000 AAECAwQFBgcI");
+	/* version 2: the CRC covers the frame number (2, LE) and the bytes */
+	KT_EXPECT_STR(kt_text, "\n@TPZ 00000002 YGFiYw== d644b7c7\n");
 	KT_EXPECT_STR(kt_text, "\n@TPZ-END 00000003 0000000000000064 ");
 }

@@ -473,7 +473,7 @@ int ptd_container_parse(struct ptd_container *c, const char *name, const void *d
 
 /* Noise before record 0 is tolerated, but only so much: a container has a
  * record header within its first record's largest size. */
-#define LOOK_FOR_HEADER		((size_t)TPZ_MAX_RECORD + TPZ_REC_SIZE)
+#define LOOK_FOR_HEADER		PTD_INPUT_WINDOW
 
 static int load_failed(struct ptd_container *c, const char *path, const char *why)
 {
@@ -482,6 +482,24 @@ static int load_failed(struct ptd_container *c, const char *path, const char *wh
 	ptd_diag_add(&c->diags, -1, 0, "%s", why);
 	c->unusable = true;
 	return 2;
+}
+
+ssize_t ptd_read_some(int fd, u8 **buf, size_t *len, size_t *cap)
+{
+	ssize_t n;
+
+	if (*len == *cap) {
+		*cap = *cap ? *cap * 2 : 1 << 16;
+		*buf = realloc(*buf, *cap);
+		if (!*buf)
+			abort();
+	}
+	do
+		n = read(fd, *buf + *len, *cap - *len);
+	while (n < 0 && errno == EINTR);
+	if (n > 0)
+		*len += (size_t)n;
+	return n;
 }
 
 /*
@@ -529,22 +547,13 @@ int ptd_container_load(struct ptd_container *c, const char *path)
 		return ret;
 	}
 	for (;;) {
-		if (len == cap) {
-			cap = cap ? cap * 2 : 1 << 16;
-			buf = realloc(buf, cap);
-			if (!buf)
-				abort();
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
+		n = ptd_read_some(fd, &buf, &len, &cap);
 		if (n < 0) {
 			snprintf(why, sizeof(why), "read error: %s", strerror(errno));
 			free(buf);
 			close(fd);
 			return load_failed(c, path, why);
 		}
-		len += (size_t)n;
 		/* the check once the window is full (a device never ends) */
 		if (!n || (len >= LOOK_FOR_HEADER && len - (size_t)n < LOOK_FOR_HEADER)) {
 			size_t window = min(len, LOOK_FOR_HEADER);

@@ -221,24 +221,6 @@ static void report_gap(struct ptd_ctx *x, const struct ptd_segment *seg, const u
 		     after ? ptd_format_addr(x->img, *after, b, sizeof(b)) : "the end of the trace", on);
 }
 
-void ptd_report_gaps(struct ptd_container *c, const struct ptd_segments *segs)
-{
-	char n[48];
-
-	for (size_t i = 0; i < segs->n; i++) {
-		const struct ptd_segment *seg = &segs->v[i];
-		u32 seq;
-		u64 rec_off, file_off;
-
-		if (!seg->gap && !seg->gap_why)
-			continue;
-		ptd_segment_where(seg, 0, &seq, &rec_off, &file_off);
-		ptd_diag_add(&c->diags, seq, rec_off, "cpu %u: a gap before stream offset 0x%llx, %s (%s)",
-			     seg->cpu, seg->stream_off, gap_size(seg, n, sizeof(n)),
-			     seg->gap_why ? seg->gap_why : "lost");
-	}
-}
-
 /* The offset of the first PSB at or after @from in @seg, or its size. */
 static u64 next_psb(const struct ptd_segment *seg, u64 from)
 {
@@ -250,6 +232,60 @@ static u64 next_psb(const struct ptd_segment *seg, u64 from)
 			return i;
 	return seg->size;
 }
+
+/* Whether @seg's first chunk says a ring wrapped (the flight recorder): its
+ * start was overwritten by design, not lost. */
+static bool starts_wrapped(const struct ptd_container *c, const struct ptd_segment *seg)
+{
+	for (size_t i = 0; i < c->nrecs; i++)
+		if (c->recs[i].seq == seg->pieces[0].seq)
+			return c->recs[i].type == TPZ_REC_TRACE &&
+			       (c->recs[i].body.trace.flags & TPZ_TRACE_WRAPPED);
+	return false;
+}
+
+/*
+ * The @psb bytes before a segment's first PSB cannot be decoded: what they
+ * held is lost, a problem like a gap. Not reported here when the segment
+ * follows a gap (the gap's report counts them), nor leading PADs (padding,
+ * not trace), nor a wrapped ring's start.
+ */
+static void report_before_psb(struct ptd_container *c, const struct ptd_segment *seg, u64 psb)
+{
+	u64 pads = 0, rec_off, file_off;
+	u32 seq;
+
+	if (seg->gap || seg->gap_why || psb >= seg->size || starts_wrapped(c, seg))
+		return;
+	while (pads < psb && !seg->data[pads])
+		pads++;
+	if (pads == psb)
+		return;
+	ptd_segment_where(seg, pads, &seq, &rec_off, &file_off);
+	ptd_diag_add(&c->diags, seq, rec_off,
+		     "cpu %u: %llu bytes before the first PSB skipped (stream offsets 0x%llx to 0x%llx): they cannot be decoded, the instructions run before the PSB are not in the trace",
+		     seg->cpu, psb - pads, seg->stream_off + pads, seg->stream_off + psb);
+}
+
+void ptd_report_gaps(struct ptd_container *c, const struct ptd_segments *segs)
+{
+	char n[48];
+
+	for (size_t i = 0; i < segs->n; i++) {
+		const struct ptd_segment *seg = &segs->v[i];
+		u32 seq;
+		u64 rec_off, file_off;
+
+		report_before_psb(c, seg, next_psb(seg, 0));
+		if (!seg->gap && !seg->gap_why)
+			continue;
+		ptd_segment_where(seg, 0, &seq, &rec_off, &file_off);
+		ptd_diag_add(&c->diags, seq, rec_off, "cpu %u: a gap before stream offset 0x%llx, %s (%s)",
+			     seg->cpu, seg->stream_off, gap_size(seg, n, sizeof(n)),
+			     seg->gap_why ? seg->gap_why : "lost");
+	}
+}
+
 
 
 typedef void (*insns_fn)(void *ctx, const struct pt_insn *v, size_t n);
@@ -490,6 +526,9 @@ static bool sync_next(struct seg_decode *s, int *status)
 
 			s->skipped = off;
 			emit(s->cons, s->ncons, &ev);
+			/* up to the first PSB: one after it that could not be
+			 * read is reported as such */
+			report_before_psb(s->x->c, seg, min(off, next_psb(seg, 0)));
 		}
 		s->last_sync = off;
 		s->synced = true;

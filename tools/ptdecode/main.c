@@ -126,45 +126,15 @@ static void print_problems(const struct ptd_diags *d, const char *file, size_t m
 			ptd_diags_count(d) - ptd_diags_count(&head));
 }
 
-static bool read_file(const char *path, char **buf, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	size_t cap = 0, n;
-
-	*buf = NULL;
-	*len = 0;
-	if (!f)
-		return false;
-	do {
-		if (*len == cap) {
-			cap = cap ? cap * 2 : 1 << 16;
-			*buf = realloc(*buf, cap);
-			if (!*buf)
-				abort();
-		}
-		n = fread(*buf + *len, 1, cap - *len, f);
-		*len += n;
-	} while (n);
-	n = ferror(f);
-	fclose(f);
-	return !n;
-}
-
 static int extract(const char *log, const char *out, bool quiet)
 {
 	struct ptd_diags d = { 0 };
-	size_t len, size;
-	char *buf;
+	size_t size;
 	u8 *bytes;
 	FILE *f;
 	int ret;
 
-	if (!read_file(log, &buf, &len)) {
-		fprintf(stderr, "ptdecode: %s: cannot read: %s\n", log, strerror(errno));
-		return 2;
-	}
-	ret = ptd_extract_serial(buf, len, &bytes, &size, &d);
-	free(buf);
+	ret = ptd_extract_serial_file(log, PTD_INPUT_WINDOW, &bytes, &size, &d);
 	if (!quiet)
 		ptd_diags_print(&d, 0, log, stderr);
 	ptd_diags_free(&d);
@@ -489,20 +459,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
 static bool load_container(const struct opts *o, struct ptd_container *c)
 {
 	struct ptd_diags d = { 0 };
-	size_t len, size;
-	char *buf;
+	size_t size;
 	u8 *bytes;
 	int ret;
 
 	if (!o->serial) {
 		ptd_container_load(c, o->trace);
 	} else {
-		if (!read_file(o->trace, &buf, &len)) {
-			fprintf(stderr, "ptdecode: %s: cannot read: %s\n", o->trace, strerror(errno));
-			return false;
-		}
-		ret = ptd_extract_serial(buf, len, &bytes, &size, &d);
-		free(buf);
+		ret = ptd_extract_serial_file(o->trace, PTD_INPUT_WINDOW, &bytes, &size, &d);
 		if (!o->quiet)
 			ptd_diags_print(&d, 0, o->trace, stderr);
 		ptd_diags_free(&d);

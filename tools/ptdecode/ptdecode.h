@@ -127,11 +127,22 @@ struct ptd_container {
  * the input is unusable.
  */
 int ptd_container_parse(struct ptd_container *c, const char *name, const void *data, size_t size);
+/**
+ * ptd_read_some() - one read() (EINTR retried) appended to a buffer grown as
+ * needed: @buf, @len bytes in it, @cap allocated
+ * Return: the bytes read, 0 at the end, -1 with errno.
+ */
+ssize_t ptd_read_some(int fd, u8 **buf, size_t *len, size_t *cap);
 /** ptd_container_load() - ptd_container_parse() on a file's contents */
 int ptd_container_load(struct ptd_container *c, const char *path);
 void ptd_container_free(struct ptd_container *c);
 /** ptd_record_type_name() - "header", "trace", ... or "type N" */
 const char *ptd_record_type_name(u16 type, char *buf, size_t size);
+
+/* Noise before the first record header (or between "@TPZ" marks in a serial
+ * log) is tolerated up to a record's largest size: past that, endless input
+ * (a device, /dev/zero) is refused, not read until memory runs out. */
+#define PTD_INPUT_WINDOW	((size_t)TPZ_MAX_RECORD + TPZ_REC_SIZE)
 
 /* ----------------------------------------------------------------- serial */
 
@@ -147,6 +158,18 @@ const char *ptd_record_type_name(u16 type, char *buf, size_t size);
  */
 int ptd_extract_serial(const char *log, size_t log_size, u8 **out, size_t *out_size,
 		       struct ptd_diags *diags);
+/**
+ * ptd_extract_serial_file() - ptd_extract_serial() on a file, read until the
+ * first @TPZ-END line
+ * @window: console text allowed between two "@TPZ" marks (PTD_INPUT_WINDOW,
+ *	the container reader's window, so both paths stop endless input at the
+ *	same point): a file or device with @window bytes and no "@TPZ" in them
+ *	is refused, and reading stops where @window bytes after the last "@TPZ"
+ *	hold none (reported)
+ * Return: as ptd_extract_serial(); 2 also when the file cannot be read.
+ */
+int ptd_extract_serial_file(const char *path, size_t window, u8 **out, size_t *out_size,
+			    struct ptd_diags *diags);
 
 /* ------------------------------------------------------------------ image */
 

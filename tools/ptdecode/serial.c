@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
  * The serial extractor: finds the "@TPZ" frame lines of the first framed
- * stream in a console log, checks each line's number and CRC, and joins the
- * decoded bytes. A damaged or missing frame is named by its log line and left
- * out; the container reader then reports the record it belonged to.
+ * stream in a console log, checks each line's CRC (which covers its number)
+ * and joins the decoded bytes in frame-number order. A damaged, repeated or
+ * missing frame is named by its log line and left out; the container reader
+ * then reports the record it belonged to.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "ptdecode.h"
 
 static int b64_value(char ch)
@@ -73,25 +77,29 @@ static bool parse_hex(const char **s, const char *end, int digits, u64 *v)
 	return true;
 }
 
+/* One frame line that passed its check. */
+struct frame {
+	u32 num;
+	u32 len;
+	u64 after;		/* the highest number accepted before it, +1 (0: none) */
+	unsigned long line;
+	size_t seen;		/* order of appearance */
+	u8 data[TPZ_FRAME_DATA];
+};
+
 struct extract {
-	u8 *out;
-	size_t len, cap;
-	u64 next_frame;		/* u64: after frame 0xffffffff, 0 is not next again */
-	u32 crc;
+	struct frame *v;
+	size_t n, cap;
+	u64 next;		/* the number the next line should have */
+	u64 high;		/* the highest number accepted so far, +1 */
 	struct ptd_diags *diags;
 };
 
-static void append(struct extract *x, const u8 *p, size_t n)
+static u32 frame_crc(u32 frame, const u8 *p, size_t n)
 {
-	if (x->len + n > x->cap) {
-		x->cap = (x->len + n) * 2 + 4096;
-		x->out = realloc(x->out, x->cap);
-		if (!x->out)
-			abort();
-	}
-	memcpy(x->out + x->len, p, n);
-	x->len += n;
-	x->crc = ptd_crc32(x->crc, p, n);
+	const u8 num[4] = { (u8)frame, (u8)(frame >> 8), (u8)(frame >> 16), (u8)(frame >> 24) };
+
+	return ptd_crc32(ptd_crc32(0, num, sizeof(num)), p, n);
 }
 
 static bool only_space(const char *s, const char *end)
@@ -102,52 +110,180 @@ static bool only_space(const char *s, const char *end)
 	return true;
 }
 
-/* "@TPZ <frame:8> <base64> <crc:8>"; @s points after "@TPZ ". */
-static int frame_line(struct extract *x, const char *s, const char *end, unsigned long line)
+static void keep(struct extract *x, u32 num, const u8 *buf, int n, unsigned long line)
+{
+	struct frame *f;
+
+	if (x->n == x->cap) {
+		x->cap = x->cap ? x->cap * 2 : 256;
+		x->v = realloc(x->v, x->cap * sizeof(*x->v));
+		if (!x->v)
+			abort();
+	}
+	f = &x->v[x->n];
+	*f = (struct frame){ .num = num, .len = (u32)n, .after = x->high, .line = line, .seen = x->n };
+	memcpy(f->data, buf, (size_t)n);
+	x->n++;
+	x->next = (u64)num + 1;
+	if (num >= x->high)
+		x->high = (u64)num + 1;
+}
+
+/* A frame line that cannot be used, @why; its number when it was readable. */
+static void dropped(struct extract *x, unsigned long line, bool num_ok, u64 frame, const char *why)
+{
+	if (num_ok)
+		ptd_diag_add(x->diags, -1, 0, "line %lu: frame 0x%llx: damaged frame line (%s), dropped",
+			     line, frame, why);
+	else
+		ptd_diag_add(x->diags, -1, 0, "line %lu: damaged frame line (bad frame number, %s), dropped",
+			     line, why);
+}
+
+/*
+ * "@TPZ <frame:8> <base64> <crc:8>"; @s points after "@TPZ ". A line whose
+ * number is unreadable or fails the CRC is tried as the frame the order
+ * says comes next (or the one after, when a line was lost just before): a
+ * damaged number alone costs nothing.
+ */
+static void frame_line(struct extract *x, const char *s, const char *end, unsigned long line)
 {
 	const char *b, *sp;
 	u8 buf[TPZ_FRAME_DATA];
 	u64 frame, crc;
+	bool num_ok;
 	int n;
 
-	if (!parse_hex(&s, end, 8, &frame) || s >= end || *s++ != ' ') {
-		ptd_diag_add(x->diags, -1, 0, "line %lu: damaged frame line (bad frame number), dropped", line);
-		return 1;
-	}
-	b = s;
-	sp = memchr(b, ' ', (size_t)(end - b));
+	num_ok = parse_hex(&s, end, 8, &frame) && s < end && *s == ' ';
+	b = memchr(s, ' ', (size_t)(end - s));
+	b = b ? b + 1 : NULL;
+	sp = b ? memchr(b, ' ', (size_t)(end - b)) : NULL;
 	if (!sp || end - sp < 9) {
-		ptd_diag_add(x->diags, -1, 0, "line %lu: frame 0x%llx: damaged frame line (cut short), dropped",
-			     line, frame);
-		return 1;
+		dropped(x, line, num_ok, frame, "cut short");
+		return;
 	}
 	n = b64_decode(b, (size_t)(sp - b), buf, sizeof(buf));
 	s = sp + 1;
 	if (n <= 0 || !parse_hex(&s, end, 8, &crc) || !only_space(s, end)) {
-		ptd_diag_add(x->diags, -1, 0, "line %lu: frame 0x%llx: damaged frame line (bad base64 or CRC field), dropped",
-			     line, frame);
-		return 1;
+		dropped(x, line, num_ok, frame, "bad base64 or CRC field");
+		return;
 	}
-	if (ptd_crc32(0, buf, (size_t)n) != crc) {
+	if (num_ok && frame_crc((u32)frame, buf, (size_t)n) == crc) {
+		keep(x, (u32)frame, buf, n, line);
+		return;
+	}
+	for (u64 guess = x->next; guess < x->next + 2 && guess < TPZ_FRAME_MAX; guess++) {
+		if (frame_crc((u32)guess, buf, (size_t)n) != crc)
+			continue;
+		if (num_ok)
+			ptd_diag_add(x->diags, -1, 0, "line %lu: frame number 0x%llx damaged: the CRC says frame 0x%llx, taken as that",
+				     line, frame, guess);
+		else
+			ptd_diag_add(x->diags, -1, 0, "line %lu: frame number unreadable: the CRC says frame 0x%llx, taken as that",
+				     line, guess);
+		keep(x, (u32)guess, buf, n, line);
+		return;
+	}
+	if (num_ok)
 		ptd_diag_add(x->diags, -1, 0, "line %lu: frame 0x%llx: CRC mismatch (stored 0x%08llx, computed 0x%08x), dropped",
-			     line, frame, crc,
-			     ptd_crc32(0, buf, (size_t)n));
-		return 1;
+			     line, frame, crc, frame_crc((u32)frame, buf, (size_t)n));
+	else
+		dropped(x, line, false, 0, "CRC mismatch");
+}
+
+static int by_number(const void *a, const void *b)
+{
+	const struct frame *p = a, *q = b;
+
+	if (p->num != q->num)
+		return p->num < q->num ? -1 : 1;
+	return p->seen < q->seen ? -1 : p->seen > q->seen;
+}
+
+/*
+ * The kept frames joined by number: a number taken twice keeps its first
+ * line, a hole is reported with the bytes it cost, a line out of order is
+ * put back in its place. Return: the number after the last frame.
+ */
+static u64 join(struct extract *x, u8 **out, size_t *out_size, u32 *crc)
+{
+	u8 *p = malloc(x->n * TPZ_FRAME_DATA + 1);
+	size_t len = 0;
+	u64 expect = 0;
+
+	if (!p)
+		abort();
+	*crc = 0;
+	if (x->n)
+		qsort(x->v, x->n, sizeof(*x->v), by_number);
+	for (size_t i = 0; i < x->n; i++) {
+		const struct frame *f = &x->v[i];
+
+		if (i && f->num == f[-1].num) {
+			const struct frame *first = f - 1;
+
+			while (first > x->v && first[-1].num == f->num)
+				first--;
+			if (f->len == first->len && !memcmp(f->data, first->data, f->len))
+				ptd_diag_add(x->diags, -1, 0, "line %lu: frame 0x%x repeated, ignored",
+					     f->line, f->num);
+			else
+				ptd_diag_add(x->diags, -1, 0, "line %lu: frame 0x%x again, with other bytes than on line %lu: ignored",
+					     f->line, f->num, first->line);
+			continue;
+		}
+		if (f->num > expect)
+			ptd_diag_add(x->diags, -1, 0, "line %lu: frame%s 0x%x%s missing before frame 0x%x (about %llu bytes lost)",
+				     f->line, f->num - expect > 1 ? "s" : "", (unsigned)expect,
+				     f->num - expect > 1 ? " and following" : "", f->num,
+				     (unsigned long long)(f->num - expect) * TPZ_FRAME_DATA);
+		if (f->after > (u64)f->num + 1)
+			ptd_diag_add(x->diags, -1, 0, "line %lu: frame 0x%x comes after frame 0x%llx: put back in its place",
+				     f->line, f->num, f->after - 1);
+		memcpy(p + len, f->data, f->len);
+		len += f->len;
+		*crc = ptd_crc32(*crc, f->data, f->len);
+		expect = (u64)f->num + 1;
 	}
-	if (frame < x->next_frame) {
-		ptd_diag_add(x->diags, -1, 0, "line %lu: frame 0x%llx repeated, ignored", line,
-			     frame);
-		return 1;
+	*out = p;
+	*out_size = len;
+	return expect;
+}
+
+/* "@TPZ-BEGIN <version>"; @s points after "@TPZ-BEGIN". Return: false
+ * (reported) for a version this reader does not know. */
+static bool begin_line(const char *s, const char *end, unsigned long line, struct ptd_diags *diags)
+{
+	const char *v;
+	unsigned long version = 0;
+	size_t digits = 0;
+
+	while (s < end && *s == ' ')
+		s++;
+	for (v = s; s < end && *s >= '0' && *s <= '9' && digits < 9; s++, digits++)
+		version = version * 10 + (unsigned long)(*s - '0');
+	if (!digits || !only_space(s, end)) {
+		ptd_diag_add(diags, -1, 0, "line %lu: damaged @TPZ-BEGIN line (no framing version): not read",
+			     line);
+		return false;
 	}
-	if (frame > x->next_frame) {
-		ptd_diag_add(x->diags, -1, 0, "line %lu: frame%s 0x%x%s missing before frame 0x%llx (about %llu bytes lost)",
-			     line, frame - x->next_frame > 1 ? "s" : "", (unsigned)x->next_frame,
-			     frame - x->next_frame > 1 ? " and following" : "", frame,
-			     (unsigned long long)(frame - x->next_frame) * TPZ_FRAME_DATA);
-	}
-	append(x, buf, (size_t)n);
-	x->next_frame = frame + 1;
-	return 0;
+	if (version == TPZ_FRAME_VERSION)
+		return true;
+	if (version == 1)
+		ptd_diag_add(diags, -1, 0, "line %lu: framing version 1 is not read any more (its CRC does not cover the frame number); this ptdecode reads version %d",
+			     line, TPZ_FRAME_VERSION);
+	else
+		ptd_diag_add(diags, -1, 0, "line %lu: unknown framing version %.*s (this ptdecode reads version %d)",
+			     line, (int)(s - v), v, TPZ_FRAME_VERSION);
+	return false;
+}
+
+static int no_stream(struct extract *x, u8 **out, size_t *out_size)
+{
+	free(x->v);
+	*out = NULL;
+	*out_size = 0;
+	return 2;
 }
 
 int ptd_extract_serial(const char *log, size_t log_size, u8 **out, size_t *out_size,
@@ -155,9 +291,11 @@ int ptd_extract_serial(const char *log, size_t log_size, u8 **out, size_t *out_s
 {
 	struct extract x = { .diags = diags };
 	const char *p = log, *end = log + log_size;
-	bool begun = false, ended = false;
-	unsigned long line = 0, frames = 0;
+	bool begun = false, ended = false, totals = false;
+	unsigned long line = 0, frames = 0, end_line = 0;
 	size_t first_diag = ptd_diags_count(diags);
+	u64 nframes = 0, bytes = 0, crc = 0, next;
+	u32 got_crc;
 
 	while (p < end && !ended) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -175,12 +313,13 @@ int ptd_extract_serial(const char *log, size_t log_size, u8 **out, size_t *out_s
 						     line);
 					break;
 				}
+				if (!begin_line(m + sizeof(TPZ_FRAME_BEGIN) - 1, eol, line, diags))
+					return no_stream(&x, out, out_size);
 				begun = true;
 			} else if (rest >= sizeof(TPZ_FRAME_END) - 1 &&
 				   !memcmp(m, TPZ_FRAME_END, sizeof(TPZ_FRAME_END) - 1)) {
 				char tail[64] = "";
 				const char *s = tail;
-				u64 nframes, bytes, crc;
 
 				/* A NUL-terminated copy: the parse may stop anywhere. */
 				memcpy(tail, m + sizeof(TPZ_FRAME_END) - 1,
@@ -189,21 +328,12 @@ int ptd_extract_serial(const char *log, size_t log_size, u8 **out, size_t *out_s
 				if (!begun && !frames)
 					goto next;
 				ended = true;
+				end_line = line;
 				const char *te = tail + strlen(tail);
 
-				if (!(*s++ == ' ' && parse_hex(&s, te, 8, &nframes) && *s++ == ' ' &&
-				      parse_hex(&s, te, 16, &bytes) && *s++ == ' ' &&
-				      parse_hex(&s, te, 8, &crc))) {
-					ptd_diag_add(diags, -1, 0, "line %lu: damaged @TPZ-END line: totals not checked", line);
-					goto next;
-				}
-				if (nframes != x.next_frame)
-					ptd_diag_add(diags, -1, 0, "line %lu: @TPZ-END announces %llu frames, the last one received is frame %llu",
-						     line, nframes, x.next_frame);
-				if (bytes != x.len || crc != x.crc)
-					ptd_diag_add(diags, -1, 0, "line %lu: @TPZ-END announces %llu bytes (CRC 0x%08llx), extracted %zu (CRC 0x%08x)",
-						     line, bytes, crc,
-						     x.len, x.crc);
+				totals = *s++ == ' ' && parse_hex(&s, te, 8, &nframes) && *s++ == ' ' &&
+					 parse_hex(&s, te, 16, &bytes) && *s++ == ' ' &&
+					 parse_hex(&s, te, 8, &crc);
 			} else if (rest >= sizeof(TPZ_FRAME_LINE) - 1 &&
 				   !memcmp(m, TPZ_FRAME_LINE, sizeof(TPZ_FRAME_LINE) - 1)) {
 				if (!begun && !frames)
@@ -218,15 +348,106 @@ next:
 	}
 	if (!begun && !frames) {
 		ptd_diag_add(diags, -1, 0, "no framed trace (\"@TPZ\" lines) in the log");
-		free(x.out);
-		*out = NULL;
-		*out_size = 0;
-		return 2;
+		return no_stream(&x, out, out_size);
 	}
+	next = join(&x, out, out_size, &got_crc);
+	free(x.v);
 	if (!ended)
 		ptd_diag_add(diags, -1, 0, "line %lu: the log ends inside the framed stream (no @TPZ-END)",
 			     line);
-	*out = x.out;
-	*out_size = x.len;
+	else if (!totals)
+		ptd_diag_add(diags, -1, 0, "line %lu: damaged @TPZ-END line: totals not checked", end_line);
+	if (ended && totals && nframes != next)
+		ptd_diag_add(diags, -1, 0, "line %lu: @TPZ-END announces %llu frames, the last one received is frame %llu",
+			     end_line, nframes, next);
+	if (ended && totals && (bytes != *out_size || crc != got_crc))
+		ptd_diag_add(diags, -1, 0, "line %lu: @TPZ-END announces %llu bytes (CRC 0x%08llx), extracted %zu (CRC 0x%08x)",
+			     end_line, bytes, crc, *out_size, got_crc);
 	return ptd_diags_count(diags) > first_diag ? 1 : 0;
+}
+
+/* Where the next "@TPZ" search starts, and what was seen: the last mark's
+ * end, the first "@TPZ-END" (reading stops after its line; @end_at: where
+ * the search for that line's end goes on). */
+struct scan {
+	size_t from, mark, end_at;
+	bool marked, ended;
+};
+
+static void scan_marks(struct scan *sc, const char *buf, size_t len, bool eof)
+{
+	const char *m;
+
+	while (sc->from < len && (m = memmem(buf + sc->from, len - sc->from, "@TPZ", 4))) {
+		size_t at = (size_t)(m - buf);
+
+		if (!eof && len - at < sizeof(TPZ_FRAME_END) - 1)
+			return;	/* maybe an END: look again with more bytes */
+		sc->mark = at + 4;
+		sc->marked = true;
+		sc->from = at + 4;
+		if (!sc->ended && len - at >= sizeof(TPZ_FRAME_END) - 1 &&
+		    !memcmp(m, TPZ_FRAME_END, sizeof(TPZ_FRAME_END) - 1)) {
+			sc->ended = true;
+			sc->end_at = at;
+		}
+	}
+	if (len > 3 && sc->from < len - 3)
+		sc->from = len - 3;
+}
+
+int ptd_extract_serial_file(const char *path, size_t window, u8 **out, size_t *out_size,
+			    struct ptd_diags *diags)
+{
+	int fd = open(path, O_RDONLY);
+	struct scan sc = { 0 };
+	size_t len = 0, cap = 0;
+	u8 *buf = NULL;
+	bool stopped = false;
+	ssize_t n = 1;
+	int ret;
+
+	*out = NULL;
+	*out_size = 0;
+	if (fd < 0) {
+		ptd_diag_add(diags, -1, 0, "cannot open: %s", strerror(errno));
+		return 2;
+	}
+	while (n) {
+		n = ptd_read_some(fd, &buf, &len, &cap);
+		if (n < 0) {
+			ptd_diag_add(diags, -1, 0, "read error: %s", strerror(errno));
+			free(buf);
+			close(fd);
+			return 2;
+		}
+		scan_marks(&sc, (const char *)buf, len, !n);
+		if (sc.ended) {
+			/* each byte looked at once: an END line may be endless too */
+			const u8 *nl = memchr(buf + sc.end_at, '\n', len - sc.end_at);
+
+			if (nl) {
+				len = (size_t)(nl - buf) + 1;	/* the rest is not read */
+				break;
+			}
+			sc.end_at = len;
+		}
+		if (len - (sc.marked ? sc.mark : 0) >= window) {
+			if (!sc.marked) {
+				ptd_diag_add(diags, -1, 0, "no \"@TPZ\" in its first %zu bytes: not a log with a framed trace",
+					     window);
+				free(buf);
+				close(fd);
+				return 2;
+			}
+			ptd_diag_add(diags, -1, 0, "no \"@TPZ\" in the %zu bytes after offset 0x%zx: reading stopped there",
+				     window, sc.mark);
+			stopped = true;
+			break;
+		}
+	}
+	close(fd);
+	ret = ptd_extract_serial((const char *)buf, len, out, out_size, diags);
+	free(buf);
+	return ret == 2 ? 2 : ret || stopped;
 }
