@@ -105,7 +105,7 @@ struct ptd_container {
 	u8 *data;
 	size_t size;
 	struct ptd_record *recs;
-	size_t nrecs;
+	size_t nrecs, cap_recs;
 	bool have_header, have_trailer;
 	struct tpz_header header;
 	struct tpz_trailer trailer;
@@ -160,6 +160,13 @@ struct ptd_symbol {
 	const char *name;
 };
 
+/* Addresses [@lo, @last] whose bytes are region @region's (the first one
+ * mapped there). */
+struct ptd_span {
+	u64 lo, last;
+	size_t region;
+};
+
 struct ptd_region {
 	u64 vaddr, size;
 	u8 *bytes;
@@ -175,7 +182,15 @@ struct ptd_region {
  */
 struct ptd_image {
 	struct ptd_region *regions;
-	size_t nregions;
+	size_t nregions, cap_regions;
+	/* which region each address reads from, for lookups in log time (there
+	 * may be 40,000 regions, one per sideband record): sorted, disjoint
+	 * spans, and the regions by name; made by ptd_image_finish(), good
+	 * while @nregions is @spans_of (the lookups search the regions in turn
+	 * before) */
+	struct ptd_span *spans;
+	size_t nspans, spans_of;
+	size_t *by_name;
 	struct ptd_symbol *syms;
 	size_t nsyms, cap_syms;
 	char **strings;		/* interned names: a hash table of @cap_strings slots */
@@ -260,8 +275,10 @@ int ptd_image_read(uint8_t *buf, size_t size, const struct pt_asid *asid, uint64
  * region is added; the instruction decoder reads them from its cache of the
  * mapped section instead of calling ptd_image_read() for every instruction.
  * The same bytes at every address (the first region mapped wins, as in
- * ptd_image_read()). NULL when the system cannot: use the callback then.
+ * ptd_image_read()). NULL when the system cannot, or when there are more
+ * than PTD_MAX_SECTIONS regions: use the callback then.
  */
+#define PTD_MAX_SECTIONS	1024
 struct pt_image *ptd_image_sections(struct ptd_image *img);
 /** ptd_format_addr() - "name+0xoff", or "0x<hex>" outside every region */
 const char *ptd_format_addr(const struct ptd_image *img, u64 addr, char *buf, size_t size);
@@ -294,12 +311,12 @@ struct ptd_segment {
 	u32 cpu, index;
 	u64 stream_off;
 	u8 *data;
-	size_t size;
+	size_t size, data_cap;
 	u64 gap;
 	const char *gap_why;
 	bool gap_known;
 	struct ptd_piece *pieces;
-	size_t npieces;
+	size_t npieces, pieces_cap;
 };
 
 /**
@@ -330,9 +347,9 @@ struct ptd_cpu_stream {
  */
 struct ptd_segments {
 	struct ptd_segment *v;
-	size_t n;
+	size_t n, cap;
 	struct ptd_cpu_stream *cpus;
-	size_t ncpus;
+	size_t ncpus, cap_cpus;
 	bool partial;
 };
 
@@ -568,6 +585,8 @@ struct ptd_calls {
 	 * @base: the current CPU's (the root without @per_cpu) */
 	bool per_cpu;
 	struct ptd_fnode *base;
+	struct ptd_fnode **cpu_nodes;	/* the CPUs' nodes by CPU: a hash table of @cpu_cap slots */
+	size_t cpu_cap, ncpu_nodes;
 };
 
 void ptd_calls_init(struct ptd_calls *k, const struct ptd_image *img, FILE *tree);
@@ -631,7 +650,10 @@ struct ptd_stats {
 	u64 cond_next;
 	const struct ptd_symbol *last_sym;
 	size_t last_fn;
-	struct ptd_sym_cache syms;
+	/* made on first use; the CPUs' statistics share their set's (one
+	 * each was 6 KB a CPU, most of the time of 40,000) */
+	struct ptd_sym_cache *syms;
+	bool own_syms;
 	/* what ptd_stats_finish() takes from the segments: the payload bytes and
 	 * recorded losses of the CPUs decoded; @all_cpus: none was left out (the
 	 * trailer's lost_at_end is theirs) */
@@ -670,6 +692,7 @@ void ptd_summary_print(const struct ptd_stats *s, const struct ptd_container *c,
 struct ptd_cpu_stats {
 	struct ptd_stats *v;
 	size_t n;
+	struct ptd_sym_cache *syms;	/* shared by @v */
 	struct ptd_stats *cur;		/* the CPU of the segment being decoded */
 	const struct ptd_segments *segs;
 };

@@ -25,9 +25,7 @@ static struct ptd_segment *new_segment(struct ptd_segments *s, const struct ptd_
 {
 	struct ptd_segment *g;
 
-	s->v = realloc(s->v, (s->n + 1) * sizeof(*s->v));
-	if (!s->v)
-		abort();
+	s->v = ptd_grow(s->v, &s->cap, s->n, sizeof(*s->v));
 	g = &s->v[s->n++];
 	memset(g, 0, sizeof(*g));
 	g->cpu = r->body.trace.cpu;
@@ -38,10 +36,21 @@ static struct ptd_segment *new_segment(struct ptd_segments *s, const struct ptd_
 
 static void append(struct ptd_segment *g, const struct ptd_record *r)
 {
-	g->data = realloc(g->data, g->size + r->payload_size + 1);
-	g->pieces = realloc(g->pieces, (g->npieces + 1) * sizeof(*g->pieces));
-	if (!g->data || !g->pieces)
-		abort();
+	/* the arrays doubled: a segment may be of a thousand records */
+	if (g->size + r->payload_size + 1 > g->data_cap) {
+		g->data_cap = max(2 * g->data_cap, g->size + r->payload_size + 1);
+		g->data = realloc(g->data, g->data_cap);
+		if (!g->data)
+			abort();
+	}
+	if (g->npieces == g->pieces_cap) {
+		/* small at first: most segments are of a few records, and
+		 * there may be 40,000 CPUs with one each */
+		g->pieces_cap = g->pieces_cap ? 2 * g->pieces_cap : 4;
+		g->pieces = realloc(g->pieces, g->pieces_cap * sizeof(*g->pieces));
+		if (!g->pieces)
+			abort();
+	}
 	memcpy(g->data + g->size, r->payload, r->payload_size);
 	g->pieces[g->npieces++] = (struct ptd_piece){
 		.seq = r->seq,
@@ -67,9 +76,7 @@ static struct ptd_cpu_stream *new_stream(struct ptd_segments *s, u32 cpu)
 {
 	struct ptd_cpu_stream *st;
 
-	s->cpus = realloc(s->cpus, (s->ncpus + 1) * sizeof(*s->cpus));
-	if (!s->cpus)
-		abort();
+	s->cpus = ptd_grow(s->cpus, &s->cap_cpus, s->ncpus, sizeof(*s->cpus));
 	st = &s->cpus[s->ncpus++];
 	memset(st, 0, sizeof(*st));
 	st->cpu = cpu;
@@ -211,12 +218,20 @@ void ptd_segments_build(struct ptd_container *c, struct ptd_segments *s)
 	ptd_segments_build_cpus(c, s, NULL, 0);
 }
 
+/* The streams are by CPU, ascending: a binary search (there may be 40,000). */
 const struct ptd_cpu_stream *ptd_segments_cpu(const struct ptd_segments *s, u32 cpu)
 {
-	for (size_t i = 0; i < s->ncpus; i++)
-		if (s->cpus[i].cpu == cpu)
-			return &s->cpus[i];
-	return NULL;
+	size_t lo = 0, hi = s->ncpus;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->cpus[mid].cpu < cpu)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->ncpus && s->cpus[lo].cpu == cpu ? &s->cpus[lo] : NULL;
 }
 
 static int cmp_u32(const void *a, const void *b)
