@@ -185,7 +185,7 @@ static void frame_comment(struct ptd_calls *k, const struct ptd_frame *f, char *
 /* Print the "name() {" lines of frames that have not been printed yet. */
 static void open_frames(struct ptd_calls *k)
 {
-	char c[240];
+	char c[240], e[256];
 
 	if (!k->tree)
 		return;
@@ -196,9 +196,9 @@ static void open_frames(struct ptd_calls *k)
 		frame_comment(k, f, c, sizeof(c));
 		indent(k, i);
 		if (c[0])
-			fprintf(k->tree, "%s() {  /* %s */\n", f->name, c);
+			fprintf(k->tree, "%s() {  /* %s */\n", ptd_escape(f->name, e, sizeof(e)), c);
 		else
-			fprintf(k->tree, "%s() {\n", f->name);
+			fprintf(k->tree, "%s() {\n", ptd_escape(f->name, e, sizeof(e)));
 		f->printed = true;
 	}
 	k->nprinted = k->depth;
@@ -208,16 +208,16 @@ static void pop_frame(struct ptd_calls *k, const char *note)
 {
 	struct ptd_frame *f = &k->frames[k->depth - 1];
 	u64 n = k->count - f->start_count;
-	char c[240];
+	char c[240], e[256];
 
 	if (k->tree) {
 		indent(k, k->depth - 1);
 		if (f->printed) {
-			fprintf(k->tree, "}  /* %s: %llu instruction%s%s%s */\n", f->name, n,
-				n == 1 ? "" : "s", note ? ", " : "", note ? note : "");
+			fprintf(k->tree, "}  /* %s: %llu instruction%s%s%s */\n", ptd_escape(f->name, e, sizeof(e)),
+				n, n == 1 ? "" : "s", note ? ", " : "", note ? note : "");
 		} else {
 			frame_comment(k, f, c, sizeof(c));
-			fprintf(k->tree, "%s();  /* %s%s%llu instruction%s%s%s */\n", f->name, c,
+			fprintf(k->tree, "%s();  /* %s%s%llu instruction%s%s%s */\n", ptd_escape(f->name, e, sizeof(e)), c,
 				c[0] ? "; " : "", (unsigned long long)n, n == 1 ? "" : "s",
 				note ? ", " : "", note ? note : "");
 		}
@@ -433,9 +433,8 @@ static __noinline void calls_other_event(struct ptd_calls *k, const struct ptd_e
 		if (k->tree) {
 			fprintf(k->tree, "# cpu %u, segment %u at stream offset 0x%llx\n", s->cpu, s->index,
 				s->stream_off);
-			if (s->gap || s->gap_why)
-				fprintf(k->tree, "# gap: %llu bytes missing before this segment (%s)\n",
-					s->gap, s->gap_why ? s->gap_why : "lost");
+			if (*ptd_segment_note(s, a, sizeof(a)))
+				fprintf(k->tree, "# %s\n", a);
 		}
 		break;
 	case PTD_EV_INTERRUPT:

@@ -540,10 +540,8 @@ size_t ptd_format_sym(const struct ptd_symbol *s, u64 addr, char *buf, size_t si
 	if (!size)
 		return 0;
 	if (s) {
-		size_t len = min(strlen(s->name), sizeof(tmp) - 20);
-
-		memcpy(tmp, s->name, len);
-		n = len;
+		/* escaped: names come from the input (ptd_escape()) */
+		n = ptd_escape_into(tmp, sizeof(tmp) - 20, s->name, NULL, true);
 		tmp[n++] = '+';
 		addr -= s->start;
 	}

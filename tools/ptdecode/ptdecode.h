@@ -66,6 +66,25 @@ void ptd_diag_format(const struct ptd_diag *g, const char *file, char *buf, size
 void ptd_diags_print(const struct ptd_diags *d, size_t from, const char *file, FILE *out);
 void ptd_diags_free(struct ptd_diags *d);
 
+/*
+ * Names from the input (symbols, modules, sideband images) go to terminals
+ * and line-based files written as \xHH where they hold a byte outside
+ * printable ASCII (a hostile symbol table's newline splits a line, its
+ * escape sequences drive the terminal) or a '\' (so the escape is not
+ * ambiguous). Problem lines get it in ptd_diag_add().
+ */
+/**
+ * ptd_escape_into() - @s escaped into @buf (@size bytes; cut before an
+ * escape that does not fit); its length
+ * @extra: more characters to escape (the folded format's separators), or NULL
+ * @backslash: escape '\' too (not in text whose names are escaped already)
+ */
+size_t ptd_escape_into(char *buf, size_t size, const char *s, const char *extra, bool backslash);
+/** ptd_escape() - @s itself when it needs no escape, else escaped into @buf */
+const char *ptd_escape(const char *s, char *buf, size_t size);
+/** ptd_escape_write() - @s escaped (and @extra) to @out, however long */
+void ptd_escape_write(FILE *out, const char *s, const char *extra);
+
 /* -------------------------------------------------------------- container */
 
 /**
@@ -302,10 +321,14 @@ struct ptd_piece {
  * @stream_off: stream offset of @data[0]
  * @gap: bytes missing between the previous segment (or stream start) and this one
  * @gap_why: why this segment starts a new stream ("lost", "records damaged or
- *	missing", "the trace unit stopped...", "overlap"), NULL for the first
+ *	missing", "the trace unit stopped...", "overlap", "after an overlap"),
+ *	NULL for the first
  *	segment without gap
  * @gap_known: the container counted the lost bytes (LOST, 0 included); a stop
  *	without it (silicon) dropped an unknown number
+ * @overlaps: it starts after an overlap: its first chunk's stream offset went
+ *	back over bytes delivered before (@overlap of them, decoded again; not
+ *	lost, not in @gap), or it follows bytes delivered before such a chunk
  */
 struct ptd_segment {
 	u32 cpu, index;
@@ -314,7 +337,8 @@ struct ptd_segment {
 	size_t size, data_cap;
 	u64 gap;
 	const char *gap_why;
-	bool gap_known;
+	bool gap_known, overlaps;
+	u64 overlap;
 	struct ptd_piece *pieces;
 	size_t npieces, pieces_cap;
 };
@@ -378,6 +402,12 @@ size_t ptd_container_cpus(const struct ptd_container *c, u32 **cpus);
  */
 bool ptd_container_multi_cpu(const struct ptd_container *c);
 void ptd_segments_free(struct ptd_segments *s);
+/**
+ * ptd_segment_note() - what lies before segment @s, for the outputs' segment
+ * lines: "gap: N bytes missing before this segment (why)", "overlap: N bytes
+ * of this segment were delivered before it", both, or "" (into @buf)
+ */
+const char *ptd_segment_note(const struct ptd_segment *s, char *buf, size_t size);
 /** ptd_segment_where() - the record and file offset of segment byte @off */
 void ptd_segment_where(const struct ptd_segment *s, u64 off, u32 *seq, u64 *rec_off, u64 *file_off);
 
@@ -640,6 +670,7 @@ struct ptd_stats {
 	u64 async_ip;
 	u64 packets, packet_errors, pkt[ppt_ptw + 1];
 	u64 segments, gaps, gap_bytes;
+	u64 overlaps, overlap_bytes;	/* segments after an overlap; the bytes delivered again */
 	/* per function (self instructions); sorted by ptd_stats_finish */
 	struct ptd_fn_count *fns;
 	size_t nfns, cap_fns;
