@@ -77,7 +77,7 @@ enum tpz_output {
  * @vendor: CPUID.0 EBX, EDX, ECX ("GenuineIntel"), not NUL-terminated
  * @cpuid1_eax: CPUID.1 EAX, the processor signature
  * @family: @model: @stepping: decoded from @cpuid1_eax (extended fields folded in)
- * @ncpus: CPUs that may have trace records
+ * @ncpus: CPUs that may have trace records: those numbered 0 to @ncpus - 1
  * @leaf14: CPUID.(EAX=14H,ECX=0) and (ECX=1): EAX, EBX, ECX, EDX
  * @leaf15: CPUID.15H: EAX (TSC/crystal denominator), EBX (numerator), ECX (crystal Hz)
  * @nom_freq: the maximum non-turbo ratio (CBR packets' unit), 0 if unknown

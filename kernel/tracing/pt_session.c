@@ -80,7 +80,7 @@ int pt_session_open(const struct pt_options *o, bool snapshot, const struct trac
 {
 	struct pt_session *s = &pt_session;
 	struct pt_event_attr attr;
-	unsigned int max_order = get_order(o->region_size), cpu, n = num_online_cpus();
+	unsigned int max_order = get_order(o->region_size), cpu, n = num_online_cpus(), top = 0;
 	struct page_alloc_stats mem;
 	int err;
 
@@ -119,6 +119,10 @@ int pt_session_open(const struct pt_options *o, bool snapshot, const struct trac
 			return err;
 		}
 		s->cpus |= 1ull << cpu;
+		/* the CPU numbers that may have records, 0 to ncpus - 1: a CPU
+		 * left out of the online ones (smp.silent) leaves a hole below
+		 * the last, so the count of them is not it */
+		top = cpu + 1;
 	}
 	s->sink = *sink;
 	trace_writer_init(&s->writer, &s->sink);
@@ -127,7 +131,7 @@ int pt_session_open(const struct pt_options *o, bool snapshot, const struct trac
 	this_cpu_ptr(pt_streams)->unit_lost_seen = s->unit.bytes_lost ? s->unit.bytes_lost() : 0;
 	trace_header_init(&s->header, s->unit.model ? TPZ_HDR_PT_MODEL : 0);
 	trace_header_set_image(&s->header, load_address, image_size, build_id_note);
-	s->header.ncpus = (u8)n;
+	s->header.ncpus = (u8)top;
 	s->header.output = pt_event_single_range(&this_cpu_ptr(pt_streams)->event) ? TPZ_OUT_SINGLE : TPZ_OUT_TOPA;
 	s->header.buffer_size = (u32)min(o->buf_size, (u64)0xffffffffu);
 	s->buffer_size = o->buf_size;

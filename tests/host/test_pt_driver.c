@@ -762,6 +762,30 @@ static void test_cpu_memory_from_its_node(void **state)
 	assert_int_equal(after.free_pages, before.free_pages);
 }
 
+/*
+ * The header's ncpus bounds the CPU numbers that may have trace records (the
+ * decoder reports a record of a CPU at or above it): with CPU 1 left out of
+ * the online ones (smp.silent), CPUs 0 and 2 have streams and the header
+ * says 3, not the 2 CPUs online.
+ */
+static void test_header_ncpus_with_a_hole(void **state)
+{
+	struct trace_sink sink = { file_write, NULL };
+	struct pt_session_unit unit = { .model = true, .bytes_lost = pt_model_bytes_lost };
+	struct pt_options o = session_options(16 * 1024);
+
+	setup_machine("skylake");
+	hosted_set_cpus(3);
+	set_cpu_online(1, false);
+	file_len = 0;
+	assert_int_equal(pt_session_open(&o, false, &sink, &unit, 0x100000, 0x20000, NULL), 0);
+	assert_true(pt_session_has_cpu(0) && !pt_session_has_cpu(1) && pt_session_has_cpu(2));
+	assert_int_equal(pt_session.header.ncpus, 3);
+	pt_session_close();
+	set_cpu_online(1, true);
+	hosted_set_cpus(1);
+}
+
 /* A ToPA PMI raised by CPU @info's trace unit, serviced there (as the IPI-less
  * hosted machine runs "on" a CPU: its per-CPU state is that CPU's). */
 static bool pmi_handled;
@@ -950,6 +974,7 @@ int main(void)
 		cmocka_unit_test(test_session_stop_without_a_loss_count),
 		cmocka_unit_test(test_session_open_fails_cleanly_at_each_allocation),
 		cmocka_unit_test(test_cpu_memory_from_its_node),
+		cmocka_unit_test(test_header_ncpus_with_a_hole),
 		cmocka_unit_test(test_pmi_on_a_cpu_without_event),
 		cmocka_unit_test(test_session_sink_fails_midway),
 		cmocka_unit_test(test_memory_sink_growth_fails),

@@ -33,6 +33,7 @@
 #include "trace_helpers.h"
 #include "ptdecode.h"
 #include "trace_test_enc.h"
+#include "trace_tool.h"
 
 #define BASE	0x401000ull
 #define NCPUS	4
@@ -808,46 +809,6 @@ static void test_perf_data_timed(void **state)
 
 /* ------------------------------------------------------------ the tool */
 
-/* The ptdecode built beside the tests ($BUILD/tools/ptdecode), or NULL. */
-static const char *tool(void)
-{
-	static char path[PATH_MAX + 32];
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-	if (n <= 0)
-		return NULL;
-	self[n] = 0;
-	snprintf(path, sizeof(path), "%s/../tools/ptdecode", dirname(self));
-	return access(path, X_OK) ? NULL : path;
-}
-
-/* Runs ptdecode @args on @trace; its stdout and stderr in @out. */
-static int run_tool(const char *bin, const char *args, const char *trace, char **out)
-{
-	char cmd[1024];
-	size_t len;
-	FILE *p;
-	int st;
-
-	snprintf(cmd, sizeof(cmd), "%s %s %s 2>&1", bin, args, trace);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	*out = NULL;
-	len = 0;
-	{
-		FILE *m = open_memstream(out, &len);
-		char buf[4096];
-		size_t k;
-
-		while ((k = fread(buf, 1, sizeof(buf), p)))
-			fwrite(buf, 1, k, m);
-		fclose(m);
-	}
-	st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* The command line: --cpu's errors name what exists; --cpu restricts every
  * output; --merge-cpus; --stats' per-CPU lines. */
 static void test_tool(void **state)
@@ -856,16 +817,12 @@ static void test_tool(void **state)
 	char trace[] = "/tmp/topaz-cpus-XXXXXX", *out;
 	struct streams s;
 	struct membuf m = { 0 };
-	int fd;
 
 	if (!bin)
 		skip();	/* make tools builds it (make all) */
 	make_streams(&s);
 	make_container(&m, &s, 0xf, false);
-	fd = mkstemp(trace);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, m.p, m.len), (ssize_t)m.len);
-	close(fd);
+	write_temp(&m, trace);
 
 	assert_int_equal(run_tool(bin, "--cpu 7", trace, &out), 2);
 	assert_non_null(strstr(out, "--cpu 7: the container has no trace records of CPU 7; it has CPUs 0, 1, 2, 3\n"));

@@ -36,12 +36,20 @@ void ptd_calls_set_per_cpu(struct ptd_calls *k, bool per_cpu)
 	k->base = &k->root;
 }
 
+/* The slot of @cpu's node in the index of CPU nodes (open addressing), or
+ * the empty one where it goes. */
+static struct ptd_fnode **cpu_slot(struct ptd_fnode **v, size_t cap, u32 cpu)
+{
+	size_t i = (size_t)(((u64)cpu * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+
+	while (v[i] && v[i]->cpu != cpu)
+		i = (i + 1) & (cap - 1);
+	return &v[i];
+}
+
 const struct ptd_fnode *ptd_calls_cpu_node(const struct ptd_calls *k, u32 cpu)
 {
-	for (const struct ptd_fnode *n = k->root.child; n; n = n->next)
-		if (n->cpu_node && n->cpu == cpu)
-			return n;
-	return NULL;
+	return k->cpu_cap ? *cpu_slot(k->cpu_nodes, k->cpu_cap, cpu) : NULL;
 }
 
 /*
@@ -68,17 +76,15 @@ void ptd_calls_free(struct ptd_calls *k)
 		free(n);
 	}
 	free(k->frames);
+	free(k->cpu_nodes);
 	memset(k, 0, sizeof(*k));
 }
 
-static struct ptd_fnode *child_node(struct ptd_fnode *parent, const char *name, const char *region)
+static struct ptd_fnode *new_child(struct ptd_fnode *parent, const char *name, const char *region)
 {
-	struct ptd_fnode *n;
+	struct ptd_fnode *n = calloc(1, sizeof(*n));
 
-	for (n = parent->child; n; n = n->next)
-		if (n->name == name)
-			return n;
-	n = calloc(1, sizeof(*n));
+
 	if (!n)
 		abort();
 	n->name = name;
@@ -89,20 +95,47 @@ static struct ptd_fnode *child_node(struct ptd_fnode *parent, const char *name, 
 	return n;
 }
 
-/* The node @cpu's stacks hang below ("cpu1"), made on first use. */
+static struct ptd_fnode *child_node(struct ptd_fnode *parent, const char *name, const char *region)
+{
+	for (struct ptd_fnode *n = parent->child; n; n = n->next)
+		if (n->name == name)
+			return n;
+	return new_child(parent, name, region);
+}
+
+/*
+ * The node @cpu's stacks hang below ("cpu1"), made on first use. Found
+ * through an index, not among the root's children: a segment of each of
+ * 40,000 CPUs cost a search of them each (27 s).
+ */
 static struct ptd_fnode *cpu_node(struct ptd_calls *k, u32 cpu)
 {
 	char name[24];
-	struct ptd_fnode *n;
+	struct ptd_fnode *n, **slot;
 
-	for (n = k->root.child; n; n = n->next)
-		if (n->cpu_node && n->cpu == cpu)
-			return n;
+	if (2 * (k->ncpu_nodes + 1) > k->cpu_cap) {
+		size_t cap = k->cpu_cap ? 2 * k->cpu_cap : 64;
+		struct ptd_fnode **v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			abort();
+		for (size_t i = 0; i < k->cpu_cap; i++)
+			if (k->cpu_nodes[i])
+				*cpu_slot(v, cap, k->cpu_nodes[i]->cpu) = k->cpu_nodes[i];
+		free(k->cpu_nodes);
+		k->cpu_nodes = v;
+		k->cpu_cap = cap;
+	}
+	slot = cpu_slot(k->cpu_nodes, k->cpu_cap, cpu);
+	if (*slot)
+		return *slot;
 	snprintf(name, sizeof(name), "cpu%u", cpu);
 	/* the image's string table (the only thing changed in it) */
-	n = child_node(&k->root, ptd_intern((struct ptd_image *)k->img, name), NULL);
+	n = new_child(&k->root, ptd_intern((struct ptd_image *)k->img, name), NULL);
 	n->cpu_node = true;
 	n->cpu = cpu;
+	*slot = n;
+	k->ncpu_nodes++;
 	return n;
 }
 
@@ -152,7 +185,7 @@ static void frame_comment(struct ptd_calls *k, const struct ptd_frame *f, char *
 /* Print the "name() {" lines of frames that have not been printed yet. */
 static void open_frames(struct ptd_calls *k)
 {
-	char c[240];
+	char c[240], e[256];
 
 	if (!k->tree)
 		return;
@@ -163,9 +196,9 @@ static void open_frames(struct ptd_calls *k)
 		frame_comment(k, f, c, sizeof(c));
 		indent(k, i);
 		if (c[0])
-			fprintf(k->tree, "%s() {  /* %s */\n", f->name, c);
+			fprintf(k->tree, "%s() {  /* %s */\n", ptd_escape(f->name, e, sizeof(e)), c);
 		else
-			fprintf(k->tree, "%s() {\n", f->name);
+			fprintf(k->tree, "%s() {\n", ptd_escape(f->name, e, sizeof(e)));
 		f->printed = true;
 	}
 	k->nprinted = k->depth;
@@ -175,16 +208,16 @@ static void pop_frame(struct ptd_calls *k, const char *note)
 {
 	struct ptd_frame *f = &k->frames[k->depth - 1];
 	u64 n = k->count - f->start_count;
-	char c[240];
+	char c[240], e[256];
 
 	if (k->tree) {
 		indent(k, k->depth - 1);
 		if (f->printed) {
-			fprintf(k->tree, "}  /* %s: %llu instruction%s%s%s */\n", f->name, n,
-				n == 1 ? "" : "s", note ? ", " : "", note ? note : "");
+			fprintf(k->tree, "}  /* %s: %llu instruction%s%s%s */\n", ptd_escape(f->name, e, sizeof(e)),
+				n, n == 1 ? "" : "s", note ? ", " : "", note ? note : "");
 		} else {
 			frame_comment(k, f, c, sizeof(c));
-			fprintf(k->tree, "%s();  /* %s%s%llu instruction%s%s%s */\n", f->name, c,
+			fprintf(k->tree, "%s();  /* %s%s%llu instruction%s%s%s */\n", ptd_escape(f->name, e, sizeof(e)), c,
 				c[0] ? "; " : "", (unsigned long long)n, n == 1 ? "" : "s",
 				note ? ", " : "", note ? note : "");
 		}
@@ -400,9 +433,8 @@ static __noinline void calls_other_event(struct ptd_calls *k, const struct ptd_e
 		if (k->tree) {
 			fprintf(k->tree, "# cpu %u, segment %u at stream offset 0x%llx\n", s->cpu, s->index,
 				s->stream_off);
-			if (s->gap || s->gap_why)
-				fprintf(k->tree, "# gap: %llu bytes missing before this segment (%s)\n",
-					s->gap, s->gap_why ? s->gap_why : "lost");
+			if (*ptd_segment_note(s, a, sizeof(a)))
+				fprintf(k->tree, "# %s\n", a);
 		}
 		break;
 	case PTD_EV_INTERRUPT:

@@ -80,9 +80,9 @@ static const char *skip_note(const struct ptd_container *c, size_t next, char *b
 
 static void add_record(struct ptd_container *c, const struct ptd_record *r)
 {
-	c->recs = realloc(c->recs, (c->nrecs + 1) * sizeof(*c->recs));
-	if (!c->recs)
-		abort();
+	/* doubled: one more each time copied them all, for each record, where
+	 * realloc() moves (always, under ASan) */
+	c->recs = ptd_grow(c->recs, &c->cap_recs, c->nrecs, sizeof(*c->recs));
 	c->recs[c->nrecs++] = *r;
 }
 

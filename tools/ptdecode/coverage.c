@@ -1156,7 +1156,8 @@ static void print_module(const struct ptd_cov *cv, u32 mod, const struct lcov_to
 	const struct cov_mod *m = &cv->mods[mod];
 	size_t nf, never = 0, total = 0, entered = 0;
 	struct cov_func *f = module_functions(cv, mod, &nf);
-	char line[512], lines[160] = "";
+	char line[512], lines[160] = "", e[256], fe[256];
+	const char *name;
 
 	for (size_t i = 0; i < nf; i++)
 		entered += f[i].sym != NULL;
@@ -1165,9 +1166,11 @@ static void print_module(const struct ptd_cov *cv, u32 mod, const struct lcov_to
 	if (lt && lt->files)
 		snprintf(lines, sizeof(lines), "; %zu of %zu lines, %zu of %zu functions in %zu source files",
 			 lt->lines_hit, lt->lines, lt->fns_hit, lt->fns, lt->files);
+	/* names from the input, escaped (ptd_escape()) */
+	name = ptd_escape(m->name, e, sizeof(e));
 	snprintf(line, sizeof(line),
 		 "module %s at 0x%llx: %llu blocks, %llu edges, %llu instructions (%llu run); %zu of %zu functions entered%s\n",
-		 m->name, m->base, m->blocks, m->edges, m->insns, m->insns_run, entered, total, lines);
+		 name, m->base, m->blocks, m->edges, m->insns, m->insns_run, entered, total, lines);
 	fputs(line, out);
 	if (full != out)
 		fputs(line, full);
@@ -1182,7 +1185,8 @@ static void print_module(const struct ptd_cov *cv, u32 mod, const struct lcov_to
 		u64 size = s ? s->end - s->start : 0;
 
 		if (s)
-			fprintf(full, "    %-40s %6llu %6llu %7llu of %7llu (%3llu%%) %llu\n", s->name, f[i].blocks,
+			fprintf(full, "    %-40s %6llu %6llu %7llu of %7llu (%3llu%%) %llu\n",
+				ptd_escape(s->name, fe, sizeof(fe)), f[i].blocks,
 				f[i].edges, f[i].covered, size, size ? 100 * f[i].covered / size : 0,
 				f[i].insns_run);
 		else
@@ -1200,14 +1204,14 @@ static void print_module(const struct ptd_cov *cv, u32 mod, const struct lcov_to
 			continue;
 		if (!never++)
 			fprintf(full, "  functions never entered (bytes):\n");
-		fprintf(full, "    %-40s %7llu\n", s->name, s->end - s->start);
+		fprintf(full, "    %-40s %7llu\n", ptd_escape(s->name, fe, sizeof(fe)), s->end - s->start);
 	}
 	fprintf(out, "result: coverage.module name=%s blocks=%llu edges=%llu insns=%llu insns_run=%llu functions=%zu functions_entered=%zu lines=%zu lines_hit=%zu\n",
-		m->name, m->blocks, m->edges, m->insns, m->insns_run, total, entered, lt ? lt->lines : 0,
+		name, m->blocks, m->edges, m->insns, m->insns_run, total, entered, lt ? lt->lines : 0,
 		lt ? lt->lines_hit : 0);
 	if (full != out)
 		fprintf(full, "result: coverage.module name=%s blocks=%llu edges=%llu insns=%llu insns_run=%llu functions=%zu functions_entered=%zu lines=%zu lines_hit=%zu\n",
-			m->name, m->blocks, m->edges, m->insns, m->insns_run, total, entered,
+			name, m->blocks, m->edges, m->insns, m->insns_run, total, entered,
 			lt ? lt->lines : 0, lt ? lt->lines_hit : 0);
 	free(f);
 }

@@ -35,21 +35,11 @@ static struct ptd_fnode **sorted_children(const struct ptd_fnode *n)
 	return v;
 }
 
-/*
- * A frame name in the folded format: ';' separates frames and the count
- * follows the last space, so those, and bytes that are not printable ASCII
- * (a hostile or damaged symbol table), are written as \xHH.
- */
+/* A frame name in the folded format: ';' separates frames and the count
+ * follows the last space, so those are escaped too. */
 static void folded_name(FILE *out, const char *s)
 {
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c <= ' ' || c >= 0x7f || c == ';' || c == '\\')
-			fprintf(out, "\\x%02x", c);
-		else
-			fputc(c, out);
-	}
+	ptd_escape_write(out, s, " ;");
 }
 
 /*

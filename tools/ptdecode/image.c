@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,9 @@ void ptd_image_free(struct ptd_image *img)
 	for (size_t i = 0; i < img->cap_strings; i++)
 		free(img->strings[i]);
 	free(img->regions);
+	free(img->spans);
+	free(img->by_name);
+	free(img->fills);
 	free(img->syms);
 	free(img->strings);
 	memset(img, 0, sizeof(*img));
@@ -108,9 +112,7 @@ static int add_region(struct ptd_image *img, const char *name, u64 vaddr, const 
 
 	if (!size)
 		return -1;
-	img->regions = realloc(img->regions, (img->nregions + 1) * sizeof(*img->regions));
-	if (!img->regions)
-		abort();
+	img->regions = ptd_grow(img->regions, &img->cap_regions, img->nregions, sizeof(*img->regions));
 	r = &img->regions[img->nregions++];
 	r->vaddr = vaddr;
 	r->size = size;
@@ -166,12 +168,201 @@ static int cmp_sym(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* The region whose bytes are read at @addr (as ptd_image_read()), else the
- * one whose zero fill spans it. */
+/* ---------------------------------------------------------------- spans */
+
+/*
+ * Where each address's bytes come from, for lookups in log time: a region
+ * per sideband record made the lookups (and ptd_image_read()) a search of
+ * them all, quadratic in the records. The spans are what the first region
+ * mapped at each address covers (the one a search in mapping order finds):
+ * a sweep over the regions' starts and ends, the lowest region index among
+ * those open winning (a heap of them, stale entries dropped when on top).
+ */
+struct edge {
+	u64 at;		/* a region's first address, or the one after its last */
+	size_t region;
+	bool start;
+};
+
+static int cmp_edge(const void *a, const void *b)
+{
+	const struct edge *x = a, *y = b;
+
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+static void heap_push(size_t *h, size_t *n, size_t v)
+{
+	size_t i = (*n)++;
+
+	for (; i && h[(i - 1) / 2] > v; i = (i - 1) / 2)
+		h[i] = h[(i - 1) / 2];
+	h[i] = v;
+}
+
+static void heap_pop(size_t *h, size_t *n)
+{
+	size_t v = h[--*n], i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && h[c + 1] < h[c])
+			c++;
+		if (h[c] >= v)
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	if (*n)
+		h[i] = v;
+}
+
+/* [@lo, @last] is @region's: a span, or the previous one extended. */
+static void add_span(struct ptd_image *img, size_t *cap, u64 lo, u64 last, size_t region)
+{
+	struct ptd_span *p = img->nspans ? &img->spans[img->nspans - 1] : NULL;
+
+	if (p && p->region == region && p->last + 1 == lo) {
+		p->last = last;
+		return;
+	}
+	img->spans = ptd_grow(img->spans, cap, img->nspans, sizeof(*img->spans));
+	img->spans[img->nspans++] = (struct ptd_span){ lo, last, region };
+}
+
+/* The edges of a region's bytes (its zero fill is no code: not in the
+ * spans); bytes that wrap past the top of the address space are two
+ * stretches, [vaddr, top] and [0, their last]. */
+static size_t region_edges(const struct ptd_region *r, size_t i, struct edge *e)
+{
+	u64 last = r->vaddr + (r->held - 1);
+	size_t n = 0;
+
+	if (!r->held)
+		return 0;
+
+	e[n++] = (struct edge){ r->vaddr, i, true };
+	if (last < r->vaddr)
+		e[n++] = (struct edge){ 0, i, true };
+	if (last != ~0ull)
+		e[n++] = (struct edge){ last + 1, i, false };
+	return n;
+}
+
+static int cmp_region_name(const void *a, const void *b, void *ctx)
+{
+	const struct ptd_image *img = ctx;
+
+	return strcmp(img->regions[*(const size_t *)a].name, img->regions[*(const size_t *)b].name);
+}
+
+/* The spans and @by_name of the regions mapped so far, unless they are made. */
+static void make_spans(struct ptd_image *img)
+{
+	size_t n = img->nregions, ne = 0, nh = 0, cap = 0, fcap = 0;
+	struct edge *e;
+	size_t *heap;
+	bool *open;
+
+	if (img->spans_of == n && (img->spans || !n))
+		return;
+	e = malloc((3 * n + 1) * sizeof(*e));
+	heap = malloc((2 * n + 1) * sizeof(*heap));
+	open = calloc(n + 1, sizeof(*open));
+	free(img->by_name);
+	img->by_name = malloc((n + 1) * sizeof(*img->by_name));
+	if (!e || !heap || !open || !img->by_name)
+		abort();
+	free(img->spans);
+	img->spans = NULL;
+	img->nspans = 0;
+	free(img->fills);
+	img->fills = NULL;
+	img->nfills = 0;
+	for (size_t i = 0; i < n; i++) {
+		ne += region_edges(&img->regions[i], i, e + ne);
+		if (img->regions[i].held < img->regions[i].size) {
+			img->fills = ptd_grow(img->fills, &fcap, img->nfills, sizeof(*img->fills));
+			img->fills[img->nfills++] = i;
+		}
+	}
+	qsort(e, ne, sizeof(*e), cmp_edge);
+	for (size_t i = 0; i < ne;) {
+		u64 at = e[i].at;
+
+		for (; i < ne && e[i].at == at; i++) {
+			open[e[i].region] = e[i].start;
+			if (e[i].start)
+				heap_push(heap, &nh, e[i].region);
+		}
+		while (nh && !open[heap[0]])
+			heap_pop(heap, &nh);
+		if (nh)
+			add_span(img, &cap, at, i < ne ? e[i].at - 1 : ~0ull, heap[0]);
+	}
+	for (size_t i = 0; i < n; i++)
+		img->by_name[i] = i;
+	qsort_r(img->by_name, n, sizeof(*img->by_name), cmp_region_name, img);
+	img->spans_of = n;
+	free(e);
+	free(heap);
+	free(open);
+}
+
+_Static_assert(offsetof(struct ptd_span, lo) == 0 && offsetof(struct ptd_symbol, start) == 0,
+	       "upto() reads the start at offset 0");
+
+/* How many of the @n elements of @v (@size bytes each, sorted by the u64
+ * they start with: a span's or a symbol's start) start at or below @addr. */
+static size_t upto(const void *v, size_t n, size_t size, u64 addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		u64 start;
+
+		memcpy(&start, (const u8 *)v + mid * size, sizeof(start));
+		if (start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The span holding @addr, or NULL. */
+static const struct ptd_span *span_of(const struct ptd_image *img, u64 addr)
+{
+	size_t lo = upto(img->spans, img->nspans, sizeof(*img->spans), addr);
+
+	return lo && addr <= img->spans[lo - 1].last ? &img->spans[lo - 1] : NULL;
+}
+
+/* The region whose bytes are read at @addr (the first mapped there; as
+ * ptd_image_read()), else the first whose zero fill spans it: through the
+ * spans and the few regions with a fill when they are made, else a search in
+ * mapping order. */
 static const struct ptd_region *region_of(const struct ptd_image *img, u64 addr)
 {
 	const struct ptd_region *fill = NULL;
 
+	if (img->spans_of == img->nregions) {
+		const struct ptd_span *s = span_of(img, addr);
+
+		if (s)
+			return &img->regions[s->region];
+		for (size_t i = 0; i < img->nfills; i++) {
+			const struct ptd_region *r = &img->regions[img->fills[i]];
+
+			if (addr - r->vaddr < r->size)
+				return r;
+		}
+		return NULL;
+	}
 	for (size_t i = 0; i < img->nregions; i++) {
 		const struct ptd_region *r = &img->regions[i];
 
@@ -185,9 +376,27 @@ static const struct ptd_region *region_of(const struct ptd_image *img, u64 addr)
 
 bool ptd_image_has_region(const struct ptd_image *img, const char *name)
 {
-	for (size_t i = 0; img && i < img->nregions; i++)
-		if (!strcmp(img->regions[i].name, name))
+	size_t lo = 0, hi;
+
+	if (!img)
+		return false;
+	if (img->spans_of != img->nregions) {
+		for (size_t i = 0; i < img->nregions; i++)
+			if (!strcmp(img->regions[i].name, name))
+				return true;
+		return false;
+	}
+	for (hi = img->nregions; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+		int d = strcmp(img->regions[img->by_name[mid]].name, name);
+
+		if (!d)
 			return true;
+		if (d < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return false;
 }
 
@@ -195,6 +404,7 @@ void ptd_image_finish(struct ptd_image *img)
 {
 	size_t n = 0;
 
+	make_spans(img);
 	if (img->nsyms)
 		qsort(img->syms, img->nsyms, sizeof(*img->syms), cmp_sym);
 	for (size_t i = 0; i < img->nsyms; i++)
@@ -221,17 +431,7 @@ void ptd_image_finish(struct ptd_image *img)
 /* How many symbols start at or below @addr (the last of them may cover it). */
 static size_t syms_upto(const struct ptd_image *img, u64 addr)
 {
-	size_t lo = 0, hi = img->nsyms;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (img->syms[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return upto(img->syms, img->nsyms, sizeof(*img->syms), addr);
 }
 
 const struct ptd_symbol *ptd_image_lookup(const struct ptd_image *img, u64 addr)
@@ -322,7 +522,14 @@ struct pt_image *ptd_image_sections(struct ptd_image *img)
 	u64 *offs, off = 0;
 	int fd;
 
-	if (img->ipt || !img->nregions)
+	/*
+	 * libipt keeps its sections in a list: adding one compares it with
+	 * each (40,000 sideband records took 41 s), and a read outside the
+	 * section the decoder has cached walks the list. Past a thousand
+	 * regions, ptd_image_read() serves the decoder: its lookup is a
+	 * binary search of the spans.
+	 */
+	if (img->ipt || !img->nregions || img->nregions > PTD_MAX_SECTIONS)
 		return img->ipt;
 	fd = memfd_create("ptdecode-image", MFD_CLOEXEC);
 	if (fd < 0)
@@ -379,10 +586,8 @@ size_t ptd_format_sym(const struct ptd_symbol *s, u64 addr, char *buf, size_t si
 	if (!size)
 		return 0;
 	if (s) {
-		size_t len = min(strlen(s->name), sizeof(tmp) - 20);
-
-		memcpy(tmp, s->name, len);
-		n = len;
+		/* escaped: names come from the input (ptd_escape()) */
+		n = ptd_escape_into(tmp, sizeof(tmp) - 20, s->name, NULL, true);
 		tmp[n++] = '+';
 		addr -= s->start;
 	}
@@ -406,34 +611,65 @@ const char *ptd_format_addr(const struct ptd_image *img, u64 addr, char *buf, si
 	return buf;
 }
 
+/*
+ * The first region that holds a byte of region @i, other than @i, in the
+ * stretch [@lo, @last] (@i covers it): the spans there are @i's, or another
+ * region's, which is mapped before @i and wins. Adjacent spans of one region
+ * are one: at most two looked at.
+ */
+static const struct ptd_region *overlapped(const struct ptd_image *img, size_t i, u64 lo, u64 last)
+{
+	for (const struct ptd_span *s = span_of(img, lo); s && s < img->spans + img->nspans && s->lo <= last; s++) {
+		if (s->region != i)
+			return &img->regions[s->region];
+		if (s->last == ~0ull)
+			break;
+	}
+	return NULL;
+}
+
+/*
+ * The first image mapped at an address is the one read there: an overlap is
+ * said, not settled silently; once per image, naming the region whose bytes
+ * are decoded in the first stretch it loses (each image compared with each
+ * made 40,000 records quadratic).
+ */
+static void check_overlaps(struct ptd_image *img, struct ptd_container *c, size_t first,
+			   const struct ptd_record *const *rec)
+{
+	make_spans(img);
+	for (size_t i = first; i < img->nregions; i++) {
+		const struct ptd_region *r = &img->regions[i], *o;
+		u64 last = r->vaddr + (r->size - 1);
+
+		o = overlapped(img, i, r->vaddr, last < r->vaddr ? ~0ull : last);
+		if (!o && last < r->vaddr)
+			o = overlapped(img, i, 0, last);
+		if (o)
+			ptd_diag_add(&c->diags, rec[i - first]->seq, rec[i - first]->offset,
+				     "sideband image %.32s at 0x%llx..0x%llx overlaps %s at 0x%llx..0x%llx: the bytes of %s are decoded there",
+				     r->name, r->vaddr, r->vaddr + r->size, o->name, o->vaddr,
+				     o->vaddr + o->held, o->name);
+	}
+}
+
 void ptd_image_add_sideband(struct ptd_image *img, struct ptd_container *c)
 {
+	size_t first = img->nregions, cap = 0;
+	const struct ptd_record **rec = NULL;	/* the record of each region added */
+
 	for (size_t i = 0; i < c->nrecs; i++) {
 		const struct ptd_record *r = &c->recs[i];
 		const struct tpz_sideband *sb = &r->body.sideband;
 
 		if (r->type != TPZ_REC_SIDEBAND)
 			continue;
-		if (sb->kind == TPZ_SB_IMAGE && r->payload_size) {
-			/* The first image mapped at an address is the one read there:
-			 * an overlap is said, not settled silently. */
-			for (size_t k = 0; k < img->nregions; k++) {
-				const struct ptd_region *o = &img->regions[k];
-
-				/* over another's zero fill the image's bytes are read */
-				if (sb->vaddr < o->vaddr + o->held && o->vaddr < sb->vaddr + r->payload_size)
-					ptd_diag_add(&c->diags, r->seq, r->offset,
-						     "sideband image %.32s at 0x%llx..0x%llx overlaps %s at 0x%llx..0x%llx: the bytes of %s are decoded there",
-						     sb->name[0] ? sb->name : "sideband",
-						     sb->vaddr,
-						     sb->vaddr + r->payload_size,
-						     o->name, o->vaddr,
-						     o->vaddr + o->held, o->name);
-			}
-		}
 		if (sb->kind == TPZ_SB_IMAGE) {
-			ptd_image_add_region(img, sb->name[0] ? sb->name : "sideband", sb->vaddr,
-					     r->payload, r->payload_size);
+			if (ptd_image_add_region(img, sb->name[0] ? sb->name : "sideband", sb->vaddr,
+						 r->payload, r->payload_size))
+				continue;
+			rec = ptd_grow(rec, &cap, img->nregions - 1 - first, sizeof(*rec));
+			rec[img->nregions - 1 - first] = r;
 		} else if (sb->kind == TPZ_SB_SYMBOLS) {
 			const char *names = (const char *)r->payload + (size_t)sb->count * sizeof(struct tpz_sym);
 
@@ -445,6 +681,9 @@ void ptd_image_add_sideband(struct ptd_image *img, struct ptd_container *c)
 			}
 		}
 	}
+	if (img->nregions > first)
+		check_overlaps(img, c, first, rec);
+	free(rec);
 }
 
 /* ---------------------------------------------------------------- ELF */

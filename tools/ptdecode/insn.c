@@ -194,9 +194,8 @@ void ptd_insn_event(void *printer, const struct ptd_event *ev)
 	case PTD_EV_SEGMENT:
 		fprintf(p->out, "[cpu %u, segment %u at stream offset 0x%llx]\n", s->cpu, s->index,
 			s->stream_off);
-		if (s->gap || s->gap_why)
-			fprintf(p->out, "[gap: %llu bytes missing before this segment (%s)]\n",
-				s->gap, s->gap_why ? s->gap_why : "lost");
+		if (*ptd_segment_note(s, a, sizeof(a)))
+			fprintf(p->out, "[%s]\n", a);
 		break;
 	case PTD_EV_INSN:
 		print_insn(p, ev->insn);

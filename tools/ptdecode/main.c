@@ -27,9 +27,9 @@ static const char usage[] =
 "                        at 0; functions then show as Module!function+0xoff\n"
 "  --serial              TRACE is a serial log: extract the framed container first\n"
 "CPUs (a trace of several CPUs has a stream per CPU, each decoded on its own):\n"
-"  --cpu LIST            only these CPUs, in every output: numbers and ranges,\n"
-"                        \"1\", \"0,2\", \"1-3\"; repeatable. A CPU without trace records\n"
-"                        is an error that names the CPUs there are\n"
+"  --cpu LIST            only these CPUs, in every output: numbers (0 to 4294967295)\n"
+"                        and ranges, \"1\", \"0,2\", \"1-3\"; repeatable. A CPU without\n"
+"                        trace records is an error that names the CPUs there are\n"
 "  --merge-cpus          --folded and --svg: one profile of all CPUs (the same stack\n"
 "                        on several CPUs counted once, added); by default each CPU's\n"
 "                        stacks start with it, \"cpu1;main;foo 12\"\n"
@@ -214,35 +214,29 @@ struct opts {
 	bool want[O_NR];
 	size_t nwant, max_problems;
 	u64 load;
-	u32 *cpus;		/* --cpu: the CPUs asked for, NULL: all */
+	/* --cpu: the ranges asked for (NULL: all CPUs), then the CPUs they
+	 * name, those of the container (check_cpus()) */
+	struct cpu_range { u32 lo, hi; } *ranges;
+	size_t nranges;
+	u32 *cpus;
 	size_t ncpus;
 };
 
-/* Largest CPU number --cpu takes (the container's cpu field is a u32; a range
- * as large as that is a mistake, not a request). */
-#define MAX_CPU_ARG	65535u
-
-static void add_cpu(struct opts *o, u32 cpu)
-{
-	for (size_t i = 0; i < o->ncpus; i++)
-		if (o->cpus[i] == cpu)
-			return;
-	o->cpus = realloc(o->cpus, (o->ncpus + 1) * sizeof(*o->cpus));
-	if (!o->cpus)
-		abort();
-	o->cpus[o->ncpus++] = cpu;
-}
-
+/*
+ * A CPU number is what the container's cpu field holds (a u32): any of them
+ * can be named. A range is kept as one (not a CPU each: "0-4294967295"
+ * would be four billion); the CPUs it names are found among the container's.
+ */
 static bool cpu_number(const char *s, const char **end, u32 *cpu)
 {
-	unsigned long v;
+	unsigned long long v;
 	char *e;
 
 	if (*s < '0' || *s > '9')
 		return false;
 	errno = 0;
-	v = strtoul(s, &e, 10);
-	if (errno || v > MAX_CPU_ARG)
+	v = strtoull(s, &e, 10);
+	if (errno || v > 0xffffffffull)
 		return false;
 	*cpu = (u32)v;
 	*end = e;
@@ -262,8 +256,10 @@ static bool parse_cpus(struct opts *o, const char *arg)
 		b = a;
 		if (*p == '-' && (!cpu_number(p + 1, &p, &b) || b < a))
 			return false;
-		for (u32 c = a; c <= b; c++)
-			add_cpu(o, c);
+		o->ranges = realloc(o->ranges, (o->nranges + 1) * sizeof(*o->ranges));
+		if (!o->ranges)
+			abort();
+		o->ranges[o->nranges++] = (struct cpu_range){ a, b };
 		if (!*p)
 			return true;
 		if (*p++ != ',')
@@ -271,30 +267,69 @@ static bool parse_cpus(struct opts *o, const char *arg)
 	}
 }
 
-/* --cpu: every CPU asked for has trace records in @c; else the error, naming
- * the CPUs there are. */
-static bool check_cpus(const struct opts *o, const struct ptd_container *c)
+/* How many of @have[0..@n) (ascending) are below @cpu. */
+static size_t cpus_below(const u32 *have, size_t n, u32 cpu)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (have[mid] < cpu)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* "it has CPUs 0, 1, 2": at most 32 of them named. */
+static void print_have(const u32 *have, size_t n)
+{
+	if (!n)
+		fprintf(stderr, "it has none of any CPU\n");
+	for (size_t j = 0; j < n && j < 32; j++)
+		fprintf(stderr, "%s%u", j ? ", " : n == 1 ? "it has CPU " : "it has CPUs ", have[j]);
+	if (n > 32)
+		fprintf(stderr, ", ... (%zu CPUs)", n);
+	if (n)
+		fputc('\n', stderr);
+}
+
+/*
+ * --cpu: every CPU asked for has trace records in @c, else the error naming
+ * the first that has none, and the CPUs there are. The CPUs asked for into
+ * @o->cpus (ascending, each once).
+ */
+static bool check_cpus(struct opts *o, const struct ptd_container *c)
 {
 	u32 *have;
 	size_t n = ptd_container_cpus(c, &have);
-	bool ok = true;
+	bool ok = true, *want = calloc(n + 1, sizeof(*want));
 
-	for (size_t i = 0; i < o->ncpus && ok; i++) {
-		size_t k = 0;
+	if (!want)
+		abort();
+	for (size_t i = 0; i < o->nranges && ok; i++) {
+		const struct cpu_range *r = &o->ranges[i];
+		size_t k = cpus_below(have, n, r->lo);
+		u64 cpu = r->lo;
 
-		while (k < n && have[k] != o->cpus[i])
-			k++;
-		if (k < n)
+		/* the container's CPUs from the range's first on, while they follow each other */
+		for (; k < n && cpu <= r->hi && have[k] == cpu; k++, cpu++)
+			want[k] = true;
+		if (cpu > r->hi)
 			continue;
 		ok = false;
-		fprintf(stderr, "ptdecode: %s: --cpu %u: the container has no trace records of CPU %u; ",
-			c->name, o->cpus[i], o->cpus[i]);
-		if (!n)
-			fprintf(stderr, "it has none of any CPU\n");
-		for (size_t j = 0; j < n; j++)
-			fprintf(stderr, "%s%u%s", j ? ", " : n == 1 ? "it has CPU " : "it has CPUs ",
-				have[j], j + 1 == n ? "\n" : "");
+		fprintf(stderr, "ptdecode: %s: --cpu %llu: the container has no trace records of CPU %llu; ",
+			c->name, cpu, cpu);
+		print_have(have, n);
 	}
+	o->ncpus = 0;
+	o->cpus = ok && o->ranges ? malloc((n + 1) * sizeof(*o->cpus)) : NULL;
+	for (size_t k = 0; o->cpus && k < n; k++)
+		if (want[k])
+			o->cpus[o->ncpus++] = have[k];
+	free(want);
 	free(have);
 	return ok;
 }
@@ -344,7 +379,7 @@ static int coverage_args(struct opts *o, int n, char **traces)
 		fprintf(stderr, "ptdecode: --coverage %s: which traces? none given\n", o->coverage);
 		return 2;
 	}
-	if (o->ncpus) {
+	if (o->nranges) {
 		fprintf(stderr, "ptdecode: --cpu: coverage is of every CPU's stream\n");
 		return 2;
 	}
@@ -610,6 +645,7 @@ out:
 	free(img);
 	free(c);
 	free(o->cpus);
+	free(o->ranges);
 	return ret;
 }
 
@@ -646,6 +682,7 @@ int main(int argc, char **argv)
 	if (!check_cpus(&o, &c)) {
 		ptd_container_free(&c);
 		free(o.cpus);
+		free(o.ranges);
 		return 2;
 	}
 	load = load_image(&o, &c, &img, NULL);
@@ -744,6 +781,7 @@ int main(int argc, char **argv)
 	ptd_stats_free(&st);
 	ptd_ctx_free(&x);
 	free(o.cpus);
+	free(o.ranges);
 	ptd_image_free(&img);
 	ptd_container_free(&c);
 	return ret;

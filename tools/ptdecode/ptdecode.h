@@ -66,6 +66,25 @@ void ptd_diag_format(const struct ptd_diag *g, const char *file, char *buf, size
 void ptd_diags_print(const struct ptd_diags *d, size_t from, const char *file, FILE *out);
 void ptd_diags_free(struct ptd_diags *d);
 
+/*
+ * Names from the input (symbols, modules, sideband images) go to terminals
+ * and line-based files written as \xHH where they hold a byte outside
+ * printable ASCII (a hostile symbol table's newline splits a line, its
+ * escape sequences drive the terminal) or a '\' (so the escape is not
+ * ambiguous). Problem lines get it in ptd_diag_add().
+ */
+/**
+ * ptd_escape_into() - @s escaped into @buf (@size bytes; cut before an
+ * escape that does not fit); its length
+ * @extra: more characters to escape (the folded format's separators), or NULL
+ * @backslash: escape '\' too (not in text whose names are escaped already)
+ */
+size_t ptd_escape_into(char *buf, size_t size, const char *s, const char *extra, bool backslash);
+/** ptd_escape() - @s itself when it needs no escape, else escaped into @buf */
+const char *ptd_escape(const char *s, char *buf, size_t size);
+/** ptd_escape_write() - @s escaped (and @extra) to @out, however long */
+void ptd_escape_write(FILE *out, const char *s, const char *extra);
+
 /* -------------------------------------------------------------- container */
 
 /**
@@ -105,7 +124,7 @@ struct ptd_container {
 	u8 *data;
 	size_t size;
 	struct ptd_record *recs;
-	size_t nrecs;
+	size_t nrecs, cap_recs;
 	bool have_header, have_trailer;
 	struct tpz_header header;
 	struct tpz_trailer trailer;
@@ -183,6 +202,13 @@ struct ptd_symbol {
 	const char *name;
 };
 
+/* Addresses [@lo, @last] whose bytes are region @region's (the first one
+ * mapped there). */
+struct ptd_span {
+	u64 lo, last;
+	size_t region;
+};
+
 /*
  * @size: the extent in memory; @held of it are bytes (an ELF segment's file
  * part: its zero fill is no code, not allocated, read as unmapped)
@@ -202,7 +228,16 @@ struct ptd_region {
  */
 struct ptd_image {
 	struct ptd_region *regions;
-	size_t nregions;
+	size_t nregions, cap_regions;
+	/* which region each address reads from, for lookups in log time (there
+	 * may be 40,000 regions, one per sideband record): sorted, disjoint
+	 * spans, and the regions by name; made by ptd_image_finish(), good
+	 * while @nregions is @spans_of (the lookups search the regions in turn
+	 * before) */
+	struct ptd_span *spans;
+	size_t nspans, spans_of;
+	size_t *by_name;
+	size_t *fills, nfills;	/* the regions with a zero fill (held < size) */
 	struct ptd_symbol *syms;
 	size_t nsyms, cap_syms;
 	char **strings;		/* interned names: a hash table of @cap_strings slots */
@@ -309,8 +344,10 @@ int ptd_image_read(uint8_t *buf, size_t size, const struct pt_asid *asid, uint64
  * region is added; the instruction decoder reads them from its cache of the
  * mapped section instead of calling ptd_image_read() for every instruction.
  * The same bytes at every address (the first region mapped wins, as in
- * ptd_image_read()). NULL when the system cannot: use the callback then.
+ * ptd_image_read()). NULL when the system cannot, or when there are more
+ * than PTD_MAX_SECTIONS regions: use the callback then.
  */
+#define PTD_MAX_SECTIONS	1024
 struct pt_image *ptd_image_sections(struct ptd_image *img);
 /** ptd_format_addr() - "name+0xoff", or "0x<hex>" outside every region */
 const char *ptd_format_addr(const struct ptd_image *img, u64 addr, char *buf, size_t size);
@@ -334,21 +371,26 @@ struct ptd_piece {
  * @stream_off: stream offset of @data[0]
  * @gap: bytes missing between the previous segment (or stream start) and this one
  * @gap_why: why this segment starts a new stream ("lost", "records damaged or
- *	missing", "the trace unit stopped...", "overlap"), NULL for the first
+ *	missing", "the trace unit stopped...", "overlap", "after an overlap"),
+ *	NULL for the first
  *	segment without gap
  * @gap_known: the container counted the lost bytes (LOST, 0 included); a stop
  *	without it (silicon) dropped an unknown number
+ * @overlaps: it starts after an overlap: its first chunk's stream offset went
+ *	back over bytes delivered before (@overlap of them, decoded again; not
+ *	lost, not in @gap), or it follows bytes delivered before such a chunk
  */
 struct ptd_segment {
 	u32 cpu, index;
 	u64 stream_off;
 	u8 *data;
-	size_t size;
+	size_t size, data_cap;
 	u64 gap;
 	const char *gap_why;
-	bool gap_known;
+	bool gap_known, overlaps;
+	u64 overlap;
 	struct ptd_piece *pieces;
-	size_t npieces;
+	size_t npieces, pieces_cap;
 };
 
 /**
@@ -379,9 +421,9 @@ struct ptd_cpu_stream {
  */
 struct ptd_segments {
 	struct ptd_segment *v;
-	size_t n;
+	size_t n, cap;
 	struct ptd_cpu_stream *cpus;
-	size_t ncpus;
+	size_t ncpus, cap_cpus;
 	bool partial;
 };
 
@@ -410,6 +452,12 @@ size_t ptd_container_cpus(const struct ptd_container *c, u32 **cpus);
  */
 bool ptd_container_multi_cpu(const struct ptd_container *c);
 void ptd_segments_free(struct ptd_segments *s);
+/**
+ * ptd_segment_note() - what lies before segment @s, for the outputs' segment
+ * lines: "gap: N bytes missing before this segment (why)", "overlap: N bytes
+ * of this segment were delivered before it", both, or "" (into @buf)
+ */
+const char *ptd_segment_note(const struct ptd_segment *s, char *buf, size_t size);
 /** ptd_segment_where() - the record and file offset of segment byte @off */
 void ptd_segment_where(const struct ptd_segment *s, u64 off, u32 *seq, u64 *rec_off, u64 *file_off);
 
@@ -617,6 +665,8 @@ struct ptd_calls {
 	 * @base: the current CPU's (the root without @per_cpu) */
 	bool per_cpu;
 	struct ptd_fnode *base;
+	struct ptd_fnode **cpu_nodes;	/* the CPUs' nodes by CPU: a hash table of @cpu_cap slots */
+	size_t cpu_cap, ncpu_nodes;
 };
 
 void ptd_calls_init(struct ptd_calls *k, const struct ptd_image *img, FILE *tree);
@@ -670,6 +720,7 @@ struct ptd_stats {
 	u64 async_ip;
 	u64 packets, packet_errors, pkt[ppt_ptw + 1];
 	u64 segments, gaps, gap_bytes;
+	u64 overlaps, overlap_bytes;	/* segments after an overlap; the bytes delivered again */
 	/* per function (self instructions); sorted by ptd_stats_finish */
 	struct ptd_fn_count *fns;
 	size_t nfns, cap_fns;
@@ -680,7 +731,10 @@ struct ptd_stats {
 	u64 cond_next;
 	const struct ptd_symbol *last_sym;
 	size_t last_fn;
-	struct ptd_sym_cache syms;
+	/* made on first use; the CPUs' statistics share their set's (one
+	 * each was 6 KB a CPU, most of the time of 40,000) */
+	struct ptd_sym_cache *syms;
+	bool own_syms;
 	/* what ptd_stats_finish() takes from the segments: the payload bytes and
 	 * recorded losses of the CPUs decoded; @all_cpus: none was left out (the
 	 * trailer's lost_at_end is theirs) */
@@ -719,6 +773,7 @@ void ptd_summary_print(const struct ptd_stats *s, const struct ptd_container *c,
 struct ptd_cpu_stats {
 	struct ptd_stats *v;
 	size_t n;
+	struct ptd_sym_cache *syms;	/* shared by @v */
 	struct ptd_stats *cur;		/* the CPU of the segment being decoded */
 	const struct ptd_segments *segs;
 };

@@ -16,6 +16,8 @@ void ptd_stats_init(struct ptd_stats *s, const struct ptd_image *img)
 
 void ptd_stats_free(struct ptd_stats *s)
 {
+	if (s->own_syms)
+		free(s->syms);
 	free(s->fns);
 	free(s->hash);
 	memset(s, 0, sizeof(*s));
@@ -34,7 +36,8 @@ static size_t fn_index(struct ptd_stats *s, const char *name)
 	size_t h;
 
 	if (2 * (s->nfns + 1) > s->hash_cap) {
-		size_t cap = s->hash_cap ? s->hash_cap * 2 : 256;
+		/* small at first: there is one per CPU, and there may be 40,000 */
+		size_t cap = s->hash_cap ? s->hash_cap * 2 : 32;
 
 		free(s->hash);
 		s->hash = malloc(cap * sizeof(*s->hash));
@@ -53,7 +56,7 @@ static size_t fn_index(struct ptd_stats *s, const char *name)
 		if (s->fns[s->hash[h]].name == name)
 			return s->hash[h];
 	if (s->nfns == s->cap_fns) {
-		s->cap_fns = s->cap_fns ? s->cap_fns * 2 : 256;
+		s->cap_fns = s->cap_fns ? s->cap_fns * 2 : 16;
 		s->fns = realloc(s->fns, s->cap_fns * sizeof(*s->fns));
 		if (!s->fns)
 			abort();
@@ -142,8 +145,14 @@ static __noinline void stats_insn(struct ptd_stats *s, const struct pt_insn *in)
 
 	resolve_cond(s, in->ip);
 	s->insns++;
+	if (unlikely(!s->syms)) {
+		s->syms = calloc(1, sizeof(*s->syms));
+		if (!s->syms)
+			abort();
+		s->own_syms = true;
+	}
 	sym = s->last_sym && in->ip >= s->last_sym->start && in->ip < s->last_sym->end ?
-	      s->last_sym : ptd_image_lookup_cached(s->img, &s->syms, in->ip);
+	      s->last_sym : ptd_image_lookup_cached(s->img, s->syms, in->ip);
 	if (sym != s->last_sym || s->last_fn == SIZE_MAX)
 		enter_fn(s, sym);
 	s->fns[s->last_fn].count++;
@@ -156,7 +165,12 @@ static __noinline void stats_other_event(struct ptd_stats *s, const struct ptd_e
 	switch (ev->type) {
 	case PTD_EV_SEGMENT:
 		s->segments++;
-		if (ev->seg->gap || ev->seg->gap_why) {
+		/* an overlap is no gap: its bytes came twice, none went missing */
+		if (ev->seg->overlaps) {
+			s->overlaps++;
+			s->overlap_bytes += ev->seg->overlap;
+		}
+		if (ev->seg->gap || (ev->seg->gap_why && !ev->seg->overlaps)) {
 			s->gaps++;
 			s->gap_bytes += ev->seg->gap;
 		}
@@ -328,10 +342,13 @@ void ptd_cpu_stats_init(struct ptd_cpu_stats *cs, const struct ptd_image *img,
 	cs->segs = segs;
 	cs->n = segs->ncpus;
 	cs->v = calloc(cs->n + 1, sizeof(*cs->v));
-	if (!cs->v)
+	cs->syms = calloc(1, sizeof(*cs->syms));
+	if (!cs->v || !cs->syms)
 		abort();
-	for (size_t i = 0; i < cs->n; i++)
+	for (size_t i = 0; i < cs->n; i++) {
 		ptd_stats_init(&cs->v[i], img);
+		cs->v[i].syms = cs->syms;
+	}
 }
 
 void ptd_cpu_stats_free(struct ptd_cpu_stats *cs)
@@ -339,21 +356,36 @@ void ptd_cpu_stats_free(struct ptd_cpu_stats *cs)
 	for (size_t i = 0; i < cs->n; i++)
 		ptd_stats_free(&cs->v[i]);
 	free(cs->v);
+	free(cs->syms);
 	memset(cs, 0, sizeof(*cs));
 }
 
-/* The statistics of @seg's CPU (a segment of @cs->segs). */
+/*
+ * The statistics of @seg's CPU (a segment of @cs->segs), by a binary search
+ * of the CPUs' first segments: each event's search of every CPU made 40,000
+ * CPUs cost 27 s. The CPUs' segments follow each other in @cs->segs->v (a
+ * CPU without any has none to find), so the last CPU whose first segment is
+ * at or below @seg's index is the one that can hold it.
+ */
 static struct ptd_stats *stats_of(const struct ptd_cpu_stats *cs, const struct ptd_segment *seg)
 {
-	size_t i = (size_t)(seg - cs->segs->v);
+	size_t i = (size_t)(seg - cs->segs->v), lo = 0, hi = cs->n;
+	const struct ptd_stats *s;
 
-	for (size_t k = 0; k < cs->n; k++)
-		if (i - cs->segs->cpus[k].first < cs->segs->cpus[k].nsegs)
-			return &cs->v[k];
-	for (size_t k = 0; k < cs->n; k++)	/* a segment of another list: by its CPU */
-		if (cs->segs->cpus[k].cpu == seg->cpu)
-			return &cs->v[k];
-	abort();
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cs->segs->cpus[mid].first <= i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && i - cs->segs->cpus[lo - 1].first < cs->segs->cpus[lo - 1].nsegs)
+		return &cs->v[lo - 1];
+	s = ptd_cpu_stats_get(cs, seg->cpu);	/* a segment of another list: by its CPU */
+	if (!s)
+		abort();
+	return (struct ptd_stats *)s;
 }
 
 void ptd_cpu_stats_event(void *stats, const struct ptd_event *ev)
@@ -380,10 +412,9 @@ void ptd_cpu_stats_packet(void *stats, const struct ptd_packet *p, int err)
 
 const struct ptd_stats *ptd_cpu_stats_get(const struct ptd_cpu_stats *cs, u32 cpu)
 {
-	for (size_t i = 0; i < cs->n; i++)
-		if (cs->segs->cpus[i].cpu == cpu)
-			return &cs->v[i];
-	return NULL;
+	const struct ptd_cpu_stream *st = ptd_segments_cpu(cs->segs, cpu);
+
+	return st ? &cs->v[st - cs->segs->cpus] : NULL;
 }
 
 /*
@@ -422,6 +453,8 @@ static void stats_sum(const struct ptd_cpu_stats *cs, struct ptd_stats *t)
 		t->segments += s->segments;
 		t->gaps += s->gaps;
 		t->gap_bytes += s->gap_bytes;
+		t->overlaps += s->overlaps;
+		t->overlap_bytes += s->overlap_bytes;
 		for (size_t k = 0; k < s->nfns; k++) {
 			size_t j = fn_index(t, s->fns[k].name);
 
@@ -488,6 +521,27 @@ static u64 trace_bytes(const struct ptd_stats *s, const struct ptd_container *c)
 	return s->have_bytes ? s->bytes : c->trace_bytes;
 }
 
+/* " name 12.5%, ..." for @s's first @top functions (those with a count
+ * when @counted), the names escaped (ptd_escape()). */
+static void print_top(FILE *out, const struct ptd_stats *s, size_t top, bool counted)
+{
+	char e[256];
+
+	for (size_t k = 0; k < s->nfns && k < top && (!counted || s->fns[k].count); k++)
+		fprintf(out, "%s %s %.1f%%", k ? "," : "", ptd_escape(s->fns[k].name, e, sizeof(e)),
+			pct(s->fns[k].count, s->insns));
+}
+
+/* ", N overlaps (M bytes delivered twice)", or "" when there is none. */
+static const char *overlaps(const struct ptd_stats *s, char *buf, size_t size)
+{
+	buf[0] = 0;
+	if (s->overlaps)
+		snprintf(buf, size, ", %llu overlap%s (%llu bytes delivered twice)", s->overlaps,
+			 s->overlaps == 1 ? "" : "s", s->overlap_bytes);
+	return buf;
+}
+
 /* "cpu 1: ..." lines: each CPU's numbers and top functions. */
 static void cpu_lines(const struct ptd_cpu_stats *cs, FILE *out)
 {
@@ -495,14 +549,16 @@ static void cpu_lines(const struct ptd_cpu_stats *cs, FILE *out)
 	for (size_t i = 0; i < cs->n; i++) {
 		const struct ptd_stats *s = &cs->v[i];
 		const struct ptd_cpu_stream *st = &cs->segs->cpus[i];
+		char ov[64];
 
 		fprintf(out, "  cpu %u: %llu instructions, %llu branches, call depth %llu; %llu bytes in %llu segment%s, "
-			"%llu gap%s (%llu bytes missing), %llu bytes lost as recorded; %llu packets, %llu bad; "
+			"%llu gap%s (%llu bytes missing)%s, %llu bytes lost as recorded; %llu packets, %llu bad; "
 			"%llu decode error%s\n",
 			st->cpu, s->insns, s->branches,
 			s->call_depth, s->bytes,
 			s->segments, s->segments == 1 ? "" : "s",
 			s->gaps, s->gaps == 1 ? "" : "s", s->gap_bytes,
+			overlaps(s, ov, sizeof(ov)),
 			s->lost, s->packets,
 			s->packet_errors, s->decode_errors,
 			s->decode_errors == 1 ? "" : "s");
@@ -512,9 +568,7 @@ static void cpu_lines(const struct ptd_cpu_stats *cs, FILE *out)
 				strcmp(st->end_why, "lost") ? st->end_why : "",
 				strcmp(st->end_why, "lost") ? ")" : "");
 		fprintf(out, "         top functions:");
-		for (size_t k = 0; k < s->nfns && k < 5 && s->fns[k].count; k++)
-			fprintf(out, "%s %s %.1f%%", k ? "," : "", s->fns[k].name,
-				pct(s->fns[k].count, s->insns));
+		print_top(out, s, 5, true);
 		fprintf(out, "%s\n", s->nfns && s->fns[0].count ? "" : " none");
 	}
 }
@@ -524,6 +578,7 @@ static void stats_print(const struct ptd_stats *s, const struct ptd_cpu_stats *c
 {
 	const struct tpz_header *h = &c->header;
 	u64 lost = lost_bytes(s, c);
+	char ov[256];
 	u64 timing = s->pkt[ppt_tsc] + s->pkt[ppt_tma] + s->pkt[ppt_mtc] + s->pkt[ppt_cyc] + s->pkt[ppt_cbr];
 	u64 known = timing + s->pkt[ppt_psb] + s->pkt[ppt_psbend] + s->pkt[ppt_ovf] + s->pkt[ppt_tnt_8] +
 		    s->pkt[ppt_tnt_64] + s->pkt[ppt_tip] + s->pkt[ppt_tip_pge] + s->pkt[ppt_tip_pgd] +
@@ -543,10 +598,10 @@ static void stats_print(const struct ptd_stats *s, const struct ptd_cpu_stats *c
 		fprintf(out, ")%s; the header says %u may have trace records\n",
 			cs->segs->partial ? ", others left out (--cpu)" : "", h->ncpus);
 	}
-	fprintf(out, "trace: %llu bytes in %llu segment%s, %llu gap%s (%llu bytes missing); %llu bytes lost as recorded\n",
+	fprintf(out, "trace: %llu bytes in %llu segment%s, %llu gap%s (%llu bytes missing)%s; %llu bytes lost as recorded\n",
 		trace_bytes(s, c), s->segments,
 		s->segments == 1 ? "" : "s", s->gaps, s->gaps == 1 ? "" : "s",
-		s->gap_bytes, lost);
+		s->gap_bytes, overlaps(s, ov, sizeof(ov)), lost);
 	if (c->have_trailer && s->have_bytes && !s->all_cpus)
 		fprintf(out, "PMIs: %llu, of all CPUs (the container counts them together)\n",
 			c->trailer.pmis);
@@ -586,7 +641,7 @@ static void stats_print(const struct ptd_stats *s, const struct ptd_cpu_stats *c
 	/* sorted by count: a function whose instructions all went to call targets ends it */
 	for (size_t i = 0; i < s->nfns && i < 20 && s->fns[i].count; i++)
 		fprintf(out, "  %12llu  %5.1f%%  %s\n", s->fns[i].count,
-			pct(s->fns[i].count, s->insns), s->fns[i].name);
+			pct(s->fns[i].count, s->insns), ptd_escape(s->fns[i].name, ov, sizeof(ov)));
 	if (cs)
 		cpu_lines(cs, out);
 	/* the same, for scripts: each CPU's, then the total */
@@ -647,33 +702,38 @@ static int cmp_mod(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* Instructions per module, largest first, into a malloc'd array (*n of them). */
+static int cmp_mod_name(const void *a, const void *b)
+{
+	return strcmp(((const struct mod_count *)a)->name, ((const struct mod_count *)b)->name);
+}
+
+/*
+ * Instructions per module, largest first, into a malloc'd array (*n of
+ * them): each function's module, sorted by name to add up those of one (a
+ * search of the modules for each function was quadratic in the images).
+ */
 static struct mod_count *module_counts(const struct ptd_stats *s, size_t *n)
 {
-	struct mod_count *v = NULL;
-	size_t nv = 0;
+	struct mod_count *v = malloc((s->nfns + 1) * sizeof(*v));
+	size_t nv = 0, k = 0;
 
+	if (!v)
+		abort();
 	for (size_t i = 0; i < s->nfns; i++) {
-		char name[48];
-		size_t k;
-
 		if (!s->fns[i].count)
 			continue;
-		module_of_fn(s->img, s->fns[i].name, name, sizeof(name));
-		for (k = 0; k < nv && strcmp(v[k].name, name); k++)
-			;
-		if (k == nv) {
-			v = realloc(v, (nv + 1) * sizeof(*v));
-			if (!v)
-				abort();
-			snprintf(v[nv].name, sizeof(v[nv].name), "%s", name);
-			v[nv++].count = 0;
-		}
-		v[k].count += s->fns[i].count;
+		module_of_fn(s->img, s->fns[i].name, v[nv].name, sizeof(v[nv].name));
+		v[nv++].count = s->fns[i].count;
 	}
-	if (nv)
-		qsort(v, nv, sizeof(*v), cmp_mod);
-	*n = nv;
+	qsort(v, nv, sizeof(*v), cmp_mod_name);
+	for (size_t i = 0; i < nv; i++) {
+		if (k && !strcmp(v[k - 1].name, v[i].name))
+			v[k - 1].count += v[i].count;
+		else
+			v[k++] = v[i];
+	}
+	qsort(v, k, sizeof(*v), cmp_mod);
+	*n = k;
 	return v;
 }
 
@@ -682,19 +742,20 @@ static void modules_print(const struct ptd_stats *s, FILE *out, size_t top, bool
 {
 	size_t n;
 	struct mod_count *v = module_counts(s, &n);
+	char e[256];
 
 	if (n > 1 || (n == 1 && strcmp(v[0].name, "topaz"))) {
 		if (one_line) {
 			fprintf(out, "modules (instructions):");
 			for (size_t i = 0; i < n && i < top; i++)
-				fprintf(out, "%s %s %llu (%.1f%%)", i ? "," : "", v[i].name,
+				fprintf(out, "%s %s %llu (%.1f%%)", i ? "," : "", ptd_escape(v[i].name, e, sizeof(e)),
 					v[i].count, pct(v[i].count, s->insns));
 			fprintf(out, "%s\n", n > top ? ", ..." : "");
 		} else {
 			fprintf(out, "modules (instructions executed in each):\n");
 			for (size_t i = 0; i < n && i < top; i++)
 				fprintf(out, "  %12llu  %5.1f%%  %s\n", v[i].count,
-					pct(v[i].count, s->insns), v[i].name);
+					pct(v[i].count, s->insns), ptd_escape(v[i].name, e, sizeof(e)));
 		}
 	}
 	free(v);
@@ -726,8 +787,7 @@ void ptd_cpu_summary_print(const struct ptd_cpu_stats *cs, FILE *out, size_t top
 			fprintf(out, ", %llu decode error%s", s->decode_errors,
 				s->decode_errors == 1 ? "" : "s");
 		fprintf(out, "; top:");
-		for (size_t k = 0; k < s->nfns && k < top && s->fns[k].count; k++)
-			fprintf(out, "%s %s %.1f%%", k ? "," : "", s->fns[k].name, pct(s->fns[k].count, s->insns));
+		print_top(out, s, top, true);
 		fprintf(out, "%s\n", s->nfns && s->fns[0].count ? "" : " none");
 	}
 }
@@ -749,6 +809,8 @@ void ptd_summary_print(const struct ptd_stats *s, const struct ptd_container *c,
 		trace_bytes(s, c), lost);
 	if (s->gaps)
 		fprintf(out, ", %llu gap%s", s->gaps, s->gaps == 1 ? "" : "s");
+	if (s->overlaps)
+		fprintf(out, ", %llu overlap%s", s->overlaps, s->overlaps == 1 ? "" : "s");
 	if (ptd_diags_count(&c->diags))
 		fprintf(out, ", %zu problem%s", ptd_diags_count(&c->diags),
 			ptd_diags_count(&c->diags) == 1 ? "" : "s");
@@ -756,8 +818,7 @@ void ptd_summary_print(const struct ptd_stats *s, const struct ptd_container *c,
 	modules_print(s, out, top + 3, true);
 	if (s->nfns) {
 		fprintf(out, "top functions:");
-		for (size_t i = 0; i < s->nfns && i < top; i++)
-			fprintf(out, "%s %s %.1f%%", i ? "," : "", s->fns[i].name, pct(s->fns[i].count, s->insns));
+		print_top(out, s, top, false);
 		fprintf(out, "\n");
 	}
 }
