@@ -30,6 +30,9 @@ ENGINE_PORTABLE_SRCS := $(addprefix kernel/trace_engine/,branch_emul.c branch_si
 	trace_engine.c engine_step.c engine_dispatch.c engine_selfcheck.c engine_cache_mem.c \
 	engine_sideband.c xlat.c)
 
+# fw.image='s header check, without the firmware: fuzzed hosted (fuzz_fwimage)
+FW_PORTABLE_SRCS := boot/firmware/pe_check.c
+
 # Logic shared by the kernel and the hosted build (tests, benchmarks).
 PORTABLE_SRCS := \
 	kernel/cmdline.c lib/kstrto.c kernel/printk.c lib/vsprintf.c \
@@ -37,7 +40,7 @@ PORTABLE_SRCS := \
 	mm/page_alloc.c mm/gfp.c \
 	mm/slab.c mm/slab_debug.c mm/kmalloc.c kernel/probe.c kernel/probe_handlers.c \
 	$(PT_DRIVER_SRCS) $(PT_MODEL_SRCS) $(TRACING_SRCS) $(X86_SRCS) $(COVERAGE_SRCS) \
-	$(ENGINE_PORTABLE_SRCS)
+	$(ENGINE_PORTABLE_SRCS) $(FW_PORTABLE_SRCS)
 
 # Freestanding only: boot, CPU, traps, devices, and the in-kernel tests.
 KERNEL_SRCS := \
@@ -45,7 +48,8 @@ KERNEL_SRCS := \
 	kernel/main.c arch/x86/arch.c lib/string.c arch/x86/entry.S \
 	arch/x86/gdt.c arch/x86/traps.c arch/x86/extable.c arch/x86/apic.c arch/x86/time.c \
 	arch/x86/smp.c arch/x86/smp_trampoline.S kernel/trace_engine/xlat_rt.S \
-	$(wildcard kernel/workloads/*.c) $(wildcard boot/firmware/*.c) \
+	$(wildcard kernel/workloads/*.c) \
+	$(filter-out $(FW_PORTABLE_SRCS),$(wildcard boot/firmware/*.c)) \
 	kernel/ksyms.c arch/x86/paging.c arch/x86/cpu.c arch/x86/power.c kernel/console.c kernel/panic.c \
 	kernel/crash.c drivers/serial/uart16550.c drivers/debugcon/debugcon.c drivers/pt/pt_irq.c \
 	kernel/tracing/pt_boot.c kernel/tracing/pt_ptwrite.c \

@@ -21,73 +21,49 @@ static struct boot_info bootinfo;
 static EFI_BOOT_SERVICES *BS;
 struct boot_info *boot_info = &bootinfo;
 
-/* ASCII copy of a CHAR16 string, non-ASCII replaced by '?'. */
-static void copy_ucs2(char *dst, size_t cap, const CHAR16 *src, size_t nchars)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < nchars && src[i] && n + 1 < cap; i++)
-		dst[n++] = src[i] < 0x80 ? (char)src[i] : '?';
-	dst[n] = '\0';
-}
-
 /*
  * Load options from the shell or a boot entry hold the command line. The
- * shell passes the program's own name first: drop a first word ending in .efi.
+ * shell passes the program's own name first: a first word ending in .efi is
+ * dropped. The rest is cmdline_load()'s, whole (not cut to a buffer first:
+ * what does not fit is named there).
  */
-/*
- * A line longer than the buffer keeps its whole words only: a word cut in
- * two would be a different (wrong) setting. What is left out is counted for
- * the kernel to report (it used to be cut silently, mid-word).
- */
-static void keep_whole_words(struct boot_info *bi, size_t total)
-{
-	size_t len = strlen(bi->cmdline), keep = len;
-
-	if (total <= len)
-		return;
-	while (keep && bi->cmdline[keep] != ' ' && bi->cmdline[keep - 1] != ' ')
-		keep--;
-	bi->cmdline[keep] = '\0';
-	bi->cmdline_cut = (u32)(total - keep);
-}
-
 static bool cmdline_from_load_options(EFI_LOADED_IMAGE *li, struct boot_info *bi)
 {
-	static char tmp[sizeof(bi->cmdline)];
-	const char *s = tmp;
-	size_t nchars, total = 0;
+	const CHAR16 *s = li->LoadOptions;
+	size_t n, i = 0, first;
 
-	if (!li->LoadOptions || li->LoadOptionsSize < 2)
+	if (!s || li->LoadOptionsSize < 2)
 		return false;
-	nchars = li->LoadOptionsSize / sizeof(CHAR16);
-	while (total < nchars && ((CHAR16 *)li->LoadOptions)[total])
-		total++;
-	copy_ucs2(tmp, sizeof(tmp), li->LoadOptions, nchars);
-	while (*s == ' ')
-		s++;
-	const char *sp = strchr(s, ' ');
-	size_t first = sp ? (size_t)(sp - s) : strlen(s);
-	if (first >= 4 && (!strncmp(s + first - 4, ".efi", 4) || !strncmp(s + first - 4, ".EFI", 4)))
-		s += first;
-	while (*s == ' ')
-		s++;
-	if (!*s)
+	n = li->LoadOptionsSize / sizeof(CHAR16);
+	while (i < n && s[i] == ' ')
+		i++;
+	for (first = i; first < n && s[first] && s[first] != ' '; first++)
+		;
+	if (first - i >= 4 && s[first - 4] == '.' && (s[first - 3] | 0x20) == 'e' &&
+	    (s[first - 2] | 0x20) == 'f' && (s[first - 1] | 0x20) == 'i')
+		i = first;
+	while (i < n && s[i] == ' ')
+		i++;
+	if (i >= n || !s[i])
 		return false;
-	strscpy(bi->cmdline, s, sizeof(bi->cmdline));
-	keep_whole_words(bi, total - (size_t)(s - tmp));
 	bi->cmdline_source = "load options";
+	cmdline_load(s + i, (n - i) * sizeof(CHAR16), CMDLINE_UCS2, "load options", bi->cmdline,
+		     &bi->cmdline_result);
 	return true;
 }
 
-/* Otherwise \EFI\topaz\cmdline.txt on the boot volume (a USB stick user edits it). */
+/*
+ * Otherwise \EFI\topaz\cmdline.txt on the boot volume (a USB stick's user
+ * edits it), read whole into pool memory: bytes past the line's limit are
+ * named as left out, not dropped unseen.
+ */
 static bool cmdline_from_file(EFI_LOADED_IMAGE *li, struct boot_info *bi)
 {
-	EFI_FILE_HANDLE root, file;
-	UINTN size = sizeof(bi->cmdline) - 1;
-
 	EFI_GUID fs_guid = SIMPLE_FILE_SYSTEM_PROTOCOL;
 	EFI_FILE_IO_INTERFACE *fs;
+	EFI_FILE_HANDLE root, file;
+	u8 *buf = NULL, *bigger;
+	UINTN cap = 0, size = 0, n;
 
 	if (BS->HandleProtocol(li->DeviceHandle, &fs_guid, (void **)&fs) != EFI_SUCCESS ||
 	    fs->OpenVolume(fs, &root) != EFI_SUCCESS)
@@ -96,28 +72,32 @@ static bool cmdline_from_file(EFI_LOADED_IMAGE *li, struct boot_info *bi)
 		root->Close(root);
 		return false;
 	}
-	if (file->Read(file, &size, bi->cmdline) != EFI_SUCCESS)
-		size = 0;
-	bi->cmdline[size] = '\0';
-	for (UINTN i = 0; i < size; i++)
-		if (bi->cmdline[i] == '\n' || bi->cmdline[i] == '\r')
-			bi->cmdline[i] = ' ';
-	if (size == sizeof(bi->cmdline) - 1) {
-		/* full: how much more is there? */
-		char more[256];
-		UINTN n, total = size;
-
-		do {
-			n = sizeof(more);
-			if (file->Read(file, &n, more) != EFI_SUCCESS)
-				n = 0;
-			total += n;
-		} while (n);
-		keep_whole_words(bi, total);
+	for (;;) {
+		if (size == cap) {	/* double the buffer: the file's size is not asked */
+			cap = cap ? 2 * cap : 2 * CMDLINE_MAX;
+			if (BS->AllocatePool(EfiLoaderData, cap, (void **)&bigger) != EFI_SUCCESS) {
+				printk(KERN_ERR "cmdline: \\EFI\\topaz\\cmdline.txt: no memory for its %llu+ bytes: only those read are used\n",
+				       (unsigned long long)size);
+				break;
+			}
+			if (buf) {
+				memcpy(bigger, buf, size);
+				BS->FreePool(buf);
+			}
+			buf = bigger;
+		}
+		n = cap - size;
+		if (file->Read(file, &n, buf + size) != EFI_SUCCESS || !n)
+			break;
+		size += n;
 	}
 	file->Close(file);
 	root->Close(root);
 	bi->cmdline_source = "file \\EFI\\topaz\\cmdline.txt";
+	cmdline_load(buf, size, CMDLINE_BYTES, "\\EFI\\topaz\\cmdline.txt", bi->cmdline,
+		     &bi->cmdline_result);
+	if (buf)
+		BS->FreePool(buf);
 	return true;
 }
 
@@ -187,13 +167,12 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 	bi->image_base = (uintptr_t)li->ImageBase;
 	bi->image_size = li->ImageSize;
 	bi->cmdline_source = "none";
-	if (!cmdline_from_load_options(li, bi))
-		cmdline_from_file(li, bi);
+	/* now, not in kernel_main: the firmware phase is on the command line */
+	if (!cmdline_from_load_options(li, bi) && !cmdline_from_file(li, bi))
+		cmdline_parse("", &bi->cmdline_result);
 	bi->rsdp = find_rsdp(st);
 	bi->runtime_services = st->RuntimeServices;
 	bi->system_table = st;
-	/* now, not in kernel_main: the firmware phase is on the command line */
-	cmdline_parse(bi->cmdline, &bi->cmdline_result);
 	bi->fw_failed = fw_phase_run(bi, image);
 
 	s = BS->GetMemoryMap(&map_size, NULL, &key, &dsize, &dver);

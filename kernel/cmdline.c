@@ -93,6 +93,32 @@ static int apply(const struct kparam *p, const char *val, char *why, size_t whyl
 }
 
 /*
+ * Name a word that was not applied in @r->failed: @len bytes of @name, and
+ * why in brackets when given. A list that is full ends in "...".
+ */
+static void note_failed(struct cmdline_result *r, const char *name, size_t len, const char *why)
+{
+	size_t have = strlen(r->failed), room = sizeof(r->failed);
+
+	r->errors++;
+	if (have && !strcmp(r->failed + have - 3, "..."))
+		return;
+	if (len > 40)	/* a name, not a copy of the word */
+		len = 40;
+	if (have + len + (why ? strlen(why) + 3 : 0) + 2 + 4 >= room) {
+		strscpy(r->failed + have, have ? ", ..." : "...", room - have);
+		return;
+	}
+	ksnprintf(r->failed + have, room - have, "%s%.*s%s%s%s", have ? ", " : "", (int)len, name,
+		  why ? " (" : "", why ? why : "", why ? ")" : "");
+}
+
+static bool is_space(int c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/*
  * Split @line into words: key=value or a bare key. Double quotes group, as in
  * a shell or Linux's command line: whitespace inside them is part of the word
  * and the quotes themselves are dropped, wherever they stand ("pt=on",
@@ -100,7 +126,7 @@ static int apply(const struct kparam *p, const char *val, char *why, size_t whyl
  */
 void cmdline_parse(const char *line, struct cmdline_result *res)
 {
-	struct cmdline_result r = { 0, 0 };
+	struct cmdline_result r = { 0 };
 	size_t n = 0;
 	char *w = words;
 	const char *s;
@@ -109,17 +135,17 @@ void cmdline_parse(const char *line, struct cmdline_result *res)
 		line = "";
 	if (strlen(line) >= CMDLINE_MAX) {
 		pr_err("command line longer than %d bytes: the rest is ignored\n", CMDLINE_MAX - 1);
-		r.errors++;
+		note_failed(&r, "the end of the line", 19, "too long");
 	}
 	strscpy(saved, line, sizeof(saved));
 	s = saved;
 
 	for (;;) {
 		char *key, *val = NULL;
-		bool bad = false, quoted = false;
+		bool quoted = false;
 		const char *start, *quote = NULL;
 
-		while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+		while (is_space(*s))
 			s++;
 		if (!*s)
 			break;
@@ -131,7 +157,7 @@ void cmdline_parse(const char *line, struct cmdline_result *res)
 				quote = s;
 				continue;
 			}
-			if (!quoted && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r'))
+			if (!quoted && is_space(*s))
 				break;
 			if (*s == '=' && !val) {
 				words[n++] = '\0';
@@ -140,19 +166,17 @@ void cmdline_parse(const char *line, struct cmdline_result *res)
 			}
 			words[n++] = *s;
 		}
+		words[n++] = '\0';
 		if (quoted) {
 			pr_err("unterminated quote at column %d in '%s': ignored\n",
 			       (int)(quote - saved) + 1, start);
-			bad = true;
-		}
-		words[n++] = '\0';
-		if (bad) {
-			r.errors++;
+			note_failed(&r, *key ? key : start, strlen(*key ? key : start),
+				    "unterminated quote");
 			break;
 		}
 		if (!*key) {
 			pr_err("word at column %d has no key: ignored\n", (int)(start - saved) + 1);
-			r.errors++;
+			note_failed(&r, start, (size_t)(s - start), "no key");
 			continue;
 		}
 
@@ -161,18 +185,170 @@ void cmdline_parse(const char *line, struct cmdline_result *res)
 
 		if (!p) {
 			pr_err("unknown key '%s': ignored (try 'help')\n", key);
-			r.errors++;
+			r.unknown++;
 			continue;
 		}
 		if (apply(p, val, why, sizeof(why))) {
 			pr_err("bad value '%s' for '%s': %s; ignored\n", val ? val : "", key, why);
-			r.errors++;
+			note_failed(&r, key, strlen(key), "bad value");
 			continue;
 		}
 		r.applied++;
 	}
 	if (res)
 		*res = r;
+}
+
+/* The text cmdline_load() reads: bytes, or 16-bit little-endian characters. */
+struct text {
+	const u8 *p;
+	size_t n;	/* characters */
+	bool wide;
+};
+
+static unsigned int text_at(const struct text *t, size_t i)
+{
+	return t->wide ? (unsigned int)(t->p[2 * i] | t->p[2 * i + 1] << 8) : t->p[i];
+}
+
+/*
+ * Name each word of characters [@from, @to) of @t in @r as not applied, @why;
+ * NULs count as spaces. Returns how many there were.
+ */
+static unsigned int name_words(const struct text *t, size_t from, size_t to, const char *why,
+			       struct cmdline_result *r)
+{
+	unsigned int count = 0;
+	size_t i = from;
+
+	while (i < to) {
+		char key[41];
+		size_t klen = 0;
+		bool quoted = false, in_key = true;
+
+		while (i < to && (is_space((int)text_at(t, i)) || !text_at(t, i)))
+			i++;
+		if (i >= to)
+			break;
+		for (; i < to; i++) {
+			unsigned int c = text_at(t, i);
+
+			if (c == '"') {
+				quoted = !quoted;
+				continue;
+			}
+			if (!quoted && (is_space((int)c) || !c))
+				break;
+			if (c == '=')
+				in_key = false;
+			if (in_key && klen < sizeof(key) - 1)
+				key[klen++] = c < 0x80 && c >= 0x20 ? (char)c : '?';
+		}
+		count++;
+		note_failed(r, klen ? key : "=", klen ? klen : 1, why);
+	}
+	return count;
+}
+
+/* Where a line of @t cut to @max characters ends: after its last whole word (quotes kept whole). */
+static size_t whole_words(const struct text *t, size_t max)
+{
+	size_t keep = 0;
+	bool quoted = false;
+
+	for (size_t i = 0; i <= max && i < t->n; i++) {
+		unsigned int c = text_at(t, i);
+
+		if (!quoted && is_space((int)c))
+			keep = i;
+		else if (c == '"')
+			quoted = !quoted;
+	}
+	return keep;
+}
+
+void cmdline_load(const void *data, size_t size, enum cmdline_form form, const char *src,
+		  char *line, struct cmdline_result *res)
+{
+	struct cmdline_result r = { 0 };
+	struct text t = { data, data ? size : 0, form == CMDLINE_UCS2 };
+	size_t end, keep, skip = 0, bad_char = 0;
+
+	if (!t.wide && t.n >= 3 && t.p[0] == 0xef && t.p[1] == 0xbb && t.p[2] == 0xbf) {
+		skip = 3;	/* UTF-8's byte-order mark: no text */
+	} else if (!t.wide && t.n >= 2 && t.p[0] == 0xfe && t.p[1] == 0xff) {
+		pr_err("%s is UTF-16 big-endian text: not read; save it as ASCII, UTF-8 or UTF-16LE\n",
+		       src);
+		note_failed(&r, src, strlen(src), "UTF-16BE");
+		t.n = 0;
+	} else if (!t.wide && t.n >= 2 && t.p[0] == 0xff && t.p[1] == 0xfe) {
+		skip = 2;	/* UTF-16LE, as Windows' editors write it: read as such */
+		t.wide = true;
+		if (t.n & 1) {
+			pr_err("%s: UTF-16 text of an odd number of bytes: its last byte is not read\n",
+			       src);
+			note_failed(&r, "the last byte", 13, "odd UTF-16");
+		}
+	} else if (!t.wide && t.n >= 4 && t.p[0] && !t.p[1] && t.p[2] && !t.p[3]) {
+		pr_err("%s looks like UTF-16 text without a byte-order mark: not read; save it as ASCII, UTF-8, or UTF-16 with its mark\n",
+		       src);
+		note_failed(&r, src, strlen(src), "UTF-16 without a mark");
+		t.n = 0;
+	}
+	t.p += skip;
+	t.n -= skip;
+	if (t.wide)
+		t.n /= 2;
+	/* load options end at their NUL; a file has none: it is not text there */
+	for (end = 0; end < t.n && text_at(&t, end); end++)
+		if (text_at(&t, end) >= 0x80 && t.wide && !bad_char)
+			bad_char = end + 1;
+	keep = end > CMDLINE_MAX - 1 ? whole_words(&t, CMDLINE_MAX - 1) : end;
+	for (size_t i = 0; i < keep; i++) {
+		unsigned int c = text_at(&t, i);
+
+		line[i] = c == '\n' || c == '\r' || c == '\t' ? ' ' : c >= 0x80 && t.wide ? '?' : (char)c;
+	}
+	line[keep] = '\0';
+	if (keep < end) {
+		size_t have = strlen(r.failed);
+		unsigned int lost = name_words(&t, keep, end, "left out", &r);
+
+		pr_err("%s: longer than %d bytes (%zu): %u word%s left out, not applied: %s\n", src,
+		       CMDLINE_MAX - 1, end, lost, lost == 1 ? "" : "s", r.failed + have + (have ? 2 : 0));
+	}
+	if (end < t.n && form == CMDLINE_BYTES) {
+		size_t have = strlen(r.failed);
+		unsigned int lost = name_words(&t, end + 1, t.n, "after a NUL", &r);
+
+		pr_err("%s: a NUL byte at offset %zu (not a text file?): the line ends there; %u word%s after it not read%s%s\n",
+		       src, skip + (t.wide ? 2 : 1) * end, lost, lost == 1 ? "" : "s", lost ? ": " : "",
+		       r.failed + have + (have ? 2 : 0));
+		if (!lost)
+			note_failed(&r, "a NUL byte", 10, NULL);
+	}
+	if (bad_char && bad_char <= keep) {
+		pr_err("%s: the character U+%04X at column %zu is not ASCII: read as '?'\n", src,
+		       text_at(&t, bad_char - 1), bad_char);
+		note_failed(&r, "a character", 11, "not ASCII");
+	}
+	cmdline_parse(line, res);
+	res->errors += r.errors;
+	if (r.errors) {
+		size_t have = strlen(res->failed);
+
+		ksnprintf(res->failed + have, sizeof(res->failed) - have, "%s%s", have ? ", " : "",
+			  r.failed);
+	}
+}
+
+bool cmdline_fails_boot(const struct cmdline_result *res)
+{
+	if (!res->errors)
+		return false;
+	pr_err("%u word%s of the command line not applied: %s: the boot fails\n", res->errors,
+	       res->errors == 1 ? "" : "s", res->failed);
+	return true;
 }
 
 const char *cmdline_get(void)

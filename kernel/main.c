@@ -118,22 +118,18 @@ void kernel_main(struct boot_info *bi)
 	u64 ready;
 	int failed, pt_err, smp_err;
 
-	cr.errors += bi->cmdline_cut != 0;	/* a line that did not fit: said below */
 	printk("\ntopaz %s: a unikernel around an Intel PT driver\n", TOPAZ_VERSION);
 	print_build_id();
 	printk("topaz: loaded at %#lx, %llu KiB, %u symbols; ExitBootServices took %u tries\n",
 	       (unsigned long)bi->image_base, (unsigned long long)(bi->image_size >> 10), ksym_count(),
 	       bi->ebs_tries);
-	printk("topaz: command line (from %s): \"%s\", %u applied, %u errors\n", bi->cmdline_source,
-	       cmdline_get(), cr.applied, cr.errors);
+	printk("topaz: command line (from %s): \"%s\", %u applied, %u errors, %u unknown keys\n",
+	       bi->cmdline_source, cmdline_get(), cr.applied, cr.errors, cr.unknown);
 	if (cmdline_help_asked() && !run_spec && !test_spec) {
 		/* help alone is a question, not a job: no self-tests after it */
 		printk("topaz: 'help' without run= or test=: nothing else to do\n");
-		power_off(cr.errors == 0);
+		power_off(!cmdline_fails_boot(&cr) && !cr.unknown);
 	}
-	if (bi->cmdline_cut)
-		pr_err("command line: longer than %d bytes: its last %u bytes are left out (the words that fit are used)\n",
-		       CMDLINE_MAX - 1, bi->cmdline_cut);
 	printk("topaz: ACPI RSDP at %#llx\n", bi->rsdp);
 
 	for (int i = 0; i < NR_IST_STACKS; i++)
@@ -183,6 +179,8 @@ void kernel_main(struct boot_info *bi)
 	}
 	pt_boot_finish();
 	failed += bi->fw_failed;	/* fw.then=kernel: the firmware phase's result counts */
+	/* a word not applied: what it asked for may not have happened */
+	failed += cmdline_fails_boot(&cr);
 	if (pt_err) {
 		/* a trace asked for and not taken: the job did not do what it was for */
 		pr_err("topaz: pt=on, but no trace was taken (error %d): the boot fails\n", pt_err);

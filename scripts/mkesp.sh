@@ -2,12 +2,16 @@
 # Make a FAT image laid out as an EFI system partition: topaz as the removable-
 # media boot loader, and the kernel command line in \EFI\topaz\cmdline.txt.
 # Write the image to a USB stick (dd) to boot topaz on a real machine.
-#   mkesp.sh topaz.efi "cmdline words" out.img [shell|boot] [SRC:/PATH ...]
+#   mkesp.sh topaz.efi "cmdline words" out.img [shell|boot|printf|utf16] [SRC:/PATH ...]
 # Each SRC:/PATH after that is copied to /PATH on the volume (folders made),
 # for example a user's EFI image for fw.image=.
 # With "shell", topaz is \topaz.efi started by the UEFI shell's startup.nsh
 # instead, so the command line arrives as EFI load options (5 s slower: the
 # shell counts down before running startup.nsh).
+# "printf" and "utf16" boot as "boot" does, with cmdline.txt written otherwise
+# (the tests' hostile files): "printf" through printf's %b, its escapes as bytes
+# (\0 a NUL) and no newline added; "utf16" in UTF-16LE with a byte-order mark
+# and CRLF, as Windows' Notepad saves "Unicode".
 set -euo pipefail
 efi=$1 cmdline=$2 out=$3 via=${4:-}
 shift $(( $# < 4 ? $# : 4 ))
@@ -23,7 +27,11 @@ if [ "$via" = shell ]; then
 else
 	mmd -i "$tmp" ::/EFI ::/EFI/BOOT ::/EFI/topaz
 	mcopy -i "$tmp" "$efi" ::/EFI/BOOT/BOOTX64.EFI
-	printf '%s\n' "$cmdline" > "$tmp.txt"
+	case "$via" in
+	printf) printf '%b' "$cmdline" > "$tmp.txt" ;;
+	utf16) printf '\xff\xfe' > "$tmp.txt"; printf '%s\r\n' "$cmdline" | iconv -f ASCII -t UTF-16LE >> "$tmp.txt" ;;
+	*) printf '%s\n' "$cmdline" > "$tmp.txt" ;;
+	esac
 	mcopy -i "$tmp" "$tmp.txt" ::/EFI/topaz/cmdline.txt
 fi
 for extra in "$@"; do

@@ -301,6 +301,7 @@ qemu_case() {
 	for p in "${f[@]}"; do
 		case "$p" in
 		shell) opts+=(--via-shell) ;;
+		cmdline=printf|cmdline=utf16) opts+=(--cmdline-file "${p#cmdline=}") ;;
 		nodebugcon) opts+=(--no-debugcon) ;;
 		mem=*) opts+=(--mem "${p#mem=}") ;;
 		smp=*) opts+=(--smp "${p#smp=}") ;;

@@ -10,6 +10,7 @@
  */
 #define pr_fmt(fmt) "fw: " fmt
 #include "internal.h"
+#include "pe_check.h"
 #include <topaz/kernel.h>
 #include <topaz/errno.h>
 
@@ -24,29 +25,20 @@ static void ascii_to_ucs2(CHAR16 *dst, const char *src, size_t n)
 	dst[i] = 0;
 }
 
-static const char *machine_name(u16 m)
-{
-	switch (m) {
-	case 0x14c: return "i386";
-	case 0x1c2: return "ARM Thumb";
-	case 0x1c4: return "ARMv7";
-	case 0xaa64: return "AArch64";
-	case 0x5064: return "RISC-V 64";
-	case 0xebc: return "EFI byte code";
-	default: return "unknown";
-	}
-}
-
-/* The header of @path, read through the boot volume's file system; says what is wrong. */
+/*
+ * The header of @path, read through the boot volume's file system; says what
+ * is wrong (pe_check_header() judges the bytes).
+ */
 static int check_file(const char *path, const CHAR16 *wpath)
 {
-	EFI_GUID fs_guid = SIMPLE_FILE_SYSTEM_PROTOCOL;
+	EFI_GUID fs_guid = SIMPLE_FILE_SYSTEM_PROTOCOL, info_guid = EFI_FILE_INFO_ID;
 	EFI_FILE_IO_INTERFACE *fs;
 	EFI_FILE_HANDLE root, file;
 	static u8 hdr[HEADER_BYTES];
-	UINTN n = sizeof(hdr);
-	u32 pe;
-	u16 machine, magic, subsystem;
+	/* EFI_FILE_INFO with room for a name as long as a path may be */
+	static union { EFI_FILE_INFO info; u8 bytes[sizeof(EFI_FILE_INFO) + 2 * 256]; } fi;
+	UINTN n = sizeof(hdr), fi_size = sizeof(fi);
+	char why[160];
 	EFI_STATUS s;
 
 	if (fw.bs->HandleProtocol(fw.li->DeviceHandle, &fs_guid, (void **)&fs) != EFI_SUCCESS ||
@@ -61,33 +53,22 @@ static int check_file(const char *path, const CHAR16 *wpath)
 		       s == EFI_NOT_FOUND ? "no such file" : "cannot open it", (unsigned long)s);
 		return -ENOENT;
 	}
+	/* a directory reads as its entries: say what it is, not "no MZ header" */
+	if (file->GetInfo(file, &info_guid, &fi_size, &fi) == EFI_SUCCESS &&
+	    (fi.info.Attribute & EFI_FILE_DIRECTORY)) {
+		file->Close(file);
+		pr_err("fw.image=%s: a directory on the boot volume, not a file: give the image's path in it\n",
+		       path);
+		return -EINVAL;
+	}
 	s = file->Read(file, &n, hdr);
 	file->Close(file);
 	if (s != EFI_SUCCESS) {
 		pr_err("fw.image=%s: cannot read it (EFI status %#lx)\n", path, (unsigned long)s);
 		return -EIO;
 	}
-	if (n < 0x40 || hdr[0] != 'M' || hdr[1] != 'Z') {
-		pr_err("fw.image=%s: not a PE/COFF EFI image (%llu bytes, no MZ header)\n", path,
-		       (unsigned long long)n);
-		return -ENOEXEC;
-	}
-	memcpy(&pe, hdr + 0x3c, 4);
-	if (pe > n - 24 - 70 || memcmp(hdr + pe, "PE\0\0", 4)) {
-		pr_err("fw.image=%s: not a PE/COFF EFI image (an MZ header without a PE header)\n", path);
-		return -ENOEXEC;
-	}
-	memcpy(&machine, hdr + pe + 4, 2);
-	memcpy(&magic, hdr + pe + 24, 2);
-	memcpy(&subsystem, hdr + pe + 24 + 68, 2);
-	if (machine != 0x8664) {
-		pr_err("fw.image=%s: an image for %s (machine %#x), not x86-64 (0x8664)\n", path,
-		       machine_name(machine), machine);
-		return -ENOEXEC;
-	}
-	if (magic != 0x20b || subsystem < 10 || subsystem > 13) {
-		pr_err("fw.image=%s: not an EFI image (optional header %#x, subsystem %u; EFI is 10-13)\n",
-		       path, magic, subsystem);
+	if (pe_check_header(hdr, n, why, sizeof(why))) {
+		pr_err("fw.image=%s: %s\n", path, why);
 		return -ENOEXEC;
 	}
 	return 0;
@@ -236,8 +217,13 @@ int fw_image_load(const char *spec, EFI_HANDLE *h)
 
 	while (spec[plen] && spec[plen] != ' ')
 		plen++;
-	if (!plen || plen >= sizeof(path)) {
+	if (!plen) {
 		pr_err("fw.image=\"%s\": give a path on the boot volume, as \\EFI\\tools\\app.efi\n", spec);
+		return -EINVAL;
+	}
+	if (plen >= sizeof(path)) {
+		pr_err("fw.image=%.40s...: a path of %zu characters: the limit is %zu\n", spec, plen,
+		       sizeof(path) - 1);
 		return -EINVAL;
 	}
 	memcpy(path, spec, plen);

@@ -418,7 +418,7 @@ static int image_run(void)
 		/* boot services are gone: nothing of the firmware's may be called */
 		pr_err("fw.image=%s: returned (status %#lx) after ExitBootServices: powering off\n",
 		       image_spec, (unsigned long)s);
-		power_off(ph.failed == 0);
+		power_off(!cmdline_fails_boot(&fw_bi->cmdline_result) && ph.failed == 0);
 	}
 	if (ph.timer)
 		fw.bs->CloseEvent(ph.timer);
@@ -470,7 +470,7 @@ int fw_phase_run(struct boot_info *bi, void *image)
 		/* a question, not a job (as help): the boot goes on only if asked to */
 		fw_workload_list();
 		if (then_mode == THEN_EXIT)
-			power_off(true);
+			power_off(!cmdline_fails_boot(&bi->cmdline_result));
 		return 0;
 	}
 	ph.t0 = rdtsc();
@@ -524,7 +524,8 @@ int fw_phase_run(struct boot_info *bi, void *image)
 	phase_end();
 out:
 	printk("result: fw.phase failed=%d\n", ph.failed);
+	/* the boot ends here: a word not applied fails it, as kernel_main would */
 	if (then_mode == THEN_EXIT)
-		power_off(ph.failed == 0);
+		power_off(!cmdline_fails_boot(&bi->cmdline_result) && ph.failed == 0);
 	return ph.failed;
 }

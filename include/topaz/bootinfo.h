@@ -43,7 +43,6 @@ struct boot_info {
 	void *system_table;		/* EFI_SYSTEM_TABLE * */
 	char cmdline[CMDLINE_MAX];
 	const char *cmdline_source;	/* "load options", "file \\EFI\\topaz\\cmdline.txt", "none" */
-	u32 cmdline_cut;		/* bytes left out of a line longer than @cmdline holds */
 	/* One allocation: [guard][boot stack][guard][IST 1]...[guard][IST 4] */
 	uintptr_t stacks;
 	u64 stacks_size;

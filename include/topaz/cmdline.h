@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The kernel command line: words of key=value (or a bare key), values may be
- * "quoted". Every key is declared with KPARAM_*; unknown keys and malformed
- * values are reported by name and ignored. */
+ * "quoted". Every key is declared with KPARAM_*; unknown keys are reported by
+ * name and ignored (a warning); a word that cannot be applied (a malformed
+ * value, bad syntax, text left out) is reported by name and fails the boot
+ * (cmdline_fails_boot()). */
 #ifndef TOPAZ_CMDLINE_H
 #define TOPAZ_CMDLINE_H
 
@@ -41,7 +43,9 @@ struct kparam {
 
 struct cmdline_result {
 	unsigned int applied;
-	unsigned int errors;	/* unknown keys, bad values, bad syntax */
+	unsigned int errors;	/* words not applied: bad values, bad syntax, text left out */
+	unsigned int unknown;	/* unknown keys: warnings only */
+	char failed[200];	/* the words @errors counts, named: "run (left out), loglevel" */
 };
 
 /**
@@ -49,9 +53,40 @@ struct cmdline_result {
  * @line: the command line; copied, so string values outlive it
  * @res: counts of applied words and errors (may be NULL)
  *
- * Never fails as a whole: each bad word is reported and skipped.
+ * Never fails as a whole: each bad word is reported and skipped (and named in
+ * @res->failed, unless it is only an unknown key).
  */
 void cmdline_parse(const char *line, struct cmdline_result *res);
+
+/* What cmdline_load() is given: a file's bytes, or EFI load options (CHAR16). */
+enum cmdline_form { CMDLINE_BYTES, CMDLINE_UCS2 };
+
+/**
+ * cmdline_load() - the command line from raw text, then parsed
+ * @data: the text; CMDLINE_BYTES: ASCII or UTF-8 (a UTF-8 byte-order mark is
+ *        skipped), or UTF-16LE after its byte-order mark FF FE (Windows'
+ *        editors); CMDLINE_UCS2: little-endian CHAR16s, up to the first NUL
+ * @size: bytes at @data
+ * @form: which of the two
+ * @src: where the text came from, for the messages ("cmdline.txt")
+ * @line: the line, CMDLINE_MAX bytes: ASCII, line breaks as spaces
+ * @res: as cmdline_parse()'s, with the text's own problems added
+ *
+ * What cannot become the line is an error that names what it loses, never a
+ * silent cut: a NUL byte in a file (the words after it are named, not read),
+ * UTF-16 without a byte-order mark or big-endian, a character outside ASCII
+ * in UTF-16 text, and a line longer than CMDLINE_MAX - 1 (whole words are
+ * kept, a quoted one as a whole; the ones left out are named).
+ */
+void cmdline_load(const void *data, size_t size, enum cmdline_form form, const char *src,
+		  char *line, struct cmdline_result *res);
+/**
+ * cmdline_fails_boot() - whether @res makes the boot fail
+ *
+ * A word the user wrote that could not be applied fails the boot (the job it
+ * asked for may not have run); unknown keys alone do not. Says which words.
+ */
+bool cmdline_fails_boot(const struct cmdline_result *res);
 /** cmdline_find_param() - the parameter named @name, or NULL */
 const struct kparam *cmdline_find_param(const char *name);
 /** cmdline_parse_bool() - 1/0, on/off, y/n, yes/no, true/false into @out; -EINVAL otherwise */

@@ -8,13 +8,16 @@
  * help...), then the PT options to pt_options_to_attr() on the software trace
  * unit (skylake), as pt=on would.
  * Must hold: no crash, no UB, no leak; every word is either applied or
- * reported (applied + errors = the words a reference tokenizer here finds,
- * plus one for a line over CMDLINE_MAX); numbers stay in their bounds, enums
+ * reported (applied + errors + unknown = the words a reference tokenizer here
+ * finds, plus one for a line over CMDLINE_MAX); numbers stay in their bounds, enums
  * name one of their values, strings are no longer than the line; the PT
  * options the parser accepted are ones the driver can take (sizes powers of
  * two in range, periods 0-15); the line reads back as given. Every parameter
  * is put back as it was after each input, so inputs do not depend on each
  * other.
+ * Then the same bytes as a file and as load options through cmdline_load():
+ * the line it makes fits CMDLINE_MAX, and every word it drops (a NUL, a cut,
+ * a foreign encoding) is an error, so the boot fails: dropping is never silent.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -139,6 +142,28 @@ static void check_params(const char *line, size_t len)
 		fail(line, "a period encoding above 15");
 }
 
+/* cmdline_load() of @data: a line that fits, and nothing dropped without an error. */
+static void load_check(const uint8_t *data, size_t size, enum cmdline_form form, const char *line)
+{
+	static char out[CMDLINE_MAX];
+	struct cmdline_result r;
+	size_t chars = form == CMDLINE_BYTES ? size : 0, len;
+
+	memset(out, 0x55, sizeof(out));
+	cmdline_load(data, size, form, "fuzz", out, &r);
+	len = strnlen(out, sizeof(out));
+	if (len >= sizeof(out))
+		fail(line, "cmdline_load: a line without its NUL");
+	/* a file's bytes (after a UTF-8 mark) are read whole, or the boot fails */
+	if (form == CMDLINE_BYTES && size >= 3 && !memcmp(data, "\xef\xbb\xbf", 3))
+		chars -= 3;
+	else if (form == CMDLINE_BYTES && size >= 2 && !memcmp(data, "\xff\xfe", 2))
+		chars = 0;	/* UTF-16: half as many characters */
+	if (len < chars && !r.errors)
+		fail(line, "cmdline_load: bytes dropped without an error");
+	snapshot(true);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static bool ready;
@@ -168,12 +193,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	len = strlen(line);
 
 	cmdline_parse(line, &r);
-	words = len < CMDLINE_MAX ? count_words(line) : r.applied + r.errors;
-	if (len < CMDLINE_MAX && r.applied + r.errors != words) {
+	words = len < CMDLINE_MAX ? count_words(line) : r.applied + r.errors + r.unknown;
+	if (len < CMDLINE_MAX && r.applied + r.errors + r.unknown != words) {
 		char why[96];
 
-		snprintf(why, sizeof(why), "%u applied + %u errors, but %u words", r.applied,
-			 r.errors, words);
+		snprintf(why, sizeof(why), "%u applied + %u errors + %u unknown, but %u words",
+			 r.applied, r.errors, r.unknown, words);
 		fail(line, why);
 	}
 	if (len >= CMDLINE_MAX && !r.errors)
@@ -183,8 +208,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_params(line, len);
 	/* what pt=on would do with the options: refuse or accept, never crash */
 	pt_options_to_attr(&pt_opts, &attr);
-
 	snapshot(true);
+
+	load_check(data, size, CMDLINE_BYTES, line);
+	load_check(data, size, CMDLINE_UCS2, line);
 	free(line);
 	return 0;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Boot topaz in QEMU (TCG) with OVMF, with a command line, and report how it ended.
-#   boot.sh [--cmdline "..."] [--via-shell] [--log FILE] [--debugcon FILE | --no-debugcon]
+#   boot.sh [--cmdline "..."] [--via-shell | --cmdline-file printf|utf16] [--log FILE] [--debugcon FILE | --no-debugcon]
 #           [--mem SIZE] [--smp N] [--timeout S] [--show] [--keep-esp FILE] [-- QEMU ARGS]
+# --cmdline-file: cmdline.txt written another way (scripts/mkesp.sh: escapes as bytes, UTF-16LE).
 # --keep-esp: the boot volume's image afterwards (files topaz wrote to it, pt.sink=file).
 # Exit status: QEMU's (33 = topaz passed, 35 = topaz failed), 124 on a timeout;
 # with --show (make run) 0 for passed and 1 for failed.
@@ -20,6 +21,7 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout=$2; shift 2 ;;
 	--show) show=1; shift ;;
 	--via-shell) via=shell; shift ;;
+	--cmdline-file) via=$2; shift 2 ;;
 	--keep-esp) keep_esp=$2; shift 2 ;;
 	--) shift; extra=("$@"); break ;;
 	*) echo "boot.sh: unknown option '$1'" >&2; exit 2 ;;
