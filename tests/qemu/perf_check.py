@@ -323,38 +323,39 @@ class Perf:
         return count
 
 
-def libipt_lines(a, cpu, lo, hi, single):
-    """ptdecode's lines lo..hi of CPU cpu's instructions (a failure's context)."""
-    cmd = Command(insn_cmd(a, None if single else cpu), ok=(0, 1))
+def context(cmd, lo, hi, match):
+    """Lines lo..hi of the instructions cmd lists (a failure's context):
+    match(line) gives an instruction's (address, the rest) or None. Stops
+    the command at hi."""
     n, lines = 0, []
     for line in cmd.lines:
-        m = INSN.match(line)
+        m = match(line)
         if m:
             if lo <= n < hi:
-                lines.append(f"{int(m.group(1), 16):x} {m.group(2)}")
+                lines.append(f"{int(m[0], 16):x} {m[1].strip()}")
             n += 1
             if n >= hi:
                 break
     cmd.close(early=True)
     return lines
+
+
+def libipt_lines(a, cpu, lo, hi, single):
+    """ptdecode's lines lo..hi of CPU cpu's instructions."""
+    return context(Command(insn_cmd(a, None if single else cpu), ok=(0, 1)), lo, hi,
+                   lambda line: (m := INSN.match(line)) and m.groups())
 
 
 def perf_lines(data, cpu, lo, hi):
-    """perf's lines lo..hi of CPU cpu's instructions (a failure's context)."""
-    cmd = Command(["perf", "script", "-i", data, "--itrace=i1i", "-F", "cpu,ip,sym,symoff"])
-    n, lines = 0, []
-    for line in cmd.lines:
+    """perf's lines lo..hi of CPU cpu's instructions."""
+    def match(line):
         c = PERFCPU.match(line)
         cc, rest = (max(int(c.group(1)), 0), c.group(2)) if c else (0, line)
         m = PERF.match(rest)
-        if m and cc == cpu:
-            if lo <= n < hi:
-                lines.append(f"{int(m.group(1), 16):x} {m.group(2).strip()}")
-            n += 1
-            if n >= hi:
-                break
-    cmd.close(early=True)
-    return lines
+        return m.groups() if m and cc == cpu else None
+
+    return context(Command(["perf", "script", "-i", data, "--itrace=i1i", "-F", "cpu,ip,sym,symoff"]),
+                   lo, hi, match)
 
 
 def tsc_packets(a):
