@@ -24,6 +24,16 @@ while [ $# -gt 0 ]; do
 	*) echo "run-all.sh: unknown option '$1'" >&2; exit 2 ;;
 	esac
 done
+# Every checker (perf_check.py, calltree_check.py, coverage_check.py, ...,
+# the oracle's comparisons) runs under this memory bound, in KiB of address
+# space a process (ulimit -v; tests/qemu/checked.sh): 2 GiB, twenty times
+# what the largest of make test's traces needs (perf_check.py and
+# calltree_check.py read both decoders as streams: under 100 MB whatever the
+# trace's length), so a runaway check fails with its reason instead of
+# taking the machine's memory (and the OOM killer a QEMU, or the run).
+export CHECK_MEM_KB=${CHECK_MEM_KB:-$((2 * 1024 * 1024))}
+# shellcheck source=tests/qemu/checked.sh
+. "$here/tests/qemu/checked.sh"
 passed=0 failed=0
 pass() { passed=$((passed + 1)); echo "PASS $1"; }
 fail() { failed=$((failed + 1)); echo "FAIL $1${2:+: $2}"; }
@@ -63,12 +73,41 @@ run_host() {
 	done
 }
 
+# The suite's own guarantees: a checker that crashes, is killed, runs out
+# of its memory bound or prints no verdict is a FAIL that says so (checked(),
+# tests/qemu/checked.sh, on stand-ins for a checker), and perf_check.py
+# compares a long trace within a small bound (tests/qemu/perf_check_long.py).
+run_suite() {
+	local out bad="" want cmd
+	while IFS='|' read -r want cmd; do
+		out=$(CHECK_MEM_KB=65536 checked t sh -c "$cmd" | grep -E '^(PASS|FAIL) ')
+		[[ $out == "$want"* ]] && [ "$(wc -l <<<"$out")" = 1 ] ||
+			bad="${bad:+$bad; }'$cmd' gave '${out//$'\n'/ / }', not '$want...'"
+	done <<-'EOF'
+	PASS t: fine|echo 'PASS t: fine'
+	FAIL t: wrong|echo 'FAIL t: wrong'; exit 1
+	FAIL t: killed by SIGKILL; its last line: PASS t|echo 'PASS t'; kill -KILL $$
+	FAIL t: killed by SIGSEGV|kill -SEGV $$
+	FAIL t: exit status 0 without a verdict; its last line: working|echo working
+	FAIL t: exit status 3 after its verdict|echo 'PASS t'; exit 3
+	FAIL t: exit status 1 without a verdict (the suite's memory bound: 64 MiB a process)|python3 -c 'bytearray(128 << 20)'
+	EOF
+	if [ -z "$bad" ]; then
+		pass "suite.checked: a crash, a signal, the memory bound, no verdict: each a FAIL with its reason"
+	else
+		fail suite.checked "$bad"
+	fi
+	tally "" < <(checked suite.perf-check-long python3 "$here/tests/qemu/perf_check_long.py" \
+		--name suite.perf-check-long)
+}
+
 # The map's rules (docs/layers.rules) against the sources' includes and the
 # kernel objects' calls, and the check's own test: it must name an include
 # and a call added against the rules.
 run_layers() {
-	tally "" < <(python3 "$here/scripts/check-layers.py" --objects "$build/k" 2>&1
-		     python3 "$here/scripts/check-layers.py" --self-test --objects "$build/k" 2>&1)
+	tally "" < <(checked layers python3 "$here/scripts/check-layers.py" --objects "$build/k"
+		     checked layers.self-test python3 "$here/scripts/check-layers.py" --self-test \
+			     --objects "$build/k")
 }
 
 # Count the "PASS NAME..." and "FAIL NAME..." lines of standard input; echo
@@ -368,14 +407,14 @@ qemu_case() {
 		# and the call tree against a stack rebuilt from the instruction list
 		if [ "$tpz" != /dev/null ] && [ -s "$tpz" ]; then
 			coverage_verdict "$name" "$dir/$name.stats"
-			python3 "$here/tests/qemu/perf_check.py" --ptdecode "$build/tools/ptdecode" \
-				--elf "$build/topaz.so" --container "$tpz" --name "qemu.perf.$name" 2>&1
-			local out verdict
-			out=$(python3 "$here/tests/qemu/calltree_check.py" --name "qemu.calltree.$name" \
-				"$build/tools/ptdecode" "$build/topaz.so" "$tpz" 2>&1)
+			checked "qemu.perf.$name" python3 "$here/tests/qemu/perf_check.py" \
+				--ptdecode "$build/tools/ptdecode" --elf "$build/topaz.so" --container "$tpz" \
+				--name "qemu.perf.$name"
+			local out
+			out=$(checked "qemu.calltree.$name" python3 "$here/tests/qemu/calltree_check.py" \
+				--name "qemu.calltree.$name" "$build/tools/ptdecode" "$build/topaz.so" "$tpz")
 			printf '%s\n' "$out" >"$dir/$name.calltree"	# the differences, if any
-			verdict=$(grep -E '^(PASS|FAIL) ' <<<"$out")
-			echo "${verdict:-FAIL qemu.calltree.$name: no verdict ($(tail -n 1 <<<"$out"))}"
+			grep -E '^(PASS|FAIL) ' <<<"$out"
 			# ptdecode --coverage: drcov as its readers parse it, lcov
 			# through genhtml (the kernel's, or coverage=MODULE's with
 			# the sample images' symbols)
@@ -384,11 +423,10 @@ qemu_case() {
 				[ -n "$(value coverage)" ] && cov=(--symbols "$build/efi" --lcov "$(value coverage)")
 				# pt.coverage=on: the kernel's own result, computed again here
 				grep -q 'result: coverage cpu=' "$clean" && cov+=(--guest "$clean")
-				out=$(python3 "$here/tests/qemu/coverage_check.py" --name "qemu.coverage-report.$name" \
-					--ptdecode "$build/tools/ptdecode" --elf "$build/topaz.so" "${cov[@]}" \
-					--out "$dir/$name.coverage" "$tpz" 2>&1)
-				verdict=$(grep -E '^(PASS|FAIL) ' <<<"$out")
-				echo "${verdict:-FAIL qemu.coverage-report.$name: no verdict ($(tail -n 1 <<<"$out"))}"
+				checked "qemu.coverage-report.$name" python3 "$here/tests/qemu/coverage_check.py" \
+					--name "qemu.coverage-report.$name" --ptdecode "$build/tools/ptdecode" \
+					--elf "$build/topaz.so" "${cov[@]}" --out "$dir/$name.coverage" "$tpz" |
+					grep -E '^(PASS|FAIL) '
 			fi
 		fi
 	} >"$res"
@@ -424,17 +462,18 @@ run_qemu() {
 	# the coverage decoder's result must change (tests/qemu/coverage_mutate.py)
 	for t in trace-skylake trace-fw-image; do
 		[ -s "$dir/$t.tpz" ] || continue
-		python3 "$here/tests/qemu/coverage_mutate.py" --name "qemu.coverage-mutation.$t" \
-			"$build/tools/ptdecode" "$build/topaz.so" "$dir/$t.tpz" >"$dir/zz-mutation-$t.result" 2>&1
+		checked "qemu.coverage-mutation.$t" python3 "$here/tests/qemu/coverage_mutate.py" \
+			--name "qemu.coverage-mutation.$t" "$build/tools/ptdecode" "$build/topaz.so" \
+			"$dir/$t.tpz" >"$dir/zz-mutation-$t.result"
 	done
 	# --coverage-diff of two boots: the kernel's workloads only in one, the
 	# user's image (by its symbols) only in the other
 	local a=$dir/trace-skylake.tpz b=$dir/trace-fw-image.tpz
 	if [ -s "$a" ] && [ -s "$b" ]; then
-		python3 "$here/tests/qemu/coverage_check.py" --name qemu.coverage-diff \
+		checked qemu.coverage-diff python3 "$here/tests/qemu/coverage_check.py" --name qemu.coverage-diff \
 			--ptdecode "$build/tools/ptdecode" --elf "$build/topaz.so" --symbols "$build/efi" \
 			--diff "$a" "$b" --a-only 'work_sort+' --b-only 'hello!fib+' \
-			>"$dir/zz-coverage-diff.result" 2>&1
+			>"$dir/zz-coverage-diff.result"
 	fi
 	# where the time went: the slowest cases (wall time, $jobs at once)
 	echo "qemu: the slowest cases, in seconds:"
@@ -464,6 +503,7 @@ phase() {
 	"$@"
 	phases="${phases:+$phases, }$name $((SECONDS - t0)) s"
 }
+[ $mode != qemu ] && phase suite run_suite
 [ $mode != qemu ] && phase host run_host
 [ $mode != qemu ] && phase layers run_layers
 [ $mode != qemu ] && phase fuzz run_fuzz_smoke

@@ -72,6 +72,7 @@ struct call_slot {
 	smp_call_func_t fn;
 	void *info;
 	u64 seq, done;
+	u32 waker;	/* the caller's CPU + 1 when it waits for the call (0: it does not) */
 };
 static DEFINE_PER_CPU(struct call_slot, call_slots);
 
@@ -204,6 +205,7 @@ struct cpu_job {
 	smp_call_func_t fn;
 	void *info;
 	u32 busy;	/* set by the poster, cleared when the job has returned */
+	u32 poster;	/* the poster's CPU: woken when the job has returned */
 };
 static DEFINE_PER_CPU(struct cpu_job, cpu_jobs);
 
@@ -226,11 +228,17 @@ static __noreturn void ap_idle(unsigned int cpu)
 
 			j->busy = 2;	/* taken */
 			local_irq_enable();
+			unsigned int poster = j->poster;
+
 			if (wrap)
 				wrap(j->fn, j->info);
 			else
 				j->fn(j->info);
 			__atomic_store_n(&j->busy, 0, __ATOMIC_RELEASE);
+			/* the poster may wait in HLT (smp_wait_relax()): the call
+			 * vector's handler finds no call and returns */
+			apic_send_ipi(cpu_apic_id(poster), APIC_DM_FIXED | APIC_INT_ASSERT |
+				      CALL_FUNCTION_VECTOR);
 			continue;
 		}
 		/* STI's shadow: an interrupt after the check still ends this HLT */
@@ -385,23 +393,31 @@ static bool call_function_interrupt(struct pt_regs *regs)
 	u64 seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
 
 	if (seq != s->done) {
+		u32 waker = s->waker;
+
 		s->fn(s->info);
 		__atomic_store_n(&s->done, seq, __ATOMIC_RELEASE);
+		/* the caller may wait in HLT (smp_wait_relax()) */
+		if (waker)
+			apic_send_ipi(cpu_apic_id(waker - 1), APIC_DM_FIXED | APIC_INT_ASSERT |
+				      CALL_FUNCTION_VECTOR);
 	}
 	return true;
 }
 
 /* Post @fn to @cpu's slot and send the IPI; returns the call's number. */
-static u64 call_post(unsigned int cpu, smp_call_func_t fn, void *info)
+static u64 call_post(unsigned int cpu, smp_call_func_t fn, void *info, bool wait)
 {
 	struct call_slot *s = per_cpu_ptr(call_slots, cpu);
+	unsigned int spins = 0;
 	u64 seq;
 
 	spin_lock(&s->lock);
 	while (__atomic_load_n(&s->done, __ATOMIC_ACQUIRE) != s->seq)
-		cpu_relax();	/* the previous call is still to run */
+		smp_wait_relax(&spins);	/* the previous call is still to run */
 	s->fn = fn;
 	s->info = info;
+	s->waker = wait ? smp_processor_id() + 1 : 0;
 	seq = s->seq + 1;
 	__atomic_store_n(&s->seq, seq, __ATOMIC_RELEASE);
 	apic_send_ipi(cpu_apic_id(cpu), APIC_DM_FIXED | APIC_INT_ASSERT | CALL_FUNCTION_VECTOR);
@@ -414,6 +430,7 @@ static void call_wait(unsigned int cpu, u64 seq)
 	struct call_slot *s = per_cpu_ptr(call_slots, cpu);
 	u64 warn = rdtsc() + 1000 * tsc_khz;	/* 1 s */
 	bool warned = false;
+	unsigned int spins = 0;
 
 	while (__atomic_load_n(&s->done, __ATOMIC_ACQUIRE) < seq) {
 		if (!warned && rdtsc() > warn) {
@@ -421,7 +438,7 @@ static void call_wait(unsigned int cpu, u64 seq)
 				smp_processor_id());
 			warned = true;
 		}
-		cpu_relax();
+		smp_wait_relax(&spins);
 	}
 }
 
@@ -441,7 +458,7 @@ int smp_call_function_single(unsigned int cpu, smp_call_func_t fn, void *info, b
 		       cpu, __builtin_return_address(0));
 		return -EINVAL;
 	}
-	u64 seq = call_post(cpu, fn, info);
+	u64 seq = call_post(cpu, fn, info, wait);
 
 	if (wait)
 		call_wait(cpu, seq);
@@ -461,7 +478,7 @@ void on_each_cpu(smp_call_func_t fn, void *info, bool wait)
 	if (others) {
 		for_each_online_cpu(cpu) {
 			if (cpu != me)
-				seqs[cpu] = call_post(cpu, fn, info);
+				seqs[cpu] = call_post(cpu, fn, info, wait);
 		}
 	}
 	flags = local_irq_save();
@@ -494,18 +511,32 @@ int run_on_cpu(unsigned int cpu, smp_call_func_t fn, void *info)
 		return -EBUSY;
 	j->fn = fn;
 	j->info = info;
+	j->poster = smp_processor_id();
 	__atomic_store_n(&j->busy, 1, __ATOMIC_RELEASE);
 	/* wake it: any interrupt ends its HLT (this one finds no call to make) */
 	apic_send_ipi(cpu_apic_id(cpu), APIC_DM_FIXED | APIC_INT_ASSERT | CALL_FUNCTION_VECTOR);
 	return 0;
 }
 
+void smp_wait_relax(unsigned int *spins)
+{
+	if (*spins < SMP_WAIT_SPINS || irqs_disabled()) {
+		++*spins;
+		cpu_relax();
+		return;
+	}
+	/* a wake-up that came before it is taken already: the timer ends it */
+	__asm__ volatile("hlt" ::: "memory");
+}
+
 void run_on_cpu_wait(unsigned int cpu)
 {
+	unsigned int spins = 0;
+
 	if (cpu == smp_processor_id() || cpu >= NR_CPUS)
 		return;
 	while (__atomic_load_n(&per_cpu_ptr(cpu_jobs, cpu)->busy, __ATOMIC_ACQUIRE))
-		cpu_relax();
+		smp_wait_relax(&spins);
 }
 
 unsigned int run_on_each_cpu(smp_call_func_t fn, void *info)

@@ -74,6 +74,17 @@ void on_each_cpu(smp_call_func_t fn, void *info, bool wait);
  * On this CPU, @fn runs at once.
  */
 int run_on_cpu(unsigned int cpu, smp_call_func_t fn, void *info);
+/**
+ * smp_wait_relax() - one turn of a loop that waits for another CPU: PAUSE
+ * for the first SMP_WAIT_SPINS turns (@spins counts them, 0 at the start),
+ * then HLT until an interrupt (the other CPU's wake-up IPI, the timer), so
+ * that a wait in traced code costs a few instructions a tick, not a loop
+ * as long as the host keeps the other CPU waiting. With interrupts
+ * disabled it only PAUSEs (nothing would end the HLT).
+ */
+void smp_wait_relax(unsigned int *spins);
+#define SMP_WAIT_SPINS	64
+
 /** run_on_cpu_wait() - wait until CPU @cpu finished its run_on_cpu() job (at once for this CPU) */
 void run_on_cpu_wait(unsigned int cpu);
 /**

@@ -264,9 +264,10 @@ static u64 work_ipi(void)
 	/* the last calls were posted without waiting: wait for each CPU to make them */
 	for_each_online_cpu(cpu) {
 		u64 end = rdtsc() + 1000 * tsc_khz;
+		unsigned int spins = 0;
 
 		while (__atomic_load_n(per_cpu_ptr(ipi_calls, cpu), __ATOMIC_ACQUIRE) < want && rdtsc() < end)
-			cpu_relax();
+			smp_wait_relax(&spins);
 	}
 	printk("ipi: %u CPUs each sent %d calls to every other:", n, IPI_ROUNDS);
 	for_each_online_cpu(cpu) {
@@ -296,24 +297,27 @@ static __noinline u64 xfault_walk(const u64 *p, int n)
 static void xfault_part(void *arg)
 {
 	static u64 table[16] = { 1, 2, 3, 4, 5, 6, 7, 8 };
-	unsigned int me = smp_processor_id(), last = 0, cpu;
+	unsigned int me = smp_processor_id(), last = 0, cpu, spins = 0;
 	u64 *sum = arg;
 
 	for_each_online_cpu(cpu)
 		last = cpu;
 	__atomic_fetch_add(&xfault_started, 1, __ATOMIC_ACQ_REL);
 	while (__atomic_load_n(&xfault_started, __ATOMIC_ACQUIRE) < num_online_cpus())
-		cpu_relax();
+		smp_wait_relax(&spins);
+	for (int i = 0; i < 2000; i++)	/* enough trace for PMIs first */
+		sum[me] += xfault_walk(table, 16);
 	if (me == last) {
 		const u64 *volatile nowhere = NULL;
 
-		for (int i = 0; i < 2000; i++)	/* enough trace for PMIs first */
-			sum[me] += xfault_walk(table, 16);
 		sum[me] += xfault_walk(nowhere, 1);
 		return;
 	}
-	for (;;)	/* until the panic's NMI stops this CPU */
-		sum[me] += xfault_walk(table, 16);
+	/* until the panic's NMI stops this CPU: traced, but in HLT (as long
+	 * as the host takes to run the last CPU's walks, not a loop as long) */
+	spins = 0;
+	for (;;)
+		smp_wait_relax(&spins);
 }
 
 static u64 work_xfault(void)

@@ -13,6 +13,7 @@
 #include <topaz/arch.h>
 #include <topaz/mm.h>
 #include <topaz/slab.h>
+#include <topaz/time.h>
 
 static char out[4096];
 
@@ -72,6 +73,49 @@ KTEST(smp, jobs_run_with_interrupts_on)
 		KT_EXPECT_EQ(w.cpu[cpu], cpu + 1);
 		KT_EXPECT_EQ(w.irqs_off[cpu], 0);
 	}
+}
+
+/*
+ * A wait for a job another CPU runs for 50 ms: smp_wait_relax() (as
+ * run_on_cpu_wait() and call_wait() wait) PAUSEs a few times, then HLTs,
+ * woken by the timer and the job's end: a bounded number of turns, where a
+ * PAUSE loop turns as long as the job runs (a wait in traced code, a trace
+ * as long as the host keeps the other CPU from running).
+ */
+#define SLOW_JOB_MS 50
+static u32 slow_done;
+
+static void slow_job(void *arg)
+{
+	u64 end = rdtsc() + SLOW_JOB_MS * tsc_khz;
+
+	while (rdtsc() < end)
+		cpu_relax();
+	__atomic_store_n(&slow_done, 1, __ATOMIC_RELEASE);
+}
+
+KTEST(smp, a_wait_for_another_cpu_sleeps)
+{
+	unsigned int me = smp_processor_id(), cpu, other = NR_CPUS, spins = 0;
+	u64 turns = 0;
+
+	for_each_online_cpu(cpu) {
+		if (cpu != me && other == NR_CPUS)
+			other = cpu;
+	}
+	if (other == NR_CPUS)
+		return;	/* one CPU: nothing to wait for */
+	slow_done = 0;
+	KT_ASSERT(run_on_cpu(other, slow_job, NULL) == 0);
+	while (!__atomic_load_n(&slow_done, __ATOMIC_ACQUIRE)) {
+		smp_wait_relax(&spins);
+		turns++;
+	}
+	run_on_cpu_wait(other);
+	/* the PAUSEs, then a turn a tick (HZ) and a few other interrupts */
+	if (turns > SMP_WAIT_SPINS + SLOW_JOB_MS * HZ / 1000 + 40)
+		printk("smp: waiting %d ms for CPU %u took %llu turns\n", SLOW_JOB_MS, other, turns);
+	KT_EXPECT(turns <= SMP_WAIT_SPINS + SLOW_JOB_MS * HZ / 1000 + 40);
 }
 
 KTEST(smp, calls_refused_with_interrupts_off_or_offline)
