@@ -1051,11 +1051,25 @@ int ptd_image_add_elf(struct ptd_image *img, const char *path, u64 load, struct 
 
 	/* The loaded image: PT_LOAD segments, or allocated sections of an object
 	 * without program headers. */
-	elf_getphdrnum(in.e, &phnum);
+	if (elf_getphdrnum(in.e, &phnum))
+		phnum = 0;
+	/* a count past what the file holds (PN_XNUM's comes from a section
+	 * header) would be billions of failed lookups */
+	if (phnum > file_size / gelf_fsize(in.e, ELF_T_PHDR, 1, EV_CURRENT)) {
+		ptd_diag_add(diags, -1, 0, "%s: %zu program headers declared, more than the file's %zu bytes hold: no segment mapped",
+			     path, phnum, file_size);
+		phnum = 0;
+	}
 	for (size_t i = 0; i < phnum; i++) {
 		GElf_Phdr ph;
 
-		if (!gelf_getphdr(in.e, (int)i, &ph) || ph.p_type != PT_LOAD || !ph.p_memsz)
+		if (!gelf_getphdr(in.e, (int)i, &ph)) {
+			/* libelf reads the table whole: none of it can be read */
+			ptd_diag_add(diags, -1, 0, "%s: the program headers cannot be read (libelf: %s): no segment mapped",
+				     path, elf_errmsg(-1));
+			break;
+		}
+		if (ph.p_type != PT_LOAD || !ph.p_memsz)
 			continue;
 		if (ph.p_offset > file_size || ph.p_filesz > file_size - ph.p_offset) {
 			ptd_diag_add(diags, -1, 0, "%s: segment %zu lies outside the file", path, i);
