@@ -20,6 +20,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
 #include <elf.h>
@@ -807,13 +808,15 @@ struct flow {
 	struct ptd_stats st;
 };
 
-static unsigned long flow_decode(struct flow *f, const struct membuf *m, FILE *tree)
+static unsigned long flow_decode(struct flow *f, const struct membuf *m, FILE *tree,
+				 struct ptd_progress *progress)
 {
 	struct ptd_consumer cons[2];
 	unsigned long errors;
 
 	parse_with_image(&f->c, &f->img, "flow.tpz", m);
 	ptd_ctx_init(&f->x, &f->c, &f->img);
+	f->x.progress = progress;
 	ptd_stats_init(&f->st, &f->img);
 	ptd_calls_init(&f->calls, &f->img, tree);
 	cons[0] = (struct ptd_consumer){ ptd_stats_event, &f->st };
@@ -856,7 +859,7 @@ static void test_self_loops(void **state)
 		put_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);	/* libipt walks to its branch */
 		len = enc_done(&e);
 		code_container(&m, loops[k], sizeof(loops[k]), e.buf, len);
-		assert_int_equal(flow_decode(&f, &m, NULL), 1);
+		assert_int_equal(flow_decode(&f, &m, NULL, NULL), 1);
 		assert_int_equal(f.c.diags.n, 1);
 		assert_non_null(strstr(f.c.diags.v[0].msg,
 				       "100000 instructions decoded at stream offset 0x"));
@@ -876,34 +879,40 @@ static void test_self_loops(void **state)
  * within a constant per node: folded lines elide the middle of deep stacks
  * (and say so), calls.txt stops indenting at 32 levels, the SVG draws 512.
  */
-static void test_deep_calls(void **state)
+/* @n calls of f to itself through a register (a TIP each), in @m. */
+static void deep_calls_container(struct membuf *m, int n)
 {
-	enum { N = 600000 };
 	static const u8 fcode[16] = { 0xff, 0xd0 };	/* f: call *%rax */
-	size_t len = 0, flen, slen, tlen;
-	u8 *pt = malloc(3 * N + 64);
-	struct membuf m = { 0 };
-	struct flow fl;
+	u8 *pt = malloc(3 * (size_t)n + 64);
 	struct enc e;
-	char *folded, *svg, *tree;
-	FILE *ff, *sf, *tf;
+	size_t len;
 
 	enc_init(&e);
 	put_start(&e, BASE);
 	len = enc_done(&e);
 	memcpy(pt, e.buf, len);
-	for (int i = 0; i < N; i++) {	/* TIP, IP update 16: f again */
+	for (int i = 0; i < n; i++) {	/* TIP, IP update 16: f again */
 		pt[len++] = 0x2d;
 		pt[len++] = (u8)BASE;
 		pt[len++] = (u8)(BASE >> 8);
 	}
 	pt[len++] = 0x01;		/* TIP.PGD, no IP */
-
-	code_container(&m, fcode, sizeof(fcode), pt, len);
+	code_container(m, fcode, sizeof(fcode), pt, len);
 	free(pt);
+}
 
+static void test_deep_calls(void **state)
+{
+	enum { N = 600000 };
+	size_t flen, slen, tlen;
+	struct membuf m = { 0 };
+	struct flow fl;
+	char *folded, *svg, *tree;
+	FILE *ff, *sf, *tf;
+
+	deep_calls_container(&m, N);
 	tf = open_memstream(&tree, &tlen);
-	flow_decode(&fl, &m, tf);
+	flow_decode(&fl, &m, tf, NULL);
 	fclose(tf);
 	assert_true(fl.calls.max_depth >= N);
 	assert_int_equal(fl.calls.root.total, N + 1);
@@ -925,6 +934,69 @@ static void test_deep_calls(void **state)
 	free(svg);
 	free(tree);
 	flow_free(&fl);
+	membuf_free(&m);
+}
+
+/* What a progress line on @fd wrote (the pty's master side; nothing: ""). */
+static char *drain(int fd, char *buf, size_t size)
+{
+	size_t len = 0;
+	ssize_t n;
+
+	while (len + 1 < size && (n = read(fd, buf + len, size - 1 - len)) > 0)
+		len += (size_t)n;
+	buf[len] = 0;
+	return buf;
+}
+
+/*
+ * The progress line of a decode: on a terminal, rewritten in place (\r) and
+ * erased at the end; nothing on a pipe (make run's output in a log, a test's
+ * capture), nor on a terminal for a decode shorter than the delay.
+ */
+static void test_progress(void **state)
+{
+	struct membuf m = { 0 };
+	struct ptd_progress p;
+	struct flow fl;
+	char buf[8192], *out;
+	int master, fds[2];
+	FILE *tty, *pipe_w;
+
+	deep_calls_container(&m, 100000);
+	master = posix_openpt(O_RDWR | O_NOCTTY);
+	assert_true(master >= 0 && !grantpt(master) && !unlockpt(master));
+	assert_int_equal(fcntl(master, F_SETFL, O_NONBLOCK), 0);
+	tty = fopen(ptsname(master), "w");
+	assert_non_null(tty);
+
+	/* a terminal, no delay: the line, then erased */
+	ptd_progress_init(&p, tty, 0);
+	assert_int_equal(flow_decode(&fl, &m, NULL, &p), 0);
+	assert_int_equal(fl.calls.root.total, 100001);
+	flow_free(&fl);
+	out = drain(master, buf, sizeof(buf));
+	assert_non_null(strstr(out, "\rptdecode: decoding: "));
+	assert_non_null(strstr(out, " MB of trace, "));
+	assert_true(strlen(out) >= 4 && !strcmp(out + strlen(out) - 4, "\r\033[K"));
+
+	/* the same terminal, a decode shorter than the delay: nothing */
+	ptd_progress_init(&p, tty, 3600);
+	flow_decode(&fl, &m, NULL, &p);
+	flow_free(&fl);
+	assert_string_equal(drain(master, buf, sizeof(buf)), "");
+
+	/* a pipe, no delay: nothing */
+	assert_int_equal(pipe(fds), 0);
+	pipe_w = fdopen(fds[1], "w");
+	ptd_progress_init(&p, pipe_w, 0);
+	flow_decode(&fl, &m, NULL, &p);
+	flow_free(&fl);
+	fclose(pipe_w);
+	assert_string_equal(drain(fds[0], buf, sizeof(buf)), "");
+	close(fds[0]);
+	fclose(tty);
+	close(master);
 	membuf_free(&m);
 }
 
@@ -1224,6 +1296,7 @@ int main(void)
 		cmocka_unit_test(test_intern_many),
 		cmocka_unit_test(test_deep_calls),
 		cmocka_unit_test(test_self_loops),
+		cmocka_unit_test(test_progress),
 		cmocka_unit_test(test_elf_image),
 		cmocka_unit_test(test_hostile_elf),
 		cmocka_unit_test(test_perf_data),

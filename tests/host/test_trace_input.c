@@ -350,6 +350,63 @@ static void test_cpu_option(void **state)
 	membuf_free(&m);
 }
 
+/* @dir/@name exists. */
+static bool exists_in(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return !access(path, F_OK);
+}
+
+/*
+ * --out-dir writes the outputs asked for, all when none is (make run asks
+ * for all but the listings: insn.txt was 6.7 GB for fw.run=all); it lists
+ * each file with its size, and the listings it left out with theirs.
+ */
+static void test_out_dir(void **state)
+{
+	const struct piece p[] = { { 0, 0, 0, 0 } };
+	const char *bin = tool();
+	char trace[] = "/tmp/topaz-input-XXXXXX", dir[] = "/tmp/topaz-outdir-XXXXXX";
+	char args[256], *out;
+	struct membuf m = { 0 };
+
+	if (!bin)
+		skip();	/* make tools builds it (make all) */
+	demo_container(&m, 1, p, ARRAY_SIZE(p));
+	write_temp(&m, trace);
+	assert_non_null(mkdtemp(dir));
+
+	snprintf(args, sizeof(args), "--out-dir %s --calls --stats --folded", dir);
+	assert_int_equal(run_tool(bin, args, trace, &out), 0);
+	assert_true(exists_in(dir, "calls.txt") && exists_in(dir, "stats.txt") &&
+		    exists_in(dir, "folded.txt") && exists_in(dir, "flame.svg"));
+	assert_false(exists_in(dir, "insn.txt") || exists_in(dir, "packets.txt"));
+	assert_non_null(strstr(out, ": calls.txt "));
+	assert_non_null(strstr(out, "not written: insn.txt, every instruction (about 2.9 KB here): --insn\n"));
+	assert_non_null(strstr(out, "not written: packets.txt, every packet (about "));
+	assert_null(strstr(out, " insn.txt 1"));
+	free(out);
+
+	/* none asked for: every one, and nothing said missing */
+	snprintf(args, sizeof(args), "--out-dir %s", dir);
+	assert_int_equal(run_tool(bin, args, trace, &out), 0);
+	assert_true(exists_in(dir, "insn.txt") && exists_in(dir, "packets.txt"));
+	assert_non_null(strstr(out, ", insn.txt "));
+	assert_null(strstr(out, "not written"));
+	free(out);
+
+	for (const char *const *n = (const char *const[]){ "packets.txt", "insn.txt", "calls.txt",
+			"stats.txt", "folded.txt", "flame.svg", "problems.txt", NULL }; *n; n++) {
+		snprintf(args, sizeof(args), "%s/%s", dir, *n);
+		unlink(args);
+	}
+	rmdir(dir);
+	unlink(trace);
+	membuf_free(&m);
+}
+
 /* ------------------------------------------------------------ scale */
 
 /*
@@ -518,6 +575,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_cpu_beyond_header),
 		cmocka_unit_test(test_cpu_option),
+		cmocka_unit_test(test_out_dir),
 		cmocka_unit_test(test_spans),
 		cmocka_unit_test(test_many_images),
 		cmocka_unit_test(test_many_cpus),

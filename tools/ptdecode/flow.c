@@ -306,6 +306,8 @@ struct insn_run {
 	unsigned long limit;		/* run_insns() stops after this many */
 	u64 n;				/* instructions emitted */
 	const insns_fn *batch;		/* per consumer: its batch form, or NULL */
+	struct ptd_progress *progress;	/* told the offset a batch at a time */
+	u64 base;			/* bytes of the segments before this one */
 };
 
 /* The batch form of a consumer's event function, if it has one. */
@@ -346,6 +348,7 @@ static void flush_insns(struct insn_run *r, size_t n, const struct ptd_consumer 
 	r->last_ip = r->insn[n - 1].ip;
 	r->last_off = r->off[n - 1];
 	r->n += n;
+	ptd_progress_at(r->progress, r->base + r->last_off);
 }
 
 /*
@@ -640,13 +643,14 @@ static void report_decode_error(struct seg_decode *s, int status)
 
 static unsigned long decode_segment(struct ptd_ctx *x, const struct ptd_segment *seg,
 				    const struct ptd_consumer *cons, size_t ncons, u64 *prev,
-				    bool *have_prev, struct pt_image *ipt, const insns_fn *batch)
+				    bool *have_prev, struct pt_image *ipt, const insns_fn *batch, u64 base)
 {
 	struct seg_decode s = {
 		.x = x, .seg = seg, .cons = cons, .ncons = ncons, .prev = prev,
 		.have_prev = have_prev, .gap = seg->gap || seg->gap_why,
 		.last_sync = ~0ull, .resync_at = ~0ull,
-		.r = { .progress_off = ~0ull, .max_stuck = x->max_stuck, .batch = batch },
+		.r = { .progress_off = ~0ull, .max_stuck = x->max_stuck, .batch = batch,
+		       .progress = x->progress, .base = base },
 	};
 	struct ptd_event ev = { .type = PTD_EV_SEGMENT, .seg = seg };
 	int status;
@@ -679,19 +683,28 @@ unsigned long ptd_decode_flow(struct ptd_ctx *x, const struct ptd_consumer *cons
 	struct pt_image *ipt = ptd_image_sections(x->img);
 	insns_fn *batch = calloc(ncons + 1, sizeof(*batch));
 	unsigned long errors = 0;
-	u64 prev = 0;
+	u64 prev = 0, total = 0, base = 0;
 	bool have_prev = false;
 
 	if (!batch)
 		abort();
 	for (size_t i = 0; i < ncons; i++)
 		batch[i] = batch_form(&cons[i]);
+	if (x->progress) {
+		for (size_t i = 0; i < x->segs.n; i++)
+			total += x->segs.v[i].size;
+		ptd_progress_begin(x->progress, "decoding", total);
+	}
 	/* @prev: the last instruction decoded on this CPU, for what a gap cost */
 	for (size_t i = 0; i < x->segs.n; i++) {
 		if (i && x->segs.v[i].cpu != x->segs.v[i - 1].cpu)
 			have_prev = false;
-		errors += decode_segment(x, &x->segs.v[i], cons, ncons, &prev, &have_prev, ipt, batch);
+		errors += decode_segment(x, &x->segs.v[i], cons, ncons, &prev, &have_prev, ipt, batch,
+					 base);
+		base += x->segs.v[i].size;
 	}
+	if (x->progress)
+		ptd_progress_end(x->progress);
 	free(batch);
 	return errors;
 }

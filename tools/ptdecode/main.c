@@ -49,8 +49,10 @@ static const char usage[] =
 "  --perf-data FILE      a perf.data for Linux perf's own decoder (perf script,\n"
 "                        perf report: docs/trace-format.md); sideband images are\n"
 "                        written beside it, into FILE.images/\n"
-"  --out-dir DIR         all of the above into DIR (packets.txt insn.txt calls.txt\n"
-"                        stats.txt folded.txt flame.svg problems.txt), summary on stdout\n"
+"  --out-dir DIR         the outputs asked for (--packets --insn --calls --stats\n"
+"                        --folded), all of them when none is, into DIR as packets.txt\n"
+"                        insn.txt calls.txt stats.txt folded.txt, with flame.svg and\n"
+"                        problems.txt; the summary and each file's size on stdout\n"
 "  --coverage-check      the coverage decoder (kernel/coverage/, ptcov.h) against a\n"
 "                        reference from libipt's instruction flow: the same blocks\n"
 "                        (start, end, instructions, entries) and edges (and their\n"
@@ -70,6 +72,7 @@ static const char usage[] =
 "  -o FILE               where --extract-serial writes\n"
 "  -q                    do not print problems (the exit status still counts them)\n"
 "  --max-problems N      print at most N problems (--out-dir keeps all in problems.txt)\n"
+"A decode that runs over 2 s shows its progress on stderr when that is a terminal.\n"
 "Problems go to stderr as \"ptdecode: FILE: record N at offset 0xOFF: reason\".\n"
 "Exit status: 0 intact, 1 decoded but something was wrong, 2 unusable input or usage.\n";
 
@@ -364,6 +367,59 @@ static void write_problems(const struct opts *o, const struct ptd_container *c)
 	}
 }
 
+/* @n bytes as a person reads them: "812 B", "31.0 KB", "6.7 GB" (powers of 1000). */
+static const char *human_size(double n, char *buf, size_t size)
+{
+	static const char *const unit[] = { "B", "KB", "MB", "GB", "TB" };
+	int u = 0;
+
+	while (n >= 1000 && u < 4) {
+		n /= 1000;
+		u++;
+	}
+	snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", n, unit[u]);
+	return buf;
+}
+
+/*
+ * The listings grow with the trace (6.7 GB of insn.txt for 76 million
+ * instructions): about this many bytes per instruction and per byte of
+ * trace, measured on the default job and fw.run=all (89 and 10 to 11).
+ */
+#define INSN_LINE_BYTES		90
+#define PACKET_TEXT_PER_BYTE	11
+
+/* --out-dir: each file written with its size; the listings not asked for,
+ * with the size they would have. */
+static void print_outputs(const struct opts *o, const struct ptd_container *c,
+			  const struct ptd_stats *st, u64 trace_bytes)
+{
+	static const char *const more[] = { "flame.svg", "problems.txt" };
+	char path[4096], size[32];
+	const char *sep = "";
+	struct stat sb;
+
+	printf("outputs in %s/:", o->out_dir);
+	for (int i = 0; i < O_NR + 2; i++) {
+		const char *name = i < O_NR ? out_names[i] : more[i - O_NR];
+
+		if ((i < O_NR && !o->want[i]) || (i == O_NR + 1 && !ptd_diags_count(&c->diags)))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", o->out_dir, name);
+		if (stat(path, &sb))
+			continue;
+		printf("%s %s %s", sep, name, human_size((double)sb.st_size, size, sizeof(size)));
+		sep = ",";
+	}
+	putchar('\n');
+	if (!o->want[O_INSN])
+		printf("not written: insn.txt, every instruction (about %s here): --insn\n",
+		       human_size((double)st->insns * INSN_LINE_BYTES, size, sizeof(size)));
+	if (!o->want[O_PACKETS])
+		printf("not written: packets.txt, every packet (about %s here): --packets\n",
+		       human_size((double)trace_bytes * PACKET_TEXT_PER_BYTE, size, sizeof(size)));
+}
+
 /* --coverage DIR TRACE... or --coverage-diff A B; -1 to go on, else the exit status. */
 static int coverage_args(struct opts *o, int n, char **traces)
 {
@@ -470,11 +526,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	}
 	o->trace = argv[optind];
 	if (o->out_dir) {
+		bool some = false;
+
 		if (mkdir(o->out_dir, 0777) && errno != EEXIST) {
 			fprintf(stderr, "ptdecode: %s: cannot create: %s\n", o->out_dir, strerror(errno));
 			return 2;
 		}
 		for (int i = 0; i < O_NR; i++)
+			some |= o->want[i];
+		for (int i = 0; i < O_NR && !some; i++)
 			o->want[i] = true;
 		o->summary = true;
 	}
@@ -664,7 +724,9 @@ int main(int argc, char **argv)
 	struct ptd_consumer cons[4];
 	struct ptd_covref ref;
 	struct ptd_covcheck cov;
+	struct ptd_progress progress;
 	size_t ncons = 0;
+	u64 trace_bytes = 0;
 	bool flow, cov_differs = false;
 	int ret;
 	u64 load;
@@ -693,6 +755,11 @@ int main(int argc, char **argv)
 			     "no code to decode with: give --elf (and the trace has no sideband image)");
 	/* only the CPUs asked for: the others' records are left out of everything */
 	ptd_ctx_init_cpus(&x, &c, &img, o.cpus, o.ncpus);
+	for (size_t i = 0; i < x.segs.n; i++)
+		trace_bytes += x.segs.v[i].size;
+	/* a long decode says how far it is, on a terminal */
+	ptd_progress_init(&progress, stderr, 2.0);
+	x.progress = &progress;
 	for (int i = 0; i < O_NR; i++)
 		if (o.want[i])
 			files[i] = open_out(o.out_dir, out_names[i], o.nwant == 1);
@@ -764,8 +831,7 @@ int main(int argc, char **argv)
 		if (x.per_cpu)
 			ptd_cpu_summary_print(&cst, stdout, 3);
 		if (o.out_dir)
-			printf("full outputs: %s/{insn,calls,packets,stats,folded}.txt, %s/flame.svg%s\n",
-			       o.out_dir, o.out_dir, ptd_diags_count(&c.diags) ? ", problems.txt" : "");
+			print_outputs(&o, &c, &st, trace_bytes);
 	}
 	if (!closed_ok(stdout, "standard output"))
 		ret = 2;

@@ -16,6 +16,7 @@
  *   coverage.c   --coverage (drcov, lcov, summary) and --coverage-diff
  *   diag.c       error messages that name the record and the offset
  *   covcheck.c   the coverage decoder (ptcov.h) against libipt's flow
+ *   progress.c   a progress line on a terminal for long decodes
  */
 #ifndef TOPAZ_PTDECODE_H
 #define TOPAZ_PTDECODE_H
@@ -470,6 +471,48 @@ void ptd_segment_where(const struct ptd_segment *s, u64 off, u32 *seq, u64 *rec_
  * one CPU's stream reaches another's decoder.
  * @per_cpu: ptd_container_multi_cpu(): outputs name the CPUs
  */
+/**
+ * struct ptd_progress - a progress line on a terminal for a long decode
+ * @f: where it goes; NULL when that is not a terminal (then nothing is done)
+ * @what: what runs ("decoding")
+ * @total: bytes of trace in all; @done: those decoded so far
+ * @delay: seconds of work before the first line (a short decode shows none)
+ * @start, @last: when the work began, when the line was last written
+ * @calls: ptd_progress_at() calls, to look at the clock only now and then
+ * @shown: a line is on the terminal (ptd_progress_end() erases it)
+ */
+struct ptd_progress {
+	FILE *f;
+	const char *what;
+	u64 total, done;
+	double delay, start, last;
+	unsigned int calls;
+	bool shown;
+};
+
+/** ptd_progress_init() - a progress line on @f after @delay seconds of work,
+ * when @f is a terminal; otherwise none, ever */
+void ptd_progress_init(struct ptd_progress *p, FILE *f, double delay);
+/** ptd_progress_begin() - the work @what starts, @total bytes of it */
+void ptd_progress_begin(struct ptd_progress *p, const char *what, u64 total);
+/** ptd_progress_show() - write the line now if it is due (ptd_progress_at()'s slow path) */
+void ptd_progress_show(struct ptd_progress *p);
+/** ptd_progress_end() - the work is done: erase the line if one was written */
+void ptd_progress_end(struct ptd_progress *p);
+
+/* ptd_progress_at() looks at the clock once in this many calls */
+#define PTD_PROGRESS_EVERY	256
+
+/** ptd_progress_at() - @done bytes of the work are done (@p may be NULL) */
+static inline void ptd_progress_at(struct ptd_progress *p, u64 done)
+{
+	if (!p || !p->f)
+		return;
+	p->done = done;
+	if (++p->calls % PTD_PROGRESS_EVERY == 0)
+		ptd_progress_show(p);
+}
+
 struct ptd_ctx {
 	struct ptd_container *c;
 	struct ptd_image *img;
@@ -477,6 +520,7 @@ struct ptd_ctx {
 	struct pt_config cfg;	/* cpu, timing; begin/end per segment */
 	unsigned long max_stuck;	/* instructions without a packet before a loop is cut */
 	bool per_cpu;
+	struct ptd_progress *progress;	/* the decode's progress line, or NULL */
 };
 
 /** ptd_ctx_init() - segments and the libipt configuration from @c's header */
