@@ -12,6 +12,10 @@ CMDLINE    ?= pt=on pt.buf=32K pt.region=4K run=demo
 # through the environment: a command line may hold quotes (fw.image="\path args")
 export CMDLINE
 SMP        ?= 4
+# make run: the seconds before QEMU is stopped (boot.sh --timeout); INSN=1:
+# the listings too, build/trace/insn.txt and packets.txt (gigabytes)
+TIMEOUT    ?= 120
+INSN       ?= 0
 V          ?= 0
 Q          := $(if $(filter 1,$(V)),,@)
 
@@ -255,18 +259,19 @@ fuzz-seeds: $(BUILD)/fuzz/gen_seeds
 setup:
 	$(Q)scripts/setup.sh
 
-# The trace container arrives on debugcon (or framed in the serial log) and
-# is decoded at the end; make run's status is topaz's.
+# The trace container arrives on debugcon (or framed in the serial log, or as
+# a file on the boot volume: boot.sh --fetch) and is decoded at the end; the
+# last run's outputs go first. make run's status is topaz's.
 # make run, test and check build with every core (a make -jN of the caller's wins)
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 JFLAG = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(JOBS))
 
 run: setup
 	$(Q)$(MAKE) --no-print-directory $(JFLAG) kernel tools
-	$(Q)rm -f $(BUILD)/trace.tpz; status=0; \
-	tests/qemu/boot.sh --cmdline "$$CMDLINE" --smp $(SMP) --show --debugcon $(BUILD)/trace.tpz \
-		--log $(BUILD)/serial.log || status=$$?; \
-	scripts/trace-summary.sh $(BUILD); exit $$status
+	$(Q)scripts/trace-summary.sh --clean $(BUILD); status=0; \
+	tests/qemu/boot.sh --cmdline "$$CMDLINE" --smp $(SMP) --timeout $(TIMEOUT) --show \
+		--debugcon $(BUILD)/trace.tpz --log $(BUILD)/serial.log --fetch $(BUILD)/volume || status=$$?; \
+	scripts/trace-summary.sh $(if $(filter 1,$(INSN)),--insn) $(BUILD); exit $$status
 
 test: setup
 	$(Q)$(MAKE) --no-print-directory $(JFLAG) all

@@ -328,14 +328,80 @@ coverage_verdict() {
 	esac
 }
 
+# make run's end on a case's boot (flag "makerun"): the last run's outputs,
+# planted in RUN (the case's make-run folder) before the boot, must be gone
+# (scripts/trace-summary.sh --clean); scripts/trace-summary.sh decodes what
+# the boot left in RUN as make run does (debugcon, serial, the files boot.sh
+# --fetch took from the boot volume). Without a trace it says only that; with
+# one it writes no listing, and with --insn (INSN=1) writes insn.txt. Then a
+# boot that could not start (boot.sh refused to): --clean leaves nothing of
+# an earlier run to decode. Prints what is wrong.
+plant_stale() {
+	local run=$1
+	mkdir -p "$run/trace" "$run/coverage" "$run/volume" "$run/perf.data.images"
+	for f in trace/insn.txt trace/calls.txt coverage/all.drcov perf.data perf.data.images/fw.so \
+		volume/trace-0009.tpz trace.tpz serial.log; do
+		echo -n "stale: an earlier run's" >"$run/$f"
+	done
+}
+stale_left() {
+	grep -rl '^stale: ' "$1" 2>/dev/null | tr '\n' ' '
+}
+check_makerun() {
+	local run=$1 log=$2 summary=$1/summary.txt left
+	cp "$log" "$run/serial.log"	# (make run's boot.sh --log)
+	"$here/scripts/trace-summary.sh" "$build" "$run" >"$summary" 2>&1
+	left=$(stale_left "$run")
+	[ -z "$left" ] || echo -n "an earlier run's outputs left: $left; "
+	check_makerun_outputs "$run" "$summary"
+	summary=$run/summary-nostart.txt
+	plant_stale "$run"
+	"$here/scripts/trace-summary.sh" --clean "$build" "$run"
+	"$here/scripts/trace-summary.sh" "$build" "$run" >"$summary" 2>&1
+	left=$(stale_left "$run")
+	[ -z "$left" ] && grep -q '^trace: none captured' "$summary" ||
+		echo -n "a boot that could not start: '$(head -n 1 "$summary")', an earlier run's outputs left: ${left:-none}; "
+}
+check_makerun_outputs() {
+	local run=$1 summary=$2 n
+	if has espfile; then
+		grep -qF 'trace: \EFI\topaz\trace-0001.tpz from the boot volume' "$summary" ||
+			echo -n "make run did not decode the file on the boot volume: $(head -1 "$summary"); "
+	fi
+	if grep -q '^trace: none captured' "$summary"; then
+		[[ ",$flags," == *,trace,* ]] && { echo -n "make run found no trace: $(head -1 "$summary"); "; return; }
+		n=$(wc -l <"$summary")
+		[ "$n" = 1 ] || echo -n "no trace, but the summary says more than that ($n lines: $(sed -n 2p "$summary")); "
+		[ ! -e "$run/trace" ] && [ ! -e "$run/perf.data" ] && [ ! -e "$run/coverage" ] ||
+			echo -n "no trace, but outputs were written; "
+		return
+	fi
+	grep -q '^outputs in .*: calls.txt [0-9.]* [KMG]*B, stats.txt' "$summary" &&
+		grep -q '^not written: insn.txt, every instruction (about ' "$summary" &&
+		[ -s "$run/trace/calls.txt" ] && [ -s "$run/perf.data" ] ||
+		echo -n "make run's outputs are not all there: $(grep -m1 '^outputs in' "$summary"); "
+	[ ! -e "$run/trace/insn.txt" ] && [ ! -e "$run/trace/packets.txt" ] ||
+		echo -n "make run wrote the listings without INSN=1; "
+	"$here/scripts/trace-summary.sh" --insn "$build" "$run" >"$run/summary-insn.txt" 2>&1
+	[ -s "$run/trace/insn.txt" ] && grep -q '^outputs in .*, insn.txt [0-9.]* [KMG]*B' "$run/summary-insn.txt" ||
+		echo -n "make run INSN=1 wrote no insn.txt; "
+	rm -f "$run/trace/insn.txt"	# (a hundred megabytes)
+}
+
 # One QEMU case: writes its verdict lines to $dir/NAME.result
 qemu_case() {
 	local name=$1 cmdline=$2 want=$3 patterns=$4 dir=$5 flags=$6
 	local log=$dir/$name.log res=$dir/$name.result status plan seen p clean f
-	local tpz=/dev/null opts=() unknown=""
+	local tpz=/dev/null opts=() unknown="" run=$dir/$name.run src
 	# ("trace", not "trace=none": that one says why the trace is not checked)
 	[[ ",$flags," == *,trace,* ]] && tpz=$dir/$name.tpz
 	opts=(--debugcon "$tpz")
+	if has makerun; then
+		# as make run boots: its trace.tpz, the volume's files fetched
+		plant_stale "$run"
+		"$here/scripts/trace-summary.sh" --clean "$build" "$run"
+		opts=(--debugcon "$run/trace.tpz" --fetch "$run/volume")
+	fi
 	IFS=',' read -ra f <<<"$flags"
 	for p in "${f[@]}"; do
 		case "$p" in
@@ -344,9 +410,9 @@ qemu_case() {
 		nodebugcon) opts+=(--no-debugcon) ;;
 		mem=*) opts+=(--mem "${p#mem=}") ;;
 		smp=*) opts+=(--smp "${p#smp=}") ;;
-		# the trace is a file on the boot volume (pt.sink=file): read it back from there
-		espfile) opts=(--no-debugcon --keep-esp "$dir/$name.esp") ;;
-		fast|trace|trace=none|ends-at-fault|ends-in-pmi|snapshot|stop-loss|ptwrite|each-cpu|fw|fw-aborted) ;;
+		# the trace is a file on the boot volume (pt.sink=file): make run fetches it
+		espfile) opts+=(--no-debugcon --fetch "$run/volume") ;;
+		makerun|fast|trace|trace=none|ends-at-fault|ends-in-pmi|snapshot|stop-loss|ptwrite|each-cpu|fw|fw-aborted) ;;
 		depth=+([0-9])|storm=+([0-9])|module=?*|symbols=?*|coverage|coverage=?*) ;;
 		*) unknown="${unknown:+$unknown, }'$p'" ;;
 		esac
@@ -361,10 +427,11 @@ qemu_case() {
 		--timeout 180 >"$dir/$name.out" 2>&1
 	status=$?
 	t1=$SECONDS
-	if [[ ",$flags," == *,espfile,* ]]; then
-		rm -f "$tpz"
-		mcopy -n -i "$dir/$name.esp" ::/EFI/topaz/trace-0001.tpz "$tpz" 2>/dev/null || : >"$tpz"
-		rm -f "$dir/$name.esp"
+	# the case's checks on a copy (check_makerun ends with the folder cleared)
+	if { has makerun || has espfile; } && [ "$tpz" != /dev/null ]; then
+		src=$run/trace.tpz
+		has espfile && src=$run/volume/trace-0001.tpz
+		cp "$src" "$tpz" 2>/dev/null || : >"$tpz"
 	fi
 	clean=$dir/$name.clean
 	sed 's/\x1b\[[0-9;?=]*[a-zA-Z]//g; s/\r//g' "$log" >"$clean" 2>/dev/null
@@ -397,6 +464,7 @@ qemu_case() {
 			"$build/tools/ptdecode" --extract-serial "$log" -o "$tpz" >"$dir/$name.extract" 2>&1
 		fi
 		[ "$tpz" != /dev/null ] && why="${why:+$why; }$(check_trace "$clean" "$tpz" "$dir/$name")"
+		has makerun && why="${why:+$why; }$(check_makerun "$run" "$log")"
 		# a boot that traced must say what its trace is checked for
 		if [ "$tpz" = /dev/null ] && ! has trace=none && grep -q 'result: trace\.unit ' "$clean"; then
 			why="${why:+$why; }the boot made a trace: declare 'trace' (or 'trace=none', with why) in cases.sh"

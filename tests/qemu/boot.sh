@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Boot topaz in QEMU (TCG) with OVMF, with a command line, and report how it ended.
 #   boot.sh [--cmdline "..."] [--via-shell | --cmdline-file printf|utf16] [--log FILE] [--debugcon FILE | --no-debugcon]
-#           [--mem SIZE] [--smp N] [--timeout S] [--show] [--keep-esp FILE] [-- QEMU ARGS]
+#           [--mem SIZE] [--smp N] [--timeout S] [--show] [--fetch DIR] [-- QEMU ARGS]
 # --cmdline-file: cmdline.txt written another way (scripts/mkesp.sh: escapes as bytes, UTF-16LE).
-# --keep-esp: the boot volume's image afterwards (files topaz wrote to it, pt.sink=file).
+# --fetch: the files topaz wrote to the boot volume's \EFI\topaz (pt.sink=file's
+# trace-NNNN.tpz) into DIR afterwards, DIR emptied first.
 # Exit status: QEMU's (33 = topaz passed, 35 = topaz failed), 124 on a timeout;
 # with --show (make run) 0 for passed and 1 for failed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$here/build}
-cmdline="" via="" log="" dcon=/dev/null mem=512M smp=1 timeout=120 show=0 extra=() keep_esp=""
+cmdline="" via="" log="" dcon=/dev/null mem=512M smp=1 timeout=120 show=0 extra=() fetch=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--cmdline) cmdline=$2; shift 2 ;;
@@ -22,11 +23,13 @@ while [ $# -gt 0 ]; do
 	--show) show=1; shift ;;
 	--via-shell) via=shell; shift ;;
 	--cmdline-file) via=$2; shift 2 ;;
-	--keep-esp) keep_esp=$2; shift 2 ;;
+	--fetch) fetch=$2; shift 2 ;;
 	--) shift; extra=("$@"); break ;;
 	*) echo "boot.sh: unknown option '$1'" >&2; exit 2 ;;
 	esac
 done
+[[ "$timeout" =~ ^[0-9]+(\.[0-9]+)?[smhd]?$ ]] ||
+	{ echo "boot.sh: --timeout (make run's TIMEOUT=) '$timeout': not a time (seconds: 300, or 5m)" >&2; exit 2; }
 ovmf_code=/usr/share/OVMF/OVMF_CODE_4M.fd
 ovmf_vars=/usr/share/OVMF/OVMF_VARS_4M.fd
 for f in "$build/topaz.efi" "$ovmf_code" "$ovmf_vars"; do
@@ -61,7 +64,12 @@ else
 fi
 timeout --foreground -k 5 "$timeout" qemu-system-x86_64 "${args[@]}" "${extra[@]}" </dev/null
 status=$?
-[ -n "$keep_esp" ] && cp "$run/esp.img" "$keep_esp"
+if [ -n "$fetch" ]; then
+	# all of \EFI\topaz but what mkesp.sh put there; none when topaz made no folder
+	rm -rf "$fetch" && mkdir -p "$fetch" &&
+		{ mcopy -s -n -i "$run/esp.img" '::/EFI/topaz/*' "$fetch/" 2>/dev/null || :; } &&
+		rm -f "$fetch/cmdline.txt"
+fi
 rm -rf "$run"
 if [ $show = 1 ]; then
 	case $status in
@@ -72,6 +80,6 @@ fi
 case $status in
 33) [ $show = 1 ] && echo "boot.sh: topaz powered off: success" ;;
 35) [ $show = 1 ] && echo "boot.sh: topaz powered off: failure" ;;
-124) echo "boot.sh: timed out after ${timeout}s (hang?)" >&2 ;;
+124) echo "boot.sh: timed out after $timeout$([[ $timeout == *[smhd] ]] || echo s) (hang? make run TIMEOUT=S gives it longer)" >&2 ;;
 esac
 exit $status

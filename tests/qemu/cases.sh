@@ -3,10 +3,15 @@
 #   (';'-separated; "!text": text that must not) | flags (','-separated)
 # Flags that shape the boot: "shell" to boot through the UEFI shell (load options),
 #   "nodebugcon" for a machine without port 0xe9, "mem=SIZE" for the machine's memory,
-#   "smp=N" for its CPUs, "espfile" to read the trace back from the boot volume,
+#   "smp=N" for its CPUs, "espfile" for a machine without port 0xe9 whose trace is the file
+#   on the boot volume (pt.sink=file; boot.sh --fetch takes it from there, as make run does),
 #   "cmdline=printf" for a cmdline.txt of the line's printf escapes as bytes (\0 a NUL),
 #   "cmdline=utf16" for one in UTF-16LE with a byte-order mark (scripts/mkesp.sh).
 # "fast": the case is in the fast tier (make check: one case per axis).
+# "makerun": the boot is make run's (tests/run-all.sh, check_makerun): an earlier run's outputs
+#   planted first must be gone after it; scripts/trace-summary.sh decodes what it left as make
+#   run does, without the listings, then with --insn (INSN=1) writes insn.txt; without a trace
+#   it says only that.
 # The checks a traced case gets, each declared here (tests/run-all.sh, check_trace):
 #   trace          the boot's container is kept and checked: it decodes with no error,
 #                  every byte produced was delivered or reported lost, at least 2 PMIs,
@@ -44,7 +49,8 @@ crash-stack|crash=stack|35|PANIC: exception #DF (double fault, vector 8);crash_s
 # unterminated quote; test=mm after them all still runs, and the boot fails for the words
 # not applied (unknown keys alone are warnings: load-options passes)
 bad-cmdline|bogus=1 loglevel=99 crash=nope apic.mode=weird timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 timer.hz=100 "timer.hz=100" test=mm t="open|35|unknown key 'bogus';bad value '99' for 'loglevel': expected a number from 0 to 8;bad value 'nope' for 'crash';bad value 'weird' for 'apic.mode': expected auto, xapic or x2apic;unterminated quote;ktest: 4 passed, 0 failed;4 words of the command line not applied: loglevel (bad value), crash (bad value), apic.mode (bad value), t (unterminated quote): the boot fails|fast
-no-such-test|test=nosuch|35|test=nosuch selects no test; suites are:
+# (pt=on: a container with no trace in it, which make run calls no trace)
+no-such-test|pt=on test=nosuch|35|test=nosuch selects no test; suites are:|trace=none,makerun
 load-options|test=traps loglevel=7 bogus.key|33|command line (from load options): "test=traps loglevel=7 bogus.key";unknown key 'bogus.key';ktest: 6 passed, 0 failed|shell
 # cmdline.txt that is not plain text: a NUL cuts the line there, the words after it named and
 # the boot failing (not the default job's success); UTF-16LE with its mark is read (and a
@@ -125,8 +131,9 @@ fw-image-fails|fw.image="\EFI\tools\hello.efi fail"|35|the image returned an err
 fw-no-cpu-arch|fw.run=vars pt=on fw.no_cpu_arch|35|the firmware has no EFI_CPU_ARCH_PROTOCOL (fw.no_cpu_arch)
 fw-vector-taken|fw.run=vars pt=on fw.vector=0x20|35|the firmware refused vector 0x20 (the PMI) to RegisterInterruptHandler: a handler of its own has it
 # A USB stick's user: no debug console, the trace written to \EFI\topaz\trace-0001.tpz on the
-# boot volume through the firmware's file system (read back from the volume and decoded)
-trace-fw-file|fw.run=vars,file pt=on pt.buf=16K|33|no debug console at port 0xe9; the trace goes to a file on the boot volume (pt.sink=file);is in \EFI\topaz\trace-0001.tpz on the boot volume;result: fw.phase failed=0|fast,trace,fw,espfile
+# boot volume through the firmware's file system (fetched from the volume and decoded as make
+# run does)
+trace-fw-file|fw.run=vars,file pt=on pt.buf=16K|33|no debug console at port 0xe9; the trace goes to a file on the boot volume (pt.sink=file);is in \EFI\topaz\trace-0001.tpz on the boot volume;result: fw.phase failed=0|fast,trace,fw,espfile,makerun
 # The UEFI Shell from the firmware volume (fw.image=fv:NAME) running a command with its
 # options; a name no volume has
 fw-shell-ls|fw.image="fv:Shell -nostartup -noversion -exit ls fs0:\EFI"|33|fw.image=fv:Shell: loaded at;Directory of: fs0:\EFI\;returned EFI status 0 in;result: fw.phase failed=0
