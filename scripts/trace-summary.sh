@@ -68,8 +68,9 @@ esac
 [ ${#listings[@]} = 0 ] &&
 	echo "  make run INSN=1 writes them; or, paged: $tool --elf $build/topaz.so --insn $trace | less"
 # the blocks and edges it reached: drcov for a disassembler, lcov for genhtml
+# (stderr: its progress line on a terminal; -q, no problems: the decode above said them)
 if "$tool" --coverage "$run/coverage" --elf "$build/topaz.so" --symbols "$build/efi" -q "$trace" \
-	>/dev/null 2>&1 || [ $? = 1 ]; then
+	>/dev/null || [ $? = 1 ]; then
 	echo "coverage: $run/coverage/ (summary.txt; *.drcov for Lighthouse or Cartographer):"
 	ls "$run"/coverage/*.info >/dev/null 2>&1 &&
 		echo "  genhtml -o $run/coverage/html $run/coverage/*.info    # the source lines reached, as HTML"

@@ -986,6 +986,26 @@ static void test_progress(void **state)
 	flow_free(&fl);
 	assert_string_equal(drain(master, buf, sizeof(buf)), "");
 
+	/* the coverage decoder's, told every 4 KiB of trace: 1.2 MB here */
+	membuf_free(&m);
+	deep_calls_container(&m, 400000);
+	{
+		struct ptd_cov *cv = ptd_cov_new(NULL, NULL);
+		struct ptd_container c;
+		struct ptd_image img;
+
+		parse_with_image(&c, &img, "cov.tpz", &m);
+		ptd_progress_init(&p, tty, 0);
+		ptd_cov_set_progress(cv, &p);
+		assert_int_equal(ptd_cov_add(cv, &c, &img, 0), 0);
+		ptd_cov_free(cv);
+		ptd_image_free(&img);
+		ptd_container_free(&c);
+	}
+	out = drain(master, buf, sizeof(buf));
+	assert_non_null(strstr(out, "\rptdecode: coverage: "));
+	assert_true(strlen(out) >= 4 && !strcmp(out + strlen(out) - 4, "\r\033[K"));
+
 	/* a pipe, no delay: nothing */
 	assert_int_equal(pipe(fds), 0);
 	pipe_w = fdopen(fds[1], "w");

@@ -82,6 +82,7 @@ struct ptd_cov {
 	} *place;			/* per region of the image decoded now */
 	char **cpu_lines;		/* a result line per CPU stream decoded */
 	size_t ncpu_lines;
+	struct ptd_progress *progress;	/* a long decode's progress line, or NULL */
 };
 
 static u64 mix(u64 h, u64 v)
@@ -408,9 +409,18 @@ static void harvest(struct ptd_cov *cv, struct ptd_container *c, const struct pt
 	add_stats(&cv->total, st);
 }
 
+void ptd_cov_set_progress(struct ptd_cov *cv, struct ptd_progress *p)
+{
+	cv->progress = p;
+}
+
+/* A progress line is told where the decoder is every this many bytes. */
+#define FEED_STEP	4096
+
 int ptd_cov_add(struct ptd_cov *cv, struct ptd_container *c, const struct ptd_image *img, u64 load)
 {
 	struct ptd_segments segs;
+	u64 total = 0, done = 0;
 
 	if (!img->nregions) {
 		fprintf(stderr, "ptdecode: %s: no code to decode with: give --elf (the trace has no sideband image)\n",
@@ -427,6 +437,11 @@ int ptd_cov_add(struct ptd_cov *cv, struct ptd_container *c, const struct ptd_im
 	ptcov_flush_code(cv->dec);
 	cv->cur_img = img;
 	map_regions(cv, img, load);
+	if (cv->progress) {
+		for (size_t i = 0; i < segs.n; i++)
+			total += segs.v[i].size;
+		ptd_progress_begin(cv->progress, "coverage", total);
+	}
 	for (size_t k = 0; k < segs.ncpus; k++) {
 		const struct ptd_cpu_stream *cs = &segs.cpus[k];
 
@@ -437,7 +452,12 @@ int ptd_cov_add(struct ptd_cov *cv, struct ptd_container *c, const struct ptd_im
 			/* what is missing before the segment cuts the flow */
 			if (g->gap || g->gap_why)
 				ptcov_gap(cv->dec, PTCOV_GAP_LOST);
-			ptcov_feed(cv->dec, g->data, g->size);
+			/* in steps, for the progress line: the decoder takes any cut */
+			for (size_t at = 0; at < g->size; at += FEED_STEP) {
+				ptcov_feed(cv->dec, g->data + at, min(g->size - at, (size_t)FEED_STEP));
+				ptd_progress_at(cv->progress, done + at);
+			}
+			done += g->size;
 		}
 		ptcov_end_stream(cv->dec);
 		/* each CPU's counts, as the kernel's pt.coverage=on gives them;
@@ -446,6 +466,8 @@ int ptd_cov_add(struct ptd_cov *cv, struct ptd_container *c, const struct ptd_im
 		harvest(cv, c, img);
 		ptcov_clear(cv->dec);
 	}
+	if (cv->progress)
+		ptd_progress_end(cv->progress);
 	ptd_segments_free(&segs);
 	return 0;
 }

@@ -651,6 +651,7 @@ static int run_coverage(struct opts *o)
 	struct ptd_container *c = calloc((size_t)o->ntraces, sizeof(*c));
 	struct ptd_image *img = calloc((size_t)o->ntraces, sizeof(*img));
 	struct ptd_cov *cov[2] = { NULL, NULL };
+	struct ptd_progress progress;
 	int loaded = 0, ret = 0;
 	size_t nsyms = 0;
 
@@ -664,6 +665,9 @@ static int run_coverage(struct opts *o)
 		ret = 2;
 		goto out;
 	}
+	ptd_progress_init(&progress, stderr, 2.0);
+	for (int i = 0; i < 2 && cov[i]; i++)
+		ptd_cov_set_progress(cov[i], &progress);
 	for (; loaded < o->ntraces; loaded++) {
 		u64 load;
 

@@ -974,6 +974,8 @@ void *ptd_grow(void *v, size_t *cap, size_t n, size_t size);
  * cannot be made.
  */
 struct ptd_cov *ptd_cov_new(const char *elf, const char *symbols);
+/** ptd_cov_set_progress() - ptd_cov_add() shows its progress on @p (NULL: none) */
+void ptd_cov_set_progress(struct ptd_cov *cv, struct ptd_progress *p);
 /**
  * ptd_cov_add() - decode @c's every CPU stream into @cv (a LOST gap or a
  * damaged record cuts the flow there; problems go to @c's diags)
