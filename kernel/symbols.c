@@ -2,6 +2,8 @@
 /* Symbol table search and formatting, shared by both builds. */
 #include <topaz/symbols.h>
 #include <topaz/kernel.h>
+#include <topaz/kstrto.h>
+#include <topaz/errno.h>
 
 const struct ksym_entry *ksym_table_lookup(const struct ksym_table *tab, uintptr_t addr,
 					   uintptr_t *offset)
@@ -52,4 +54,60 @@ const char *ksym_format(uintptr_t addr, char *buf, size_t size)
 	else
 		ksnprintf(buf, size, "0x%lx", (unsigned long)addr);
 	return buf;
+}
+
+static ksym_module_fn module_resolver;
+
+void ksym_set_module_resolver(ksym_module_fn fn)
+{
+	module_resolver = fn;
+}
+
+int ksym_resolve(const char *spec, u64 *start, u64 *size, char *why, size_t n)
+{
+	const char *bang = strchr(spec, '!'), *plus = strchr(spec, '+');
+	const char *sep = bang ? bang : plus;
+	char module[64];
+	uintptr_t off, sz = 0;
+	const char *name;
+	u64 delta = 0;
+	int err;
+
+	if (!sep) {
+		*start = ksym_address(spec);
+		if (!*start) {
+			ksnprintf(why, n, "unknown symbol (not the kernel's; a module's is MODULE!SYMBOL or MODULE+OFFSET/SIZE)");
+			return -ENOENT;
+		}
+		if (ksym_lookup(*start, &name, &off, &sz))
+			sz = 0;
+		*size = sz;
+		return 0;
+	}
+	if (sep == spec || (size_t)(sep - spec) >= sizeof(module) || !sep[1]) {
+		ksnprintf(why, n, "expected MODULE!SYMBOL or MODULE+OFFSET");
+		return -ENOENT;
+	}
+	memcpy(module, spec, sep - spec);
+	module[sep - spec] = '\0';
+	if (!bang && kstrtou64(sep + 1, 0, &delta)) {
+		ksnprintf(why, n, "bad offset '%s' after '+'", sep + 1);
+		return -ENOENT;
+	}
+	if (!module_resolver) {
+		ksnprintf(why, n, "module '%s': modules are the firmware phase's loaded images (fw.image=, fw.run=); none now",
+			  module);
+		return -ENOENT;
+	}
+	err = module_resolver(module, bang ? bang + 1 : NULL, start, size, why, n);
+	if (err || bang)
+		return err;
+	if (delta >= *size) {
+		ksnprintf(why, n, "offset %#llx is past module %s's end (%#llx bytes)", delta, module,
+			  *size);
+		return -ENOENT;
+	}
+	*start += delta;
+	*size = 0;
+	return 0;
 }

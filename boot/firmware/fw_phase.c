@@ -394,14 +394,12 @@ static u64 run_image(void)
 
 static const struct workload image_workload = { "image", run_image, "fw.image=", false };
 
-/* fw.image=: load it, run it (traced when tracing is on), say how it ended. */
+/* fw.image= (loaded): run it (traced when tracing is on), say how it ended. */
 static int image_run(void)
 {
 	EFI_STATUS s;
 	u64 t0;
 
-	if (fw_image_load(image_spec, &ph.image))
-		return 1;
 	ph.ebs = (void *)fw.bs->ExitBootServices;
 	set_ebs(ebs_hook);
 	if (timeout_ms &&
@@ -509,8 +507,18 @@ int fw_phase_run(struct boot_info *bi, void *image)
 	bi->fw_phase_active = true;
 	local_irq_restore(flags);
 
+	/*
+	 * fw.image= is loaded before tracing starts: pt.filter may name its
+	 * functions (Module!symbol, from the symbol file beside it)
+	 */
+	if (image_spec && fw_image_load(image_spec, &ph.image)) {
+		ph.image = NULL;
+		ph.failed++;
+	}
+	fw_modules_resolver(true);
 	if (pt_boot_init(bi))
 		ph.failed++;
+	fw_modules_resolver(false);	/* the filters are set: module names mean nothing later */
 	bi->fw_traced = pt_boot_active();
 	if (pt_boot_active())
 		trace_engine_init();
@@ -519,7 +527,7 @@ int fw_phase_run(struct boot_info *bi, void *image)
 		ph.failed++;
 	if (run_spec)
 		ph.failed += run_workloads(run_spec);
-	if (image_spec)
+	if (ph.image)
 		ph.failed += image_run();
 	phase_end();
 out:
