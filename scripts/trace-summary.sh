@@ -20,8 +20,21 @@ if [ ! -s "$trace" ]; then
 	echo "trace: none captured (no container on debugcon or in $log)"
 	exit 0
 fi
-echo "trace: decoding $trace ($(stat -c %s "$trace") bytes) with $build/topaz.so"
-"$tool" --elf "$build/topaz.so" --out-dir "$out" --perf-data "$build/perf.data" --max-problems 10 "$trace"
+# the firmware modules' names (hello!fib): the ELF files of the images on the
+# boot volume and SYMBOLS= (scripts/esp-files.sh), else the samples'; only when
+# one is a module of the trace's sideband (ptdecode counts a folder with none
+# as a problem)
+syms=$build/esp-files/symbols
+[ -d "$syms" ] || syms=$build/efi
+symopt=()
+for m in $(sed -nE 's/.*fw: sideband: ([^ ]+) at 0x.*/\1/p' "$log" 2>/dev/null | sort -u); do
+	if [ -e "$syms/$m.debug" ] || [ -e "$syms/$m.so" ] || [ -e "$syms/$m.elf" ]; then
+		symopt=(--symbols "$syms")
+		break
+	fi
+done
+echo "trace: decoding $trace ($(stat -c %s "$trace") bytes) with $build/topaz.so${symopt[1]:+ and the symbols in ${symopt[1]}}"
+"$tool" --elf "$build/topaz.so" "${symopt[@]}" --out-dir "$out" --perf-data "$build/perf.data" --max-problems 10 "$trace"
 case $? in
 0|1) ;;
 *) echo "trace: $trace could not be decoded" >&2; exit 1 ;;
@@ -29,7 +42,7 @@ esac
 # the blocks and edges it reached: drcov for a disassembler, lcov for genhtml
 # (afresh: no module of an earlier boot left there)
 rm -rf "$build/coverage"
-if "$tool" --coverage "$build/coverage" --elf "$build/topaz.so" --symbols "$build/efi" -q "$trace" \
+if "$tool" --coverage "$build/coverage" --elf "$build/topaz.so" "${symopt[@]}" -q "$trace" \
 	>/dev/null 2>&1 || [ $? = 1 ]; then
 	echo "coverage: $build/coverage/ (summary.txt; *.drcov for Lighthouse or Cartographer):"
 	ls "$build"/coverage/*.info >/dev/null 2>&1 &&
