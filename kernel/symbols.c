@@ -111,3 +111,94 @@ int ksym_resolve(const char *spec, u64 *start, u64 *size, char *why, size_t n)
 	*size = 0;
 	return 0;
 }
+
+/*
+ * The lines of a symbol file's text: "OFFSET SIZE NAME" (hex), '#' a comment
+ * line. Calls @fn on each entry until it returns true; the 1-based number of
+ * a malformed line, or 0.
+ */
+static unsigned int text_walk(const char *t, size_t len,
+			      bool (*fn)(u64 off, u64 size, const char *name, size_t nlen, void *ctx),
+			      void *ctx)
+{
+	unsigned int line = 0;
+
+	for (size_t i = 0; i < len;) {
+		size_t e = i, f[3], fl[3], k = 0, p;
+		char num[20];
+		u64 v[2];
+
+		while (e < len && t[e] != '\n')
+			e++;
+		line++;
+		for (p = i; p < e && k < 3; k++) {
+			while (p < e && (t[p] == ' ' || t[p] == '\t' || t[p] == '\r'))
+				p++;
+			f[k] = p;
+			while (p < e && t[p] != ' ' && t[p] != '\t' && t[p] != '\r')
+				p++;
+			fl[k] = p - f[k];
+		}
+		if (k == 0 || !fl[0] || t[f[0]] == '#') {
+			i = e + 1;
+			continue;
+		}
+		if (k < 3 || !fl[2])
+			return line;
+		for (p = f[2] + fl[2]; p < e; p++)	/* a fourth word */
+			if (t[p] != ' ' && t[p] != '\t' && t[p] != '\r')
+				return line;
+		for (unsigned int j = 0; j < 2; j++) {
+			if (fl[j] >= sizeof(num))
+				return line;
+			memcpy(num, t + f[j], fl[j]);
+			num[fl[j]] = '\0';
+			if (kstrtou64(num, 16, &v[j]))
+				return line;
+		}
+		if (fn(v[0], v[1], t + f[2], fl[2], ctx))
+			return 0;
+		i = e + 1;
+	}
+	return 0;
+}
+
+static bool count_one(u64 off, u64 size, const char *name, size_t nlen, void *ctx)
+{
+	(*(unsigned int *)ctx)++;
+	return false;
+}
+
+unsigned int ksym_text_check(const char *text, size_t len, unsigned int *count)
+{
+	*count = 0;
+	return text_walk(text, len, count_one, count);
+}
+
+struct text_query {
+	const char *name;
+	u64 off, size;
+	bool found;
+};
+
+static bool match_one(u64 off, u64 size, const char *name, size_t nlen, void *ctx)
+{
+	struct text_query *q = ctx;
+
+	if (strlen(q->name) != nlen || memcmp(q->name, name, nlen))
+		return false;
+	q->off = off;
+	q->size = size;
+	q->found = true;
+	return true;
+}
+
+bool ksym_text_find(const char *text, size_t len, const char *name, u64 *off, u64 *size)
+{
+	struct text_query q = { .name = name };
+
+	text_walk(text, len, match_one, &q);
+	*off = q.off;
+	*size = q.size;
+	return q.found;
+}

@@ -15,7 +15,6 @@
 #include <topaz/mm.h>
 #include <topaz/arch.h>
 #include <topaz/cpu.h>
-#include <topaz/kstrto.h>
 #include <topaz/symbols.h>
 #include <topaz/errno.h>
 
@@ -355,65 +354,10 @@ static void write_sideband(trace_image_fn add, bool all)
 	pr_info("%u of %u firmware modules in the trace's sideband\n", n, nr_mods);
 }
 
-/*
- * A symbol file is text the host wrote from the image's ELF
- * (scripts/esp-files.sh): "OFFSET SIZE NAME" a line, hex, offsets from the
- * image's base; '#' starts a comment line. Calls @fn on each entry until it
- * returns true; the 1-based number of a malformed line, or 0.
- */
-static unsigned int syms_walk(const char *t, size_t len,
-			      bool (*fn)(u64 off, u64 size, const char *name, size_t nlen, void *ctx),
-			      void *ctx)
-{
-	unsigned int line = 0;
-
-	for (size_t i = 0; i < len;) {
-		size_t e = i, f[3], fl[3], k = 0, p;
-		char num[20];
-		u64 v[2];
-
-		while (e < len && t[e] != '\n')
-			e++;
-		line++;
-		for (p = i; p < e && k < 3; k++) {
-			while (p < e && (t[p] == ' ' || t[p] == '\t' || t[p] == '\r'))
-				p++;
-			f[k] = p;
-			while (p < e && t[p] != ' ' && t[p] != '\t' && t[p] != '\r')
-				p++;
-			fl[k] = p - f[k];
-		}
-		if (k == 0 || !fl[0] || t[f[0]] == '#') {
-			i = e + 1;
-			continue;
-		}
-		if (k < 3 || !fl[2])
-			return line;
-		for (unsigned int j = 0; j < 2; j++) {
-			if (fl[j] >= sizeof(num))
-				return line;
-			memcpy(num, t + f[j], fl[j]);
-			num[fl[j]] = '\0';
-			if (kstrtou64(num, 16, &v[j]))
-				return line;
-		}
-		if (fn && fn(v[0], v[1], t + f[2], fl[2], ctx))
-			return 0;
-		i = e + 1;
-	}
-	return 0;
-}
-
-static bool count_one(u64 off, u64 size, const char *name, size_t nlen, void *ctx)
-{
-	(*(unsigned int *)ctx)++;
-	return false;
-}
-
 int fw_modules_set_symbols(u64 base, const char *text, size_t len, const char *src)
 {
 	struct fw_module *m = module_of(base);
-	unsigned int n = 0, bad = syms_walk(text, len, count_one, &n);
+	unsigned int n = 0, bad = ksym_text_check(text, len, &n);
 
 	if (!m)
 		return -ENOENT;
@@ -428,30 +372,13 @@ int fw_modules_set_symbols(u64 base, const char *text, size_t len, const char *s
 	return 0;
 }
 
-struct sym_query {
-	const char *name;
-	u64 off, size;
-	bool found;
-};
-
-static bool match_one(u64 off, u64 size, const char *name, size_t nlen, void *ctx)
-{
-	struct sym_query *q = ctx;
-
-	if (strlen(q->name) != nlen || memcmp(q->name, name, nlen))
-		return false;
-	q->off = off;
-	q->size = size;
-	q->found = true;
-	return true;
-}
-
 /* Module!symbol and Module+offset in pt.filter (ksym_resolve()). */
 static int resolve(const char *module, const char *symbol, u64 *start, u64 *size, char *why,
 		   size_t n)
 {
-	struct sym_query q = { .name = symbol };
 	struct fw_module *m = NULL;
+	u64 off = 0, sz = 0;
+	bool found;
 
 	for (unsigned int i = 0; i < nr_mods && !m; i++)
 		if (!strcmp(mods[i].name, module))
@@ -470,14 +397,14 @@ static int resolve(const char *module, const char *symbol, u64 *start, u64 *size
 			  m->name, m->name, m->name, m->name, m->name);
 		return -ENOENT;
 	}
-	syms_walk(m->syms, m->syms_len, match_one, &q);
-	if (!q.found || q.off >= m->size) {
-		ksnprintf(why, n, q.found ? "%s!%s lies past the image's end" :
+	found = ksym_text_find(m->syms, m->syms_len, symbol, &off, &sz);
+	if (!found || off >= m->size) {
+		ksnprintf(why, n, found ? "%s!%s lies past the image's end" :
 			  "module %s has no symbol '%s' in its symbol file", m->name, symbol);
 		return -ENOENT;
 	}
-	*start = m->base + q.off;
-	*size = q.size;
+	*start = m->base + off;
+	*size = sz;
 	return 0;
 }
 

@@ -78,4 +78,18 @@ void ksym_set_module_resolver(ksym_module_fn fn);
  */
 int ksym_resolve(const char *spec, u64 *start, u64 *size, char *why, size_t n);
 
+/*
+ * A symbol file as the host writes it beside a user's EFI image
+ * (scripts/esp-files.sh): "OFFSET SIZE NAME" a line, hex, offsets from the
+ * image's base; a line starting with '#' is a comment.
+ */
+/**
+ * ksym_text_check() - whether @text (@len bytes) is such a file
+ * @count: its symbols
+ * Return: the 1-based number of its first malformed line, or 0.
+ */
+unsigned int ksym_text_check(const char *text, size_t len, unsigned int *count);
+/** ksym_text_find() - @name's offset and size in such a @text; false when it has none */
+bool ksym_text_find(const char *text, size_t len, const char *name, u64 *off, u64 *size);
+
 #endif
