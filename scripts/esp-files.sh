@@ -77,6 +77,10 @@ for f in "${user_efi[@]}"; do
 		echo "EFI=$f: no such file (EFI= takes the paths of EFI images, comma-separated)" >&2
 		exit 2
 	fi
+	if [[ $f == *:* ]]; then
+		echo "EFI=$f: a path with ':' (scripts/mkesp.sh takes SRC:/PATH): copy or link it elsewhere" >&2
+		exit 2
+	fi
 	if [ "$(head -c 2 "$f")" != MZ ]; then
 		echo "EFI=$f: not an EFI image (no MZ header; a GNU-EFI build's .so becomes one with objcopy --target efi-app-x86_64)" >&2
 		exit 2

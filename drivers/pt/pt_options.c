@@ -25,7 +25,7 @@ KPARAM_BOOL("pt.ptw", pt_ptw, &pt_opts.ptw, "PTWRITE packets");
 KPARAM_BOOL("pt.fup_on_ptw", pt_fup_on_ptw, &pt_opts.fup_on_ptw, "FUP with every PTWRITE");
 KPARAM_BOOL("pt.pwr_evt", pt_pwr_evt, &pt_opts.pwr_evt, "power event packets");
 KPARAM_STR("pt.filter", pt_filter, &pt_opts.filter,
-	   "address filters: \"filter SYM[/SIZE]|START/SIZE, stop SYM, ...\"");
+	   "address filters: \"filter SYM[/SIZE]|START/SIZE, stop SYM, ...\" (firmware phase: also Module!SYM[/SIZE], Module+OFF/SIZE)");
 
 static int set_flag_value(const char *val, bool *set, bool *out, const char *name,
 			  char *why, size_t n)
