@@ -202,3 +202,32 @@ bool ksym_text_find(const char *text, size_t len, const char *name, u64 *off, u6
 	*size = q.size;
 	return q.found;
 }
+
+struct text_at {
+	u64 off;
+	const char *name;
+	size_t nlen;
+	u64 start;
+};
+
+static bool holds_one(u64 off, u64 size, const char *name, size_t nlen, void *ctx)
+{
+	struct text_at *q = ctx;
+
+	if (q->off < off || q->off - off >= (size ? size : 1))
+		return false;
+	q->name = name;
+	q->nlen = nlen;
+	q->start = off;
+	return true;
+}
+
+const char *ksym_text_lookup(const char *text, size_t len, u64 off, size_t *nlen, u64 *symoff)
+{
+	struct text_at q = { .off = off };
+
+	text_walk(text, len, holds_one, &q);
+	*nlen = q.nlen;
+	*symoff = off - q.start;
+	return q.name;
+}

@@ -318,14 +318,24 @@ static struct fw_module *module_of(u64 ip)
 	return NULL;
 }
 
-const char *fw_module_name(u64 ip, u64 *off)
+const char *fw_module_format(u64 ip, char *buf, size_t n)
 {
 	const struct fw_module *m = module_of(ip);
+	const char *sym = NULL;
+	size_t nlen = 0;
+	u64 symoff = 0;
 
-	if (!m)
-		return NULL;
-	*off = ip - m->base;
-	return m->name;
+	if (!m) {
+		ksnprintf(buf, n, "%#llx", ip);
+		return buf;
+	}
+	if (m->syms)
+		sym = ksym_text_lookup(m->syms, m->syms_len, ip - m->base, &nlen, &symoff);
+	if (sym)
+		ksnprintf(buf, n, "%#llx, %s!%.*s+%#llx", ip, m->name, (int)nlen, sym, symoff);
+	else
+		ksnprintf(buf, n, "%#llx, %s+%#llx", ip, m->name, ip - m->base);
+	return buf;
 }
 
 static bool find(u64 ip)

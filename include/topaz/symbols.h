@@ -91,5 +91,12 @@ int ksym_resolve(const char *spec, u64 *start, u64 *size, char *why, size_t n);
 unsigned int ksym_text_check(const char *text, size_t len, unsigned int *count);
 /** ksym_text_find() - @name's offset and size in such a @text; false when it has none */
 bool ksym_text_find(const char *text, size_t len, const char *name, u64 *off, u64 *size);
+/**
+ * ksym_text_lookup() - the symbol of such a @text holding offset @off
+ * @nlen: its name's length (the name is not NUL-terminated)
+ * @symoff: @off's offset in it
+ * Return: its name, or NULL when no symbol holds @off.
+ */
+const char *ksym_text_lookup(const char *text, size_t len, u64 off, size_t *nlen, u64 *symoff);
 
 #endif

@@ -119,6 +119,22 @@ static void test_symbol_text(void **state)
 	assert_int_equal(off, 0x2390);
 	assert_false(ksym_text_find(good, sizeof(good) - 1, "fi", &off, &size));
 	assert_false(ksym_text_find(good, sizeof(good) - 1, "topaz", &off, &size));	/* a comment's word */
+	/* what holds an offset: "Module!function+off" in the kernel's messages */
+	{
+		size_t nlen;
+		u64 symoff;
+		const char *name = ksym_text_lookup(good, sizeof(good) - 1, 0x2071, &nlen, &symoff);
+
+		assert_non_null(name);
+		assert_int_equal(nlen, 3);
+		assert_memory_equal(name, "fib", 3);
+		assert_int_equal(symoff, 0x41);
+		assert_null(ksym_text_lookup(good, sizeof(good) - 1, 0x2072, &nlen, &symoff));	/* past its size */
+		name = ksym_text_lookup(good, sizeof(good) - 1, 0x2390, &nlen, &symoff);
+		assert_non_null(name);
+		assert_int_equal(nlen, 8);
+		assert_int_equal(symoff, 0);
+	}
 	for (unsigned int i = 0; i < ARRAY_SIZE(bad); i++)
 		assert_int_equal(ksym_text_check(bad[i], strlen(bad[i]), &n), bad_line[i]);
 	assert_int_equal(ksym_text_check("", 0, &n), 0);

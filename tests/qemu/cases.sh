@@ -118,8 +118,8 @@ trace-fw-image|fw.image="\EFI\tools\hello.efi 18" pt=on pt.buf=16K pt.pmi=nmi pt
 # \EFI\tools\myapp.sym made from it), a filter by its function (Module!symbol, resolved when the
 # image is loaded), and make run's summary naming it with its symbols: only fib traced
 trace-fw-user-efi|fw.image="\EFI\tools\myapp.efi 21 quiet" pt=on pt.buf=8K pt.region=4K pt.pmi=nmi pt.filter="filter myapp!fib"|33|symbols from \EFI\tools\myapp.sym;fw.image=\EFI\tools\myapp.efi: loaded at;result: fw.phase failed=0;and the symbols in ;modules (instructions): myapp ;top functions: myapp!fib 100.0%|trace,user-efi=myapp
-trace-fw-image-ebs|fw.run=vars fw.image="\EFI\tools\hello.efi ebs" pt=on pt.buf=16K|33|the image called ExitBootServices from 0x;hello+0x;the trace ends there and is written first;result: fw.phase failed=0|trace,fw,module=hello
-trace-fw-timeout|fw.run=vars fw.image="\EFI\tools\hello.efi spin" fw.timeout=500 pt=on pt.buf=16K|35|still running after 500 ms (fw.timeout=): at 0x;, hello+0x;result: fw.phase failed=1|trace,fw-aborted,module=hello
+trace-fw-image-ebs|fw.run=vars fw.image="\EFI\tools\hello.efi ebs" pt=on pt.buf=16K|33|the image called ExitBootServices from 0x;, hello!efi_main+0x;the trace ends there and is written first;result: fw.phase failed=0|trace,fw,module=hello
+trace-fw-timeout|fw.run=vars fw.image="\EFI\tools\hello.efi spin" fw.timeout=500 pt=on pt.buf=16K|35|still running after 500 ms (fw.timeout=): at 0x;, hello!efi_main+0x;result: fw.phase failed=1|trace,fw-aborted,module=hello
 fw-untraced-then-kernel|fw.run=all fw.then=kernel run=sort|33|fw: run: connect returned;result: fw.phase failed=0;run: sort returned;topaz: power off (success)
 fw-list|fw.run=list|33|firmware workloads (fw.run=NAME[,NAME...], or all):;ConnectController on every handle
 run-bad-workload|run=sort,nosuch|35|run=sort,nosuch: no workload 'nosuch';run: sort returned
