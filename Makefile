@@ -140,9 +140,22 @@ $(BUILD)/efi/hello-ia32.efi: $(BUILD)/efi/hello.efi
 efi-samples: $(BUILD)/efi/hello.efi $(BUILD)/efi/hello2.efi $(BUILD)/efi/hello-ia32.efi
 kernel: efi-samples
 
-# A FAT image with the ESP layout, ready for QEMU or a USB stick.
-image: $(BUILD)/topaz.efi
-	$(Q)scripts/mkesp.sh $(BUILD)/topaz.efi "$$CMDLINE" $(BUILD)/esp.img
+# The user's own EFI images, copied to \EFI\tools on the boot volume with the
+# samples (make run EFI=a.efi,b.efi, make image EFI=...), and folders of ELF
+# files with symbols (SYMBOLS=dir,dir): scripts/esp-files.sh.
+EFI        ?=
+SYMBOLS    ?=
+
+# A FAT image with the ESP layout, ready for QEMU or a USB stick: what make run's
+# volume has (the sample images and EFI=, with their symbol files).
+# ESP_IMG: where (the tests write theirs elsewhere).
+ESP_IMG    ?= $(BUILD)/esp.img
+image: $(BUILD)/topaz.efi efi-samples
+	$(Q)scripts/esp-files.sh $(BUILD) $(ESP_IMG).files "$(EFI)" "$(SYMBOLS)" >$(ESP_IMG).list
+	$(Q)xargs -d '\n' -a $(ESP_IMG).list scripts/mkesp.sh $(BUILD)/topaz.efi "$$CMDLINE" \
+		$(ESP_IMG) boot
+	@printf '  built %s: %s, %s, \\EFI\\tools: %s\n' $(ESP_IMG) '\EFI\BOOT\BOOTX64.EFI' \
+		'\EFI\topaz\cmdline.txt' "$$(sed 's|.*/||' $(ESP_IMG).list | tr '\n' ' ')"
 
 # ---------------------------------------------------------------- hosted
 $(BUILD)/h/%.c.o: %.c
@@ -270,7 +283,8 @@ run: setup
 	$(Q)$(MAKE) --no-print-directory $(JFLAG) kernel tools
 	$(Q)scripts/trace-summary.sh --clean $(BUILD); status=0; \
 	tests/qemu/boot.sh --cmdline "$$CMDLINE" --smp $(SMP) --timeout $(TIMEOUT) --show \
-		--debugcon $(BUILD)/trace.tpz --log $(BUILD)/serial.log --fetch $(BUILD)/volume || status=$$?; \
+		--debugcon $(BUILD)/trace.tpz --log $(BUILD)/serial.log --fetch $(BUILD)/volume \
+		--efi "$(EFI)" --symbols "$(SYMBOLS)" --esp-files $(BUILD)/esp-files || status=$$?; \
 	scripts/trace-summary.sh $(if $(filter 1,$(INSN)),--insn) $(BUILD); exit $$status
 
 test: setup

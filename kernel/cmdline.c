@@ -342,6 +342,11 @@ void cmdline_load(const void *data, size_t size, enum cmdline_form form, const c
 	}
 }
 
+void cmdline_note_refused(struct cmdline_result *res, const char *key, const char *why)
+{
+	note_failed(res, key, strlen(key), why);
+}
+
 bool cmdline_fails_boot(const struct cmdline_result *res)
 {
 	if (!res->errors)

@@ -180,7 +180,7 @@ void kernel_main(struct boot_info *bi)
 	pt_boot_finish();
 	failed += bi->fw_failed;	/* fw.then=kernel: the firmware phase's result counts */
 	/* a word not applied: what it asked for may not have happened */
-	failed += cmdline_fails_boot(&cr);
+	failed += cmdline_fails_boot(&bi->cmdline_result);
 	if (pt_err) {
 		/* a trace asked for and not taken: the job did not do what it was for */
 		pr_err("topaz: pt=on, but no trace was taken (error %d): the boot fails\n", pt_err);

@@ -58,8 +58,21 @@ if [ "$("$tool" --packets -q "$trace" 2>/dev/null | head -c 1 | wc -c)" = 0 ]; t
 	echo "trace: none captured ($trace has no trace bytes in it: see the boot log above)"
 	exit 0
 fi
-echo "trace: decoding $trace ($(stat -c %s "$trace") bytes) with $build/topaz.so"
-"$tool" --elf "$build/topaz.so" --out-dir "$out" --calls --stats --folded "${listings[@]}" \
+# the firmware modules' names (hello!fib): the ELF files of the images on the
+# boot volume and SYMBOLS= (scripts/esp-files.sh), else the samples'; only when
+# one is a module of the trace's sideband (ptdecode counts a folder with none
+# as a problem)
+syms=$build/esp-files/symbols
+[ -d "$syms" ] || syms=$build/efi
+symopt=()
+for m in $(sed -nE 's/.*fw: sideband: ([^ ]+) at 0x.*/\1/p' "$log" 2>/dev/null | sort -u); do
+	if [ -e "$syms/$m.debug" ] || [ -e "$syms/$m.so" ] || [ -e "$syms/$m.elf" ]; then
+		symopt=(--symbols "$syms")
+		break
+	fi
+done
+echo "trace: decoding $trace ($(stat -c %s "$trace") bytes) with $build/topaz.so${symopt[1]:+ and the symbols in ${symopt[1]}}"
+"$tool" --elf "$build/topaz.so" "${symopt[@]}" --out-dir "$out" --calls --stats --folded "${listings[@]}" \
 	--perf-data "$run/perf.data" --max-problems 10 "$trace"
 case $? in
 0|1) ;;
@@ -69,7 +82,7 @@ esac
 	echo "  make run INSN=1 writes them; or, paged: $tool --elf $build/topaz.so --insn $trace | less"
 # the blocks and edges it reached: drcov for a disassembler, lcov for genhtml
 # (stderr: its progress line on a terminal; -q, no problems: the decode above said them)
-if "$tool" --coverage "$run/coverage" --elf "$build/topaz.so" --symbols "$build/efi" -q "$trace" \
+if "$tool" --coverage "$run/coverage" --elf "$build/topaz.so" "${symopt[@]}" -q "$trace" \
 	>/dev/null || [ $? = 1 ]; then
 	echo "coverage: $run/coverage/ (summary.txt; *.drcov for Lighthouse or Cartographer):"
 	ls "$run"/coverage/*.info >/dev/null 2>&1 &&

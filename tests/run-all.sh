@@ -412,6 +412,15 @@ qemu_case() {
 		smp=*) opts+=(--smp "${p#smp=}") ;;
 		# the trace is a file on the boot volume (pt.sink=file): make run fetches it
 		espfile) opts+=(--no-debugcon --fetch "$run/volume") ;;
+		# the sample image as a user's own, NAME.efi with NAME.so beside it, added as
+		# make run EFI= adds it; make run's summary (scripts/trace-summary.sh) is
+		# checked with the log
+		user-efi=?*)
+			local user=${p#user-efi=}
+			mkdir -p "$dir/$name.user"
+			cp "$build/efi/hello.efi" "$dir/$name.user/$user.efi"
+			cp "$build/efi/hello.so" "$dir/$name.user/$user.so"
+			opts+=(--efi "$dir/$name.user/$user.efi" --esp-files "$dir/$name.files") ;;
 		makerun|fast|trace|trace=none|ends-at-fault|ends-in-pmi|snapshot|stop-loss|ptwrite|each-cpu|fw|fw-aborted) ;;
 		depth=+([0-9])|storm=+([0-9])|module=?*|symbols=?*|coverage|coverage=?*) ;;
 		*) unknown="${unknown:+$unknown, }'$p'" ;;
@@ -435,6 +444,20 @@ qemu_case() {
 	fi
 	clean=$dir/$name.clean
 	sed 's/\x1b\[[0-9;?=]*[a-zA-Z]//g; s/\r//g' "$log" >"$clean" 2>/dev/null
+	if has user-efi; then
+		# make run's end, in a build folder of the case's own
+		local mr=$dir/$name.run
+		mkdir -p "$mr"
+		ln -sfn "$build/tools" "$mr/tools"
+		ln -sfn "$build/topaz.so" "$mr/topaz.so"
+		ln -sfn "$build/efi" "$mr/efi"
+		ln -sfn "$dir/$name.files" "$mr/esp-files"
+		cp "$tpz" "$mr/trace.tpz"
+		cp "$log" "$mr/serial.log"
+		"$here/scripts/trace-summary.sh" "$mr" >"$dir/$name.summary" 2>&1
+		cat "$dir/$name.summary" >>"$clean"
+		rm -rf "$mr" "$dir/$name.user"
+	fi
 	{
 		grep -E '^\[[ 0-9.]+\] ktest: (PASS|FAIL) ' "$clean" | sed -E 's/^\[[ 0-9.]+\] ktest: (PASS|FAIL) (.*)$/\1 qemu.'"$name"'.\2/'
 		local verdict="" why=""
@@ -543,6 +566,11 @@ run_qemu() {
 			--diff "$a" "$b" --a-only 'work_sort+' --b-only 'hello!fib+' \
 			>"$dir/zz-coverage-diff.result"
 	fi
+	# make image as a user runs it, its volume read back with mtools (no boot: a second)
+	# shellcheck disable=SC2254
+	case image-contents in @($only))
+		checked image.contents "$here/tests/qemu/image_check.sh" "$build" >"$dir/zz-image.result" ;;
+	esac
 	# where the time went: the slowest cases (wall time, $jobs at once)
 	echo "qemu: the slowest cases, in seconds:"
 	cat "$dir"/*.time 2>/dev/null | sort -rn | head -n 8 | sed 's/^/  /'

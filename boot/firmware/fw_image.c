@@ -26,14 +26,32 @@ static void ascii_to_ucs2(CHAR16 *dst, const char *src, size_t n)
 }
 
 /*
+ * @wpath opened for reading on topaz's boot volume; EFI_NO_MEDIA when the
+ * volume has no file system.
+ */
+static EFI_STATUS open_on_volume(const CHAR16 *wpath, EFI_FILE_HANDLE *file)
+{
+	EFI_GUID fs_guid = SIMPLE_FILE_SYSTEM_PROTOCOL;
+	EFI_FILE_IO_INTERFACE *fs;
+	EFI_FILE_HANDLE root;
+	EFI_STATUS s;
+
+	if (fw.bs->HandleProtocol(fw.li->DeviceHandle, &fs_guid, (void **)&fs) != EFI_SUCCESS ||
+	    fs->OpenVolume(fs, &root) != EFI_SUCCESS)
+		return EFI_NO_MEDIA;
+	s = root->Open(root, file, (CHAR16 *)wpath, EFI_FILE_MODE_READ, 0);
+	root->Close(root);
+	return s;
+}
+
+/*
  * The header of @path, read through the boot volume's file system; says what
  * is wrong (pe_check_header() judges the bytes).
  */
 static int check_file(const char *path, const CHAR16 *wpath)
 {
-	EFI_GUID fs_guid = SIMPLE_FILE_SYSTEM_PROTOCOL, info_guid = EFI_FILE_INFO_ID;
-	EFI_FILE_IO_INTERFACE *fs;
-	EFI_FILE_HANDLE root, file;
+	EFI_GUID info_guid = EFI_FILE_INFO_ID;
+	EFI_FILE_HANDLE file;
 	static u8 hdr[HEADER_BYTES];
 	/* EFI_FILE_INFO with room for a name as long as a path may be */
 	static union { EFI_FILE_INFO info; u8 bytes[sizeof(EFI_FILE_INFO) + 2 * 256]; } fi;
@@ -41,16 +59,16 @@ static int check_file(const char *path, const CHAR16 *wpath)
 	char why[160];
 	EFI_STATUS s;
 
-	if (fw.bs->HandleProtocol(fw.li->DeviceHandle, &fs_guid, (void **)&fs) != EFI_SUCCESS ||
-	    fs->OpenVolume(fs, &root) != EFI_SUCCESS) {
+	s = open_on_volume(wpath, &file);
+	if (s == EFI_NO_MEDIA) {
 		pr_err("fw.image=%s: topaz's boot volume has no file system to load it from\n", path);
 		return -ENODEV;
 	}
-	s = root->Open(root, &file, (CHAR16 *)wpath, EFI_FILE_MODE_READ, 0);
-	root->Close(root);
 	if (s != EFI_SUCCESS) {
-		pr_err("fw.image=%s: %s on the boot volume (EFI status %#lx)\n", path,
-		       s == EFI_NOT_FOUND ? "no such file" : "cannot open it", (unsigned long)s);
+		pr_err("fw.image=%s: %s on the boot volume (EFI status %#lx)%s\n", path,
+		       s == EFI_NOT_FOUND ? "no such file" : "cannot open it", (unsigned long)s,
+		       s == EFI_NOT_FOUND ?
+		       "; make run EFI=path/app.efi[,more] (or make image EFI=...) puts images in \\EFI\\tools" : "");
 		return -ENOENT;
 	}
 	/* a directory reads as its entries: say what it is, not "no MZ header" */
@@ -72,6 +90,55 @@ static int check_file(const char *path, const CHAR16 *wpath)
 		return -ENOEXEC;
 	}
 	return 0;
+}
+
+/*
+ * The symbol file beside the image (\EFI\tools\app.sym for app.efi, written
+ * by the host from its ELF: scripts/esp-files.sh), for pt.filter's
+ * Module!symbol. None is not an error; its text stays for the phase.
+ */
+static void load_symbols(const char *path, u64 base)
+{
+	EFI_GUID info_guid = EFI_FILE_INFO_ID;
+	static union { EFI_FILE_INFO info; u8 bytes[sizeof(EFI_FILE_INFO) + 2 * 256]; } fi;
+	static char spath[256];
+	static CHAR16 wspath[256];
+	UINTN fi_size = sizeof(fi), n;
+	EFI_FILE_HANDLE file;
+	size_t len = strlen(path), dot = len;
+	char *text;
+	EFI_STATUS s;
+
+	for (size_t i = len; i-- > 0 && path[i] != '\\';)
+		if (path[i] == '.') {
+			dot = i;
+			break;
+		}
+	if (dot + sizeof(".sym") > sizeof(spath))
+		return;
+	memcpy(spath, path, dot);
+	memcpy(spath + dot, ".sym", sizeof(".sym"));
+	ascii_to_ucs2(wspath, spath, ARRAY_SIZE(wspath));
+	if (open_on_volume(wspath, &file) != EFI_SUCCESS)
+		return;	/* no symbols: Module+offset still works */
+	if (file->GetInfo(file, &info_guid, &fi_size, &fi) != EFI_SUCCESS ||
+	    (fi.info.Attribute & EFI_FILE_DIRECTORY) || fi.info.FileSize > (16u << 20) ||
+	    fw.bs->AllocatePool(EfiLoaderData, fi.info.FileSize + 1, (void **)&text) != EFI_SUCCESS) {
+		pr_err("%s: not a file topaz can read (16 MiB at most): its symbols are not used\n", spath);
+		file->Close(file);
+		return;
+	}
+	n = fi.info.FileSize;
+	s = file->Read(file, &n, text);
+	file->Close(file);
+	if (s != EFI_SUCCESS || n != fi.info.FileSize) {
+		pr_err("%s: cannot read it (EFI status %#lx): its symbols are not used\n", spath,
+		       (unsigned long)s);
+		fw.bs->FreePool(text);
+		return;
+	}
+	if (fw_modules_set_symbols(base, text, n, spath))
+		fw.bs->FreePool(text);
 }
 
 /* The boot volume's device path with a file path node for @wpath appended. */
@@ -272,6 +339,8 @@ int fw_image_load(const char *spec, EFI_HANDLE *h)
 		if (*p == '\\')
 			name = p + 1;
 	fw_modules_add_copy(li, name);
+	if (strncmp(path, "fv:", 3))
+		load_symbols(path, (uintptr_t)li->ImageBase);
 	pr_info("fw.image=%s: loaded at %#llx, %llu KiB, options \"%s\"\n", path,
 		(unsigned long long)(uintptr_t)li->ImageBase, (unsigned long long)(li->ImageSize >> 10),
 		spec);

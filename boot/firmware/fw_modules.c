@@ -15,6 +15,8 @@
 #include <topaz/mm.h>
 #include <topaz/arch.h>
 #include <topaz/cpu.h>
+#include <topaz/symbols.h>
+#include <topaz/errno.h>
 
 #define MAX_MODULES	512
 
@@ -23,6 +25,8 @@ struct fw_module {
 	u64 base, size;
 	bool used;		/* traced code ran in it */
 	const void *copy;	/* its bytes when loaded (an image unloaded at its exit) */
+	const char *syms;	/* its symbol file's text (fw_modules_set_symbols()), or NULL */
+	size_t syms_len;
 	char name[32];		/* the sideband's name field holds 32 */
 };
 static struct fw_module mods[MAX_MODULES];
@@ -314,14 +318,24 @@ static struct fw_module *module_of(u64 ip)
 	return NULL;
 }
 
-const char *fw_module_name(u64 ip, u64 *off)
+const char *fw_module_format(u64 ip, char *buf, size_t n)
 {
 	const struct fw_module *m = module_of(ip);
+	const char *sym = NULL;
+	size_t nlen = 0;
+	u64 symoff = 0;
 
-	if (!m)
-		return NULL;
-	*off = ip - m->base;
-	return m->name;
+	if (!m) {
+		ksnprintf(buf, n, "%#llx", ip);
+		return buf;
+	}
+	if (m->syms)
+		sym = ksym_text_lookup(m->syms, m->syms_len, ip - m->base, &nlen, &symoff);
+	if (sym)
+		ksnprintf(buf, n, "%#llx, %s!%.*s+%#llx", ip, m->name, (int)nlen, sym, symoff);
+	else
+		ksnprintf(buf, n, "%#llx, %s+%#llx", ip, m->name, ip - m->base);
+	return buf;
 }
 
 static bool find(u64 ip)
@@ -348,6 +362,65 @@ static void write_sideband(trace_image_fn add, bool all)
 		n++;
 	}
 	pr_info("%u of %u firmware modules in the trace's sideband\n", n, nr_mods);
+}
+
+int fw_modules_set_symbols(u64 base, const char *text, size_t len, const char *src)
+{
+	struct fw_module *m = module_of(base);
+	unsigned int n = 0, bad = ksym_text_check(text, len, &n);
+
+	if (!m)
+		return -ENOENT;
+	if (bad) {
+		pr_err("%s: line %u is not \"OFFSET SIZE NAME\" (hex): its symbols are not used\n",
+		       src, bad);
+		return -EINVAL;
+	}
+	m->syms = text;
+	m->syms_len = len;
+	pr_info("module %s: %u symbols from %s\n", m->name, n, src);
+	return 0;
+}
+
+/* Module!symbol and Module+offset in pt.filter (ksym_resolve()). */
+static int resolve(const char *module, const char *symbol, u64 *start, u64 *size, char *why,
+		   size_t n)
+{
+	struct fw_module *m = NULL;
+	u64 off = 0, sz = 0;
+	bool found;
+
+	for (unsigned int i = 0; i < nr_mods && !m; i++)
+		if (!strcmp(mods[i].name, module))
+			m = &mods[i];
+	if (!m) {
+		ksnprintf(why, n, "no loaded image is called '%s' (fw.modules lists them)", module);
+		return -ENOENT;
+	}
+	if (!symbol) {
+		*start = m->base;
+		*size = m->size;
+		return 0;
+	}
+	if (!m->syms) {
+		ksnprintf(why, n, "module %s has no symbol file (%s.sym beside its image: make run EFI=%s.efi writes one from %s.so or %s.debug)",
+			  m->name, m->name, m->name, m->name, m->name);
+		return -ENOENT;
+	}
+	found = ksym_text_find(m->syms, m->syms_len, symbol, &off, &sz);
+	if (!found || off >= m->size) {
+		ksnprintf(why, n, found ? "%s!%s lies past the image's end" :
+			  "module %s has no symbol '%s' in its symbol file", m->name, symbol);
+		return -ENOENT;
+	}
+	*start = m->base + off;
+	*size = sz;
+	return 0;
+}
+
+void fw_modules_resolver(bool on)
+{
+	ksym_set_module_resolver(on ? resolve : NULL);
 }
 
 const struct trace_modules fw_trace_modules = { .find = find, .write_sideband = write_sideband };

@@ -332,19 +332,6 @@ static void hook_load_image(bool on)
 	bs_crc();
 }
 
-/* "Fat+0x1a2d", or the bare address outside every module, into @buf. */
-static const char *where(u64 ip, char *buf, size_t n)
-{
-	u64 off;
-	const char *m = fw_module_name(ip, &off);
-
-	if (m)
-		ksnprintf(buf, n, "%#llx, %s+%#llx", ip, m, off);
-	else
-		ksnprintf(buf, n, "%#llx", ip);
-	return buf;
-}
-
 /*
  * The image calls ExitBootServices: its trace ends here and is written (the
  * firmware still runs, the modules are still in memory), then the call goes on.
@@ -352,12 +339,12 @@ static const char *where(u64 ip, char *buf, size_t n)
 static EFI_STATUS EFIAPI ebs_hook(EFI_HANDLE image, UINTN key)
 {
 	u64 from = (uintptr_t)__builtin_return_address(0);
-	char at[96];
+	char at[160];
 
 	pt_trace_end();
 	set_ebs(ph.ebs);
 	pr_info("the image called ExitBootServices from %s: the trace ends there and is written first\n",
-		where(from, at, sizeof(at)));
+		fw_module_format(from, at, sizeof(at)));
 	ph.ebs_called = true;
 	phase_end();
 	printk("result: fw.phase failed=%d\n", ph.failed);
@@ -367,11 +354,11 @@ static EFI_STATUS EFIAPI ebs_hook(EFI_HANDLE image, UINTN key)
 /* fw.timeout=: the image has run too long; its trace ends where it was. */
 static void EFIAPI timeout_notify(EFI_EVENT ev, void *ctx)
 {
-	char at[96];
+	char at[160];
 
 	pr_err("fw.image=%s: still running after %llu ms (fw.timeout=): at %s; the trace ends there\n",
 	       image_spec, (unsigned long long)timeout_ms,
-	       trap_depth() ? where(trap_outer_rip(), at, sizeof(at)) : "a firmware call (an event it dispatched)");
+	       trap_depth() ? fw_module_format(trap_outer_rip(), at, sizeof(at)) : "a firmware call (an event it dispatched)");
 	pt_trace_abort();
 	set_ebs(ph.ebs);
 	ph.failed++;
@@ -394,14 +381,12 @@ static u64 run_image(void)
 
 static const struct workload image_workload = { "image", run_image, "fw.image=", false };
 
-/* fw.image=: load it, run it (traced when tracing is on), say how it ended. */
+/* fw.image= (loaded): run it (traced when tracing is on), say how it ended. */
 static int image_run(void)
 {
 	EFI_STATUS s;
 	u64 t0;
 
-	if (fw_image_load(image_spec, &ph.image))
-		return 1;
 	ph.ebs = (void *)fw.bs->ExitBootServices;
 	set_ebs(ebs_hook);
 	if (timeout_ms &&
@@ -509,8 +494,18 @@ int fw_phase_run(struct boot_info *bi, void *image)
 	bi->fw_phase_active = true;
 	local_irq_restore(flags);
 
+	/*
+	 * fw.image= is loaded before tracing starts: pt.filter may name its
+	 * functions (Module!symbol, from the symbol file beside it)
+	 */
+	if (image_spec && fw_image_load(image_spec, &ph.image)) {
+		ph.image = NULL;
+		ph.failed++;
+	}
+	fw_modules_resolver(true);
 	if (pt_boot_init(bi))
 		ph.failed++;
+	fw_modules_resolver(false);	/* the filters are set: module names mean nothing later */
 	bi->fw_traced = pt_boot_active();
 	if (pt_boot_active())
 		trace_engine_init();
@@ -519,7 +514,7 @@ int fw_phase_run(struct boot_info *bi, void *image)
 		ph.failed++;
 	if (run_spec)
 		ph.failed += run_workloads(run_spec);
-	if (image_spec)
+	if (ph.image)
 		ph.failed += image_run();
 	phase_end();
 out:

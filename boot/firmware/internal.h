@@ -31,8 +31,20 @@ unsigned int fw_modules_scan(void);
 void fw_modules_add(EFI_LOADED_IMAGE *li, const char *fallback_name);
 /** fw_modules_add_copy() - the same, its bytes copied now (it may be unloaded before the end) */
 void fw_modules_add_copy(EFI_LOADED_IMAGE *li, const char *fallback_name);
-/** fw_module_name() - the name of the module holding @ip, and @ip's offset in it */
-const char *fw_module_name(u64 ip, u64 *off);
+/**
+ * fw_modules_set_symbols() - the symbol file of the module at @base (text the
+ * host wrote: "OFFSET SIZE NAME" lines, hex), kept for pt.filter's
+ * Module!symbol; @src names it in messages. 0, or -errno having said why.
+ */
+int fw_modules_set_symbols(u64 base, const char *text, size_t len, const char *src);
+/** fw_modules_resolver() - pt.filter's Module!symbol and Module+off from the modules (or not) */
+void fw_modules_resolver(bool on);
+/**
+ * fw_module_format() - "0x1de52030, hello!fib+0x10" with the module's
+ * symbol file, else "0x..., Fat+0x1a2d", or the bare address outside every
+ * module, into @buf; returns @buf
+ */
+const char *fw_module_format(u64 ip, char *buf, size_t n);
 /** fw_modules_touch() - fw.oracle: write every module and topaz back as it is; the bytes */
 u64 fw_modules_touch(void);
 

@@ -25,7 +25,7 @@ KPARAM_BOOL("pt.ptw", pt_ptw, &pt_opts.ptw, "PTWRITE packets");
 KPARAM_BOOL("pt.fup_on_ptw", pt_fup_on_ptw, &pt_opts.fup_on_ptw, "FUP with every PTWRITE");
 KPARAM_BOOL("pt.pwr_evt", pt_pwr_evt, &pt_opts.pwr_evt, "power event packets");
 KPARAM_STR("pt.filter", pt_filter, &pt_opts.filter,
-	   "address filters: \"filter SYM[/SIZE]|START/SIZE, stop SYM, ...\"");
+	   "address filters: \"filter SYM[/SIZE]|START/SIZE, stop SYM, ...\" (firmware phase: also Module!SYM[/SIZE], Module+OFF/SIZE)");
 
 static int set_flag_value(const char *val, bool *set, bool *out, const char *name,
 			  char *why, size_t n)
@@ -115,8 +115,7 @@ static int filter_error(const char *f, size_t len, const char *why)
 static int parse_one(const char *f, size_t len, struct pt_filter *out)
 {
 	char item[160], *spec, *slash;
-	u64 start, end, size = 0;
-	uintptr_t sym_size = 0;
+	u64 start, end, size = 0, sym_size = 0;
 
 	while (len && (*f == ' ' || *f == '\t')) {
 		f++;
@@ -149,16 +148,15 @@ static int parse_one(const char *f, size_t len, struct pt_filter *out)
 			return filter_error(f, len, "bad size after '/'");
 	}
 	if (kstrtou64(spec, 0, &start)) {
-		const char *name;
-		uintptr_t off;
+		char why[160];
 
-		start = ksym_address(spec);
-		if (!start)
-			return filter_error(f, len, "unknown symbol");
-		if (ksym_lookup(start, &name, &off, &sym_size) || !sym_size)
-			sym_size = 1;
+		/* the kernel's symbol, or a module's (Module!symbol, Module+off) */
+		if (ksym_resolve(spec, &start, &sym_size, why, sizeof(why)))
+			return filter_error(f, len, why);
+		if (!size && strchr(spec, '+') && !strchr(spec, '!'))
+			return filter_error(f, len, "an offset in a module needs a size: MODULE+OFFSET/SIZE");
 		if (!size)
-			size = sym_size;
+			size = sym_size ? sym_size : 1;
 	} else if (!size) {
 		return filter_error(f, len, "an address needs a size: START/SIZE");
 	}
@@ -211,6 +209,9 @@ int pt_parse_filters(const char *spec, struct pt_event_attr *attr)
 	return err;
 }
 
+/* the key pt_options_to_attr() last refused, for the boot's failure to name it */
+static const char *refused;
+
 int pt_options_to_attr(const struct pt_options *o, struct pt_event_attr *attr)
 {
 	u64 c = 0;
@@ -233,12 +234,20 @@ int pt_options_to_attr(const struct pt_options *o, struct pt_event_attr *attr)
 			c |= RTIT_CTL_BRANCH_EN;
 	}
 	attr->config = c;
+	refused = NULL;
 	err = pt_parse_filters(o->filter, attr);
 	if (attr->nr_filters && !intel_pt_validate_hw_cap(PT_CAP_ip_filtering)) {
 		pr_err("pt.filter: this CPU has no IP filtering (CPUID.14H.0:EBX[2])\n");
 		err = -EINVAL;
 	}
+	if (err)
+		refused = "pt.filter";
 	if (pt_event_valid(attr))
 		err = -EINVAL;
 	return err;
+}
+
+const char *pt_options_refused(void)
+{
+	return refused;
 }

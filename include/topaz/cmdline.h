@@ -87,6 +87,14 @@ void cmdline_load(const void *data, size_t size, enum cmdline_form form, const c
  * asked for may not have run); unknown keys alone do not. Says which words.
  */
 bool cmdline_fails_boot(const struct cmdline_result *res);
+/**
+ * cmdline_note_refused() - a word parsed well but refused by its owner later
+ * (pt.filter naming a symbol that is not there): named in @res as not applied
+ * @res: the boot's result
+ * @key: the word's key
+ * @why: in brackets after it
+ */
+void cmdline_note_refused(struct cmdline_result *res, const char *key, const char *why);
 /** cmdline_find_param() - the parameter named @name, or NULL */
 const struct kparam *cmdline_find_param(const char *name);
 /** cmdline_parse_bool() - 1/0, on/off, y/n, yes/no, true/false into @out; -EINVAL otherwise */

@@ -43,4 +43,10 @@ int pt_parse_filters(const char *spec, struct pt_event_attr *attr);
  */
 int pt_options_to_attr(const struct pt_options *o, struct pt_event_attr *attr);
 
+/**
+ * pt_options_refused() - the key whose value pt_options_to_attr() last
+ * refused ("pt.filter"), or NULL; the CPU's refusals name their own keys
+ */
+const char *pt_options_refused(void);
+
 #endif

@@ -51,4 +51,52 @@ uintptr_t ksym_address(const char *name);
 const char *ksym_format(uintptr_t addr, char *buf, size_t size);
 #define KSYM_NAME_LEN 128
 
+/**
+ * typedef ksym_module_fn - where a named module's code is (the firmware
+ * phase's loaded images)
+ * @module: the module's name ("hello", "DxeCore")
+ * @symbol: a function in it, or NULL for the module itself
+ * @start: its run-time address
+ * @size: its size in bytes (0 when the symbol file has none)
+ * @why: what is wrong, when it returns an error
+ * @n: room at @why
+ * Return: 0, or -ENOENT having said why in @why.
+ */
+typedef int (*ksym_module_fn)(const char *module, const char *symbol, u64 *start, u64 *size,
+			      char *why, size_t n);
+/** ksym_set_module_resolver() - who knows the modules (NULL: nobody, as after the firmware phase) */
+void ksym_set_module_resolver(ksym_module_fn fn);
+/**
+ * ksym_resolve() - the address and size of a name as pt.filter writes it
+ * @spec: "symbol" (the kernel's), "Module!symbol" or "Module+OFFSET" (a
+ *	module's, through the registered resolver; the offset's size is 0)
+ * @start: its run-time address
+ * @size: the symbol's size (0 when unknown)
+ * @why: what is wrong, when it returns an error
+ * @n: room at @why
+ * Return: 0, or -ENOENT having said why in @why.
+ */
+int ksym_resolve(const char *spec, u64 *start, u64 *size, char *why, size_t n);
+
+/*
+ * A symbol file as the host writes it beside a user's EFI image
+ * (scripts/esp-files.sh): "OFFSET SIZE NAME" a line, hex, offsets from the
+ * image's base; a line starting with '#' is a comment.
+ */
+/**
+ * ksym_text_check() - whether @text (@len bytes) is such a file
+ * @count: its symbols
+ * Return: the 1-based number of its first malformed line, or 0.
+ */
+unsigned int ksym_text_check(const char *text, size_t len, unsigned int *count);
+/** ksym_text_find() - @name's offset and size in such a @text; false when it has none */
+bool ksym_text_find(const char *text, size_t len, const char *name, u64 *off, u64 *size);
+/**
+ * ksym_text_lookup() - the symbol of such a @text holding offset @off
+ * @nlen: its name's length (the name is not NUL-terminated)
+ * @symoff: @off's offset in it
+ * Return: its name, or NULL when no symbol holds @off.
+ */
+const char *ksym_text_lookup(const char *text, size_t len, u64 off, size_t *nlen, u64 *symoff);
+
 #endif

@@ -36,8 +36,11 @@ void pt_ptwrite_register(void);
  * file), its length, and where the sink failed (0: it did not)
  */
 const void *pt_boot_container(u64 *len, u64 *failed_at);
-/** pt_boot_init() - with pt=on: open the session on pt.sink=; 0, or -errno (reported) */
-int pt_boot_init(const struct boot_info *bi);
+/**
+ * pt_boot_init() - with pt=on: open the session on pt.sink=; 0, or -errno
+ * (reported; a pt.* word refused is named in @bi's command-line result)
+ */
+int pt_boot_init(struct boot_info *bi);
 /** pt_boot_active() - pt=on and the session is open */
 bool pt_boot_active(void);
 /** pt_run_traced() - run @w between pt_trace_begin() and pt_trace_end() */

@@ -13,6 +13,8 @@
 #include <topaz/power.h>
 #include <topaz/time.h>
 #include <topaz/smp.h>
+#include <topaz/pt_options.h>
+#include <topaz/cmdline.h>
 
 extern const u8 __build_id_note[] __hidden;
 
@@ -72,7 +74,7 @@ static void traced_job(smp_call_func_t fn, void *info)
 	pt_trace_end();
 }
 
-int pt_boot_init(const struct boot_info *bi)
+int pt_boot_init(struct boot_info *bi)
 {
 	struct pt_session_unit unit;
 	struct trace_sink sink;
@@ -116,7 +118,15 @@ int pt_boot_init(const struct boot_info *bi)
 	err = pt_session_open(&pt_opts, pt_session_opts.snapshot, &sink, &unit, bi->image_base,
 			      bi->image_size, __build_id_note);
 	if (err) {
-		pr_err("pt=on: tracing is off (error %d)\n", err);
+		const char *key = pt_options_refused();
+
+		if (key) {
+			/* the word is named, and fails the boot as a bad value does */
+			pr_err("pt=on: tracing is off: %s cannot be applied (said above)\n", key);
+			cmdline_note_refused(&bi->cmdline_result, key, "refused");
+		} else {
+			pr_err("pt=on: tracing is off (error %d)\n", err);
+		}
 		return err;
 	}
 	pt_irq_init(pt_session_opts.pmi == PT_PMI_AS_NMI);

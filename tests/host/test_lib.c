@@ -85,6 +85,62 @@ static void test_symbol_table_search(void **state)
 	assert_null(ksym_table_find(&t, "d"));
 }
 
+/*
+ * The symbol file the host puts beside a user's EFI image (NAME.sym): found by
+ * name with its size; a malformed line is named by number, comments and blank
+ * lines are not symbols; a name is matched whole, not as a prefix.
+ */
+static void test_symbol_text(void **state)
+{
+	static const char good[] = "# topaz symbol file\n"
+				   "0000000000002030 0000000000000042 fib\n"
+				   "\n"
+				   "00000000000027b0 9b fib_helper\r\n"
+				   "2390 418 efi_main";
+	static const char *const bad[] = {
+		"2030 42 fib\n2040 zz sort\n",	/* a size that is no number */
+		"2030 42 fib\n\n2040 10\n",		/* no name */
+		"2030 42 fib extra\n",			/* a fourth word */
+		"12345678901234567890 1 big\n",	/* past 64 bits */
+	};
+	static const unsigned int bad_line[] = { 2, 3, 1, 1 };
+	unsigned int n;
+	u64 off, size;
+
+	assert_int_equal(ksym_text_check(good, sizeof(good) - 1, &n), 0);
+	assert_int_equal(n, 3);
+	assert_true(ksym_text_find(good, sizeof(good) - 1, "fib", &off, &size));
+	assert_int_equal(off, 0x2030);
+	assert_int_equal(size, 0x42);
+	assert_true(ksym_text_find(good, sizeof(good) - 1, "fib_helper", &off, &size));
+	assert_int_equal(off, 0x27b0);
+	assert_int_equal(size, 0x9b);
+	assert_true(ksym_text_find(good, sizeof(good) - 1, "efi_main", &off, &size));	/* no newline at the end */
+	assert_int_equal(off, 0x2390);
+	assert_false(ksym_text_find(good, sizeof(good) - 1, "fi", &off, &size));
+	assert_false(ksym_text_find(good, sizeof(good) - 1, "topaz", &off, &size));	/* a comment's word */
+	/* what holds an offset: "Module!function+off" in the kernel's messages */
+	{
+		size_t nlen;
+		u64 symoff;
+		const char *name = ksym_text_lookup(good, sizeof(good) - 1, 0x2071, &nlen, &symoff);
+
+		assert_non_null(name);
+		assert_int_equal(nlen, 3);
+		assert_memory_equal(name, "fib", 3);
+		assert_int_equal(symoff, 0x41);
+		assert_null(ksym_text_lookup(good, sizeof(good) - 1, 0x2072, &nlen, &symoff));	/* past its size */
+		name = ksym_text_lookup(good, sizeof(good) - 1, 0x2390, &nlen, &symoff);
+		assert_non_null(name);
+		assert_int_equal(nlen, 8);
+		assert_int_equal(symoff, 0);
+	}
+	for (unsigned int i = 0; i < ARRAY_SIZE(bad); i++)
+		assert_int_equal(ksym_text_check(bad[i], strlen(bad[i]), &n), bad_line[i]);
+	assert_int_equal(ksym_text_check("", 0, &n), 0);
+	assert_int_equal(n, 0);
+}
+
 static void test_number_parsing(void **state)
 {
 	u64 v;
@@ -143,6 +199,7 @@ int main(void)
 		cmocka_unit_test(test_format_truncates_safely),
 		cmocka_unit_test(test_symbol_format),
 		cmocka_unit_test(test_symbol_table_search),
+		cmocka_unit_test(test_symbol_text),
 		cmocka_unit_test(test_number_parsing),
 		cmocka_unit_test(test_glob),
 		cmocka_unit_test(test_gfp_names_like_linux),

@@ -397,6 +397,88 @@ static void test_filters_parse_perf_syntax(void **state)
 	assert_non_null(strstr(out, "'drain': expected ACTION SPEC"));
 }
 
+/* A firmware phase's modules as ksym_resolve() asks for them: "app" with "fib" in it. */
+static int fake_modules(const char *module, const char *symbol, u64 *start, u64 *size,
+			char *why, size_t n)
+{
+	if (strcmp(module, "app")) {
+		ksnprintf(why, n, "no loaded image is called '%s'", module);
+		return -ENOENT;
+	}
+	if (!symbol) {
+		*start = 0x10000000;
+		*size = 0x4000;
+		return 0;
+	}
+	if (strcmp(symbol, "fib")) {
+		ksnprintf(why, n, "module app has no symbol '%s'", symbol);
+		return -ENOENT;
+	}
+	*start = 0x10002030;
+	*size = 0x42;
+	return 0;
+}
+
+/*
+ * pt.filter by a module's function or offset (Module!symbol, Module+off/SIZE):
+ * resolved by whoever knows the modules, each failure naming its filter; none
+ * without a resolver (after the firmware phase); the key refused is named.
+ */
+static void test_filters_by_module(void **state)
+{
+	struct pt_event_attr attr;
+	struct pt_options o = { .buf_size = 16384, .region_size = 4096 };
+	struct cmdline_result r = { 0 };
+	char out[4096];
+
+	setup_machine("skylake");
+	printk_capture_start(out, sizeof(out));
+	assert_int_equal(pt_parse_filters("filter app!fib", &attr), -EINVAL);
+	printk_capture_stop();
+	assert_non_null(strstr(out, "'filter app!fib': module 'app': modules are the firmware phase's loaded images"));
+
+	ksym_set_module_resolver(fake_modules);
+	assert_int_equal(pt_parse_filters("filter app!fib, stop app+0x100/0x10, filter drain", &attr), 0);
+	assert_int_equal(attr.nr_filters, 3);
+	assert_int_equal(attr.filters[0].msr_a, 0x10002030);
+	assert_int_equal(attr.filters[0].msr_b, 0x10002030 + 0x41);	/* the function's size */
+	assert_int_equal(attr.filters[1].config, RTIT_ADDR_CFG_STOP);
+	assert_int_equal(attr.filters[1].msr_a, 0x10000100);
+	assert_int_equal(attr.filters[1].msr_b, 0x1000010f);
+	assert_int_equal(attr.filters[2].msr_a, ksym_address("drain"));
+	assert_int_equal(pt_parse_filters("filter app!fib/8", &attr), 0);
+	assert_int_equal(attr.filters[0].msr_b, 0x10002037);	/* a size given wins */
+
+	printk_capture_start(out, sizeof(out));
+	assert_int_equal(pt_parse_filters("filter app!nosuch", &attr), -EINVAL);
+	assert_int_equal(pt_parse_filters("filter listwalk!walk_list", &attr), -EINVAL);
+	assert_int_equal(pt_parse_filters("filter app+0x100", &attr), -EINVAL);
+	assert_int_equal(pt_parse_filters("filter app+0x4000/16", &attr), -EINVAL);
+	assert_int_equal(pt_parse_filters("filter app+zz/16", &attr), -EINVAL);
+	assert_int_equal(pt_parse_filters("filter !fib", &attr), -EINVAL);
+	printk_capture_stop();
+	assert_non_null(strstr(out, "'filter app!nosuch': module app has no symbol 'nosuch'"));
+	assert_non_null(strstr(out, "'filter listwalk!walk_list': no loaded image is called 'listwalk'"));
+	assert_non_null(strstr(out, "'filter app+0x100': an offset in a module needs a size"));
+	assert_non_null(strstr(out, "'filter app+0x4000/16': offset 0x4000 is past module app's end"));
+	assert_non_null(strstr(out, "'filter app+zz/16': bad offset 'zz'"));
+	assert_non_null(strstr(out, "'filter !fib': expected MODULE!SYMBOL or MODULE+OFFSET"));
+
+	/* the key refused, for the boot's failure to name */
+	o.filter = "filter app!nosuch";
+	printk_capture_start(out, sizeof(out));
+	assert_int_equal(pt_options_to_attr(&o, &attr), -EINVAL);
+	printk_capture_stop();
+	assert_string_equal(pt_options_refused(), "pt.filter");
+	cmdline_note_refused(&r, pt_options_refused(), "refused");
+	assert_int_equal(r.errors, 1);
+	assert_string_equal(r.failed, "pt.filter (refused)");
+	o.filter = "filter app!fib";
+	assert_int_equal(pt_options_to_attr(&o, &attr), 0);
+	assert_null(pt_options_refused());
+	ksym_set_module_resolver(NULL);
+}
+
 /*
  * The ADDRn MSRs #GP on a non-canonical address: a range's end in the hole
  * moves to the nearest canonical address, a range wholly inside is refused,
@@ -967,6 +1049,7 @@ int main(void)
 		cmocka_unit_test(test_invalid_config_named),
 		cmocka_unit_test(test_setup_fails_cleanly_at_each_allocation),
 		cmocka_unit_test(test_filters_parse_perf_syntax),
+		cmocka_unit_test(test_filters_by_module),
 		cmocka_unit_test(test_filters_skip_noncanonical_hole),
 		cmocka_unit_test(test_options_from_cmdline),
 		cmocka_unit_test(test_session_writes_a_container),

@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # Boot topaz in QEMU (TCG) with OVMF, with a command line, and report how it ended.
 #   boot.sh [--cmdline "..."] [--via-shell | --cmdline-file printf|utf16] [--log FILE] [--debugcon FILE | --no-debugcon]
-#           [--mem SIZE] [--smp N] [--timeout S] [--show] [--fetch DIR] [-- QEMU ARGS]
+#           [--mem SIZE] [--smp N] [--timeout S] [--show] [--fetch DIR]
+#           [--efi A.efi[,B.efi]] [--symbols DIR[,DIR]] [--esp-files DIR] [-- QEMU ARGS]
 # --cmdline-file: cmdline.txt written another way (scripts/mkesp.sh: escapes as bytes, UTF-16LE).
 # --fetch: the files topaz wrote to the boot volume's \EFI\topaz (pt.sink=file's
 # trace-NNNN.tpz) into DIR afterwards, DIR emptied first.
+# --efi: the user's images, in \EFI\tools with the samples (make run EFI=); --symbols: folders
+# of their ELF files (SYMBOLS=); --esp-files: where scripts/esp-files.sh leaves the symbol
+# files and the ELF folder for ptdecode --symbols (DIR/symbols; make run: build/esp-files).
 # Exit status: QEMU's (33 = topaz passed, 35 = topaz failed), 124 on a timeout;
 # with --show (make run) 0 for passed and 1 for failed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$here/build}
 cmdline="" via="" log="" dcon=/dev/null mem=512M smp=1 timeout=120 show=0 extra=() fetch=""
+efi="" symbols="" esp_files=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--cmdline) cmdline=$2; shift 2 ;;
@@ -24,6 +29,9 @@ while [ $# -gt 0 ]; do
 	--via-shell) via=shell; shift ;;
 	--cmdline-file) via=$2; shift 2 ;;
 	--fetch) fetch=$2; shift 2 ;;
+	--efi) efi=$2; shift 2 ;;
+	--symbols) symbols=$2; shift 2 ;;
+	--esp-files) esp_files=$2; shift 2 ;;
 	--) shift; extra=("$@"); break ;;
 	*) echo "boot.sh: unknown option '$1'" >&2; exit 2 ;;
 	esac
@@ -38,12 +46,11 @@ done
 run=$(mktemp -d "$build/run.XXXXXX")
 [ -n "$log" ] || log=$run/serial.log
 cp "$ovmf_vars" "$run/vars.fd"
-# the sample EFI images for fw.image= (make efi-samples), in \EFI\tools
-samples=()
-for f in "$build"/efi/*.efi; do
-	[ -f "$f" ] && samples+=("$f:/EFI/tools/${f##*/}")
-done
-"$here/scripts/mkesp.sh" "$build/topaz.efi" "$cmdline" "$run/esp.img" "${via:-boot}" "${samples[@]}" || exit 2
+# the sample EFI images for fw.image= (make efi-samples) and the user's, in \EFI\tools
+files=$("$here/scripts/esp-files.sh" "$build" "${esp_files:-$run}" "$efi" "$symbols") ||
+	{ rm -rf "$run"; exit 2; }
+mapfile -t files < <([ -n "$files" ] && printf '%s\n' "$files")
+"$here/scripts/mkesp.sh" "$build/topaz.efi" "$cmdline" "$run/esp.img" "${via:-boot}" "${files[@]}" || exit 2
 
 accel=tcg
 [ "$smp" -gt 1 ] && accel=tcg,thread=multi	# MTTCG: each CPU its own host thread

@@ -6,7 +6,9 @@
 #   "smp=N" for its CPUs, "espfile" for a machine without port 0xe9 whose trace is the file
 #   on the boot volume (pt.sink=file; boot.sh --fetch takes it from there, as make run does),
 #   "cmdline=printf" for a cmdline.txt of the line's printf escapes as bytes (\0 a NUL),
-#   "cmdline=utf16" for one in UTF-16LE with a byte-order mark (scripts/mkesp.sh).
+#   "cmdline=utf16" for one in UTF-16LE with a byte-order mark (scripts/mkesp.sh),
+#   "user-efi=NAME" for the sample image as a user's NAME.efi (NAME.so beside it) added as
+#   make run EFI= adds it, with make run's summary (scripts/trace-summary.sh) after the log.
 # "fast": the case is in the fast tier (make check: one case per axis).
 # "makerun": the boot is make run's (tests/run-all.sh, check_makerun): an earlier run's outputs
 #   planted first must be gone after it; scripts/trace-summary.sh decodes what it left as make
@@ -65,7 +67,7 @@ trace-skylake|pt=on pt.step=single pt.buf=8K pt.region=4K pt.coverage=on run=dem
 trace-broadwell|pt=on pt.profile=broadwell pt.noretcomp pt.buf=8K pt.region=4K pt.pmi=nmi pt.step=branch run=demo|33|profile broadwell;tracing with the software trace unit;branch-step self-check: ;branch-step: |fast,trace,depth=100
 trace-tigerlake|pt=on pt.profile=tigerlake pt.buf=8K pt.region=4K pt.step=branch pt.noretcomp run=demo|33|profile tigerlake;branch-step|trace,depth=100
 trace-arrowlake|pt=on pt.profile=arrowlake pt.buf=8K pt.region=4K pt.pmi=nmi pt.step=branch run=demo|33|profile arrowlake|trace,depth=100
-pt-bad-options|pt=on pt.profile=broadwell pt.mtc=1 pt.ptw=1 pt.psb_period=3 pt.filter="filter no_such_symbol" pt.buf=5K run=sort|35|bad value '5K' for 'pt.buf': expected a power of two;pt.filter: 'filter no_such_symbol': unknown symbol;pt.mtc: this CPU has no MTC packets;pt.ptw: this CPU has no PTWRITE;pt.psb_period: this CPU has no configurable PSB frequency;pt=on: tracing is off;run: sort returned;pt=on, but no trace was taken
+pt-bad-options|pt=on pt.profile=broadwell pt.mtc=1 pt.ptw=1 pt.psb_period=3 pt.filter="filter no_such_symbol, filter hello!fib" pt.buf=5K run=sort|35|bad value '5K' for 'pt.buf': expected a power of two;pt.filter: 'filter no_such_symbol': unknown symbol;'filter hello!fib': module 'hello': modules are the firmware phase's loaded images;pt.filter (refused): the boot fails;pt.mtc: this CPU has no MTC packets;pt.ptw: this CPU has no PTWRITE;pt.psb_period: this CPU has no configurable PSB frequency;pt=on: tracing is off;run: sort returned;pt=on, but no trace was taken
 trace-snapshot-fault|pt=on pt.step=single pt.snapshot=1 pt.buf=16K run=sort,fault|35|PANIC: exception #PF (page fault, vector 14);fault_walk+0x;pt: panic: writing the trace (the flight recorder's last bytes)|fast,trace,ends-at-fault,snapshot
 trace-snapshot-fault-topa|pt=on pt.snapshot=1 pt.buf=16K pt.region=4K pt.profile=broadwell run=recursion,fault|35|PANIC: exception #PF;pt: panic: writing the trace|trace,ends-at-fault,snapshot
 trace-ptwrite|pt=on pt.profile=arrowlake pt.ptw=1 pt.step=branch pt.buf=8K pt.region=4K probe=vm.kmalloc:trace run=slab|33|probe: trace attached to 1 point matching 'vm.kmalloc'|trace,ptwrite
@@ -118,16 +120,20 @@ trace-fw-translate|fw.run=vars,pool pt=on pt.step=translate pt.profile=broadwell
 # no SetMemoryAttributes from the firmware (fault injection): no code cache, the phase branch-steps
 trace-fw-no-mem-attrs|fw.run=vars fw.no_mem_attrs pt=on pt.buf=16K|33|SetMemoryAttributes: EFI status 0x8000000000000003, fw.no_mem_attrs;pt.step=translate: no code cache here (error -95): branch-step;(branch-step: ;result: fw.phase failed=0;!given back|trace,fw
 trace-fw-image|fw.image="\EFI\tools\hello.efi 18" pt=on pt.buf=16K pt.pmi=nmi pt.profile=tigerlake pt.noretcomp pt.coverage=on|33|result: coverage cpu=0 ;fw.image=\EFI\tools\hello.efi: loaded at;options "\EFI\tools\hello.efi 18";returned EFI status 0 in;result: fw.phase failed=0|fast,trace,fw,module=hello,symbols=hello!fib,coverage=hello
-trace-fw-image-ebs|fw.run=vars fw.image="\EFI\tools\hello.efi ebs" pt=on pt.buf=16K|33|the image called ExitBootServices from 0x;hello+0x;the trace ends there and is written first;result: fw.phase failed=0|trace,fw,module=hello
-trace-fw-timeout|fw.run=vars fw.image="\EFI\tools\hello.efi spin" fw.timeout=500 pt=on pt.buf=16K|35|still running after 500 ms (fw.timeout=): at 0x;, hello+0x;result: fw.phase failed=1|trace,fw-aborted,module=hello
+# a user's own image added as make run EFI= adds it (the sample as myapp.efi, myapp.so beside it:
+# \EFI\tools\myapp.sym made from it), a filter by its function (Module!symbol, resolved when the
+# image is loaded), and make run's summary naming it with its symbols: only fib traced
+trace-fw-user-efi|fw.image="\EFI\tools\myapp.efi 21 quiet" pt=on pt.buf=8K pt.region=4K pt.pmi=nmi pt.filter="filter myapp!fib"|33|symbols from \EFI\tools\myapp.sym;fw.image=\EFI\tools\myapp.efi: loaded at;result: fw.phase failed=0;and the symbols in ;modules (instructions): myapp ;top functions: myapp!fib 100.0%|trace,user-efi=myapp
+trace-fw-image-ebs|fw.run=vars fw.image="\EFI\tools\hello.efi ebs" pt=on pt.buf=16K|33|the image called ExitBootServices from 0x;, hello!efi_main+0x;the trace ends there and is written first;result: fw.phase failed=0|trace,fw,module=hello
+trace-fw-timeout|fw.run=vars fw.image="\EFI\tools\hello.efi spin" fw.timeout=500 pt=on pt.buf=16K|35|still running after 500 ms (fw.timeout=): at 0x;, hello!efi_main+0x;result: fw.phase failed=1|trace,fw-aborted,module=hello
 fw-untraced-then-kernel|fw.run=all fw.then=kernel run=sort|33|fw: run: connect returned;result: fw.phase failed=0;run: sort returned;topaz: power off (success)
 fw-list|fw.run=list|33|firmware workloads (fw.run=NAME[,NAME...], or all):;ConnectController on every handle
 run-bad-workload|run=sort,nosuch|35|run=sort,nosuch: no workload 'nosuch';run: sort returned
 fw-bad-workload|fw.run=vars,nosuch pt=on pt.buf=16K|35|fw.run=vars,nosuch: no firmware workload 'nosuch';result: fw.phase failed=1|trace,fw
-fw-image-missing|fw.image=\EFI\tools\nosuch.efi|35|fw.image=\EFI\tools\nosuch.efi: no such file on the boot volume;result: fw.phase failed=1
+fw-image-missing|fw.image=\EFI\tools\nosuch.efi|35|fw.image=\EFI\tools\nosuch.efi: no such file on the boot volume;make run EFI=path/app.efi;result: fw.phase failed=1
 fw-image-not-pe|fw.image=\EFI\topaz\cmdline.txt|35|fw.image=\EFI\topaz\cmdline.txt: not a PE/COFF EFI image
 fw-image-ia32|fw.image=\EFI\tools\hello-ia32.efi|35|an image for i386 (machine 0x14c), not x86-64 (0x8664)
-fw-image-fails|fw.image="\EFI\tools\hello.efi fail"|35|the image returned an error (EFI status 0x8000000000000015)
+fw-image-fails|fw.image="\EFI\tools\hello.efi fail" pt=on pt.filter="filter hello!nosuch, filter listwalk!walk_list"|35|the image returned an error (EFI status 0x8000000000000015);'filter hello!nosuch': module hello has no symbol 'nosuch';'filter listwalk!walk_list': no loaded image is called 'listwalk';pt=on: tracing is off: pt.filter cannot be applied;1 word of the command line not applied: pt.filter (refused): the boot fails
 fw-no-cpu-arch|fw.run=vars pt=on fw.no_cpu_arch|35|the firmware has no EFI_CPU_ARCH_PROTOCOL (fw.no_cpu_arch)
 fw-vector-taken|fw.run=vars pt=on fw.vector=0x20|35|the firmware refused vector 0x20 (the PMI) to RegisterInterruptHandler: a handler of its own has it
 # A USB stick's user: no debug console, the trace written to \EFI\topaz\trace-0001.tpz on the
