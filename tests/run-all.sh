@@ -446,6 +446,10 @@ run_qemu() {
 		running=$((running + 1))
 		if [ $running -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
 	done <"$here/tests/qemu/cases.sh"
+	# make debug with gdb in batch mode (and what --show displays): one boot
+	# shellcheck disable=SC2254
+	case debug-gdb in @($only)) [ $fast = 1 ] ||
+		"$here/tests/qemu/gdb_check.sh" debug-gdb "$dir" >"$dir/debug-gdb.result" & ;; esac
 	wait
 	# ptdecode's outputs that cannot be written are an error (status 2, named)
 	local t=$dir/trace-skylake.tpz err
