@@ -405,8 +405,9 @@ void cmdline_print_help(void)
 
 		if (p)
 			printk("%s:\n", group_names[g]);
-		for (; p; p = next_in_group(g, p))
-			printk("  %-20s %s\n", p->name, p->help);
+		for (; p; p = next_in_group(g, p))	/* the heading says "fault injection" */
+			printk("  %-20s %s\n", p->name,
+			       p->help + (has_prefix(p->help, "fault injection: ") ? 17 : 0));
 	}
 }
 

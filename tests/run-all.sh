@@ -99,6 +99,19 @@ run_suite() {
 	fi
 	tally "" < <(checked suite.perf-check-long python3 "$here/tests/qemu/perf_check_long.py" \
 		--name suite.perf-check-long)
+	# make help names every .PHONY target of the Makefile
+	local help targets missing=""
+	help=$(make --no-print-directory -C "$here" help 2>&1)
+	targets=$(make --no-print-directory -C "$here" -pn -f Makefile .DEFAULT 2>/dev/null |
+		sed -n 's/^\.PHONY: //p' | tr ' ' '\n' | sort -u)
+	for t in $targets; do
+		grep -qE "(^|[ ;,])$t([ :,;]|$)" <<<"$help" || missing="$missing $t"
+	done
+	if [ -n "$targets" ] && [ -z "$missing" ]; then
+		pass "suite.make-help: make help names every .PHONY target ($(wc -w <<<"$targets"))"
+	else
+		fail suite.make-help "make help does not name:${missing:- (no .PHONY targets found)}"
+	fi
 }
 
 # The map's rules (docs/layers.rules) against the sources' includes and the

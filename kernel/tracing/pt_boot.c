@@ -284,7 +284,7 @@ static void print_engine_report(const struct trace_engine_stats *st, unsigned in
 {
 	pr_info("trace: %llu instructions, %llu branches, %llu stops (%s-step: %llu #DB, %llu #BP; "
 		"%llu INT3s written, %llu run by handlers, %llu fallbacks), "
-		"%llu interrupts/exceptions (%llu before the next stop after another's return), "
+		"%llu interrupts/exceptions in traced code (%llu back to back: before the code ran to its next branch), "
 		"%llu firmware pages%s\n",
 		st->insns, st->branches,
 		st->db_traps + st->bp_traps,
