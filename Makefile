@@ -8,7 +8,8 @@ OBJCOPY    := objcopy
 NM         := nm
 EFI_INC    := /usr/include/efi
 EFI_LIB    := /usr/lib
-CMDLINE    ?= pt=on pt.buf=32K pt.region=4K run=demo
+CMDLINE_DEFAULT := pt=on pt.buf=32K pt.region=4K run=demo
+CMDLINE    ?= $(CMDLINE_DEFAULT)
 # through the environment: a command line may hold quotes (fw.image="\path args")
 export CMDLINE
 SMP        ?= 4
@@ -81,7 +82,8 @@ HLDLIBS   := -fsanitize=address,undefined -lcmocka -lelf -ldl -lipt -lcapstone
 KOBJS := $(patsubst %,$(BUILD)/k/%.o,$(PORTABLE_SRCS) $(KERNEL_SRCS))
 HOBJS := $(patsubst %,$(BUILD)/h/%.o,$(PORTABLE_SRCS) $(HOST_SUPPORT_SRCS))
 
-.PHONY: efi-samples all kernel host-tests setup run test check test-host test-qemu bench clean image tools
+.PHONY: efi-samples all kernel host-tests setup run test check test-host test-qemu bench clean image tools \
+	debug help
 all: kernel host-tests
 
 kernel: $(BUILD)/topaz.efi
@@ -154,8 +156,7 @@ image: $(BUILD)/topaz.efi efi-samples
 	$(Q)scripts/esp-files.sh $(BUILD) $(ESP_IMG).files "$(EFI)" "$(SYMBOLS)" >$(ESP_IMG).list
 	$(Q)xargs -d '\n' -a $(ESP_IMG).list scripts/mkesp.sh $(BUILD)/topaz.efi "$$CMDLINE" \
 		$(ESP_IMG) boot
-	@printf '  built %s: %s, %s, \\EFI\\tools: %s\n' $(ESP_IMG) '\EFI\BOOT\BOOTX64.EFI' \
-		'\EFI\topaz\cmdline.txt' "$$(sed 's|.*/||' $(ESP_IMG).list | tr '\n' ' ')"
+	$(Q)scripts/mkesp.sh --describe $(ESP_IMG)
 
 # ---------------------------------------------------------------- hosted
 $(BUILD)/h/%.c.o: %.c
@@ -303,6 +304,47 @@ test-host: host-tests
 
 test-qemu: kernel
 	$(Q)tests/run-all.sh --qemu-only
+
+# make debug: QEMU halted for gdb (-S, its stub on GDBPORT), topaz waiting at
+# EFI entry (kgdbwait); `gdb -x scripts/topaz-gdb.py` in another terminal loads
+# topaz.so where the firmware put it and lets topaz go on (docs/developing.md,
+# Debugging). Without a CMDLINE of its own it runs the demo untraced: traced
+# code runs from the trace engine's code cache, where breakpoints are not hit.
+GDBPORT  ?= 1234
+DEBUGLOG ?= $(BUILD)/debug.log
+DEBUG_CMDLINE = $(if $(filter file,$(origin CMDLINE)),run=demo,$$CMDLINE) kgdbwait
+debug:
+	$(Q)$(MAKE) --no-print-directory $(JFLAG) kernel
+	@echo "debug: QEMU waits for gdb on port $(GDBPORT); in another terminal, in $(CURDIR):"
+	@echo "  gdb -x scripts/topaz-gdb.py -ex 'hbreak work_sort' -ex continue"
+	$(Q)tests/qemu/boot.sh --cmdline "$(DEBUG_CMDLINE)" --smp $(SMP) --show --timeout 86400 \
+		--log $(DEBUGLOG) -- -S -gdb tcp:127.0.0.1:$(GDBPORT)
+
+# make help: the targets and the variables (tests/run-all.sh checks that every
+# .PHONY target is listed)
+help:
+	@echo 'Targets:'
+	@echo '  run          build, boot topaz in QEMU with CMDLINE, decode the trace (the default job: the traced demo)'
+	@echo '  test         the whole suite: host tests, fuzz smoke, QEMU cases, the oracle (about 15 min)'
+	@echo '  check        the fast tier of make test (docs/developing.md)'
+	@echo '  test-host    the host tests only; test-qemu: the QEMU cases and the oracle only'
+	@echo '  debug        QEMU halted for gdb; then: gdb -x scripts/topaz-gdb.py (docs/developing.md)'
+	@echo '  image        build/esp.img for a USB stick, with CMDLINE (docs/real-hardware.md)'
+	@echo '  all          the kernel, the host tests and the tools; kernel: build/topaz.efi; tools: build/tools/ptdecode'
+	@echo '  host-tests   build the host tests; efi-samples: the sample EFI images (build/efi/)'
+	@echo '  bench        the benchmarks (tests/bench/)'
+	@echo '  fuzz         libFuzzer on the parsers, FUZZ_SECONDS each; fuzz-build, fuzz-smoke, fuzz-replay, fuzz-seeds'
+	@echo '  perf-corpus  Linux perf reads the committed perf.data corpus'
+	@echo '  setup        install the missing Debian packages (scripts/setup.sh)'
+	@echo '  clean        remove $(BUILD)/'
+	@echo '  help         this list'
+	@echo 'Variables (make VAR=value ...):'
+	@echo '  CMDLINE      the kernel command line (default: $(value CMDLINE_DEFAULT)); CMDLINE=help lists its keys'
+	@echo '  SMP          CPUs of the QEMU machine (default 4)'
+	@echo '  BUILD        the build folder (default build)'
+	@echo '  GDBPORT      make debug: the gdb stub port (default 1234); DEBUGLOG: its serial log ($(BUILD)/debug.log)'
+	@echo '  V=1          show the build commands; JOBS: make -j for run, test, check (default nproc)'
+	@echo '  CC, FUZZ_CC  the compilers (gcc; clang for the fuzz harnesses); FUZZ_SECONDS, FUZZ_SMOKE_SECONDS'
 
 # ---------------------------------------------------------------- benchmarks
 # The allocator churn benchmark: the portable sources again, -O2 and without

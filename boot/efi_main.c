@@ -18,6 +18,25 @@
 extern const char ImageBase[] __hidden;
 
 static struct boot_info bootinfo;
+
+/*
+ * kgdbwait (Linux's name): wait in efi_main for a debugger (make debug). gdb
+ * reads the load address from the line printed, loads topaz.so there and
+ * sets kgdb_connected (scripts/topaz-gdb.py). Not static: gdb finds it.
+ */
+static bool kgdbwait;
+KPARAM_BOOL("kgdbwait", kgdbwait, &kgdbwait,
+	    "wait for gdb at EFI entry (make debug; gdb -x scripts/topaz-gdb.py sets kgdb_connected)");
+int kgdb_connected;
+
+static void kgdb_wait(uintptr_t base)
+{
+	printk("topaz: loaded at %#lx: waiting for gdb (kgdbwait: gdb -x scripts/topaz-gdb.py)\n",
+	       (unsigned long)base);
+	while (!READ_ONCE(kgdb_connected))
+		cpu_relax();
+	printk("topaz: gdb is attached, going on\n");
+}
 static EFI_BOOT_SERVICES *BS;
 struct boot_info *boot_info = &bootinfo;
 
@@ -170,6 +189,8 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 	/* now, not in kernel_main: the firmware phase is on the command line */
 	if (!cmdline_from_load_options(li, bi) && !cmdline_from_file(li, bi))
 		cmdline_parse("", &bi->cmdline_result);
+	if (kgdbwait)
+		kgdb_wait(bi->image_base);
 	bi->rsdp = find_rsdp(st);
 	bi->runtime_services = st->RuntimeServices;
 	bi->system_table = st;

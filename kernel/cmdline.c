@@ -361,11 +361,59 @@ const char *cmdline_get(void)
 	return saved;
 }
 
+static const char *const group_names[KPARAM_NR_GROUPS] = {
+	[KPARAM_CORE] = "core", [KPARAM_MEMORY] = "memory", [KPARAM_TRACING] = "tracing",
+	[KPARAM_FIRMWARE] = "firmware phase", [KPARAM_FAULT] = "fault injection",
+};
+
+static bool has_prefix(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+enum kparam_group cmdline_param_group(const struct kparam *p)
+{
+	/* the help text says it first: crash=, pt.fail_pmi=, smp.silent=, fw.no_* */
+	if (has_prefix(p->help, "fault injection:"))
+		return KPARAM_FAULT;
+	if (has_prefix(p->name, "fw."))
+		return KPARAM_FIRMWARE;
+	if (!strcmp(p->name, "pt") || has_prefix(p->name, "pt.") || !strcmp(p->name, "probe"))
+		return KPARAM_TRACING;
+	if (has_prefix(p->name, "mm.") || has_prefix(p->name, "slub_") || has_prefix(p->name, "slab"))
+		return KPARAM_MEMORY;
+	return KPARAM_CORE;
+}
+
+const char *cmdline_group_name(enum kparam_group g)
+{
+	return g < KPARAM_NR_GROUPS ? group_names[g] : "?";
+}
+
+/* The key of group @g that sorts first after @after (NULL: the first). */
+static const struct kparam *next_in_group(enum kparam_group g, const struct kparam *after)
+{
+	const struct kparam *next = NULL;
+
+	for (const struct kparam *p = __start_kparam_table; p < __stop_kparam_table; p++)
+		if (cmdline_param_group(p) == g && (!after || strcmp(p->name, after->name) > 0) &&
+		    (!next || strcmp(p->name, next->name) < 0))
+			next = p;
+	return next;
+}
+
 void cmdline_print_help(void)
 {
-	printk("command line parameters:\n");
-	for (const struct kparam *p = __start_kparam_table; p < __stop_kparam_table; p++)
-		printk("  %-20s %s\n", p->name, p->help);
+	printk("command line parameters: key=value words; an on/off key alone means on\n");
+	for (int g = 0; g < KPARAM_NR_GROUPS; g++) {
+		const struct kparam *p = next_in_group(g, NULL);
+
+		if (p)
+			printk("%s:\n", group_names[g]);
+		for (; p; p = next_in_group(g, p))	/* the heading says "fault injection" */
+			printk("  %-20s %s\n", p->name,
+			       p->help + (has_prefix(p->help, "fault injection: ") ? 17 : 0));
+	}
 }
 
 static bool help_asked;

@@ -23,7 +23,7 @@ static int set_crash(const char *v, char *why, size_t n)
 	return -EINVAL;
 }
 KPARAM_CUSTOM("crash", crash, set_crash,
-	      "crash on purpose after boot: pf, gp, ud, panic, stack; ap-gp, ap-stack on the last CPU while the others spin");
+	      "fault injection: crash on purpose after boot: pf, gp, ud, panic, stack; ap-gp, ap-stack on the last CPU while the others spin");
 
 static __noinline void crash_page_fault(void)
 {

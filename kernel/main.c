@@ -148,6 +148,11 @@ void kernel_main(struct boot_info *bi)
 	pt_unit_boot();
 	cpu_identify();
 	cpu_report();
+	if (pt_unit_caps_asked() && !run_spec && !test_spec) {
+		/* a question about the CPU, as help is about the line */
+		printk("topaz: 'pt.caps' without run= or test=: nothing else to do\n");
+		power_off(!cmdline_fails_boot(&cr) && !cr.unknown);
+	}
 	apic_init();
 	timer_init();
 	local_irq_enable();

@@ -12,7 +12,24 @@
 # (the tests' hostile files): "printf" through printf's %b, its escapes as bytes
 # (\0 a NUL) and no newline added; "utf16" in UTF-16LE with a byte-order mark
 # and CRLF, as Windows' Notepad saves "Unicode".
+#   mkesp.sh --describe out.img: what the image holds and what to do with it (make image)
 set -euo pipefail
+if [ "${1:-}" = --describe ]; then
+	img=$2
+	echo "image: wrote $img: $(( $(stat -c %s "$img") >> 20 )) MiB, one FAT file system and no partition table (UEFI boots removable media so)"
+	mdir -i "$img" -/ -b :: 2>/dev/null | sed -n 's|^::||p' | while IFS= read -r f; do
+		case "$f" in
+		*/) ;;
+		/EFI/BOOT/BOOTX64.EFI) echo "  $f    topaz, the removable-media boot loader" ;;
+		/EFI/topaz/cmdline.txt) echo "  $f   \"$(mtype -i "$img" "::$f" | tr -d '\r\n')\"" ;;
+		*) echo "  $f" ;;
+		esac
+	done
+	echo "next: write it to a USB stick (everything on the stick is lost; lsblk names it, /dev/sdX here):"
+	echo "  sudo dd if=$img of=/dev/sdX bs=1M conv=fsync"
+	echo "  then boot the stick from the firmware's boot menu with Secure Boot off: docs/real-hardware.md"
+	exit 0
+fi
 efi=$1 cmdline=$2 out=$3 via=${4:-}
 shift $(( $# < 4 ? $# : 4 ))
 [ -f "$efi" ] || { echo "mkesp: no such EFI image: $efi" >&2; exit 1; }

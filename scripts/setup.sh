@@ -15,6 +15,7 @@ packages=(
 	lcov				# genhtml: the coverage report's HTML
 	linux-perf			# perf's Intel PT decoder: the perf.data cross-check
 	clang				# libFuzzer harnesses (make fuzz)
+	gdb				# make debug (scripts/topaz-gdb.py)
 	valgrind libmimalloc-dev libjemalloc-dev	# benchmarks
 )
 missing=()

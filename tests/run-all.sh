@@ -99,6 +99,19 @@ run_suite() {
 	fi
 	tally "" < <(checked suite.perf-check-long python3 "$here/tests/qemu/perf_check_long.py" \
 		--name suite.perf-check-long)
+	# make help names every .PHONY target of the Makefile
+	local help targets missing=""
+	help=$(make --no-print-directory -C "$here" help 2>&1)
+	targets=$(make --no-print-directory -C "$here" -pn -f Makefile .DEFAULT 2>/dev/null |
+		sed -n 's/^\.PHONY: //p' | tr ' ' '\n' | sort -u)
+	for t in $targets; do
+		grep -qE "(^|[ ;,])$t([ :,;]|$)" <<<"$help" || missing="$missing $t"
+	done
+	if [ -n "$targets" ] && [ -z "$missing" ]; then
+		pass "suite.make-help: make help names every .PHONY target ($(wc -w <<<"$targets"))"
+	else
+		fail suite.make-help "make help does not name:${missing:- (no .PHONY targets found)}"
+	fi
 }
 
 # The map's rules (docs/layers.rules) against the sources' includes and the
@@ -537,6 +550,10 @@ run_qemu() {
 		running=$((running + 1))
 		if [ $running -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
 	done <"$here/tests/qemu/cases.sh"
+	# make debug with gdb in batch mode (and what --show displays): one boot
+	# shellcheck disable=SC2254
+	case debug-gdb in @($only)) [ $fast = 1 ] ||
+		"$here/tests/qemu/gdb_check.sh" debug-gdb "$dir" >"$dir/debug-gdb.result" & ;; esac
 	wait
 	# ptdecode's outputs that cannot be written are an error (status 2, named)
 	local t=$dir/trace-skylake.tpz err

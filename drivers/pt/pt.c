@@ -44,30 +44,58 @@ void pt_get_cpu_stats(int cpu, struct pt_cpu_stats *st)
 
 enum { CPUID_EAX, CPUID_EBX, CPUID_ECX, CPUID_EDX };
 
-static const struct {
+/* A field of CPUID leaf 0x14; @what: what it allows, for pt.caps */
+struct pt_cap_desc {
 	const char *name;
 	u32 leaf;	/* sub-leaf */
 	u8 reg;
 	u32 mask;
-} pt_caps[PT_CAP_NR] = {
-	[PT_CAP_max_subleaf]		= { "max_subleaf", 0, CPUID_EAX, 0xffffffff },
-	[PT_CAP_cr3_filtering]		= { "cr3_filtering", 0, CPUID_EBX, BIT(0) },
-	[PT_CAP_psb_cyc]		= { "psb_cyc", 0, CPUID_EBX, BIT(1) },
-	[PT_CAP_ip_filtering]		= { "ip_filtering", 0, CPUID_EBX, BIT(2) },
-	[PT_CAP_mtc]			= { "mtc", 0, CPUID_EBX, BIT(3) },
-	[PT_CAP_ptwrite]		= { "ptwrite", 0, CPUID_EBX, BIT(4) },
-	[PT_CAP_power_event_trace]	= { "power_event_trace", 0, CPUID_EBX, BIT(5) },
-	[PT_CAP_event_trace]		= { "event_trace", 0, CPUID_EBX, BIT(7) },
-	[PT_CAP_tnt_disable]		= { "tnt_disable", 0, CPUID_EBX, BIT(8) },
-	[PT_CAP_topa_output]		= { "topa_output", 0, CPUID_ECX, BIT(0) },
-	[PT_CAP_topa_multiple_entries]	= { "topa_multiple_entries", 0, CPUID_ECX, BIT(1) },
-	[PT_CAP_single_range_output]	= { "single_range_output", 0, CPUID_ECX, BIT(2) },
-	[PT_CAP_output_subsys]		= { "output_subsys", 0, CPUID_ECX, BIT(3) },
-	[PT_CAP_payloads_lip]		= { "payloads_lip", 0, CPUID_ECX, BIT(31) },
-	[PT_CAP_num_address_ranges]	= { "num_address_ranges", 1, CPUID_EAX, 0x7 },
-	[PT_CAP_mtc_periods]		= { "mtc_periods", 1, CPUID_EAX, 0xffff0000 },
-	[PT_CAP_cycle_thresholds]	= { "cycle_thresholds", 1, CPUID_EBX, 0xffff },
-	[PT_CAP_psb_periods]		= { "psb_periods", 1, CPUID_EBX, 0xffff0000 },
+	const char *what;
+};
+
+/*
+ * Named as perf's /sys/bus/event_source/devices/intel_pt/caps/ files; every
+ * field the SDM defines in sub-leaves 0 and 1 (Vol. 2A, CPUID; Vol. 3C,
+ * "CPUID Leaf 14H Enumeration") but EBX[6], which perf has no file for
+ * (psb_pmi_preserve below), in register and bit order.
+ */
+static const struct pt_cap_desc pt_caps[PT_CAP_NR] = {
+	[PT_CAP_max_subleaf]		= { "max_subleaf", 0, CPUID_EAX, 0xffffffff,
+					    "the highest sub-leaf of leaf 0x14" },
+	[PT_CAP_cr3_filtering]		= { "cr3_filtering", 0, CPUID_EBX, BIT(0),
+					    "CR3 filtering (CR3Filter, IA32_RTIT_CR3_MATCH)" },
+	[PT_CAP_psb_cyc]		= { "psb_cyc", 0, CPUID_EBX, BIT(1),
+					    "configurable PSB frequency, cycle-accurate mode (pt.psb_period, pt.cyc)" },
+	[PT_CAP_ip_filtering]		= { "ip_filtering", 0, CPUID_EBX, BIT(2),
+					    "IP filtering and TraceStop (pt.filter), PT MSRs kept across warm reset" },
+	[PT_CAP_mtc]			= { "mtc", 0, CPUID_EBX, BIT(3),
+					    "MTC timing packets (pt.mtc), COFI packet suppression" },
+	[PT_CAP_ptwrite]		= { "ptwrite", 0, CPUID_EBX, BIT(4),
+					    "PTWRITE (pt.ptw, pt.fup_on_ptw)" },
+	[PT_CAP_power_event_trace]	= { "power_event_trace", 0, CPUID_EBX, BIT(5),
+					    "power event trace (pt.pwr_evt)" },
+	[PT_CAP_event_trace]		= { "event_trace", 0, CPUID_EBX, BIT(7),
+					    "event trace (EventEn)" },
+	[PT_CAP_tnt_disable]		= { "tnt_disable", 0, CPUID_EBX, BIT(8),
+					    "TNT disable (DisTNT)" },
+	[PT_CAP_topa_output]		= { "topa_output", 0, CPUID_ECX, BIT(0),
+					    "ToPA output (the driver needs it)" },
+	[PT_CAP_topa_multiple_entries]	= { "topa_multiple_entries", 0, CPUID_ECX, BIT(1),
+					    "ToPA tables of many entries (else one region, a PMI before it fills)" },
+	[PT_CAP_single_range_output]	= { "single_range_output", 0, CPUID_ECX, BIT(2),
+					    "single-range output" },
+	[PT_CAP_output_subsys]		= { "output_subsys", 0, CPUID_ECX, BIT(3),
+					    "output to the trace transport subsystem (FabricEn)" },
+	[PT_CAP_payloads_lip]		= { "payloads_lip", 0, CPUID_ECX, BIT(31),
+					    "IP payloads are linear addresses (LIP), not offsets in CS" },
+	[PT_CAP_num_address_ranges]	= { "num_address_ranges", 1, CPUID_EAX, 0x7,
+					    "address ranges for pt.filter" },
+	[PT_CAP_mtc_periods]		= { "mtc_periods", 1, CPUID_EAX, 0xffff0000,
+					    "MTC period encodings (pt.mtc_period)" },
+	[PT_CAP_cycle_thresholds]	= { "cycle_thresholds", 1, CPUID_EBX, 0xffff,
+					    "cycle threshold encodings (pt.cyc_thresh)" },
+	[PT_CAP_psb_periods]		= { "psb_periods", 1, CPUID_EBX, 0xffff0000,
+					    "PSB period encodings (pt.psb_period)" },
 };
 
 u32 intel_pt_validate_cap(const u32 *caps, enum pt_capabilities cap)
@@ -85,6 +113,86 @@ u32 intel_pt_validate_hw_cap(enum pt_capabilities cap)
 const char *pt_cap_name(enum pt_capabilities cap)
 {
 	return pt_caps[cap].name;
+}
+
+/* EBX[6]: no caps file in perf, so the SDM's name */
+static const struct pt_cap_desc psb_pmi_preserve = {
+	"psb_pmi_preserve", 0, CPUID_EBX, BIT(6),
+	"PSB and PMI preservation (InjectPsbPmiOnEnable; no perf caps file)"
+};
+
+static const char cpuid_reg_names[4][4] = { "EAX", "EBX", "ECX", "EDX" };
+
+/* CPUID leaf 0x14's sub-leaves 0 and 1 into @caps, as struct pt_pmu holds them */
+static void read_leaf14(u32 *caps)
+{
+	struct cpuid_regs r;
+
+	for (u32 sub = 0; sub < 2; sub++) {
+		cpuid_regs(0x14, sub, &r);
+		caps[sub * 4 + CPUID_EAX] = r.eax;
+		caps[sub * 4 + CPUID_EBX] = r.ebx;
+		caps[sub * 4 + CPUID_ECX] = r.ecx;
+		caps[sub * 4 + CPUID_EDX] = r.edx;
+	}
+}
+
+/* One field of @caps as a "pt caps:" line; its bits are added to @defined */
+static void print_cap(const struct pt_cap_desc *d, const u32 *caps, u32 *defined)
+{
+	u32 v = (caps[d->leaf * 4 + d->reg] & d->mask) >> __builtin_ctz(d->mask);
+	int lo = __builtin_ctz(d->mask), hi = 31 - __builtin_clz(d->mask);
+	char bits[16], list[64] = "";
+
+	defined[d->leaf * 4 + d->reg] |= d->mask;
+	if (lo == hi)
+		ksnprintf(bits, sizeof(bits), "%u:%s[%d]", d->leaf, cpuid_reg_names[d->reg], lo);
+	else
+		ksnprintf(bits, sizeof(bits), "%u:%s[%d:%d]", d->leaf, cpuid_reg_names[d->reg], hi, lo);
+	if (hi - lo == 15) {	/* a bitmap of encodings: which ones */
+		size_t n = ksnprintf(list, sizeof(list), " (encodings");
+
+		for (int b = 0; b < 16 && n < sizeof(list); b++)
+			if (v & BIT(b))
+				n += ksnprintf(list + n, sizeof(list) - n, " %d", b);
+		if (n < sizeof(list))
+			ksnprintf(list + n, sizeof(list) - n, "%s)", v ? "" : " none");
+	}
+	/* the value as perf's caps file shows it: hex, no 0x */
+	printk("pt caps: %-22s %-8x %-12s %s%s\n", d->name, v, bits, d->what, list);
+}
+
+void pt_caps_print(void)
+{
+	u32 caps[8], defined[8] = { 0 };
+	struct cpuid_regs r;
+
+	cpuid_regs(0, 0, &r);
+	u32 max_leaf = r.eax;
+
+	cpuid_regs(7, 0, &r);
+	if (max_leaf < 0x14 || !(r.ebx & CPUID_7_0_EBX_INTEL_PT)) {
+		printk("pt caps: this CPU has no Intel PT (CPUID.7.0:EBX[25] clear%s) and no software trace unit answers\n",
+		       max_leaf < 0x14 ? ", no leaf 0x14" : "");
+		return;
+	}
+	read_leaf14(caps);
+	for (u32 sub = 0; sub < 2; sub++)
+		printk("pt caps: CPUID.(EAX=14H,ECX=%u): eax=0x%08x ebx=0x%08x ecx=0x%08x edx=0x%08x\n",
+		       sub, caps[sub * 4 + CPUID_EAX], caps[sub * 4 + CPUID_EBX],
+		       caps[sub * 4 + CPUID_ECX], caps[sub * 4 + CPUID_EDX]);
+	for (int cap = 0; cap < PT_CAP_NR; cap++) {
+		print_cap(&pt_caps[cap], caps, defined);
+		if (cap == PT_CAP_power_event_trace)	/* in bit order */
+			print_cap(&psb_pmi_preserve, caps, defined);
+	}
+	for (u32 i = 0; i < 8; i++) {
+		u32 extra = caps[i] & ~defined[i];
+
+		if (extra)
+			printk("pt caps: sub-leaf %u %s: bits 0x%08x set that the SDM reserves\n", i / 4,
+			       cpuid_reg_names[i % 4], extra);
+	}
 }
 
 int pt_pmu_hw_init(void)
@@ -115,13 +223,7 @@ int pt_pmu_hw_init(void)
 	if (pt_pmu.family == 6 && (pt_pmu.model == 0x3d || pt_pmu.model == 0x47 ||
 				   pt_pmu.model == 0x4f || pt_pmu.model == 0x56))
 		pt_pmu.branch_en_always_on = true;
-	for (u32 sub = 0; sub < 2; sub++) {
-		cpuid_regs(0x14, sub, &r);
-		pt_pmu.caps[sub * 4 + CPUID_EAX] = r.eax;
-		pt_pmu.caps[sub * 4 + CPUID_EBX] = r.ebx;
-		pt_pmu.caps[sub * 4 + CPUID_ECX] = r.ecx;
-		pt_pmu.caps[sub * 4 + CPUID_EDX] = r.edx;
-	}
+	read_leaf14(pt_pmu.caps);
 	if (!intel_pt_validate_hw_cap(PT_CAP_topa_output)) {
 		pr_err("ToPA output is not supported on this CPU\n");
 		return -ENODEV;

@@ -101,7 +101,30 @@ const struct kparam *cmdline_find_param(const char *name);
 int cmdline_parse_bool(const char *v, bool *out);
 /** cmdline_enum_list() - "a, b or c" from a NULL-terminated @names, into @buf */
 void cmdline_enum_list(const char *const *names, char *buf, size_t size);
-/** cmdline_print_help() - list every parameter with its help text */
+/* help's groups of keys, in the order it lists them */
+enum kparam_group {
+	KPARAM_CORE,		/* the job, the console, CPUs, the APIC */
+	KPARAM_MEMORY,		/* mm.*, slub_debug, slabinfo */
+	KPARAM_TRACING,		/* pt, pt.*, probe */
+	KPARAM_FIRMWARE,	/* fw.*: before ExitBootServices */
+	KPARAM_FAULT,		/* a help text starting "fault injection:" */
+	KPARAM_NR_GROUPS
+};
+/**
+ * cmdline_param_group() - the group help lists @p under
+ * @p: a parameter of the table
+ *
+ * A help text that starts "fault injection:" wins over the key's prefix
+ * (fw.no_cpu_arch is listed with crash=, not with the firmware phase).
+ * Return: one of enum kparam_group; a key no rule claims is core.
+ */
+enum kparam_group cmdline_param_group(const struct kparam *p);
+/** cmdline_group_name() - "core", "memory", ... for @g ("?" out of range) */
+const char *cmdline_group_name(enum kparam_group g);
+/**
+ * cmdline_print_help() - list every parameter with its help text: a heading
+ * per group (enum kparam_group's order), the keys sorted by name in each
+ */
 void cmdline_print_help(void);
 /**
  * cmdline_help_asked() - whether the line had 'help' (the boot stops after it

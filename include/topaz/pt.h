@@ -71,6 +71,14 @@ u32 intel_pt_validate_hw_cap(enum pt_capabilities cap);
  */
 const char *pt_cap_name(enum pt_capabilities cap);
 /**
+ * pt_caps_print() - CPUID leaf 0x14 decoded (pt.caps): each field the SDM
+ * defines in sub-leaves 0 and 1, one "pt caps: NAME VALUE ..." line each,
+ * NAME as perf's intel_pt caps/ files, VALUE in hex as they show it; reserved
+ * bits that are set are named. Reads CPUID now: silicon, or the software
+ * trace unit when it is installed.
+ */
+void pt_caps_print(void);
+/**
  * pt_pmu_hw_init() - read CPUID 0x14 and friends into pt_pmu (silicon or the
  * model, whichever answers CPUID)
  * Return: 0, or -ENODEV without PT or without ToPA output.

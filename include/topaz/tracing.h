@@ -21,6 +21,11 @@ struct workload;
  */
 int pt_unit_boot(void);
 /**
+ * pt_unit_caps_asked() - whether the line had pt.caps (pt_unit_boot()
+ * printed CPUID leaf 0x14 decoded; alone, it is the boot's whole job)
+ */
+bool pt_unit_caps_asked(void);
+/**
  * pt_unit_boot_cpus() - each online CPU its own trace unit, as the boot
  * CPU's (profile, configuration, clock); once the other CPUs are up, before
  * pt_boot_init(). Nothing on silicon, where each CPU has its own.

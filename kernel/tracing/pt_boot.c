@@ -84,7 +84,7 @@ int pt_boot_init(struct boot_info *bi)
 		return 0;
 	sink_kind = pt_session_opts.sink;
 	if (sink_kind == PT_SINK_FILE && !bi->fw_phase_active) {
-		pr_warn("pt.sink=file: files are written through the firmware, before ExitBootServices (the firmware phase, fw.run= or fw.image=); the trace stays in memory (pt.sink=memory)\n");
+		pr_warn("pt.sink=file: files are written through the firmware, before ExitBootServices (the firmware phase, fw.run= or fw.image=); the trace stays in memory (pt.sink=memory) and is lost at power-off\n");
 		sink_kind = PT_SINK_MEMORY;
 	}
 	if (sink_kind == PT_SINK_DEBUGCON && !debugcon_present()) {
@@ -97,7 +97,7 @@ int pt_boot_init(struct boot_info *bi)
 			pr_warn("pt.sink=debugcon: no debug console at port 0xe9 (QEMU: -debugcon file:NAME); the trace goes to the serial port, framed (pt.sink=serial)\n");
 			sink_kind = PT_SINK_SERIAL;
 		} else {
-			pr_warn("pt.sink=debugcon: no debug console at port 0xe9 and no serial port; the trace stays in memory (pt.sink=memory)\n");
+			pr_warn("pt.sink=debugcon: no debug console at port 0xe9 and no serial port; the trace stays in memory (pt.sink=memory) and is lost at power-off: on a real machine trace in the firmware phase (fw.run=, fw.image=: a file on the boot volume) or use a serial port (docs/real-hardware.md)\n");
 			sink_kind = PT_SINK_MEMORY;
 		}
 	}
@@ -294,7 +294,7 @@ static void print_engine_report(const struct trace_engine_stats *st, unsigned in
 {
 	pr_info("trace: %llu instructions, %llu branches, %llu stops (%s-step: %llu #DB, %llu #BP; "
 		"%llu INT3s written, %llu run by handlers, %llu fallbacks), "
-		"%llu interrupts/exceptions (%llu before the next stop after another's return), "
+		"%llu interrupts/exceptions in traced code (%llu back to back: before the code ran to its next branch), "
 		"%llu firmware pages%s\n",
 		st->insns, st->branches,
 		st->db_traps + st->bp_traps,

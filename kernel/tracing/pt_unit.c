@@ -10,6 +10,7 @@
 #include <topaz/tracing.h>
 #include "session.h"
 #include <topaz/pt_model.h>
+#include <topaz/pt.h>
 #include <topaz/cmdline.h>
 #include <topaz/kernel.h>
 #include <topaz/errno.h>
@@ -43,6 +44,26 @@ KPARAM_CUSTOM("pt.profile", pt_profile, set_profile,
 KPARAM_UINT("pt.skid", pt_skid, &skid_param, 0, 1u << 20,
 	    "PT model: bytes written after a ToPA INT region fills before the PMI is taken");
 
+/* pt.caps: CPUID leaf 0x14 decoded, once, from whichever trace unit answers */
+static bool caps_param;
+KPARAM_BOOL("pt.caps", pt_caps, &caps_param,
+	    "print CPUID leaf 0x14 decoded, perf's caps names (and stop, unless run= or test= is given)");
+
+bool pt_unit_caps_asked(void)
+{
+	return caps_param;
+}
+
+static void print_caps_once(void)
+{
+	static bool printed;
+
+	if (caps_param && !printed) {
+		printed = true;
+		pt_caps_print();
+	}
+}
+
 int pt_unit_boot(void)
 {
 	struct pt_model_config cfg;
@@ -50,6 +71,7 @@ int pt_unit_boot(void)
 
 	if (model_param == MODEL_OFF) {
 		pr_info("the software trace unit is off (pt.model=off)\n");
+		print_caps_once();
 		return 0;
 	}
 	ret = pt_model_init(profile_param, model_param == MODEL_ON);
@@ -64,6 +86,7 @@ int pt_unit_boot(void)
 		pr_info("no Intel PT in this CPU: the software trace unit answers (profile %s: %s)\n",
 			pt_model_profile()->name, pt_model_profile()->cpu);
 	}
+	print_caps_once();
 	return ret;
 }
 

@@ -345,6 +345,64 @@ static void test_load_encodings(void **state)
 	assert_int_equal(r.errors + r.applied, 0);
 }
 
+/*
+ * help: a heading per group in enum kparam_group's order, each key once, under
+ * its group's heading, sorted by name within it; real keys where a user looks.
+ */
+static void test_help_grouped_sorted(void **state)
+{
+	static char help[65536];
+	const char *line, *heading = NULL;
+	char prev[64] = "";
+	int group = -1;
+	unsigned int keys = 0, table = (unsigned int)(__stop_kparam_table - __start_kparam_table);
+
+	hosted_console_quiet = true;
+	printk_capture_start(help, sizeof(help));
+	cmdline_print_help();
+	printk_capture_stop();
+	hosted_console_quiet = false;
+	assert_non_null(strstr(help, "command line parameters:"));
+	for (const char *next = strchr(help, '\n') + 1; *next; next = strchr(next, '\n') + 1) {
+		char name[64];
+
+		line = next[0] == '[' ? strstr(next, "] ") + 2 : next;	/* printk's timestamp */
+
+		if (line[0] != ' ') {	/* a heading "NAME:": a later group than the last */
+			int g = group + 1, hlen = (int)strcspn(line, ":\n");
+
+			while (g < KPARAM_NR_GROUPS && ((int)strlen(cmdline_group_name(g)) != hlen ||
+						       strncmp(line, cmdline_group_name(g), (size_t)hlen)))
+				g++;
+			if (g >= KPARAM_NR_GROUPS)
+				fail_msg("heading '%.*s' is no group after %d", hlen, line, group);
+			group = g;
+			heading = line;
+			prev[0] = '\0';
+			continue;
+		}
+		assert_non_null(heading);
+		sscanf(line, " %63s", name);
+		const struct kparam *p = cmdline_find_param(name);
+
+		assert_non_null(p);
+		assert_int_equal(cmdline_param_group(p), group);
+		if (prev[0] && strcmp(prev, name) >= 0)
+			fail_msg("'%s' listed after '%s' in group %s", name, prev, cmdline_group_name(group));
+		strcpy(prev, name);
+		keys++;
+	}
+	assert_int_equal(keys, table);	/* each once: sorted, so no repeats */
+	assert_int_equal(cmdline_param_group(cmdline_find_param("pt.buf")), KPARAM_TRACING);
+	assert_int_equal(cmdline_param_group(cmdline_find_param("probe")), KPARAM_TRACING);
+	assert_int_equal(cmdline_param_group(cmdline_find_param("slub_debug")), KPARAM_MEMORY);
+	assert_int_equal(cmdline_param_group(cmdline_find_param("loglevel")), KPARAM_CORE);
+	assert_int_equal(cmdline_param_group(cmdline_find_param("t.flag")), KPARAM_CORE);
+	/* its help says "fault injection:": that wins over the pt. prefix */
+	assert_int_equal(cmdline_param_group(cmdline_find_param("pt.fail_pmi")), KPARAM_FAULT);
+	assert_string_equal(cmdline_group_name(KPARAM_FIRMWARE), "firmware phase");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -361,6 +419,7 @@ int main(void)
 		cmocka_unit_test(test_load_cut_names_words),
 		cmocka_unit_test(test_load_nul),
 		cmocka_unit_test(test_load_encodings),
+		cmocka_unit_test(test_help_grouped_sorted),
 	};
 	return cmocka_run_group_tests_name("cmdline", tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
  */
 #include "test_pt_common.h"
 #include <topaz/tracing.h>
+#include <topaz/pt.h>
 #include <topaz/cmdline.h>
 #include <topaz/printk.h>
 
@@ -665,6 +666,87 @@ static void test_every_rule_covered(void **state)
 	}
 }
 
+/* One "pt caps: NAME VALUE SUB:REG[HI:LO] ..." line into @regs; false for others. */
+static bool caps_line(const char *line, u32 regs[2][4], char *name)
+{
+	static const char names[4][4] = { "EAX", "EBX", "ECX", "EDX" };
+	unsigned int v, sub, hi, lo;
+	char reg[4];
+
+	if (sscanf(line, "pt caps: %63s %x %u:%3[A-Z][%u:%u]", name, &v, &sub, reg, &hi, &lo) == 6) {
+		/* a field of several bits */
+	} else if (sscanf(line, "pt caps: %63s %x %u:%3[A-Z][%u]", name, &v, &sub, reg, &lo) == 5) {
+		hi = lo;
+	} else {
+		return false;
+	}
+	assert_in_range(sub, 0, 1);
+	assert_true(hi >= lo && hi < 32);
+	assert_true(hi - lo == 31 || v < (1u << (hi - lo + 1)));
+	for (int r = 0; r < 4; r++)
+		if (!strcmp(reg, names[r]))
+			regs[sub][r] |= v << lo;
+	return true;
+}
+
+/*
+ * pt.caps: every profile's leaf 0x14 comes back whole from the decoded fields
+ * alone (each bit the SDM defines is a line, at its place), each of perf's
+ * caps names is one of them, and set bits the SDM reserves are named.
+ */
+static void test_caps_print(void **state)
+{
+	static char out[8192];
+	char name[64], *line;
+
+	for (unsigned int i = 0; i < pt_nr_profiles; i++) {
+		const struct pt_profile *pp = &pt_profiles[i];
+		u32 regs[2][4] = { { 0 } };
+		unsigned int fields = 0;
+
+		pt_model_uninstall();
+		assert_int_equal(pt_model_init(pp->name, true), 1);
+		printk_capture_start(out, sizeof(out));
+		pt_caps_print();
+		printk_capture_stop();
+		for (line = strstr(out, "pt caps: "); line; line = strstr(line + 1, "pt caps: "))
+			fields += caps_line(line, regs, name);
+		assert_int_equal(fields, 19);	/* 18 of perf's, and EBX[6] */
+		for (int sub = 0; sub < 2; sub++)
+			for (int r = 0; r < 4; r++)
+				if (regs[sub][r] != pp->leaf14[sub][r])
+					fail_msg("%s: leaf 0x14.%d reg %d decoded as %#x, the profile has %#x",
+						 pp->name, sub, r, regs[sub][r], pp->leaf14[sub][r]);
+		for (int c = 0; c < PT_CAP_NR; c++) {
+			char want[64];
+
+			snprintf(want, sizeof(want), "pt caps: %s ", pt_cap_name(c));
+			assert_non_null(strstr(out, want));
+		}
+		assert_null(strstr(out, "reserves"));
+	}
+	/* a CPU with PT whose leaf sets reserved bits: named, not decoded away */
+	pt_model_uninstall();
+	hosted_cpuid_reset();
+	hosted_cpuid_set(0, 0, &(struct cpuid_regs){ 0x20, 0, 0, 0 });
+	hosted_cpuid_set(7, 0, &(struct cpuid_regs){ 0, CPUID_7_0_EBX_INTEL_PT, 0, 0 });
+	hosted_cpuid_set(0x14, 0, &(struct cpuid_regs){ 1, 0x201, 0x80000011, 5 });
+	hosted_cpuid_set(0x14, 1, &(struct cpuid_regs){ 0x8, 0, 0, 0 });
+	printk_capture_start(out, sizeof(out));
+	pt_caps_print();
+	printk_capture_stop();
+	assert_non_null(strstr(out, "sub-leaf 0 EBX: bits 0x00000200 set that the SDM reserves"));
+	assert_non_null(strstr(out, "sub-leaf 0 ECX: bits 0x00000010 set that the SDM reserves"));
+	assert_non_null(strstr(out, "sub-leaf 0 EDX: bits 0x00000005 set that the SDM reserves"));
+	assert_non_null(strstr(out, "sub-leaf 1 EAX: bits 0x00000008 set that the SDM reserves"));
+	/* and a CPU without PT says so */
+	hosted_cpuid_set(7, 0, &(struct cpuid_regs){ 0, 0, 0, 0 });
+	printk_capture_start(out, sizeof(out));
+	pt_caps_print();
+	printk_capture_stop();
+	assert_non_null(strstr(out, "this CPU has no Intel PT"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -692,6 +774,7 @@ int main(void)
 		cmocka_unit_test_setup(test_install_decisions, setup),
 		cmocka_unit_test_setup(test_command_line, setup),
 		cmocka_unit_test_setup(test_profiles, setup),
+		cmocka_unit_test_setup(test_caps_print, setup),
 		cmocka_unit_test(test_every_rule_covered),
 	};
 

@@ -12,6 +12,12 @@
 # Exit status: QEMU's (33 = topaz passed, 35 = topaz failed), 124 on a timeout;
 # with --show (make run) 0 for passed and 1 for failed.
 set -uo pipefail
+# What --show displays: the console without the firmware's screen control
+# (OVMF clears the screen and moves the cursor home: ESC[2J, ESC[01;01H,
+# ESC[=3h), which would wipe the user's terminal; colours (ESC[...m) stay.
+# The log file keeps every byte. `boot.sh --filter` is the filter alone.
+screen_filter() { LC_ALL=C sed -u -E $'s/\x1b\\[[=?]?[0-9;]*[A-La-ln-z]//g'; }
+[ "${1:-}" = --filter ] && { screen_filter; exit; }
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$here/build}
 cmdline="" via="" log="" dcon=/dev/null mem=512M smp=1 timeout=120 show=0 extra=() fetch=""
@@ -69,8 +75,14 @@ if [ $show = 1 ]; then
 else
 	args+=(-serial file:"$log")
 fi
-timeout --foreground -k 5 "$timeout" qemu-system-x86_64 "${args[@]}" "${extra[@]}" </dev/null
-status=$?
+if [ $show = 1 ]; then
+	timeout --foreground -k 5 "$timeout" qemu-system-x86_64 "${args[@]}" "${extra[@]}" </dev/null |
+		screen_filter
+	status=${PIPESTATUS[0]}
+else
+	timeout --foreground -k 5 "$timeout" qemu-system-x86_64 "${args[@]}" "${extra[@]}" </dev/null
+	status=$?
+fi
 if [ -n "$fetch" ]; then
 	# all of \EFI\topaz but what mkesp.sh put there; none when topaz made no folder
 	rm -rf "$fetch" && mkdir -p "$fetch" &&

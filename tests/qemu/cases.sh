@@ -59,9 +59,9 @@ load-options|test=traps loglevel=7 bogus.key|33|command line (from load options)
 # directory given to fw.image= is called one)
 cmdline-nul|test=mm\0run=sort pt=on|35|a NUL byte at offset 7 (not a text file?): the line ends there; 2 words after it not read: run (after a NUL), pt (after a NUL);ktest: 4 passed, 0 failed;2 words of the command line not applied: run (after a NUL), pt (after a NUL): the boot fails;!run: sort|cmdline=printf
 cmdline-utf16|fw.image=\EFI\tools|35|fw.image=\EFI\tools: a directory on the boot volume, not a file;result: fw.phase failed=1;!no MZ header|cmdline=utf16
-ptmodel-broadwell|test=ptmodel pt.profile=broadwell|33|profile broadwell;cpu: leaf 0x14.0: eax=0000000000 ebx=0x00000001 ecx=0x00000001
+ptmodel-broadwell|test=ptmodel pt.profile=broadwell pt.caps|33|profile broadwell;cpu: leaf 0x14.0: eax=0000000000 ebx=0x00000001 ecx=0x00000001;pt caps: CPUID.(EAX=14H,ECX=0): eax=0x00000000 ebx=0x00000001 ecx=0x00000001 edx=0x00000000;pt caps: cr3_filtering          1 ;pt caps: psb_cyc                0 ;pt caps: topa_output            1 ;pt caps: topa_multiple_entries  0 ;pt caps: mtc_periods            0        1:EAX[31:16];(encodings none);!SDM reserves
 ptmodel-tigerlake|test=ptmodel pt.profile=tigerlake|33|profile tigerlake;cpu: Intel PT (CPUID.7.0:EBX[25]): yes
-ptmodel-arrowlake|test=ptmodel pt.profile=arrowlake pt.profile=nehalem|35|profile arrowlake;bad value 'nehalem' for 'pt.profile';not applied: pt.profile (bad value): the boot fails
+ptmodel-arrowlake|test=ptmodel pt.profile=arrowlake pt.profile=nehalem pt.caps|35|profile arrowlake;pt caps: CPUID.(EAX=14H,ECX=1): eax=0x02490002 ebx=0x003f003f;pt caps: ptwrite                1 ;pt caps: power_event_trace      0 ;pt caps: psb_pmi_preserve       1 ;pt caps: event_trace            0 ;pt caps: num_address_ranges     2 ;pt caps: mtc_periods            249      1:EAX[31:16] MTC period encodings (pt.mtc_period) (encodings 0 3 6 9);pt caps: cycle_thresholds       3f ;pt caps: tnt_disable            1        0:EBX[8] ;pt caps: psb_periods            3f       1:EBX[31:16] PSB period encodings (pt.psb_period) (encodings 0 1 2 3 4 5);bad value 'nehalem' for 'pt.profile';not applied: pt.profile (bad value): the boot fails
 probes|test=slab probe=vm.kmem_cache_alloc:print,vm.kmalloc:count|33|vm.kmem_cache_alloc: name=kmem_cache_alloc call_site=0x;caller_function=ktest_slab_probe_values+0x;gfp_flag_name=GFP_KERNEL;__GFP_ZERO ptr=0x;cache_name=kt-probe cpu=0;count vm.kmalloc:
 trace-skylake|pt=on pt.step=single pt.buf=8K pt.region=4K pt.coverage=on run=demo|33|tracing with the software trace unit;single-step: ;result: coverage cpu=0 |fast,trace,depth=100,coverage
 trace-broadwell|pt=on pt.profile=broadwell pt.noretcomp pt.buf=8K pt.region=4K pt.pmi=nmi pt.step=branch run=demo|33|profile broadwell;tracing with the software trace unit;branch-step self-check: ;branch-step: |fast,trace,depth=100
@@ -73,7 +73,7 @@ trace-snapshot-fault-topa|pt=on pt.snapshot=1 pt.buf=16K pt.region=4K pt.profile
 trace-ptwrite|pt=on pt.profile=arrowlake pt.ptw=1 pt.step=branch pt.buf=8K pt.region=4K probe=vm.kmalloc:trace run=slab|33|probe: trace attached to 1 point matching 'vm.kmalloc'|trace,ptwrite
 trace-stop-loss|pt=on pt.buf=4K pt.region=4K run=slab|33|tracing with the software trace unit|trace,stop-loss
 trace-serial|pt=on pt.sink=serial pt.noretcomp pt.buf=8K pt.region=4K run=sort,slab|33|sink serial;@TPZ-BEGIN;@TPZ-END|fast,trace
-help|help|33|command line parameters:;pt.buf;'help' without run= or test=: nothing else to do;!ktest:;!run:
+help|help|33|command line parameters:;pt.buf;core:;memory:;tracing:;firmware phase:;fault injection:;'help' without run= or test=: nothing else to do;!ktest:;!run:
 trace-no-debugcon|pt=on pt.buf=8K pt.region=4K pt.noretcomp run=sort,slab|33|no debug console at port 0xe9;sink serial;@TPZ-BEGIN;@TPZ-END|trace,nodebugcon
 # PMI storms: the smallest ToPA (two 4K regions), every timing packet at its highest rate, no
 # RET compression, the timer at 5 kHz interrupting traced code, over a million instructions
