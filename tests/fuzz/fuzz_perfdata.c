@@ -223,7 +223,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	parse_resealed(&c, data, size);
 	ptd_segments_build(&c, &s);
 	unlink(path);
-	if (!ptd_write_perf_data(&c, &s, NULL, 0, path)) {
+	if (!ptd_write_perf_data(&c, &s, NULL, NULL, 0, path)) {
 		u8 *f = read_all(path, &len);
 
 		check(f, len);

@@ -6,7 +6,9 @@
  * TSC rate below 50 MHz with no non-turbo ratio), names perf's address
  * filter cannot carry (a comma or a space in a module's name or in the
  * folder), two images of one name and address, links and devices where the
- * files go.
+ * files go; and what perf shows of it: trace windows side by side in its
+ * call graph, not each inside the one before, with the image's function
+ * names.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -75,16 +77,18 @@ static int export(const struct membuf *m, const char *path, char *said, size_t s
 {
 	struct ptd_container c;
 	struct ptd_segments s;
+	struct ptd_image img;
 	size_t n = 0;
 	int ret;
 
-	ptd_container_parse(&c, "perf.tpz", m->p, m->len);
+	parse_with_image(&c, &img, "perf.tpz", m);
 	ptd_segments_build(&c, &s);
-	ret = ptd_write_perf_data(&c, &s, NULL, 0, path);
+	ret = ptd_write_perf_data(&c, &s, &img, NULL, 0, path);
 	said[0] = 0;
 	for (size_t i = 0; i < c.diags.n && n < size; i++)
 		n += (size_t)snprintf(said + n, size - n, "%s\n", c.diags.v[i].msg);
 	ptd_segments_free(&s);
+	ptd_image_free(&img);
 	ptd_container_free(&c);
 	return ret;
 }
@@ -197,7 +201,7 @@ static void test_filter_names(void **state)
 	char dir[128], path[256], said[4096];
 	struct stat st;
 
-	exported_and_decoded(&s, NULL, "a_b_c-401000.bin");
+	exported_and_decoded(&s, NULL, "a_b_c-401000.elf");
 	make(&m, &s);
 	for (size_t i = 0; i < ARRAY_SIZE(folders); i++) {
 		scratch(dir, sizeof(dir), folders[i]);
@@ -221,7 +225,7 @@ static void test_same_image_twice(void **state)
 {
 	static const u8 other[sizeof(code)] = { [0 ... sizeof(code) - 1] = 0x90 };
 
-	exported_and_decoded(&(struct shape){ .second = other }, NULL, "demo-401000-2.bin");
+	exported_and_decoded(&(struct shape){ .second = other }, NULL, "demo-401000-2.elf");
 }
 
 /*
@@ -246,14 +250,14 @@ static void test_image_links(void **state)
 	fclose(f);
 	snprintf(path, sizeof(path), "%s/perf.data.images", dir);
 	assert_int_equal(mkdir(path, 0700), 0);
-	snprintf(path, sizeof(path), "%s/perf.data.images/demo-401000.bin", dir);
+	snprintf(path, sizeof(path), "%s/perf.data.images/demo-401000.elf", dir);
 	assert_int_equal(symlink(victim, path), 0);
 	snprintf(path, sizeof(path), "%s/perf.data", dir);
 	assert_int_equal(export(&m, path, said, sizeof(said)), 0);
 	v = read_whole(victim, &len);
 	assert_string_equal(v, "precious\n");
 	free(v);
-	snprintf(path, sizeof(path), "%s/perf.data.images/demo-401000.bin", dir);
+	snprintf(path, sizeof(path), "%s/perf.data.images/demo-401000.elf", dir);
 	assert_int_equal(lstat(path, &st), 0);
 	assert_true(S_ISREG(st.st_mode));
 	snprintf(path, sizeof(path), "%s/perf.data", dir);
@@ -265,7 +269,7 @@ static void test_image_links(void **state)
 	snprintf(path, sizeof(path), "%s/other.data", dir);
 	assert_int_equal(export(&m, path, said, sizeof(said)), -1);
 	assert_non_null(strstr(said, "a link, not a folder"));
-	snprintf(path, sizeof(path), "%s/demo-401000.bin", dir);
+	snprintf(path, sizeof(path), "%s/demo-401000.elf", dir);
 	assert_int_equal(stat(path, &st), -1);
 	remove_tree(dir);
 
@@ -278,6 +282,125 @@ static void test_image_links(void **state)
 	assert_int_equal(stat("/dev/full.images", &st), -1);
 }
 
+/*
+ * Trace windows, as pt_run_traced() makes them: tracing comes on in the
+ * runner, which calls the work (work calls leaf) and then the function that
+ * turns tracing off, which it does at its first instruction (FUP, TIP.PGD);
+ * then the next window. The call to end never returns in the trace.
+ */
+static const u8 windows_code[0x40] = {
+	[0x00] = 0xe8, 0x1b, 0x00, 0x00, 0x00,	/* runner: call work */
+	[0x05] = 0xe8, 0x26, 0x00, 0x00, 0x00,	/* call end */
+	[0x0a ... 0x1f] = 0xcc,
+	[0x20] = 0xe8, 0x03, 0x00, 0x00, 0x00,	/* work: call leaf */
+	[0x25] = 0xc3,				/* ret */
+	[0x26 ... 0x27] = 0xcc,
+	[0x28] = 0x90,				/* leaf: nop */
+	[0x29] = 0xc3,				/* ret */
+	[0x2a ... 0x2f] = 0xcc,
+	[0x30] = 0x90,				/* end: nop */
+	[0x31] = 0xc3,
+	[0x32 ... 0x3f] = 0xcc,
+};
+#define WINDOWS	4
+
+/* @WINDOWS windows, the code as an image, its functions as symbols. */
+static void make_windows(struct membuf *m)
+{
+	static const struct tpz_sym syms[] = { { 0x00, 0x0a, 0 }, { 0x20, 0x06, 7 },
+					       { 0x28, 0x02, 12 }, { 0x30, 0x02, 17 } };
+	static const char names[] = "runner\0work\0leaf\0end";
+	struct trace_sink sink = { membuf_write, m };
+	struct trace_totals t = { 0 };
+	struct trace_writer w;
+	struct tpz_header h;
+	struct enc x;
+	size_t n;
+
+	enc_init(&x);
+	put_psb(&x);
+	put_psbend(&x);
+	for (int i = 0; i < WINDOWS; i++) {
+		put_mode64(&x);
+		/* the first whole, then compressed: the window's own PSB+ in
+		 * the export resets the last IP they build on */
+		put_ip(&x, ppt_tip_pge, i ? pt_ipc_update_16 : pt_ipc_sext_48, BASE);
+		put_tnt(&x, "!!");	/* leaf's and work's compressed returns */
+		put_ip(&x, ppt_fup, pt_ipc_update_16, BASE + 0x30);
+		put_ip(&x, ppt_tip_pgd, pt_ipc_suppressed, 0);
+	}
+	n = enc_done(&x);
+
+	sample_header(&h);
+	h.load_address = 0;
+	h.rtit_ctl = 0x2001;
+	trace_writer_init(&w, &sink);
+	assert_int_equal(trace_write_header(&w, &h), 0);
+	assert_int_equal(trace_write_image(&w, "demo", BASE, windows_code, sizeof(windows_code)), 0);
+	assert_int_equal(trace_write_symbols(&w, "demo", BASE, syms, ARRAY_SIZE(syms), names,
+					     sizeof(names)), 0);
+	assert_int_equal(trace_write_trace(&w, &(struct trace_chunk){ .offset = 0 }, x.buf, n), 0);
+	assert_int_equal(trace_write_trailer(&w, &t), 0);
+}
+
+/*
+ * perf's call graph of the windows: every instruction sample's call chain
+ * (perf script --itrace=i1ig), a block of "address symbol+offset" lines
+ * each. perf's thread stack keeps the calls that never returned in the
+ * trace: without a window boundary it says for each window that the runner
+ * called it from inside the window before (runner nested @WINDOWS deep).
+ * Each chain must be at most runner, work, leaf deep, with those names (the
+ * image's symbols, not raw addresses), and leaf's exactly that, for its two
+ * instructions in each window.
+ */
+static void test_windows_not_nested(void **state)
+{
+	char dir[128], path[256], cmd[512], line[512], said[4096], chain[4][64];
+	struct membuf m = { 0 };
+	int depth = 0, leaves = 0, max_depth = 0;
+	FILE *pf;
+
+	make_windows(&m);
+	scratch(dir, sizeof(dir), "");
+	snprintf(path, sizeof(path), "%s/perf.data", dir);
+	assert_int_equal(export(&m, path, said, sizeof(said)), 0);
+	snprintf(cmd, sizeof(cmd), "perf script -i '%s' --itrace=i1ig -F ip,sym,symoff 2>/dev/null", path);
+	pf = popen(cmd, "r");
+	assert_non_null(pf);
+	for (;;) {
+		bool end = !fgets(line, sizeof(line), pf);
+		unsigned long long ip;
+		char sym[64];
+
+		if (end || line[strspn(line, " \t")] == '\n') {
+			if (depth && !strcmp(chain[0], "leaf")) {
+				leaves++;
+				assert_int_equal(depth, 3);
+				assert_string_equal(chain[1], "work");
+				assert_string_equal(chain[2], "runner");
+			}
+			depth = 0;
+			if (end)
+				break;
+			continue;
+		}
+		if (sscanf(line, " %llx %63[^+ \n]", &ip, sym) != 2)
+			perf_unexpected(pf, line, sizeof(line));
+		if (depth < 4)
+			snprintf(chain[depth], sizeof(chain[depth]), "%s", sym);
+		if (++depth > max_depth)
+			max_depth = depth;
+		if (depth > 3)
+			fprintf(stderr, "perf: a call chain %d deep at %s (window nested in window?)\n",
+				depth, line);
+	}
+	assert_int_equal(pclose(pf), 0);
+	assert_int_equal(max_depth, 3);
+	assert_int_equal(leaves, 2 * WINDOWS);
+	remove_tree(dir);
+	membuf_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -286,6 +409,7 @@ int main(void)
 		cmocka_unit_test(test_filter_names),
 		cmocka_unit_test(test_same_image_twice),
 		cmocka_unit_test(test_image_links),
+		cmocka_unit_test(test_windows_not_nested),
 	};
 	return cmocka_run_group_tests_name("trace_perfdata", tests, NULL, NULL);
 }

@@ -814,13 +814,16 @@ void ptd_cpu_summary_print(const struct ptd_cpu_stats *cs, FILE *out, size_t top
  *	@c->diags, among them what perf cannot use)
  * @segs: its segments: one AUXTRACE queue each, so gaps stay gaps; each
  *	CPU's queues carry its number (perf decodes and names every CPU)
+ * @img: the functions each sideband image's ELF file names for perf (the
+ *	trace's symbols, --symbols'), or NULL for none
  * @elf: the kernel ELF (its PT_LOAD segments become perf's maps), or NULL
  * @load: where it was loaded
- * @path: the perf.data to write; sideband images go to "@path.images/"
+ * @path: the perf.data to write; sideband images go to "@path.images/",
+ *	an ELF file each
  * Return: 0, or -1 when nothing usable was written
  */
-int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs, const char *elf,
-			u64 load, const char *path);
+int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs,
+			const struct ptd_image *img, const char *elf, u64 load, const char *path);
 
 /* ---------------------------------------------------------- coverage check */
 
