@@ -23,6 +23,28 @@
 static const u8 code[0x40] = { DEMO_CODE_MAIN_FOO_BAR };
 static const u8 expect_all[] = { DEMO_RUN_MAIN };
 
+/*
+ * Trace windows, as pt_run_traced() makes them: tracing comes on in the
+ * runner, which calls the work (work calls leaf) and then the function that
+ * turns tracing off, which it does at its first instruction (FUP, TIP.PGD);
+ * then the next window. The call to end never returns in the trace.
+ */
+static const u8 windows_code[0x40] = {
+	[0x00] = 0xe8, 0x1b, 0x00, 0x00, 0x00,	/* runner: call work */
+	[0x05] = 0xe8, 0x26, 0x00, 0x00, 0x00,	/* call end */
+	[0x0a ... 0x1f] = 0xcc,
+	[0x20] = 0xe8, 0x03, 0x00, 0x00, 0x00,	/* work: call leaf */
+	[0x25] = 0xc3,				/* ret */
+	[0x26 ... 0x27] = 0xcc,
+	[0x28] = 0x90,				/* leaf: nop */
+	[0x29] = 0xc3,				/* ret */
+	[0x2a ... 0x2f] = 0xcc,
+	[0x30] = 0x90,				/* end: nop */
+	[0x31] = 0xc3,
+	[0x32 ... 0x3f] = 0xcc,
+};
+#define WINDOWS	4
+
 /* How a test's container differs from the plain one. */
 struct shape {
 	u64 rtit_ctl;		/* 0: 0x2001 (BranchEn, TraceEn) */
@@ -30,12 +52,33 @@ struct shape {
 	bool tsc_packet;	/* a TSC packet in the PSB+ */
 	const char *name;	/* the image's name ("demo") */
 	const u8 *second;	/* a second image of the same name and address */
+	bool windows;		/* @WINDOWS windows of windows_code, with its symbols */
 };
 
-/* The whole run (main to jmp rax) in one chunk, the code as an image. */
+/* @WINDOWS windows: on in runner, off at end's first instruction. */
+static void put_windows(struct enc *x)
+{
+	for (int i = 0; i < WINDOWS; i++) {
+		put_mode64(x);
+		/* the first whole, then compressed: the window's own PSB+ in
+		 * the export resets the last IP they build on */
+		put_ip(x, ppt_tip_pge, i ? pt_ipc_update_16 : pt_ipc_sext_48, BASE);
+		put_tnt(x, "!!");	/* leaf's and work's compressed returns */
+		put_ip(x, ppt_fup, pt_ipc_update_16, BASE + 0x30);
+		put_ip(x, ppt_tip_pgd, pt_ipc_suppressed, 0);
+	}
+}
+
+/* The whole run (main to jmp rax) in one chunk, the code as an image; or
+ * the windows (@s->windows), their code as an image, its functions as
+ * symbols. */
 static void make(struct membuf *m, const struct shape *s)
 {
 	static const char *const tnt[] = { DEMO_TNT_MAIN, NULL };
+	static const struct tpz_sym syms[] = { { 0x00, 0x0a, 0 }, { 0x20, 0x06, 7 },
+					       { 0x28, 0x02, 12 }, { 0x30, 0x02, 17 } };
+	static const char names[] = "runner\0work\0leaf\0end";
+	const u8 *image = s->windows ? windows_code : code;
 	struct trace_sink sink = { membuf_write, m };
 	struct trace_totals t = { 0 };
 	struct trace_writer w;
@@ -48,11 +91,15 @@ static void make(struct membuf *m, const struct shape *s)
 	if (s->tsc_packet)
 		put(&x, (struct pt_packet){ .type = ppt_tsc, .payload.tsc.tsc = 0x123456789aull });
 	put_psbend(&x);
-	put_mode64(&x);
-	put_ip(&x, ppt_tip_pge, pt_ipc_sext_48, BASE);
-	for (const char *const *b = tnt; *b; b++)
-		put_tnt(&x, *b);
-	put_ip(&x, ppt_tip_pgd, pt_ipc_update_16, 0x402000);
+	if (s->windows) {
+		put_windows(&x);
+	} else {
+		put_mode64(&x);
+		put_ip(&x, ppt_tip_pge, pt_ipc_sext_48, BASE);
+		for (const char *const *b = tnt; *b; b++)
+			put_tnt(&x, *b);
+		put_ip(&x, ppt_tip_pgd, pt_ipc_update_16, 0x402000);
+	}
 	n = enc_done(&x);
 
 	sample_header(&h);
@@ -63,7 +110,10 @@ static void make(struct membuf *m, const struct shape *s)
 	h.addr[0][1] = BASE + sizeof(code) - 1;
 	trace_writer_init(&w, &sink);
 	assert_int_equal(trace_write_header(&w, &h), 0);
-	assert_int_equal(trace_write_image(&w, s->name ? s->name : "demo", BASE, code, sizeof(code)), 0);
+	assert_int_equal(trace_write_image(&w, s->name ? s->name : "demo", BASE, image, sizeof(code)), 0);
+	if (s->windows)
+		assert_int_equal(trace_write_symbols(&w, "demo", BASE, syms, ARRAY_SIZE(syms), names,
+						     sizeof(names)), 0);
 	if (s->second)
 		assert_int_equal(trace_write_image(&w, s->name ? s->name : "demo", BASE, s->second,
 						   sizeof(code)), 0);
@@ -283,67 +333,6 @@ static void test_image_links(void **state)
 }
 
 /*
- * Trace windows, as pt_run_traced() makes them: tracing comes on in the
- * runner, which calls the work (work calls leaf) and then the function that
- * turns tracing off, which it does at its first instruction (FUP, TIP.PGD);
- * then the next window. The call to end never returns in the trace.
- */
-static const u8 windows_code[0x40] = {
-	[0x00] = 0xe8, 0x1b, 0x00, 0x00, 0x00,	/* runner: call work */
-	[0x05] = 0xe8, 0x26, 0x00, 0x00, 0x00,	/* call end */
-	[0x0a ... 0x1f] = 0xcc,
-	[0x20] = 0xe8, 0x03, 0x00, 0x00, 0x00,	/* work: call leaf */
-	[0x25] = 0xc3,				/* ret */
-	[0x26 ... 0x27] = 0xcc,
-	[0x28] = 0x90,				/* leaf: nop */
-	[0x29] = 0xc3,				/* ret */
-	[0x2a ... 0x2f] = 0xcc,
-	[0x30] = 0x90,				/* end: nop */
-	[0x31] = 0xc3,
-	[0x32 ... 0x3f] = 0xcc,
-};
-#define WINDOWS	4
-
-/* @WINDOWS windows, the code as an image, its functions as symbols. */
-static void make_windows(struct membuf *m)
-{
-	static const struct tpz_sym syms[] = { { 0x00, 0x0a, 0 }, { 0x20, 0x06, 7 },
-					       { 0x28, 0x02, 12 }, { 0x30, 0x02, 17 } };
-	static const char names[] = "runner\0work\0leaf\0end";
-	struct trace_sink sink = { membuf_write, m };
-	struct trace_totals t = { 0 };
-	struct trace_writer w;
-	struct tpz_header h;
-	struct enc x;
-	size_t n;
-
-	enc_init(&x);
-	put_psb(&x);
-	put_psbend(&x);
-	for (int i = 0; i < WINDOWS; i++) {
-		put_mode64(&x);
-		/* the first whole, then compressed: the window's own PSB+ in
-		 * the export resets the last IP they build on */
-		put_ip(&x, ppt_tip_pge, i ? pt_ipc_update_16 : pt_ipc_sext_48, BASE);
-		put_tnt(&x, "!!");	/* leaf's and work's compressed returns */
-		put_ip(&x, ppt_fup, pt_ipc_update_16, BASE + 0x30);
-		put_ip(&x, ppt_tip_pgd, pt_ipc_suppressed, 0);
-	}
-	n = enc_done(&x);
-
-	sample_header(&h);
-	h.load_address = 0;
-	h.rtit_ctl = 0x2001;
-	trace_writer_init(&w, &sink);
-	assert_int_equal(trace_write_header(&w, &h), 0);
-	assert_int_equal(trace_write_image(&w, "demo", BASE, windows_code, sizeof(windows_code)), 0);
-	assert_int_equal(trace_write_symbols(&w, "demo", BASE, syms, ARRAY_SIZE(syms), names,
-					     sizeof(names)), 0);
-	assert_int_equal(trace_write_trace(&w, &(struct trace_chunk){ .offset = 0 }, x.buf, n), 0);
-	assert_int_equal(trace_write_trailer(&w, &t), 0);
-}
-
-/*
  * perf's call graph of the windows: every instruction sample's call chain
  * (perf script --itrace=i1ig), a block of "address symbol+offset" lines
  * each. perf's thread stack keeps the calls that never returned in the
@@ -360,7 +349,7 @@ static void test_windows_not_nested(void **state)
 	int depth = 0, leaves = 0, max_depth = 0;
 	FILE *pf;
 
-	make_windows(&m);
+	make(&m, &(struct shape){ .windows = true });
 	scratch(dir, sizeof(dir), "");
 	snprintf(path, sizeof(path), "%s/perf.data", dir);
 	assert_int_equal(export(&m, path, said, sizeof(said)), 0);

@@ -816,34 +816,15 @@ static void free_queues(struct queues *q)
 	free(q->v);
 }
 
-/* An IP packet's address from @last (the SDM's IP compression). */
-static u64 packet_ip(const struct pt_packet_ip *p, u64 last)
-{
-	switch (p->ipc) {
-	case pt_ipc_update_16:
-		return (last & ~0xffffULL) | (p->ip & 0xffffULL);
-	case pt_ipc_update_32:
-		return (last & ~0xffffffffULL) | (p->ip & 0xffffffffULL);
-	case pt_ipc_sext_48:
-		return (u64)((s64)(p->ip << 16) >> 16);
-	case pt_ipc_update_48:
-		return (last & ~0xffffffffffffULL) | (p->ip & 0xffffffffffffULL);
-	case pt_ipc_full:
-		return p->ip;
-	default:
-		return last;
-	}
-}
-
 /*
- * Where the trace follows its IPs: the last IP (for compressed ones), the
- * last TSC, and whether tracing went off asynchronously (a FUP, then
- * TIP.PGD: an interrupt whose handler is not traced, or the end of a trace
- * window, pt_trace_end()) and at which IP.
+ * Where the trace follows its IPs: the last IP (for compressed ones), and
+ * whether tracing went off asynchronously (a FUP, then TIP.PGD: an
+ * interrupt whose handler is not traced, or the end of a trace window,
+ * pt_trace_end()) and at which IP.
  */
 struct ip_walk {
-	u64 last_ip, fup_ip, off_ip, tsc;
-	bool in_psb, fup, off_async, have_tsc;
+	u64 last_ip, fup_ip, off_ip;
+	bool in_psb, fup, off_async;
 };
 
 /*
@@ -870,29 +851,25 @@ static bool window_start(struct ip_walk *w, const struct pt_packet *p)
 		w->in_psb = false;
 		w->fup = w->off_async = false;
 		break;
-	case ppt_tsc:
-		w->tsc = p->payload.tsc.tsc;
-		w->have_tsc = true;
-		break;
 	case ppt_fup:
-		w->last_ip = packet_ip(&p->payload.ip, w->last_ip);
+		w->last_ip = ptd_packet_ip(&p->payload.ip, w->last_ip);
 		w->fup_ip = w->last_ip;
 		w->fup = !w->in_psb && p->payload.ip.ipc != pt_ipc_suppressed;
 		break;
 	case ppt_tip_pgd:
-		w->last_ip = packet_ip(&p->payload.ip, w->last_ip);
+		w->last_ip = ptd_packet_ip(&p->payload.ip, w->last_ip);
 		w->off_async = w->fup;
 		w->off_ip = w->fup_ip;
 		w->fup = false;
 		break;
 	case ppt_tip_pge:
-		ip = packet_ip(&p->payload.ip, w->last_ip);
+		ip = ptd_packet_ip(&p->payload.ip, w->last_ip);
 		start = w->off_async && p->payload.ip.ipc != pt_ipc_suppressed && ip != w->off_ip;
 		w->last_ip = ip;
 		w->off_async = w->fup = false;
 		break;
 	case ppt_tip:
-		w->last_ip = packet_ip(&p->payload.ip, w->last_ip);
+		w->last_ip = ptd_packet_ip(&p->payload.ip, w->last_ip);
 		w->fup = w->off_async = false;
 		break;
 	case ppt_tnt_8:
@@ -912,21 +889,28 @@ static size_t put_le(u8 *b, u64 v, unsigned int n)
 	return n;
 }
 
+/* A trace window's start: its bytes after the TIP.PGD that ended the last
+ * one from @from, its TIP.PGE at [@pge, @end) with the IP @ip. */
+struct window {
+	size_t from, pge, end;
+	u64 ip;
+	bool pending;
+};
+
 /*
- * The head of a window's queue: perf's decoder starts a queue at a PSB, so
- * the window gets one of its own (PSB, the last TSC when @timed, PSBEND;
- * no FUP: tracing is off there), then the window's bytes from @from (after
- * the TIP.PGD) up to its TIP.PGE at @pge, then that TIP.PGE with its whole
- * IP @ip (a PSB resets the last IP its compressed one built on). The rest
- * of the window is the segment's bytes, unchanged. Returns the head's
- * size, the head in @out (malloc'd).
+ * The head of window @win's queue: perf's decoder starts a queue at a PSB,
+ * so the window gets one of its own (PSB, a TSC packet of @tsc when @timed,
+ * PSBEND; no FUP: tracing is off there), then the window's bytes from the
+ * TIP.PGD on, then its TIP.PGE with the whole IP (a PSB resets the last IP
+ * its compressed one built on). The rest of the window is the segment's
+ * bytes, unchanged. Returns the head's size, the head in @out (malloc'd).
  */
-static size_t window_head(const struct ptd_segment *s, size_t from, size_t pge, u64 ip,
-			  const struct ip_walk *w, bool timed, u8 **out)
+static size_t window_head(const struct ptd_segment *s, const struct window *win, bool timed,
+			  u64 tsc, u8 **out)
 {
-	u8 *b = malloc(16 + 8 + 2 + (pge - from) + 9);
+	u8 *b = malloc(16 + 8 + 2 + (win->pge - win->from) + 9);
 	size_t n = 0;
-	bool sext = (u64)((s64)(ip << 16) >> 16) == ip;
+	bool sext = (u64)((s64)(win->ip << 16) >> 16) == win->ip;
 
 	if (!b)
 		abort();
@@ -936,14 +920,14 @@ static size_t window_head(const struct ptd_segment *s, size_t from, size_t pge, 
 	}
 	if (timed) {
 		b[n++] = 0x19;
-		n += put_le(b + n, w->tsc, 7);
+		n += put_le(b + n, tsc, 7);
 	}
 	b[n++] = 0x02;
 	b[n++] = 0x23;
-	memcpy(b + n, s->data + from, pge - from);
-	n += pge - from;
+	memcpy(b + n, s->data + win->from, win->pge - win->from);
+	n += win->pge - win->from;
 	b[n++] = (u8)(0x11 | ((sext ? pt_ipc_sext_48 : pt_ipc_full) << 5));
-	n += put_le(b + n, ip, sext ? 6 : 8);
+	n += put_le(b + n, win->ip, sext ? 6 : 8);
 	*out = b;
 	return n;
 }
@@ -961,14 +945,20 @@ static size_t window_head(const struct ptd_segment *s, size_t from, size_t pge, 
  * a bad packet; libipt reads up to it.
  * Each trace window (window_start()) is a queue of its own too, so that
  * perf's call graph starts afresh there (a new queue is a new trace number
- * for perf's thread stack, which it flushes); in a timed trace only once
- * the segment had a TSC packet (the window's PSB+ needs one).
+ * for perf's thread stack, which it flushes). In a timed trace its PSB+
+ * has the window's first TSC packet, and a window without one stays in the
+ * last window's queue: perf orders queues by time, and the last TSC before
+ * the window is earlier than what perf makes of the last window's end from
+ * the timing packets after it, so perf would decode the window before the
+ * end of the last (found by make run with pt.tsc pt.mtc pt.cyc). The
+ * window's first instructions then have the time of that TSC.
  */
 static void add_queues(struct queues *q, const struct ptd_segment *s, bool timed)
 {
 	size_t size = s->size;
 	struct pt_packet_decoder *d;
 	struct ip_walk w = { 0 };
+	struct window win = { 0 };
 	struct queue x = { .s = s };
 	struct pt_config cfg;
 	struct pt_packet p;
@@ -987,20 +977,22 @@ static void add_queues(struct queues *q, const struct ptd_segment *s, bool timed
 		if (pt_pkt_get_offset(d, &at) < 0)
 			at = size;
 		r = pt_pkt_next(d, &p, sizeof(p));
-		if (r >= 0 && window_start(&w, &p) && (!timed || w.have_tsc)) {
+		if (r >= 0 && window_start(&w, &p))
+			win = (struct window){ after_pgd, at, at + (size_t)r, w.last_ip, true };
+		else if (r >= 0 && p.type == ppt_tip_pgd)
+			after_pgd = at + (size_t)r, win.pending = false;
+		if (win.pending && (!timed || (r >= 0 && p.type == ppt_tsc))) {
+			u64 tsc = timed ? p.payload.tsc.tsc : 0;
 			u8 *head;
-			size_t n = window_head(s, after_pgd, at, w.last_ip, &w, timed, &head);
+			size_t n = window_head(s, &win, timed, tsc, &head);
 
-			add_queue(q, &x, after_pgd);
-			x = (struct queue){ .s = s, .off = at + (size_t)r, .head = head, .nhead = n,
-					    .head_tsc = w.tsc, .head_timed = timed };
-			continue;
+			add_queue(q, &x, win.from);
+			x = (struct queue){ .s = s, .off = win.end, .head = head, .nhead = n,
+					    .head_tsc = tsc, .head_timed = timed };
+			win.pending = false;
 		}
-		if (r >= 0) {
-			if (p.type == ppt_tip_pgd)
-				after_pgd = at + (size_t)r;
+		if (r >= 0)
 			continue;
-		}
 		/* the failed packet is where the decoder stands */
 		if (pt_pkt_get_offset(d, &at) < 0)
 			at = size;
@@ -1008,7 +1000,8 @@ static void add_queues(struct queues *q, const struct ptd_segment *s, bool timed
 		if (r == -pte_eos || pt_pkt_sync_forward(d) < 0 || pt_pkt_get_sync_offset(d, &sync) < 0)
 			break;
 		x.off = sync;
-		w = (struct ip_walk){ .tsc = w.tsc, .have_tsc = w.have_tsc };
+		w = (struct ip_walk){ 0 };
+		win.pending = false;
 	}
 out:
 	if (d)

@@ -574,6 +574,9 @@ typedef void (*ptd_packet_fn)(void *ctx, const struct ptd_packet *p, int err);
 unsigned long ptd_scan_packets(struct ptd_ctx *x, ptd_packet_fn fn, void *ctx, bool report);
 /** ptd_dump_packets() - --packets: ptdump-like lines */
 unsigned long ptd_dump_packets(struct ptd_ctx *x, FILE *out, bool report);
+/** ptd_packet_ip() - the address IP packet @p stands for after @last (the
+ * SDM's IP compression); @last itself when its IP is suppressed */
+u64 ptd_packet_ip(const struct pt_packet_ip *p, u64 last);
 /** ptd_format_packet() - "tnt.8      !!." for one packet */
 void ptd_format_packet(const struct ptd_packet *p, const struct ptd_image *img, char *buf, size_t size);
 
