@@ -55,14 +55,18 @@ struct shape {
 	bool windows;		/* @WINDOWS windows of windows_code, with its symbols */
 };
 
-/* @WINDOWS windows: on in runner, off at end's first instruction. */
-static void put_windows(struct enc *x)
+/* @WINDOWS windows: on in runner, off at end's first instruction; with
+ * @tsc a TSC packet in each (its PSB+ in the export takes it). */
+static void put_windows(struct enc *x, bool tsc)
 {
 	for (int i = 0; i < WINDOWS; i++) {
 		put_mode64(x);
 		/* the first whole, then compressed: the window's own PSB+ in
 		 * the export resets the last IP they build on */
 		put_ip(x, ppt_tip_pge, i ? pt_ipc_update_16 : pt_ipc_sext_48, BASE);
+		if (tsc)
+			put(x, (struct pt_packet){ .type = ppt_tsc,
+						   .payload.tsc.tsc = 0x123456789aull + 1000 * (u64)i });
 		put_tnt(x, "!!");	/* leaf's and work's compressed returns */
 		put_ip(x, ppt_fup, pt_ipc_update_16, BASE + 0x30);
 		put_ip(x, ppt_tip_pgd, pt_ipc_suppressed, 0);
@@ -92,7 +96,7 @@ static void make(struct membuf *m, const struct shape *s)
 		put(&x, (struct pt_packet){ .type = ppt_tsc, .payload.tsc.tsc = 0x123456789aull });
 	put_psbend(&x);
 	if (s->windows) {
-		put_windows(&x);
+		put_windows(&x, s->tsc_packet);
 	} else {
 		put_mode64(&x);
 		put_ip(&x, ppt_tip_pge, pt_ipc_sext_48, BASE);
@@ -342,14 +346,14 @@ static void test_image_links(void **state)
  * image's symbols, not raw addresses), and leaf's exactly that, for its two
  * instructions in each window.
  */
-static void test_windows_not_nested(void **state)
+static void windows_not_nested(const struct shape *s)
 {
 	char dir[128], path[256], cmd[512], line[512], said[4096], chain[4][64];
 	struct membuf m = { 0 };
 	int depth = 0, leaves = 0, max_depth = 0;
 	FILE *pf;
 
-	make(&m, &(struct shape){ .windows = true });
+	make(&m, s);
 	scratch(dir, sizeof(dir), "");
 	snprintf(path, sizeof(path), "%s/perf.data", dir);
 	assert_int_equal(export(&m, path, said, sizeof(said)), 0);
@@ -388,6 +392,15 @@ static void test_windows_not_nested(void **state)
 	assert_int_equal(leaves, 2 * WINDOWS);
 	remove_tree(dir);
 	membuf_free(&m);
+}
+
+/* Untimed, and timed (TSCEn, a TSC packet in each window: perf orders the
+ * windows' queues by it) */
+static void test_windows_not_nested(void **state)
+{
+	windows_not_nested(&(struct shape){ .windows = true });
+	windows_not_nested(&(struct shape){ .windows = true, .rtit_ctl = 0x2401, .tsc_hz = 1000000000,
+					    .tsc_packet = true });
 }
 
 int main(void)
