@@ -56,17 +56,17 @@ struct shape {
 };
 
 /* @WINDOWS windows: on in runner, off at end's first instruction; with
- * @tsc a TSC packet in each (its PSB+ in the export takes it). */
+ * @tsc a TSC packet as each comes on (its PSB+ in the export takes it). */
 static void put_windows(struct enc *x, bool tsc)
 {
 	for (int i = 0; i < WINDOWS; i++) {
+		if (tsc && i)
+			put(x, (struct pt_packet){ .type = ppt_tsc,
+						   .payload.tsc.tsc = 0x123456789aull + 1000 * (u64)i });
 		put_mode64(x);
 		/* the first whole, then compressed: the window's own PSB+ in
 		 * the export resets the last IP they build on */
 		put_ip(x, ppt_tip_pge, i ? pt_ipc_update_16 : pt_ipc_sext_48, BASE);
-		if (tsc)
-			put(x, (struct pt_packet){ .type = ppt_tsc,
-						   .payload.tsc.tsc = 0x123456789aull + 1000 * (u64)i });
 		put_tnt(x, "!!");	/* leaf's and work's compressed returns */
 		put_ip(x, ppt_fup, pt_ipc_update_16, BASE + 0x30);
 		put_ip(x, ppt_tip_pgd, pt_ipc_suppressed, 0);
@@ -394,8 +394,8 @@ static void windows_not_nested(const struct shape *s)
 	membuf_free(&m);
 }
 
-/* Untimed, and timed (TSCEn, a TSC packet in each window: perf orders the
- * windows' queues by it) */
+/* Untimed, and timed (TSCEn, a TSC packet as each window comes on: perf
+ * orders the windows' queues by it) */
 static void test_windows_not_nested(void **state)
 {
 	windows_not_nested(&(struct shape){ .windows = true });

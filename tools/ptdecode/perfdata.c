@@ -894,7 +894,6 @@ static size_t put_le(u8 *b, u64 v, unsigned int n)
 struct window {
 	size_t from, pge, end;
 	u64 ip;
-	bool pending;
 };
 
 /*
@@ -945,24 +944,27 @@ static size_t window_head(const struct ptd_segment *s, const struct window *win,
  * a bad packet; libipt reads up to it.
  * Each trace window (window_start()) is a queue of its own too, so that
  * perf's call graph starts afresh there (a new queue is a new trace number
- * for perf's thread stack, which it flushes). In a timed trace its PSB+
- * has the window's first TSC packet, and a window without one stays in the
- * last window's queue: perf orders queues by time, and the last TSC before
- * the window is earlier than what perf makes of the last window's end from
- * the timing packets after it, so perf would decode the window before the
- * end of the last (found by make run with pt.tsc pt.mtc pt.cyc). The
- * window's first instructions then have the time of that TSC.
+ * for perf's thread stack, which it flushes). In a timed trace only a
+ * window with a TSC packet before its TIP.PGE (as TraceEn set gives one,
+ * SDM "Packet Generation"): its PSB+ gets that time. perf orders a CPU's
+ * queues by time and keeps a queue's times from going back: with the last
+ * TSC before the window, what perf estimated from MTC and CYC for the last
+ * window's end was later, and perf decoded the window inside the last one;
+ * with the window's first TSC, later than its start, the window's own
+ * estimates ran ahead into the next one (make run with pt.tsc pt.mtc
+ * pt.cyc, the software trace unit's windows have no such TSC packet).
  */
 static void add_queues(struct queues *q, const struct ptd_segment *s, bool timed)
 {
 	size_t size = s->size;
 	struct pt_packet_decoder *d;
 	struct ip_walk w = { 0 };
-	struct window win = { 0 };
 	struct queue x = { .s = s };
 	struct pt_config cfg;
 	struct pt_packet p;
 	uint64_t at, after_pgd = 0, sync;
+	bool off = false, on_tsc = false;
+	u64 tsc = 0;
 	int r;
 
 	pt_config_init(&cfg);
@@ -977,20 +979,23 @@ static void add_queues(struct queues *q, const struct ptd_segment *s, bool timed
 		if (pt_pkt_get_offset(d, &at) < 0)
 			at = size;
 		r = pt_pkt_next(d, &p, sizeof(p));
-		if (r >= 0 && window_start(&w, &p))
-			win = (struct window){ after_pgd, at, at + (size_t)r, w.last_ip, true };
-		else if (r >= 0 && p.type == ppt_tip_pgd)
-			after_pgd = at + (size_t)r, win.pending = false;
-		if (win.pending && (!timed || (r >= 0 && p.type == ppt_tsc))) {
-			u64 tsc = timed ? p.payload.tsc.tsc : 0;
+		if (r >= 0 && p.type == ppt_tip_pgd)
+			off = true, on_tsc = false;
+		else if (r >= 0 && p.type == ppt_tsc && off)
+			on_tsc = true, tsc = p.payload.tsc.tsc;
+		if (r >= 0 && window_start(&w, &p) && (!timed || on_tsc)) {
+			struct window win = { after_pgd, at, at + (size_t)r, w.last_ip };
 			u8 *head;
 			size_t n = window_head(s, &win, timed, tsc, &head);
 
 			add_queue(q, &x, win.from);
 			x = (struct queue){ .s = s, .off = win.end, .head = head, .nhead = n,
 					    .head_tsc = tsc, .head_timed = timed };
-			win.pending = false;
 		}
+		if (r >= 0 && p.type == ppt_tip_pgd)
+			after_pgd = at + (size_t)r;
+		else if (r >= 0 && p.type == ppt_tip_pge)
+			off = false;
 		if (r >= 0)
 			continue;
 		/* the failed packet is where the decoder stands */
@@ -1001,7 +1006,7 @@ static void add_queues(struct queues *q, const struct ptd_segment *s, bool timed
 			break;
 		x.off = sync;
 		w = (struct ip_walk){ 0 };
-		win.pending = false;
+		off = on_tsc = false;
 	}
 out:
 	if (d)
