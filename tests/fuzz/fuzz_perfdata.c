@@ -5,7 +5,8 @@
  * Feeds: the input bytes as a trace container, both CRCs of every record
  * resealed (fuzz_reseal.h), then ptd_container_parse(), ptd_segments_build()
  * and ptd_write_perf_data() into a scratch folder, without an ELF (the code
- * is the sideband images, written beside the perf.data).
+ * is the sideband images, written beside the perf.data as ELF files with
+ * the sideband's symbols).
  * Must hold: no crash, no ASan/UBSan report, no leak; and when the export
  * succeeds, a file perf can read (check()): the header's sections and every
  * record inside the file, AUXTRACE_INFO first, with the fields perf divides
@@ -209,6 +210,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct ptd_container c;
 	struct ptd_segments s;
+	struct ptd_image img;
 	size_t len;
 
 	if (size > MAX_INPUT)
@@ -222,14 +224,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	parse_resealed(&c, data, size);
 	ptd_segments_build(&c, &s);
+	ptd_image_init(&img);	/* the sideband's symbols go into the images' ELF files */
+	ptd_image_add_sideband(&img, &c);
+	ptd_image_finish(&img);
 	unlink(path);
-	if (!ptd_write_perf_data(&c, &s, NULL, 0, path)) {
+	if (!ptd_write_perf_data(&c, &s, &img, NULL, 0, path)) {
 		u8 *f = read_all(path, &len);
 
 		check(f, len);
 		free(f);
 	}
 	ptd_segments_free(&s);
+	ptd_image_free(&img);
 	ptd_container_free(&c);
 	return 0;
 }

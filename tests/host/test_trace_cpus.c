@@ -599,7 +599,7 @@ static void test_perf_data(void **state)
 	decode_cpus(&r, &m, NULL, 0);
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/perf.data", dir);
-	assert_int_equal(ptd_write_perf_data(&r.c, &r.x.segs, NULL, 0, path), 0);
+	assert_int_equal(ptd_write_perf_data(&r.c, &r.x.segs, NULL, NULL, 0, path), 0);
 
 	/* the AUXTRACE records: segment i's bytes, its CPU, queue i */
 	f = (u8 *)read_whole(path, &len);
@@ -735,7 +735,7 @@ static void perf_timed(struct run *r, u32 ncpus)
 
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/perf.data", dir);
-	assert_int_equal(ptd_write_perf_data(&r->c, &r->x.segs, NULL, 0, path), 0);
+	assert_int_equal(ptd_write_perf_data(&r->c, &r->x.segs, NULL, NULL, 0, path), 0);
 	f = (u8 *)read_whole(path, &len);
 	assert_non_null(f);
 	memcpy(&data_off, f + 40, 8);

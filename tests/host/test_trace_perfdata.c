@@ -6,7 +6,9 @@
  * TSC rate below 50 MHz with no non-turbo ratio), names perf's address
  * filter cannot carry (a comma or a space in a module's name or in the
  * folder), two images of one name and address, links and devices where the
- * files go.
+ * files go; and what perf shows of it: trace windows side by side in its
+ * call graph, not each inside the one before, with the image's function
+ * names.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +23,28 @@
 static const u8 code[0x40] = { DEMO_CODE_MAIN_FOO_BAR };
 static const u8 expect_all[] = { DEMO_RUN_MAIN };
 
+/*
+ * Trace windows, as pt_run_traced() makes them: tracing comes on in the
+ * runner, which calls the work (work calls leaf) and then the function that
+ * turns tracing off, which it does at its first instruction (FUP, TIP.PGD);
+ * then the next window. The call to end never returns in the trace.
+ */
+static const u8 windows_code[0x40] = {
+	[0x00] = 0xe8, 0x1b, 0x00, 0x00, 0x00,	/* runner: call work */
+	[0x05] = 0xe8, 0x26, 0x00, 0x00, 0x00,	/* call end */
+	[0x0a ... 0x1f] = 0xcc,
+	[0x20] = 0xe8, 0x03, 0x00, 0x00, 0x00,	/* work: call leaf */
+	[0x25] = 0xc3,				/* ret */
+	[0x26 ... 0x27] = 0xcc,
+	[0x28] = 0x90,				/* leaf: nop */
+	[0x29] = 0xc3,				/* ret */
+	[0x2a ... 0x2f] = 0xcc,
+	[0x30] = 0x90,				/* end: nop */
+	[0x31] = 0xc3,
+	[0x32 ... 0x3f] = 0xcc,
+};
+#define WINDOWS	4
+
 /* How a test's container differs from the plain one. */
 struct shape {
 	u64 rtit_ctl;		/* 0: 0x2001 (BranchEn, TraceEn) */
@@ -28,12 +52,37 @@ struct shape {
 	bool tsc_packet;	/* a TSC packet in the PSB+ */
 	const char *name;	/* the image's name ("demo") */
 	const u8 *second;	/* a second image of the same name and address */
+	bool windows;		/* @WINDOWS windows of windows_code, with its symbols */
 };
 
-/* The whole run (main to jmp rax) in one chunk, the code as an image. */
+/* @WINDOWS windows: on in runner, off at end's first instruction; with
+ * @tsc a TSC packet as each comes on (its PSB+ in the export takes it). */
+static void put_windows(struct enc *x, bool tsc)
+{
+	for (int i = 0; i < WINDOWS; i++) {
+		if (tsc && i)
+			put(x, (struct pt_packet){ .type = ppt_tsc,
+						   .payload.tsc.tsc = 0x123456789aull + 1000 * (u64)i });
+		put_mode64(x);
+		/* the first whole, then compressed: the window's own PSB+ in
+		 * the export resets the last IP they build on */
+		put_ip(x, ppt_tip_pge, i ? pt_ipc_update_16 : pt_ipc_sext_48, BASE);
+		put_tnt(x, "!!");	/* leaf's and work's compressed returns */
+		put_ip(x, ppt_fup, pt_ipc_update_16, BASE + 0x30);
+		put_ip(x, ppt_tip_pgd, pt_ipc_suppressed, 0);
+	}
+}
+
+/* The whole run (main to jmp rax) in one chunk, the code as an image; or
+ * the windows (@s->windows), their code as an image, its functions as
+ * symbols. */
 static void make(struct membuf *m, const struct shape *s)
 {
 	static const char *const tnt[] = { DEMO_TNT_MAIN, NULL };
+	static const struct tpz_sym syms[] = { { 0x00, 0x0a, 0 }, { 0x20, 0x06, 7 },
+					       { 0x28, 0x02, 12 }, { 0x30, 0x02, 17 } };
+	static const char names[] = "runner\0work\0leaf\0end";
+	const u8 *image = s->windows ? windows_code : code;
 	struct trace_sink sink = { membuf_write, m };
 	struct trace_totals t = { 0 };
 	struct trace_writer w;
@@ -46,11 +95,15 @@ static void make(struct membuf *m, const struct shape *s)
 	if (s->tsc_packet)
 		put(&x, (struct pt_packet){ .type = ppt_tsc, .payload.tsc.tsc = 0x123456789aull });
 	put_psbend(&x);
-	put_mode64(&x);
-	put_ip(&x, ppt_tip_pge, pt_ipc_sext_48, BASE);
-	for (const char *const *b = tnt; *b; b++)
-		put_tnt(&x, *b);
-	put_ip(&x, ppt_tip_pgd, pt_ipc_update_16, 0x402000);
+	if (s->windows) {
+		put_windows(&x, s->tsc_packet);
+	} else {
+		put_mode64(&x);
+		put_ip(&x, ppt_tip_pge, pt_ipc_sext_48, BASE);
+		for (const char *const *b = tnt; *b; b++)
+			put_tnt(&x, *b);
+		put_ip(&x, ppt_tip_pgd, pt_ipc_update_16, 0x402000);
+	}
 	n = enc_done(&x);
 
 	sample_header(&h);
@@ -61,7 +114,10 @@ static void make(struct membuf *m, const struct shape *s)
 	h.addr[0][1] = BASE + sizeof(code) - 1;
 	trace_writer_init(&w, &sink);
 	assert_int_equal(trace_write_header(&w, &h), 0);
-	assert_int_equal(trace_write_image(&w, s->name ? s->name : "demo", BASE, code, sizeof(code)), 0);
+	assert_int_equal(trace_write_image(&w, s->name ? s->name : "demo", BASE, image, sizeof(code)), 0);
+	if (s->windows)
+		assert_int_equal(trace_write_symbols(&w, "demo", BASE, syms, ARRAY_SIZE(syms), names,
+						     sizeof(names)), 0);
 	if (s->second)
 		assert_int_equal(trace_write_image(&w, s->name ? s->name : "demo", BASE, s->second,
 						   sizeof(code)), 0);
@@ -75,16 +131,18 @@ static int export(const struct membuf *m, const char *path, char *said, size_t s
 {
 	struct ptd_container c;
 	struct ptd_segments s;
+	struct ptd_image img;
 	size_t n = 0;
 	int ret;
 
-	ptd_container_parse(&c, "perf.tpz", m->p, m->len);
+	parse_with_image(&c, &img, "perf.tpz", m);
 	ptd_segments_build(&c, &s);
-	ret = ptd_write_perf_data(&c, &s, NULL, 0, path);
+	ret = ptd_write_perf_data(&c, &s, &img, NULL, 0, path);
 	said[0] = 0;
 	for (size_t i = 0; i < c.diags.n && n < size; i++)
 		n += (size_t)snprintf(said + n, size - n, "%s\n", c.diags.v[i].msg);
 	ptd_segments_free(&s);
+	ptd_image_free(&img);
 	ptd_container_free(&c);
 	return ret;
 }
@@ -197,7 +255,7 @@ static void test_filter_names(void **state)
 	char dir[128], path[256], said[4096];
 	struct stat st;
 
-	exported_and_decoded(&s, NULL, "a_b_c-401000.bin");
+	exported_and_decoded(&s, NULL, "a_b_c-401000.elf");
 	make(&m, &s);
 	for (size_t i = 0; i < ARRAY_SIZE(folders); i++) {
 		scratch(dir, sizeof(dir), folders[i]);
@@ -221,7 +279,7 @@ static void test_same_image_twice(void **state)
 {
 	static const u8 other[sizeof(code)] = { [0 ... sizeof(code) - 1] = 0x90 };
 
-	exported_and_decoded(&(struct shape){ .second = other }, NULL, "demo-401000-2.bin");
+	exported_and_decoded(&(struct shape){ .second = other }, NULL, "demo-401000-2.elf");
 }
 
 /*
@@ -246,14 +304,14 @@ static void test_image_links(void **state)
 	fclose(f);
 	snprintf(path, sizeof(path), "%s/perf.data.images", dir);
 	assert_int_equal(mkdir(path, 0700), 0);
-	snprintf(path, sizeof(path), "%s/perf.data.images/demo-401000.bin", dir);
+	snprintf(path, sizeof(path), "%s/perf.data.images/demo-401000.elf", dir);
 	assert_int_equal(symlink(victim, path), 0);
 	snprintf(path, sizeof(path), "%s/perf.data", dir);
 	assert_int_equal(export(&m, path, said, sizeof(said)), 0);
 	v = read_whole(victim, &len);
 	assert_string_equal(v, "precious\n");
 	free(v);
-	snprintf(path, sizeof(path), "%s/perf.data.images/demo-401000.bin", dir);
+	snprintf(path, sizeof(path), "%s/perf.data.images/demo-401000.elf", dir);
 	assert_int_equal(lstat(path, &st), 0);
 	assert_true(S_ISREG(st.st_mode));
 	snprintf(path, sizeof(path), "%s/perf.data", dir);
@@ -265,7 +323,7 @@ static void test_image_links(void **state)
 	snprintf(path, sizeof(path), "%s/other.data", dir);
 	assert_int_equal(export(&m, path, said, sizeof(said)), -1);
 	assert_non_null(strstr(said, "a link, not a folder"));
-	snprintf(path, sizeof(path), "%s/demo-401000.bin", dir);
+	snprintf(path, sizeof(path), "%s/demo-401000.elf", dir);
 	assert_int_equal(stat(path, &st), -1);
 	remove_tree(dir);
 
@@ -278,6 +336,73 @@ static void test_image_links(void **state)
 	assert_int_equal(stat("/dev/full.images", &st), -1);
 }
 
+/*
+ * perf's call graph of the windows: every instruction sample's call chain
+ * (perf script --itrace=i1ig), a block of "address symbol+offset" lines
+ * each. perf's thread stack keeps the calls that never returned in the
+ * trace: without a window boundary it says for each window that the runner
+ * called it from inside the window before (runner nested @WINDOWS deep).
+ * Each chain must be at most runner, work, leaf deep, with those names (the
+ * image's symbols, not raw addresses), and leaf's exactly that, for its two
+ * instructions in each window.
+ */
+static void windows_not_nested(const struct shape *s)
+{
+	char dir[128], path[256], cmd[512], line[512], said[4096], chain[4][64];
+	struct membuf m = { 0 };
+	int depth = 0, leaves = 0, max_depth = 0;
+	FILE *pf;
+
+	make(&m, s);
+	scratch(dir, sizeof(dir), "");
+	snprintf(path, sizeof(path), "%s/perf.data", dir);
+	assert_int_equal(export(&m, path, said, sizeof(said)), 0);
+	snprintf(cmd, sizeof(cmd), "perf script -i '%s' --itrace=i1ig -F ip,sym,symoff 2>/dev/null", path);
+	pf = popen(cmd, "r");
+	assert_non_null(pf);
+	for (;;) {
+		bool end = !fgets(line, sizeof(line), pf);
+		unsigned long long ip;
+		char sym[64];
+
+		if (end || line[strspn(line, " \t")] == '\n') {
+			if (depth && !strcmp(chain[0], "leaf")) {
+				leaves++;
+				assert_int_equal(depth, 3);
+				assert_string_equal(chain[1], "work");
+				assert_string_equal(chain[2], "runner");
+			}
+			depth = 0;
+			if (end)
+				break;
+			continue;
+		}
+		if (sscanf(line, " %llx %63[^+ \n]", &ip, sym) != 2)
+			perf_unexpected(pf, line, sizeof(line));
+		if (depth < 4)
+			snprintf(chain[depth], sizeof(chain[depth]), "%s", sym);
+		if (++depth > max_depth)
+			max_depth = depth;
+		if (depth > 3)
+			fprintf(stderr, "perf: a call chain %d deep at %s (window nested in window?)\n",
+				depth, line);
+	}
+	assert_int_equal(pclose(pf), 0);
+	assert_int_equal(max_depth, 3);
+	assert_int_equal(leaves, 2 * WINDOWS);
+	remove_tree(dir);
+	membuf_free(&m);
+}
+
+/* Untimed, and timed (TSCEn, a TSC packet as each window comes on: perf
+ * orders the windows' queues by it) */
+static void test_windows_not_nested(void **state)
+{
+	windows_not_nested(&(struct shape){ .windows = true });
+	windows_not_nested(&(struct shape){ .windows = true, .rtit_ctl = 0x2401, .tsc_hz = 1000000000,
+					    .tsc_packet = true });
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -286,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_filter_names),
 		cmocka_unit_test(test_same_image_twice),
 		cmocka_unit_test(test_image_links),
+		cmocka_unit_test(test_windows_not_nested),
 	};
 	return cmocka_run_group_tests_name("trace_perfdata", tests, NULL, NULL);
 }

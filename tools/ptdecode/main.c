@@ -826,7 +826,7 @@ int main(int argc, char **argv)
 		cov_differs = !ptd_coverage_check(&x, &ref, stdout, 20, &cov);
 	}
 	ptd_covref_free(&ref);
-	if (o.perf_data && ptd_write_perf_data(&c, &x.segs, o.elf, load, o.perf_data))
+	if (o.perf_data && ptd_write_perf_data(&c, &x.segs, &img, o.elf, load, o.perf_data))
 		ret = 2;
 	if (o.out_dir)
 		write_problems(&o, &c);

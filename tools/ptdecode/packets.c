@@ -9,7 +9,7 @@
 #include <string.h>
 #include "ptdecode.h"
 
-static u64 reconstruct(const struct pt_packet_ip *p, u64 last)
+u64 ptd_packet_ip(const struct pt_packet_ip *p, u64 last)
 {
 	switch (p->ipc) {
 	case pt_ipc_update_16:
@@ -101,7 +101,7 @@ unsigned long ptd_scan_packets(struct ptd_ctx *x, ptd_packet_fn fn, void *ctx, b
 			case ppt_tip_pge:
 			case ppt_tip_pgd:
 				if (pkt.payload.ip.ipc != pt_ipc_suppressed) {
-					last_ip = reconstruct(&pkt.payload.ip, last_ip);
+					last_ip = ptd_packet_ip(&pkt.payload.ip, last_ip);
 					p.ip = last_ip;
 					p.has_ip = true;
 				}

@@ -13,7 +13,8 @@
  * - the traced code: perf treats addresses below 1 << 63 as user space, so
  *   the kernel is a process ("topaz", pid TOPAZ_PID) whose maps are the
  *   ELF's PT_LOAD segments at the load address (file offset p_offset) and
- *   each sideband image, written as a file beside the perf.data;
+ *   each sideband image, written as an ELF file beside the perf.data with
+ *   the functions ptdecode knows there (image_elf());
  * - the trace: one AUXTRACE queue per contiguous segment. perf joins the
  *   chunks of a queue into one stream, so a gap (lost bytes, damaged
  *   records) must start a new queue: perf then resynchronises at the next
@@ -21,7 +22,9 @@
  *   PERF_RECORD_AUX with the truncated flag before each such queue makes
  *   `perf script --itrace=e` report the loss (and after a CPU's last queue
  *   when its stream ends with a loss). Bytes that are no packets are never
- *   given (add_queues()): perf crashes on some.
+ *   given (add_queues()): perf crashes on some. Each trace window is a
+ *   queue too (window_start()): perf's thread stack starts afresh at a new
+ *   queue, else it nests each window in the one before.
  * - several CPUs: each CPU's segments are queues of their own that carry its
  *   number (AUXTRACE's cpu, the samples' CPU), so perf decodes each CPU's
  *   stream apart and `perf script -F cpu` names it; one CPU's bytes never
@@ -439,34 +442,143 @@ static int elf_maps(const char *elf, u64 load, struct images *im, struct maps *m
 	return copy ? 0 : -1;
 }
 
+/* A growing buffer: an image's ELF file as it is built. */
+struct buf {
+	u8 *p;
+	size_t n, cap;
+};
+
+static size_t buf_put(struct buf *b, const void *p, size_t n)
+{
+	size_t at = b->n;
+
+	if (b->n + n > b->cap) {
+		b->cap = (b->n + n) * 2;
+		b->p = realloc(b->p, b->cap);
+		if (!b->p)
+			abort();
+	}
+	if (p)
+		memcpy(b->p + b->n, p, n);
+	else
+		memset(b->p + b->n, 0, n);
+	b->n += n;
+	return at;
+}
+
+static void buf_align(struct buf *b, size_t a)
+{
+	buf_put(b, NULL, (a - b->n % a) % a);
+}
+
+/* A function symbol of the ELF's section 1 into @sym, its name into @str. */
+static void put_sym(struct buf *sym, struct buf *str, const char *name, u64 start, u64 size)
+{
+	Elf64_Sym e = { .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC), .st_shndx = 1,
+			.st_value = start, .st_size = size };
+
+	e.st_name = (u32)buf_put(str, name, strlen(name) + 1);
+	buf_put(sym, &e, sizeof(e));
+}
+
 /*
- * Each sideband image as a file perf can read (raw bytes: perf takes a file
- * that is not ELF as 64-bit code, read at pgoff 0), "NAME-ADDR.bin" in the
- * images folder (NAME as safe_name() makes it). Symbols cannot go with it:
- * perf reads symbols only from ELF (said once).
+ * @img's functions in [@lo, @lo + @size) into the .symtab @sym (names in
+ * @str). @module's "MODULE!" in a name is left out: the file perf shows
+ * beside it names the module. An image without any is one function named
+ * after the module: perf then says "DxeCore+0x52f" as ptdecode does, not
+ * an offset in a file it made up.
  */
-static void image_maps(const struct ptd_container *c, struct images *im, struct maps *m,
-		       struct ptd_diags *d)
+static void image_syms(const struct ptd_image *img, u64 lo, u64 size, const char *module,
+		       struct buf *sym, struct buf *str)
+{
+	size_t plen = strlen(module), had = sym->n;
+
+	for (size_t i = 0; img && i < img->nsyms; i++) {
+		const struct ptd_symbol *f = &img->syms[i];
+		const char *name = f->name;
+
+		if (f->start < lo || f->start - lo >= size || !name[0])
+			continue;
+		if (plen && !strncmp(name, module, plen) && name[plen] == '!' && name[plen + 1])
+			name += plen + 1;
+		put_sym(sym, str, name, f->start,
+			f->end > f->start ? min(f->end, lo + size) - f->start : 0);
+	}
+	if (sym->n == had)
+		put_sym(sym, str, module[0] ? module : "image", lo, size);
+}
+
+/*
+ * Sideband image @module's @size bytes at @vaddr as an ELF file perf reads
+ * (into @out): ET_EXEC, one PT_LOAD segment of the bytes at file offset
+ * *@pgoff (page-aligned with the address, as a linker would place it),
+ * a .text section over them and a .symtab of @img's functions there. perf
+ * takes an ET_EXEC's symbol values through the section to file offsets,
+ * which its map (@vaddr at *@pgoff) reads code at too.
+ */
+static void image_elf(struct buf *out, const struct ptd_image *img, const char *module, u64 vaddr,
+		      const void *bytes, size_t size, u64 *pgoff)
+{
+	static const char shstr[] = "\0.text\0.symtab\0.strtab\0.shstrtab";
+	struct buf sym = { 0 }, str = { 0 };
+	Elf64_Ehdr eh = {
+		.e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, ELFDATA2LSB, EV_CURRENT },
+		.e_type = ET_EXEC, .e_machine = EM_X86_64, .e_version = EV_CURRENT, .e_entry = vaddr,
+		.e_phoff = sizeof(Elf64_Ehdr), .e_ehsize = sizeof(Elf64_Ehdr),
+		.e_phentsize = sizeof(Elf64_Phdr), .e_phnum = 1, .e_shentsize = sizeof(Elf64_Shdr),
+		.e_shnum = 5, .e_shstrndx = 4,
+	};
+	Elf64_Phdr ph = { .p_type = PT_LOAD, .p_flags = PF_R | PF_X, .p_vaddr = vaddr,
+			  .p_paddr = vaddr, .p_filesz = size, .p_memsz = size, .p_align = 0x1000 };
+	Elf64_Shdr sh[5] = { { 0 } };
+
+	buf_put(&sym, NULL, sizeof(Elf64_Sym));	/* symbol 0 */
+	buf_put(&str, "", 1);
+	image_syms(img, vaddr, size, module, &sym, &str);
+	buf_put(out, NULL, sizeof(eh) + sizeof(ph));
+	buf_put(out, NULL, 0x1000 + (vaddr & 0xfff) - out->n);
+	ph.p_offset = *pgoff = buf_put(out, bytes, size);
+	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+			      .sh_addr = vaddr, .sh_offset = ph.p_offset, .sh_size = size, .sh_addralign = 1 };
+	buf_align(out, 8);
+	sh[2] = (Elf64_Shdr){ .sh_name = 7, .sh_type = SHT_SYMTAB, .sh_offset = buf_put(out, sym.p, sym.n),
+			      .sh_size = sym.n, .sh_link = 3, .sh_info = 1, .sh_addralign = 8,
+			      .sh_entsize = sizeof(Elf64_Sym) };
+	sh[3] = (Elf64_Shdr){ .sh_name = 15, .sh_type = SHT_STRTAB, .sh_offset = buf_put(out, str.p, str.n),
+			      .sh_size = str.n, .sh_addralign = 1 };
+	sh[4] = (Elf64_Shdr){ .sh_name = 23, .sh_type = SHT_STRTAB,
+			      .sh_offset = buf_put(out, shstr, sizeof(shstr)), .sh_size = sizeof(shstr),
+			      .sh_addralign = 1 };
+	buf_align(out, 8);
+	eh.e_shoff = buf_put(out, sh, sizeof(sh));
+	memcpy(out->p, &eh, sizeof(eh));
+	memcpy(out->p + sizeof(eh), &ph, sizeof(ph));
+	free(sym.p);
+	free(str.p);
+}
+
+/*
+ * Each sideband image as an ELF file perf reads code and symbols from
+ * (image_elf(): the functions @img has there, from the trace's symbols
+ * sideband or --symbols), "NAME-ADDR.elf" in the images folder (NAME as
+ * safe_name() makes it).
+ */
+static void image_maps(const struct ptd_container *c, const struct ptd_image *img,
+		       struct images *im, struct maps *m, struct ptd_diags *d)
 {
 	char file[PATH_MAX + NAME_MAX + 2];
-	bool said = false;
 
 	for (size_t i = 0; i < c->nrecs; i++) {
 		const struct ptd_record *r = &c->recs[i];
 		const struct tpz_sideband *sb = &r->body.sideband;
-		char stem[sizeof(sb->name) + 24];
+		char stem[sizeof(sb->name) + 24], module[sizeof(sb->name) + 1];
+		struct buf elf = { 0 };
+		u64 pgoff;
 		bool ok;
 		int fd;
 
-		if (r->type != TPZ_REC_SIDEBAND)
-			continue;
-		if (sb->kind == TPZ_SB_SYMBOLS) {
-			if (!said)
-				ptd_diag_add(d, r->seq, r->offset,
-					     "--perf-data: perf reads symbols from ELF files only: the sideband's symbols are left out (perf shows their addresses)");
-			said = true;
-			continue;
-		}
+		if (r->type != TPZ_REC_SIDEBAND || sb->kind == TPZ_SB_SYMBOLS)
+			continue;	/* symbols: in @img, into each image's ELF */
 		if (sb->kind != TPZ_SB_IMAGE) {
 			ptd_diag_add(d, r->seq, r->offset,
 				     "--perf-data: sideband kind %u is not known: not given to perf", sb->kind);
@@ -474,16 +586,19 @@ static void image_maps(const struct ptd_container *c, struct images *im, struct 
 		}
 		if (!r->payload_size)
 			continue;
-		snprintf(stem, sizeof(stem), "%.*s-%llx", (int)strnlen(sb->name, sizeof(sb->name)) ?: 5,
-			 sb->name[0] ? sb->name : "image", sb->vaddr);
+		snprintf(module, sizeof(module), "%.*s", (int)strnlen(sb->name, sizeof(sb->name)),
+			 sb->name);
+		snprintf(stem, sizeof(stem), "%s-%llx", module[0] ? module : "image", sb->vaddr);
 		safe_name(stem);
-		fd = create_image(im, m, stem, ".bin", file, sizeof(file), d);
+		fd = create_image(im, m, stem, ".elf", file, sizeof(file), d);
 		if (fd < 0) {
 			if (im->fd < 0)
 				return;	/* no folder: said once */
 			continue;
 		}
-		ok = write_all(fd, r->payload, r->payload_size);
+		image_elf(&elf, img, module, sb->vaddr, r->payload, r->payload_size, &pgoff);
+		ok = write_all(fd, elf.p, elf.n);
+		free(elf.p);
 		if (close(fd))
 			ok = false;
 		if (!ok) {
@@ -491,7 +606,7 @@ static void image_maps(const struct ptd_container *c, struct images *im, struct 
 				     strerror(errno));
 			continue;
 		}
-		add_map(m, sb->vaddr, r->payload_size, 0, file);
+		add_map(m, sb->vaddr, r->payload_size, pgoff, file);
 	}
 }
 
@@ -656,14 +771,20 @@ static void put_aux_lost(struct out *o, u64 offset, u64 size, u32 tid, u32 cpu)
 
 /*
  * What perf is given as one AUXTRACE queue: @len bytes of segment @s from
- * @off; @ref its reference (queue_refs()), @first whether it is the
- * segment's first (the loss before the segment goes before it).
+ * @off, after @head (@nhead bytes, owned: a trace window's own PSB+ and
+ * its first packets, see window_head()); @ref its reference (queue_refs()),
+ * @first whether it is the segment's first (the loss before the segment
+ * goes before it), @head_tsc the TSC packet's value in @head (@head_timed).
  */
 struct queue {
 	const struct ptd_segment *s;
 	size_t off, len;
 	u64 ref;
 	bool first;
+	u8 *head;
+	size_t nhead;
+	u64 head_tsc;
+	bool head_timed;
 };
 
 struct queues {
@@ -671,15 +792,143 @@ struct queues {
 	size_t n;
 };
 
-static void add_queue(struct queues *q, const struct ptd_segment *s, size_t off, size_t len)
+/* @x, with its bytes up to @end, as the next queue (none when it has no bytes);
+ * @x is emptied for the next one. */
+static void add_queue(struct queues *q, struct queue *x, size_t end)
 {
-	if (!len)
-		return;
-	q->v = realloc(q->v, (q->n + 1) * sizeof(*q->v));
-	if (!q->v)
+	x->len = end - x->off;
+	if (x->len || x->nhead) {
+		q->v = realloc(q->v, (q->n + 1) * sizeof(*q->v));
+		if (!q->v)
+			abort();
+		x->first = !q->n || q->v[q->n - 1].s != x->s;
+		q->v[q->n++] = *x;
+	} else {
+		free(x->head);
+	}
+	*x = (struct queue){ .s = x->s };
+}
+
+static void free_queues(struct queues *q)
+{
+	for (size_t i = 0; i < q->n; i++)
+		free(q->v[i].head);
+	free(q->v);
+}
+
+/*
+ * Where the trace follows its IPs: the last IP (for compressed ones), and
+ * whether tracing went off asynchronously (a FUP, then TIP.PGD: an
+ * interrupt whose handler is not traced, or the end of a trace window,
+ * pt_trace_end()) and at which IP.
+ */
+struct ip_walk {
+	u64 last_ip, fup_ip, off_ip;
+	bool in_psb, fup, off_async;
+};
+
+/*
+ * @p: is it the TIP.PGE that opens a new trace
+ * window? Tracing went off asynchronously and comes on at another IP (an
+ * interrupt's comes on where it went off): the code between ran untraced,
+ * its calls and returns unseen. perf's thread stack would keep the call
+ * that ended the last window (pt_trace_end's caller) and nest each window
+ * in the one before; a new queue flushes it (window_head()). The walk's
+ * state @w is updated.
+ */
+static bool window_start(struct ip_walk *w, const struct pt_packet *p)
+{
+	bool start = false;
+	u64 ip;
+
+	switch (p->type) {
+	case ppt_psb:
+		w->in_psb = true;
+		w->last_ip = 0;
+		break;
+	case ppt_psbend:
+	case ppt_ovf:
+		w->in_psb = false;
+		w->fup = w->off_async = false;
+		break;
+	case ppt_fup:
+		w->last_ip = ptd_packet_ip(&p->payload.ip, w->last_ip);
+		w->fup_ip = w->last_ip;
+		w->fup = !w->in_psb && p->payload.ip.ipc != pt_ipc_suppressed;
+		break;
+	case ppt_tip_pgd:
+		w->last_ip = ptd_packet_ip(&p->payload.ip, w->last_ip);
+		w->off_async = w->fup;
+		w->off_ip = w->fup_ip;
+		w->fup = false;
+		break;
+	case ppt_tip_pge:
+		ip = ptd_packet_ip(&p->payload.ip, w->last_ip);
+		start = w->off_async && p->payload.ip.ipc != pt_ipc_suppressed && ip != w->off_ip;
+		w->last_ip = ip;
+		w->off_async = w->fup = false;
+		break;
+	case ppt_tip:
+		w->last_ip = ptd_packet_ip(&p->payload.ip, w->last_ip);
+		w->fup = w->off_async = false;
+		break;
+	case ppt_tnt_8:
+	case ppt_tnt_64:
+		w->fup = w->off_async = false;
+		break;
+	default:
+		break;
+	}
+	return start;
+}
+
+static size_t put_le(u8 *b, u64 v, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		b[i] = (u8)(v >> (8 * i));
+	return n;
+}
+
+/* A trace window's start: its bytes after the TIP.PGD that ended the last
+ * one from @from, its TIP.PGE at [@pge, @end) with the IP @ip. */
+struct window {
+	size_t from, pge, end;
+	u64 ip;
+};
+
+/*
+ * The head of window @win's queue: perf's decoder starts a queue at a PSB,
+ * so the window gets one of its own (PSB, a TSC packet of @tsc when @timed,
+ * PSBEND; no FUP: tracing is off there), then the window's bytes from the
+ * TIP.PGD on, then its TIP.PGE with the whole IP (a PSB resets the last IP
+ * its compressed one built on). The rest of the window is the segment's
+ * bytes, unchanged. Returns the head's size, the head in @out (malloc'd).
+ */
+static size_t window_head(const struct ptd_segment *s, const struct window *win, bool timed,
+			  u64 tsc, u8 **out)
+{
+	u8 *b = malloc(16 + 8 + 2 + (win->pge - win->from) + 9);
+	size_t n = 0;
+	bool sext = (u64)((s64)(win->ip << 16) >> 16) == win->ip;
+
+	if (!b)
 		abort();
-	q->v[q->n] = (struct queue){ s, off, len, 0, !q->n || q->v[q->n - 1].s != s };
-	q->n++;
+	for (int i = 0; i < 8; i++) {
+		b[n++] = 0x02;
+		b[n++] = 0x82;
+	}
+	if (timed) {
+		b[n++] = 0x19;
+		n += put_le(b + n, tsc, 7);
+	}
+	b[n++] = 0x02;
+	b[n++] = 0x23;
+	memcpy(b + n, s->data + win->from, win->pge - win->from);
+	n += win->pge - win->from;
+	b[n++] = (u8)(0x11 | ((sext ? pt_ipc_sext_48 : pt_ipc_full) << 5));
+	n += put_le(b + n, win->ip, sext ? 6 : 8);
+	*out = b;
+	return n;
 }
 
 /*
@@ -693,14 +942,29 @@ static void add_queue(struct queues *q, const struct ptd_segment *s, size_t off,
  * is lost, as on hardware) would be read by perf 6.1 as flow (a TNT bit it
  * never had, code that did not run) or, with the PAD bytes after it, as
  * a bad packet; libipt reads up to it.
+ * Each trace window (window_start()) is a queue of its own too, so that
+ * perf's call graph starts afresh there (a new queue is a new trace number
+ * for perf's thread stack, which it flushes). In a timed trace only a
+ * window with a TSC packet before its TIP.PGE (as TraceEn set gives one,
+ * SDM "Packet Generation"): its PSB+ gets that time. perf orders a CPU's
+ * queues by time and keeps a queue's times from going back: with the last
+ * TSC before the window, what perf estimated from MTC and CYC for the last
+ * window's end was later, and perf decoded the window inside the last one;
+ * with the window's first TSC, later than its start, the window's own
+ * estimates ran ahead into the next one (make run with pt.tsc pt.mtc
+ * pt.cyc, the software trace unit's windows have no such TSC packet).
  */
-static void add_queues(struct queues *q, const struct ptd_segment *s)
+static void add_queues(struct queues *q, const struct ptd_segment *s, bool timed)
 {
 	size_t size = s->size;
 	struct pt_packet_decoder *d;
+	struct ip_walk w = { 0 };
+	struct queue x = { .s = s };
 	struct pt_config cfg;
 	struct pt_packet p;
-	uint64_t start = 0, at;
+	uint64_t at, after_pgd = 0, sync;
+	bool off = false, on_tsc = false;
+	u64 tsc = 0;
 	int r;
 
 	pt_config_init(&cfg);
@@ -708,20 +972,41 @@ static void add_queues(struct queues *q, const struct ptd_segment *s)
 	cfg.end = s->data + size;
 	d = pt_pkt_alloc_decoder(&cfg);
 	if (!d || pt_pkt_sync_forward(d) < 0) {
-		add_queue(q, s, 0, size);
+		add_queue(q, &x, size);
 		goto out;
 	}
 	for (;;) {
+		if (pt_pkt_get_offset(d, &at) < 0)
+			at = size;
 		r = pt_pkt_next(d, &p, sizeof(p));
+		if (r >= 0 && p.type == ppt_tip_pgd)
+			off = true, on_tsc = false;
+		else if (r >= 0 && p.type == ppt_tsc && off)
+			on_tsc = true, tsc = p.payload.tsc.tsc;
+		if (r >= 0 && window_start(&w, &p) && (!timed || on_tsc)) {
+			struct window win = { after_pgd, at, at + (size_t)r, w.last_ip };
+			u8 *head;
+			size_t n = window_head(s, &win, timed, tsc, &head);
+
+			add_queue(q, &x, win.from);
+			x = (struct queue){ .s = s, .off = win.end, .head = head, .nhead = n,
+					    .head_tsc = tsc, .head_timed = timed };
+		}
+		if (r >= 0 && p.type == ppt_tip_pgd)
+			after_pgd = at + (size_t)r;
+		else if (r >= 0 && p.type == ppt_tip_pge)
+			off = false;
 		if (r >= 0)
 			continue;
 		/* the failed packet is where the decoder stands */
 		if (pt_pkt_get_offset(d, &at) < 0)
 			at = size;
-		add_queue(q, s, start, at - start);
-		if (r == -pte_eos || pt_pkt_sync_forward(d) < 0 ||
-		    pt_pkt_get_sync_offset(d, &start) < 0)
+		add_queue(q, &x, at);
+		if (r == -pte_eos || pt_pkt_sync_forward(d) < 0 || pt_pkt_get_sync_offset(d, &sync) < 0)
 			break;
+		x.off = sync;
+		w = (struct ip_walk){ 0 };
+		off = on_tsc = false;
 	}
 out:
 	if (d)
@@ -738,7 +1023,7 @@ static void put_auxtrace(struct out *o, const struct queue *q, u32 idx, u32 tid,
 		u32 idx, tid, cpu, reserved;
 	} __packed a = {
 		.h = { .type = PERF_RECORD_AUXTRACE, .size = 48 },
-		.size = (q->len + 7) & ~(u64)7,
+		.size = (q->nhead + q->len + 7) & ~(u64)7,
 		.offset = q->s->stream_off + q->off,
 		.reference = q->ref,
 		.idx = idx,
@@ -749,8 +1034,9 @@ static void put_auxtrace(struct out *o, const struct queue *q, u32 idx, u32 tid,
 	*index_off = where(o);
 	*index_size = sizeof(a);	/* the record; its data follows (perf checks this size) */
 	put(o, &a, sizeof(a));
+	put(o, q->head, q->nhead);
 	put(o, q->s->data + q->off, q->len);
-	put_zeros(o, a.size - q->len);
+	put_zeros(o, a.size - q->nhead - q->len);
 }
 
 /*
@@ -788,6 +1074,10 @@ static int first_tsc(const struct queue *q, u64 *tsc)
 	struct pt_packet p;
 	int found = -1;
 
+	if (q->nhead) {	/* a window's own PSB+ (window_head()) */
+		*tsc = q->head_tsc;
+		return q->head_timed;
+	}
 	pt_config_init(&cfg);
 	cfg.begin = q->s->data + q->off;
 	cfg.end = cfg.begin + q->len;
@@ -970,8 +1260,8 @@ static void put_features(struct out *o, struct perf_file_header *fh, const struc
 
 /* ------------------------------------------------------------ the file */
 
-int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs, const char *elf,
-			u64 load, const char *path)
+int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs,
+			const struct ptd_image *img, const char *elf, u64 load, const char *path)
 {
 	struct perf_file_header fh = { .magic = PERF_MAGIC, .size = sizeof(fh) };
 	struct perf_event_attr attr;
@@ -1005,7 +1295,7 @@ int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs
 	im.filtered = filtered(&h);
 	if (elf)
 		elf_maps(elf, load, &im, &maps, &c->diags);
-	image_maps(c, &im, &maps, &c->diags);
+	image_maps(c, img, &im, &maps, &c->diags);
 	if (im.tried && im.fd < 0) {
 		ret = -1;	/* said: no folder for the code perf walks */
 		goto out;
@@ -1022,7 +1312,7 @@ int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs
 	}
 	for (size_t i = 0; i < segs->n; i++)
 		if (segs->v[i].size)
-			add_queues(&q, &segs->v[i]);
+			add_queues(&q, &segs->v[i], timed(&h));
 	ix.off = calloc(q.n + 1, sizeof(u64));
 	ix.size = calloc(q.n + 1, sizeof(u64));
 	if (!ix.off || !ix.size)
@@ -1094,7 +1384,7 @@ int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs
 		ret = -1;
 	}
 out:
-	free(q.v);
+	free_queues(&q);
 	images_close(&im);
 	for (size_t i = 0; i < maps.n; i++)
 		free(maps.v[i].file);

@@ -618,6 +618,9 @@ typedef void (*ptd_packet_fn)(void *ctx, const struct ptd_packet *p, int err);
 unsigned long ptd_scan_packets(struct ptd_ctx *x, ptd_packet_fn fn, void *ctx, bool report);
 /** ptd_dump_packets() - --packets: ptdump-like lines */
 unsigned long ptd_dump_packets(struct ptd_ctx *x, FILE *out, bool report);
+/** ptd_packet_ip() - the address IP packet @p stands for after @last (the
+ * SDM's IP compression); @last itself when its IP is suppressed */
+u64 ptd_packet_ip(const struct pt_packet_ip *p, u64 last);
 /** ptd_format_packet() - "tnt.8      !!." for one packet */
 void ptd_format_packet(const struct ptd_packet *p, const struct ptd_image *img, char *buf, size_t size);
 
@@ -858,13 +861,16 @@ void ptd_cpu_summary_print(const struct ptd_cpu_stats *cs, FILE *out, size_t top
  *	@c->diags, among them what perf cannot use)
  * @segs: its segments: one AUXTRACE queue each, so gaps stay gaps; each
  *	CPU's queues carry its number (perf decodes and names every CPU)
+ * @img: the functions each sideband image's ELF file names for perf (the
+ *	trace's symbols, --symbols'), or NULL for none
  * @elf: the kernel ELF (its PT_LOAD segments become perf's maps), or NULL
  * @load: where it was loaded
- * @path: the perf.data to write; sideband images go to "@path.images/"
+ * @path: the perf.data to write; sideband images go to "@path.images/",
+ *	an ELF file each
  * Return: 0, or -1 when nothing usable was written
  */
-int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs, const char *elf,
-			u64 load, const char *path);
+int ptd_write_perf_data(struct ptd_container *c, const struct ptd_segments *segs,
+			const struct ptd_image *img, const char *elf, u64 load, const char *path);
 
 /* ---------------------------------------------------------- coverage check */
 
