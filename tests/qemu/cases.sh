@@ -114,6 +114,13 @@ trace-fw-no-mem-attrs|fw.run=vars fw.no_mem_attrs pt=on pt.buf=16K|33|SetMemoryA
 trace-fw-image|fw.image="\EFI\tools\hello.efi 18" pt=on pt.buf=16K pt.pmi=nmi pt.profile=tigerlake pt.noretcomp pt.coverage=on|33|result: coverage cpu=0 ;fw.image=\EFI\tools\hello.efi: loaded at;options "\EFI\tools\hello.efi 18";returned EFI status 0 in;result: fw.phase failed=0|fast,trace,fw,module=hello,symbols=hello!fib,coverage=hello
 trace-fw-image-ebs|fw.run=vars fw.image="\EFI\tools\hello.efi ebs" pt=on pt.buf=16K|33|the image called ExitBootServices from 0x;hello+0x;the trace ends there and is written first;result: fw.phase failed=0|trace,fw,module=hello
 trace-fw-timeout|fw.run=vars fw.image="\EFI\tools\hello.efi spin" fw.timeout=500 pt=on pt.buf=16K|35|still running after 500 ms (fw.timeout=): at 0x;, hello+0x;result: fw.phase failed=1|trace,fw-aborted,module=hello
+# the time limit's event dispatched in a firmware call of the traced image (RestoreTPL), so
+# in traced code, not in the timer's interrupt: its trace ends as a window does (an abort there
+# left the code cache running untraced: a #PF on its record buffer's guard page, a panic);
+# the interactive Shell's wait for a key reaches either path, one run in four the panicking
+# one (tests/qemu/soak.sh loops it); its 24M instructions' checks took 4 minutes: trace=none
+trace-fw-timeout-call|fw.run=vars fw.image="\EFI\tools\hello.efi tpl" fw.timeout=500 pt=on pt.buf=16K|35|still running after 500 ms (fw.timeout=): at a firmware call;result: fw.phase failed=1;!PANIC|trace,fw-aborted,module=hello
+trace-fw-timeout-shell|fw.image="fv:Shell" pt=on fw.timeout=3000|35|UEFI Interactive Shell;still running after 3000 ms (fw.timeout=): at ;result: fw.phase failed=1;!PANIC|trace=none
 fw-untraced-then-kernel|fw.run=all fw.then=kernel run=sort|33|fw: run: connect returned;result: fw.phase failed=0;run: sort returned;topaz: power off (success)
 fw-list|fw.run=list|33|firmware workloads (fw.run=NAME[,NAME...], or all):;ConnectController on every handle
 run-bad-workload|run=sort,nosuch|35|run=sort,nosuch: no workload 'nosuch';run: sort returned
