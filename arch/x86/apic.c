@@ -145,6 +145,24 @@ static void icr_wait_idle(void)
 		cpu_relax();
 }
 
+/*
+ * xAPIC: the destination (ICR2), then the command (ICR), which sends. With
+ * interrupts off between them: a handler that sends an IPI of its own there
+ * (a cross-CPU call's wake-up to its waiter) would leave its destination in
+ * ICR2, and this IPI would go to that CPU instead: a call posted and never
+ * made, its caller waiting for ever.
+ */
+static void xapic_send(u32 icr2, u32 icr)
+{
+	unsigned long flags = local_irq_save();
+
+	icr_wait_idle();
+	apic_write(APIC_ICR2, icr2);
+	apic_write(APIC_ICR, icr);
+	icr_wait_idle();
+	local_irq_restore(flags);
+}
+
 /** apic_send_ipi() - send @low (delivery mode, level, vector) to the local APIC @dest */
 void apic_send_ipi(u32 dest, u32 low)
 {
@@ -152,10 +170,7 @@ void apic_send_ipi(u32 dest, u32 low)
 		wrmsr_safe(X2APIC_MSR(APIC_ICR), ((u64)dest << 32) | low);
 		return;
 	}
-	icr_wait_idle();
-	apic_write(APIC_ICR2, dest << 24);
-	apic_write(APIC_ICR, low);
-	icr_wait_idle();
+	xapic_send(dest << 24, low);
 }
 
 /** apic_send_ipi_allbutself() - send @low to every other CPU (destination shorthand) */
@@ -165,10 +180,7 @@ void apic_send_ipi_allbutself(u32 low)
 		wrmsr_safe(X2APIC_MSR(APIC_ICR), low | (3u << 18));
 		return;
 	}
-	icr_wait_idle();
-	apic_write(APIC_ICR2, 0);
-	apic_write(APIC_ICR, low | (3u << 18));
-	icr_wait_idle();
+	xapic_send(0, low | (3u << 18));
 }
 
 /** apic_init() - enable the local APIC, mask the PIC, set LVTPC masked on PT_PMI_VECTOR */

@@ -73,8 +73,14 @@ struct call_slot {
 	void *info;
 	u64 seq, done;
 	u32 waker;	/* the caller's CPU + 1 when it waits for the call (0: it does not) */
+	u32 wakeups_at_post;	/* the owner's call interrupts when the last call was posted */
 };
 static DEFINE_PER_CPU(struct call_slot, call_slots);
+
+/* Call-vector interrupts this CPU took (calls, wake-ups), and how many of
+ * them its last smp_wait_relax() turn had seen. */
+static DEFINE_PER_CPU(u32, wakeups);
+static DEFINE_PER_CPU(u32, wakeups_seen);
 
 static int set_cpus(const char *val, char *why, size_t whylen)
 {
@@ -392,6 +398,7 @@ static bool call_function_interrupt(struct pt_regs *regs)
 	struct call_slot *s = this_cpu_ptr(call_slots);
 	u64 seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
 
+	++*this_cpu_ptr(wakeups);
 	if (seq != s->done) {
 		u32 waker = s->waker;
 
@@ -418,6 +425,7 @@ static u64 call_post(unsigned int cpu, smp_call_func_t fn, void *info, bool wait
 	s->fn = fn;
 	s->info = info;
 	s->waker = wait ? smp_processor_id() + 1 : 0;
+	s->wakeups_at_post = __atomic_load_n(per_cpu_ptr(wakeups, cpu), __ATOMIC_RELAXED);
 	seq = s->seq + 1;
 	__atomic_store_n(&s->seq, seq, __ATOMIC_RELEASE);
 	apic_send_ipi(cpu_apic_id(cpu), APIC_DM_FIXED | APIC_INT_ASSERT | CALL_FUNCTION_VECTOR);
@@ -434,8 +442,17 @@ static void call_wait(unsigned int cpu, u64 seq)
 
 	while (__atomic_load_n(&s->done, __ATOMIC_ACQUIRE) < seq) {
 		if (!warned && rdtsc() > warn) {
-			pr_warn("CPU %u has not made the call from CPU %u after 1 s: still waiting\n", cpu,
-				smp_processor_id());
+			u32 took = __atomic_load_n(per_cpu_ptr(wakeups, cpu), __ATOMIC_RELAXED) -
+				   s->wakeups_at_post;
+
+			/* a call interrupt there makes every posted call: none since
+			 * means its IPI did not arrive (or that CPU has not run) */
+			if (took)
+				pr_warn("CPU %u has not made the call from CPU %u after 1 s, %u call interrupts there since it was posted (slow: that CPU, or the call itself): still waiting\n",
+					cpu, smp_processor_id(), took);
+			else
+				pr_warn("CPU %u has not made the call from CPU %u after 1 s: no call interrupt there since it was posted (a lost IPI, or that CPU has not run): still waiting\n",
+					cpu, smp_processor_id());
 			warned = true;
 		}
 		smp_wait_relax(&spins);
@@ -520,13 +537,26 @@ int run_on_cpu(unsigned int cpu, smp_call_func_t fn, void *info)
 
 void smp_wait_relax(unsigned int *spins)
 {
+	u32 *seen = this_cpu_ptr(wakeups_seen);
+
 	if (*spins < SMP_WAIT_SPINS || irqs_disabled()) {
 		++*spins;
+		*seen = READ_ONCE(*this_cpu_ptr(wakeups));
 		cpu_relax();
 		return;
 	}
-	/* a wake-up that came before it is taken already: the timer ends it */
-	__asm__ volatile("hlt" ::: "memory");
+	/*
+	 * The caller checked its condition after the last turn: a wake-up
+	 * taken since then may have come after that check, so no HLT, the
+	 * caller checks again. Otherwise one can only come after the CLI: it
+	 * stays pending and ends the HLT (STI's shadow holds it until then).
+	 */
+	local_irq_disable();
+	if (*this_cpu_ptr(wakeups) == *seen)
+		__asm__ volatile("sti; hlt" ::: "memory");
+	else
+		local_irq_enable();
+	*seen = READ_ONCE(*this_cpu_ptr(wakeups));
 }
 
 void run_on_cpu_wait(unsigned int cpu)

@@ -351,15 +351,27 @@ static EFI_STATUS EFIAPI ebs_hook(EFI_HANDLE image, UINTN key)
 	return ph.ebs(image, key);
 }
 
-/* fw.timeout=: the image has run too long; its trace ends where it was. */
+/*
+ * fw.timeout=: the image has run too long; its trace ends where it was.
+ * From the timer's interrupt, this runs in an untraced handler: the engine
+ * stops at once. From a firmware call the traced image made (RestoreTPL
+ * dispatching the event), this runs traced, from the code cache: the trace
+ * ends here as a window ends (pt_trace_end()), which takes it out of the
+ * cache; an abort would leave it running there untraced until its record
+ * buffer's guard page faulted (a #PF in the cache, a panic).
+ */
 static void EFIAPI timeout_notify(EFI_EVENT ev, void *ctx)
 {
+	bool in_trap = trap_depth() != 0;
 	char at[160];
 
+	if (in_trap)
+		pt_trace_abort();
+	else
+		pt_trace_end();
 	pr_err("fw.image=%s: still running after %llu ms (fw.timeout=): at %s; the trace ends there\n",
 	       image_spec, (unsigned long long)timeout_ms,
-	       trap_depth() ? fw_module_format(trap_outer_rip(), at, sizeof(at)) : "a firmware call (an event it dispatched)");
-	pt_trace_abort();
+	       in_trap ? fw_module_format(trap_outer_rip(), at, sizeof(at)) : "a firmware call (an event it dispatched)");
 	set_ebs(ph.ebs);
 	ph.failed++;
 	phase_end();

@@ -79,8 +79,10 @@ int run_on_cpu(unsigned int cpu, smp_call_func_t fn, void *info);
  * for the first SMP_WAIT_SPINS turns (@spins counts them, 0 at the start),
  * then HLT until an interrupt (the other CPU's wake-up IPI, the timer), so
  * that a wait in traced code costs a few instructions a tick, not a loop
- * as long as the host keeps the other CPU waiting. With interrupts
- * disabled it only PAUSEs (nothing would end the HLT).
+ * as long as the host keeps the other CPU waiting. A wake-up IPI taken
+ * between the caller's check and the HLT is not slept through: that turn
+ * returns at once. With interrupts disabled it only PAUSEs (nothing would
+ * end the HLT).
  */
 void smp_wait_relax(unsigned int *spins);
 #define SMP_WAIT_SPINS	64

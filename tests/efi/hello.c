@@ -9,6 +9,10 @@
  *                   table, return EFI_SUCCESS
  *   hello.efi fail  return EFI_ABORTED
  *   hello.efi spin  never return (fw.timeout= ends its trace)
+ *   hello.efi tpl   never return, almost always at TPL_NOTIFY: a timer
+ *                   event's notify (fw.timeout=) is dispatched in the
+ *                   image's RestoreTPL call, in its traced code, not in
+ *                   the timer's interrupt
  *   hello.efi load  load itself again from the boot volume (LoadImage, as a
  *                   shell would) with "9 quiet" and run it (StartImage)
  *   hello.efi reload  the same, then hello2.efi (this source built with
@@ -184,6 +188,14 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 	if (word_is(arg, "spin"))
 		for (;;)
 			__asm__ volatile("pause");
+	if (word_is(arg, "tpl"))
+		for (;;) {
+			EFI_TPL old = st->BootServices->RaiseTPL(TPL_NOTIFY);
+
+			for (volatile unsigned int i = 0; i < 20000; i++)
+				;
+			st->BootServices->RestoreTPL(old);
+		}
 	if (word_is(arg, "ebs"))
 		ebs_and_exit(image);
 	if (word_is(arg, "load"))

@@ -118,6 +118,36 @@ KTEST(smp, a_wait_for_another_cpu_sleeps)
 	KT_EXPECT(turns <= SMP_WAIT_SPINS + SLOW_JOB_MS * HZ / 1000 + 40);
 }
 
+/*
+ * A wake-up IPI taken between a waiter's check and its HLT (here one this
+ * CPU sends itself with interrupts off, taken as they come back on): the
+ * next smp_wait_relax() turn must not sleep through it until the timer's
+ * tick. Counted in ticks (jiffies), not timed: a tick may fall inside a turn
+ * now and then, where sleeping through the wake-up meets one every time.
+ */
+KTEST(smp, a_wakeup_before_the_hlt_is_not_slept_through)
+{
+	unsigned int me = smp_processor_id(), slept = 0;
+
+	for (int i = 0; i < 8; i++) {
+		unsigned int spins = 0;
+		unsigned long f;
+		u64 j;
+
+		while (spins < SMP_WAIT_SPINS)
+			smp_wait_relax(&spins);	/* the PAUSE turns: the next one may HLT */
+		f = local_irq_save();
+		apic_send_ipi(cpu_apic_id(me), APIC_DM_FIXED | APIC_INT_ASSERT | CALL_FUNCTION_VECTOR);
+		local_irq_restore(f);	/* taken here, after the caller's check */
+		j = jiffies;
+		smp_wait_relax(&spins);
+		slept += jiffies != j;
+	}
+	if (slept >= 4)
+		printk("smp: %u of 8 waits slept through a wake-up until the tick\n", slept);
+	KT_EXPECT(slept < 4);
+}
+
 KTEST(smp, calls_refused_with_interrupts_off_or_offline)
 {
 	static struct whoami w;
