@@ -242,10 +242,14 @@ static void mark_slab_pages(struct page *head, struct kmem_cache *s)
 
 	head->flags |= PG_slab;
 	head->slab_cache = s;
-	for (unsigned int i = 1; i < n; i++) {
-		head[i].flags |= PG_slab;
-		head[i].slab_cache = s;
-		head[i].freelist = head;
+	for (unsigned int i = 0; i < n; i++) {
+		if (i) {
+			head[i].flags |= PG_slab;
+			head[i].slab_cache = s;
+			head[i].freelist = head;
+		}
+		head[i].slab_off = (u32)(i * PAGE_SIZE - s->red_left_pad);
+		head[i].slab_limit = head->objects * s->size;
 	}
 }
 
@@ -257,6 +261,8 @@ static void clear_slab_pages(struct page *head)
 		head[i].flags &= ~PG_slab;
 		head[i].slab_cache = NULL;
 		head[i].freelist = NULL;
+		head[i].slab_off = 0;
+		head[i].slab_limit = 0;
 	}
 	head->inuse = 0;
 	head->objects = 0;
@@ -1200,6 +1206,7 @@ static void init_cache_desc(struct kmem_cache *s, const char *name, unsigned int
 	s->min_order = l->min_order;
 	s->objects = (unsigned int)((PAGE_SIZE << l->order) / l->stride);
 	s->reciprocal = ((1ull << 32) / l->stride) + 1;
+	s->div_magic = ~0ull / l->stride + 1;
 	s->flags = flags;
 	s->debug = flags & SLAB_DEBUG_FLAGS;
 	s->poison_object = (flags & SLAB_POISON) && !ctor;

@@ -119,6 +119,8 @@ struct kmem_cache {
 	/* and these also outside it, on any CPU: __atomic_fetch_add (rare events) */
 	u64 alloc_failures, nmi_contended, order_fallback, errors;
 
+	/* ceil(2^64 / size): n < 2^32 is a multiple of size iff n * div_magic < div_magic */
+	u64 div_magic;
 	unsigned int cpu_stride;
 	unsigned int ncpus;		/* arrays in @cpu_area: nr_cpu_ids when created */
 	unsigned int desc_order;	/* page-allocator order of this descriptor */
@@ -220,10 +222,8 @@ static __always_inline u64 slab_cpu_acquire_read(struct slab_cpu *c)
 	}									\
 	/* straight into the return register: no copy on the way out */	\
 	__asm__ ("movq %c[off](%[base],%[i],8), %[o]" : [o] "=a"(obj)		\
-		 : [base] "r"((char *)__c - offsetof(struct kmem_cache, cpu_area)), \
-		   [i] "r"(__idx),						\
-		   [off] "i"(offsetof(struct kmem_cache, cpu_area) +		\
-			     offsetof(struct slab_cpu, objs)), "m"(*__c));	\
+		 : [base] "r"(__c), [i] "r"(__idx),				\
+		   [off] "i"(offsetof(struct slab_cpu, objs)), "m"(*__c));	\
 	barrier();								\
 	WRITE_ONCE(__c->state, (u32)__idx);					\
 } while (0)

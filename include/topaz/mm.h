@@ -32,6 +32,12 @@
  * @freelist: first free object of the slab while PG_slab
  * @inuse: objects in use in the slab
  * @objects: objects in the slab
+ * @slab_off: every page of a slab: this page's start minus the slab's first
+ *	object (mod 2^32), so an address's offset in the page plus @slab_off is
+ *	its offset from the first object
+ * @slab_limit: every page of a slab: the objects' bytes (objects x stride);
+ *	0 on any other page. kfree() checks an object's start from these two
+ *	and the page alone (mm/kmalloc.c)
  */
 struct page {
 	u32 flags;
@@ -42,6 +48,8 @@ struct page {
 	void *freelist;
 	u32 inuse;
 	u32 objects;
+	u32 slab_off;
+	u32 slab_limit;
 };
 
 struct page_alloc_stats {
@@ -139,6 +147,18 @@ void *page_address(const struct page *page);
  * Return: it, or NULL when the allocator does not manage that page.
  */
 struct page *virt_to_page(const void *addr);	/* NULL when not managed */
+
+/*
+ * The largest span of managed memory (most blocks come from it): its struct
+ * page in a few instructions, for kfree()'s fast path. Set as ranges are
+ * added; bytes 0 while it changes (an interrupt's reader sees no span).
+ */
+struct page_hot_span {
+	uintptr_t start;	/* address of its first page */
+	uintptr_t bytes;	/* 0: no memory yet */
+	struct page *map;
+};
+extern struct page_hot_span page_hot_span;
 
 /* topaz maps physical memory 1:1, in the kernel and (over the arena) hosted. */
 static inline phys_addr_t virt_to_phys(const void *v) { return (phys_addr_t)(uintptr_t)v; }
