@@ -316,9 +316,9 @@ void __kfree_caller(const void *p, uintptr_t caller)
 
 /*
  * The fast path: a pointer in the largest span (page_hot_span) whose page
- * says it is an object's start (struct page's slab_off and slab_limit, the
- * cache's div_magic: exact for every size, without the head page or a
- * divide) goes onto this CPU's array of its cache. Anything else, and any
+ * says it is an object's start (slab_page_obj_start(): one multiply, exact
+ * for every stride, without the head page or a divide) goes onto this CPU's
+ * array of its cache. Anything else, and any
  * kfree() with the probe on, takes __kfree_caller(): the same checks from the
  * head page, and the reports.
  */
@@ -327,7 +327,6 @@ void kfree(const void *p)
 	struct kmem_cache *s;
 	struct page *page;
 	uintptr_t off;
-	u32 n;
 
 	if (unlikely(probe_enabled(kfree)))
 		goto slow;
@@ -335,12 +334,9 @@ void kfree(const void *p)
 	if (unlikely(off >= page_hot_span.bytes))	/* NULL and ZERO_SIZE_PTR too */
 		goto slow;
 	page = page_hot_span.map + (off >> PAGE_SHIFT);
-	n = (u32)((uintptr_t)p & (PAGE_SIZE - 1)) + page->slab_off;	/* from the first object */
-	if (unlikely(n >= page->slab_limit))		/* not a slab page, padding, red zone */
-		goto slow;
+	if (unlikely(!slab_page_obj_start(page, p)))
+		goto slow;	/* not an object's start, or not a slab page */
 	s = page->slab_cache;
-	if (unlikely((u64)n * s->div_magic >= s->div_magic))	/* not a multiple of the stride */
-		goto slow;
 	SLAB_FREE_FASTPATH(s, (void *)p, __slab_free(s, (void *)p, _RET_IP_));
 	return;
 slow:

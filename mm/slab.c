@@ -240,6 +240,12 @@ static void mark_slab_pages(struct page *head, struct kmem_cache *s)
 {
 	unsigned int n = 1u << head->order;
 
+	/* floor(2^64 / stride) + 1; ~0 / stride is one short of that floor for a power of two */
+	u64 magic = ~0ull / s->size + 1 + !(s->size & (s->size - 1));
+	/* stride x magic - 2^64 (mod 2^64): a multiple k x stride times magic is k x this */
+	u32 step = (u32)(s->size * magic);
+	u32 off = -(u32)((uintptr_t)slab_base(head) + s->red_left_pad);
+
 	head->flags |= PG_slab;
 	head->slab_cache = s;
 	for (unsigned int i = 0; i < n; i++) {
@@ -248,8 +254,9 @@ static void mark_slab_pages(struct page *head, struct kmem_cache *s)
 			head[i].slab_cache = s;
 			head[i].freelist = head;
 		}
-		head[i].slab_off = (u32)(i * PAGE_SIZE - s->red_left_pad);
-		head[i].slab_limit = head->objects * s->size;
+		head[i].slab_off = off;
+		head[i].slab_thresh = head->objects * step;
+		head[i].slab_magic = magic;
 	}
 }
 
@@ -262,7 +269,8 @@ static void clear_slab_pages(struct page *head)
 		head[i].slab_cache = NULL;
 		head[i].freelist = NULL;
 		head[i].slab_off = 0;
-		head[i].slab_limit = 0;
+		head[i].slab_thresh = 0;
+		head[i].slab_magic = 0;
 	}
 	head->inuse = 0;
 	head->objects = 0;
@@ -1206,7 +1214,6 @@ static void init_cache_desc(struct kmem_cache *s, const char *name, unsigned int
 	s->min_order = l->min_order;
 	s->objects = (unsigned int)((PAGE_SIZE << l->order) / l->stride);
 	s->reciprocal = ((1ull << 32) / l->stride) + 1;
-	s->div_magic = ~0ull / l->stride + 1;
 	s->flags = flags;
 	s->debug = flags & SLAB_DEBUG_FLAGS;
 	s->poison_object = (flags & SLAB_POISON) && !ctor;

@@ -119,8 +119,6 @@ struct kmem_cache {
 	/* and these also outside it, on any CPU: __atomic_fetch_add (rare events) */
 	u64 alloc_failures, nmi_contended, order_fallback, errors;
 
-	/* ceil(2^64 / size): n < 2^32 is a multiple of size iff n * div_magic < div_magic */
-	u64 div_magic;
 	unsigned int cpu_stride;
 	unsigned int ncpus;		/* arrays in @cpu_area: nr_cpu_ids when created */
 	unsigned int desc_order;	/* page-allocator order of this descriptor */
@@ -291,6 +289,18 @@ static inline unsigned int slab_obj_index(const struct kmem_cache *s, const stru
 	idx = (unsigned int)((off * s->reciprocal) >> 32);
 	*is_start = (uintptr_t)idx * s->size == off && idx < head->objects;
 	return idx;
+}
+
+/*
+ * Whether @p is an object's start, from the page holding it alone (any page of
+ * a slab, head or not; a page of no slab has slab_thresh 0: false). One
+ * multiply, exact for every stride (mark_slab_pages() sets the fields).
+ */
+static __always_inline bool slab_page_obj_start(const struct page *page, const void *p)
+{
+	u32 n = (u32)(uintptr_t)p + page->slab_off;	/* offset from the first object */
+
+	return (u64)n * page->slab_magic < page->slab_thresh;
 }
 
 static inline void *slab_obj_at(const struct kmem_cache *s, const struct page *head,

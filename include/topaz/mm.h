@@ -32,12 +32,14 @@
  * @freelist: first free object of the slab while PG_slab
  * @inuse: objects in use in the slab
  * @objects: objects in the slab
- * @slab_off: every page of a slab: this page's start minus the slab's first
- *	object (mod 2^32), so an address's offset in the page plus @slab_off is
- *	its offset from the first object
- * @slab_limit: every page of a slab: the objects' bytes (objects x stride);
- *	0 on any other page. kfree() checks an object's start from these two
- *	and the page alone (mm/kmalloc.c)
+ * @slab_off: every page of a slab: -(the slab's first object's address), mod
+ *	2^32, so (u32)addr + @slab_off is addr's offset from that object
+ * @slab_thresh: every page of a slab: objects x (stride x @slab_magic - 2^64);
+ *	0 on any other page
+ * @slab_magic: every page of a slab: 2^64 / stride + 1. An offset n < 2^32
+ *	times it, mod 2^64, is below @slab_thresh exactly when n is an object's
+ *	start (a multiple of the stride under objects x stride): kfree() checks
+ *	a pointer from its page alone (mm/kmalloc.c)
  */
 struct page {
 	u32 flags;
@@ -49,7 +51,8 @@ struct page {
 	u32 inuse;
 	u32 objects;
 	u32 slab_off;
-	u32 slab_limit;
+	u32 slab_thresh;
+	u64 slab_magic;
 };
 
 struct page_alloc_stats {
