@@ -44,12 +44,30 @@ static __always_inline unsigned int kmalloc_index(size_t size)
  * NULL before kmem_cache_init(). Larger sizes take kmalloc_index().
  */
 #define KMALLOC_SMALL_MAX	1024
-static struct kmem_cache *kmalloc_small[KMALLOC_SMALL_MAX / 8];
+
+/*
+ * What kmalloc_small[] holds where there is no cache yet: a descriptor whose
+ * one CPU array (cpu_stride 0: every CPU's) has room for nothing, so the fast
+ * path misses without a test of its own and kmalloc_miss() says why. Only the
+ * array's state word is ever written, and any value of it means "empty".
+ */
+static union {
+	struct kmem_cache s;
+	char bytes[sizeof(struct kmem_cache) + sizeof(struct slab_cpu)];
+} kmalloc_none __aligned(64);
+#define KMALLOC_NONE	(&kmalloc_none.s)
+
+static struct kmem_cache *kmalloc_small[KMALLOC_SMALL_MAX / 8] = {
+	[0 ... KMALLOC_SMALL_MAX / 8 - 1] = KMALLOC_NONE
+};
 
 static void kmalloc_small_fill(void)
 {
-	for (unsigned int i = 0; i < KMALLOC_SMALL_MAX / 8; i++)
-		kmalloc_small[i] = kmalloc_caches[kmalloc_index(i * 8 + 8)];
+	for (unsigned int i = 0; i < KMALLOC_SMALL_MAX / 8; i++) {
+		struct kmem_cache *s = kmalloc_caches[kmalloc_index(i * 8 + 8)];
+
+		kmalloc_small[i] = s ? s : KMALLOC_NONE;
+	}
 }
 
 struct kmem_cache *kmalloc_cache_for(size_t size)
@@ -190,6 +208,14 @@ static void *kmalloc_caller(size_t size, gfp_t gfp, uintptr_t caller)
 			       &probe_kmalloc);
 }
 
+/* The fast path found no object: the slow path, or no caches yet. */
+static __noinline void *kmalloc_miss(size_t size, gfp_t gfp, uintptr_t caller, struct kmem_cache *s)
+{
+	if (unlikely(s == KMALLOC_NONE))
+		return kmalloc_noinit(size, caller);
+	return slab_alloc_slow(s, gfp, caller, size, &probe_kmalloc);
+}
+
 /*
  * The fast path of __kmalloc() and __kmalloc_nz(): a small size's cache in one
  * load, a pop from this CPU's array; @may_zero: test @gfp for __GFP_ZERO.
@@ -203,9 +229,7 @@ static __always_inline void *kmalloc_fast(size_t size, gfp_t gfp, bool may_zero)
 	if (unlikely(size - 1 >= KMALLOC_SMALL_MAX))	/* 0 too */
 		return kmalloc_caller(size, gfp, _RET_IP_);
 	s = kmalloc_small[(size - 1) / 8];
-	if (unlikely(!s))
-		return kmalloc_noinit(size, _RET_IP_);
-	SLAB_ALLOC_FASTPATH(s, p, slab_alloc_slow(s, gfp, _RET_IP_, size, &probe_kmalloc));
+	SLAB_ALLOC_FASTPATH(s, p, kmalloc_miss(size, gfp, _RET_IP_, s));
 	if ((may_zero && unlikely(gfp & __GFP_ZERO)) || probe_enabled(kmalloc))
 		return slab_alloc_done(s, p, gfp, _RET_IP_, size, &probe_kmalloc);
 	return p;

@@ -237,6 +237,30 @@ static void test_kfree_object_start_from_page(void **state)
 	assert_false(slab_page_obj_start(free_page, page_address(free_page)));
 }
 
+/* Without the kmalloc caches (destroyed here, made again after), every size is refused with a message. */
+static void test_kmalloc_before_init(void **state)
+{
+	static const size_t sizes[] = { 1, 16, 96, 512, 1024, 1025, 8192 };
+
+	if (kmalloc_caches_reset())
+		skip();		/* a cache still holds objects: nothing to test without them */
+	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
+		capture();
+		assert_null(kmalloc(sizes[i], GFP_KERNEL));
+		assert_null(kzalloc(sizes[i], GFP_KERNEL));
+		uncapture();
+		assert_non_null(strstr(out, "before kmem_cache_init(); caller test_kmalloc_before_init+0x"));
+	}
+	kmem_cache_init();
+	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
+		void *p = kmalloc(sizes[i], GFP_KERNEL);
+
+		assert_non_null(p);
+		assert_true(ksize(p) >= sizes[i]);
+		kfree(p);
+	}
+}
+
 static void test_kmalloc_caches_waste_little(void **state)
 {
 	struct kmem_cache *s;
@@ -734,6 +758,7 @@ int main(void)
 		cmocka_unit_test(test_zeroing),
 		cmocka_unit_test(test_kmalloc_size_classes),
 		cmocka_unit_test(test_kfree_object_start_from_page),
+		cmocka_unit_test(test_kmalloc_before_init),
 		cmocka_unit_test(test_kmalloc_caches_waste_little),
 		cmocka_unit_test(test_kmalloc_large),
 		cmocka_unit_test(test_kmalloc_refuses_impossible_sizes),
