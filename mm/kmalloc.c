@@ -4,6 +4,12 @@
  * two from 8 B to 8 KiB plus 96 and 192 (kmalloc-8 ... kmalloc-8k); larger
  * requests are page-allocator blocks (their head page's slab_cache is
  * &kmalloc_large_tag and inuse the requested size).
+ *
+ * The fast paths, as mimalloc's: kmalloc() of up to 1 KiB finds its cache in
+ * one load and pops from this CPU's array; kfree() finds the page of a
+ * pointer in the largest span, checks from it alone that the pointer is an
+ * object's start, and pushes onto the array of the page's cache. Everything
+ * else (large blocks, other spans, misuse, probes on) takes the checked path.
  */
 #define pr_fmt(fmt) "kmalloc: " fmt
 #include "slab_internal.h"

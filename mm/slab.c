@@ -18,7 +18,9 @@
  * Slab metadata lives in struct page: the head page of a slab has PG_slab,
  * slab_cache, freelist (the first free object), inuse and objects; the
  * other pages of the slab have PG_slab, slab_cache, and freelist pointing
- * at the head page.
+ * at the head page; every page has slab_off, slab_magic and slab_thresh, from
+ * which kfree() tells an object's start without the head page
+ * (slab_page_obj_start()).
  *
  * Locking: one CPU. The slab lists are changed with interrupts disabled and
  * the cache's list lock held; the lock is a trylock, because only an NMI can
