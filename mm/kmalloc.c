@@ -47,7 +47,7 @@ static __always_inline unsigned int kmalloc_index(size_t size)
 /*
  * kmalloc()'s fast path: sizes 1..KMALLOC_SMALL_MAX straight to their cache,
  * by (size - 1) / 8, with one load (mimalloc's pages_free_direct, by cache).
- * NULL before kmem_cache_init(). Larger sizes take kmalloc_index().
+ * KMALLOC_NONE before kmem_cache_init(). Larger sizes take kmalloc_index().
  */
 #define KMALLOC_SMALL_MAX	1024
 
