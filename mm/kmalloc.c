@@ -4,6 +4,12 @@
  * two from 8 B to 8 KiB plus 96 and 192 (kmalloc-8 ... kmalloc-8k); larger
  * requests are page-allocator blocks (their head page's slab_cache is
  * &kmalloc_large_tag and inuse the requested size).
+ *
+ * The fast paths, as mimalloc's: kmalloc() of up to 1 KiB finds its cache in
+ * one load and pops from this CPU's array; kfree() finds the page of a
+ * pointer in the largest span, checks from it alone that the pointer is an
+ * object's start, and pushes onto the array of the page's cache. Everything
+ * else (large blocks, other spans, misuse, probes on) takes the checked path.
  */
 #define pr_fmt(fmt) "kmalloc: " fmt
 #include "slab_internal.h"
@@ -38,6 +44,38 @@ static __always_inline unsigned int kmalloc_index(size_t size)
 	return 64 - (unsigned int)__builtin_clzl(size - 1);
 }
 
+/*
+ * kmalloc()'s fast path: sizes 1..KMALLOC_SMALL_MAX straight to their cache,
+ * by (size - 1) / 8, with one load (mimalloc's pages_free_direct, by cache).
+ * KMALLOC_NONE before kmem_cache_init(). Larger sizes take kmalloc_index().
+ */
+#define KMALLOC_SMALL_MAX	1024
+
+/*
+ * What kmalloc_small[] holds where there is no cache yet: a descriptor whose
+ * one CPU array (cpu_stride 0: every CPU's) has room for nothing, so the fast
+ * path misses without a test of its own and kmalloc_miss() says why. Only the
+ * array's state word is ever written, and any value of it means "empty".
+ */
+static union {
+	struct kmem_cache s;
+	char bytes[sizeof(struct kmem_cache) + sizeof(struct slab_cpu)];
+} kmalloc_none __aligned(64);
+#define KMALLOC_NONE	(&kmalloc_none.s)
+
+static struct kmem_cache *kmalloc_small[KMALLOC_SMALL_MAX / 8] = {
+	[0 ... KMALLOC_SMALL_MAX / 8 - 1] = KMALLOC_NONE
+};
+
+static void kmalloc_small_fill(void)
+{
+	for (unsigned int i = 0; i < KMALLOC_SMALL_MAX / 8; i++) {
+		struct kmem_cache *s = kmalloc_caches[kmalloc_index(i * 8 + 8)];
+
+		kmalloc_small[i] = s ? s : KMALLOC_NONE;
+	}
+}
+
 struct kmem_cache *kmalloc_cache_for(size_t size)
 {
 	if (!size || size > KMALLOC_MAX_CACHE_SIZE)
@@ -65,6 +103,7 @@ void kmem_cache_init(void)
 		s->is_kmalloc = true;
 		kmalloc_caches[i] = s;
 	}
+	kmalloc_small_fill();
 }
 
 #if defined(TOPAZ_HOSTED) && !defined(TOPAZ_BENCH)
@@ -88,6 +127,7 @@ int kmalloc_caches_reset(void)
 		kmem_cache_destroy(s);
 		kmalloc_caches[i] = NULL;
 	}
+	kmalloc_small_fill();
 	return kept;
 }
 #endif
@@ -160,7 +200,8 @@ static __noinline void *kmalloc_noinit(size_t size, uintptr_t caller)
 	return NULL;
 }
 
-static void *__kmalloc(size_t size, gfp_t gfp, uintptr_t caller)
+/* Every size, every gfp: the slow end of the fast paths below. */
+static void *kmalloc_caller(size_t size, gfp_t gfp, uintptr_t caller)
 {
 	struct kmem_cache *s;
 
@@ -173,25 +214,46 @@ static void *__kmalloc(size_t size, gfp_t gfp, uintptr_t caller)
 			       &probe_kmalloc);
 }
 
-void *kmalloc(size_t size, gfp_t gfp)
+/* The fast path found no object: the slow path, or no caches yet. */
+static __noinline void *kmalloc_miss(size_t size, gfp_t gfp, uintptr_t caller, struct kmem_cache *s)
+{
+	if (unlikely(s == KMALLOC_NONE))
+		return kmalloc_noinit(size, caller);
+	return slab_alloc_slow(s, gfp, caller, size, &probe_kmalloc);
+}
+
+/*
+ * The fast path of __kmalloc() and __kmalloc_nz(): a small size's cache in one
+ * load, a pop from this CPU's array; @may_zero: test @gfp for __GFP_ZERO.
+ * Always inlined: _RET_IP_ is the API function's caller.
+ */
+static __always_inline void *kmalloc_fast(size_t size, gfp_t gfp, bool may_zero)
 {
 	struct kmem_cache *s;
 	void *p;
 
-	if (unlikely(!size || size > KMALLOC_MAX_CACHE_SIZE))
-		return kmalloc_large(size, gfp, _RET_IP_);
-	s = kmalloc_caches[kmalloc_index(size)];
-	if (unlikely(!s))
-		return kmalloc_noinit(size, _RET_IP_);
-	SLAB_ALLOC_FASTPATH(s, p, slab_alloc_slow(s, gfp, _RET_IP_, size, &probe_kmalloc));
-	if (unlikely(gfp & __GFP_ZERO) || probe_enabled(kmalloc))
+	if (unlikely(size - 1 >= KMALLOC_SMALL_MAX))	/* 0 too */
+		return kmalloc_caller(size, gfp, _RET_IP_);
+	s = kmalloc_small[(size - 1) / 8];
+	SLAB_ALLOC_FASTPATH(s, p, kmalloc_miss(size, gfp, _RET_IP_, s));
+	if ((may_zero && unlikely(gfp & __GFP_ZERO)) || probe_enabled(kmalloc))
 		return slab_alloc_done(s, p, gfp, _RET_IP_, size, &probe_kmalloc);
 	return p;
 }
 
+void *__kmalloc(size_t size, gfp_t gfp)
+{
+	return kmalloc_fast(size, gfp, true);
+}
+
+void *__kmalloc_nz(size_t size, gfp_t gfp)
+{
+	return kmalloc_fast(size, gfp, false);
+}
+
 void *kzalloc(size_t size, gfp_t gfp)
 {
-	return __kmalloc(size, gfp | __GFP_ZERO, _RET_IP_);
+	return kmalloc_caller(size, gfp | __GFP_ZERO, _RET_IP_);
 }
 
 static void *kmalloc_array_caller(size_t n, size_t size, gfp_t gfp, uintptr_t caller)
@@ -204,7 +266,7 @@ static void *kmalloc_array_caller(size_t n, size_t size, gfp_t gfp, uintptr_t ca
 				(void *)caller);
 		return NULL;
 	}
-	return __kmalloc(bytes, gfp, caller);
+	return kmalloc_caller(bytes, gfp, caller);
 }
 
 void *kmalloc_array(size_t n, size_t size, gfp_t gfp)
@@ -282,8 +344,32 @@ void __kfree_caller(const void *p, uintptr_t caller)
 	}
 }
 
+/*
+ * The fast path: a pointer in the largest span (page_hot_span) whose page
+ * says it is an object's start (slab_page_obj_start(): one multiply, exact
+ * for every stride, without the head page or a divide) goes onto this CPU's
+ * array of its cache. Anything else, and any
+ * kfree() with the probe on, takes __kfree_caller(): the same checks from the
+ * head page, and the reports.
+ */
 void kfree(const void *p)
 {
+	struct kmem_cache *s;
+	struct page *page;
+	uintptr_t off;
+
+	if (unlikely(probe_enabled(kfree)))
+		goto slow;
+	off = (uintptr_t)p - page_hot_span.start;
+	if (unlikely(off >= page_hot_span.bytes))	/* NULL and ZERO_SIZE_PTR too */
+		goto slow;
+	page = page_hot_span.map + (off >> PAGE_SHIFT);
+	if (unlikely(!slab_page_obj_start(page, p)))
+		goto slow;	/* not an object's start, or not a slab page */
+	s = page->slab_cache;
+	SLAB_FREE_FASTPATH(s, (void *)p, __slab_free(s, (void *)p, _RET_IP_));
+	return;
+slow:
 	__kfree_caller(p, _RET_IP_);
 }
 
@@ -328,7 +414,7 @@ void *krealloc(const void *p, size_t new_size, gfp_t gfp)
 		return ZERO_SIZE_PTR;
 	}
 	if (ZERO_OR_NULL_PTR(p))
-		return __kmalloc(new_size, gfp, caller);
+		return kmalloc_caller(new_size, gfp, caller);
 	have = usable(p, caller, "krealloc", &s);
 	if (!have)
 		return NULL;
@@ -349,7 +435,7 @@ void *krealloc(const void *p, size_t new_size, gfp_t gfp)
 		}
 		return (void *)p;
 	}
-	n = __kmalloc(new_size, gfp, caller);
+	n = kmalloc_caller(new_size, gfp, caller);
 	if (!n)
 		return NULL;
 	memcpy(n, p, copy < new_size ? copy : new_size);

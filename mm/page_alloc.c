@@ -74,6 +74,7 @@ struct span {
 
 static struct span spans[MAX_SPANS];
 static unsigned int nr_spans;
+struct page_hot_span page_hot_span;
 static struct list_head free_area[NR_PAGE_ORDERS];
 static struct page_alloc_stats stats;
 static unsigned long fail_nth;	/* fault injection: fail the nth allocation from now */
@@ -86,6 +87,7 @@ void page_alloc_fail_nth(unsigned long nth)
 void page_alloc_init(void)
 {
 	nr_spans = 0;
+	memset(&page_hot_span, 0, sizeof(page_hot_span));
 	memset(&stats, 0, sizeof(stats));
 	for (int o = 0; o < NR_PAGE_ORDERS; o++)
 		INIT_LIST_HEAD(&free_area[o]);
@@ -246,6 +248,15 @@ int page_alloc_add_range(phys_addr_t start, phys_addr_t end)
 		pfn += 1ull << order;
 	}
 	stats.total_pages += npages - map_pages;
+	if ((npages << PAGE_SHIFT) > page_hot_span.bytes) {
+		/* an interrupt's kfree() in between sees no hot span (bytes 0), never half of one */
+		WRITE_ONCE(page_hot_span.bytes, 0);
+		barrier();
+		WRITE_ONCE(page_hot_span.start, (uintptr_t)phys_to_virt(first << PAGE_SHIFT));
+		WRITE_ONCE(page_hot_span.map, s->map);
+		barrier();
+		WRITE_ONCE(page_hot_span.bytes, (uintptr_t)(npages << PAGE_SHIFT));
+	}
 	return 0;
 }
 

@@ -18,7 +18,9 @@
  * Slab metadata lives in struct page: the head page of a slab has PG_slab,
  * slab_cache, freelist (the first free object), inuse and objects; the
  * other pages of the slab have PG_slab, slab_cache, and freelist pointing
- * at the head page.
+ * at the head page; every page has slab_off, slab_magic and slab_thresh, from
+ * which kfree() tells an object's start without the head page
+ * (slab_page_obj_start()).
  *
  * Locking: one CPU. The slab lists are changed with interrupts disabled and
  * the cache's list lock held; the lock is a trylock, because only an NMI can
@@ -37,6 +39,8 @@
 #define SLAB_MAX_ORDER		3	/* preferred slab orders: up to 32 KiB, as PAGE_ALLOC_COSTLY_ORDER */
 #define SLAB_MIN_OBJECTS	8
 #define SLAB_KEEP_FREE_BYTES	(1UL << 20)	/* empty slabs kept per cache */
+#define SLAB_DESC_COLOURS	16	/* descriptor offsets in their page (desc_colour()) */
+#define SLAB_DESC_COLOUR_BYTES	128
 /*
  * A per-CPU array holds up to 1 MiB of free objects and at most 1024 of
  * them, as tcmalloc's per-CPU caches hold about that much: a batch of 1024
@@ -240,12 +244,23 @@ static void mark_slab_pages(struct page *head, struct kmem_cache *s)
 {
 	unsigned int n = 1u << head->order;
 
+	/* floor(2^64 / stride) + 1; ~0 / stride is one short of that floor for a power of two */
+	u64 magic = ~0ull / s->size + 1 + !(s->size & (s->size - 1));
+	/* stride x magic - 2^64 (mod 2^64): a multiple k x stride times magic is k x this */
+	u32 step = (u32)(s->size * magic);
+	u32 off = -(u32)((uintptr_t)slab_base(head) + s->red_left_pad);
+
 	head->flags |= PG_slab;
 	head->slab_cache = s;
-	for (unsigned int i = 1; i < n; i++) {
-		head[i].flags |= PG_slab;
-		head[i].slab_cache = s;
-		head[i].freelist = head;
+	for (unsigned int i = 0; i < n; i++) {
+		if (i) {
+			head[i].flags |= PG_slab;
+			head[i].slab_cache = s;
+			head[i].freelist = head;
+		}
+		head[i].slab_off = off;
+		head[i].slab_thresh = head->objects * step;
+		head[i].slab_magic = magic;
 	}
 }
 
@@ -257,6 +272,9 @@ static void clear_slab_pages(struct page *head)
 		head[i].flags &= ~PG_slab;
 		head[i].slab_cache = NULL;
 		head[i].freelist = NULL;
+		head[i].slab_off = 0;
+		head[i].slab_thresh = 0;
+		head[i].slab_magic = 0;
 	}
 	head->inuse = 0;
 	head->objects = 0;
@@ -1159,9 +1177,24 @@ static bool cache_layout(struct cache_layout *l, unsigned int size, unsigned int
 	l->cap = debug ? 0 : cpu_array_cap(l->stride);
 	l->cpu_stride = (unsigned int)ALIGN_UP(sizeof(struct slab_cpu) + l->cap * sizeof(void *), 64UL);
 	/* the arrays of the CPUs there are (nr_cpu_ids is set before the first cache) */
-	l->desc_bytes = sizeof(struct kmem_cache) + (unsigned long)nr_cpu_ids * l->cpu_stride;
+	l->desc_bytes = sizeof(struct kmem_cache) + (unsigned long)nr_cpu_ids * l->cpu_stride +
+			(SLAB_DESC_COLOURS - 1) * SLAB_DESC_COLOUR_BYTES;
 	l->desc_order = get_order(l->desc_bytes);
 	return true;
+}
+
+/*
+ * Descriptors start at one of SLAB_DESC_COLOURS offsets in their first page
+ * (slab colouring, applied to the descriptor): page-aligned, every cache's
+ * fast-path lines (cpu_stride, each CPU array's state and top objects) had
+ * the same address bits below 4 KiB, so kmalloc's mixed sizes fought over a
+ * few L1 sets and stalled on 4K aliasing between their loads and stores.
+ */
+static unsigned int desc_colour(void)
+{
+	static unsigned int next;	/* __atomic: creations on several CPUs */
+
+	return __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % SLAB_DESC_COLOURS;
 }
 
 static struct page *alloc_cache_desc(unsigned int desc_order, uintptr_t caller)
@@ -1239,7 +1272,7 @@ static struct kmem_cache *__kmem_cache_create_caller(const char *name, unsigned 
 	if (!page)
 		return create_failed(flags, caller, name,
 				     "no memory for the cache descriptor (%lu bytes)", l.desc_bytes);
-	s = page_address(page);
+	s = (struct kmem_cache *)((char *)page_address(page) + desc_colour() * SLAB_DESC_COLOUR_BYTES);
 	init_cache_desc(s, name, size, &l, flags, ctor);
 	irqf = local_irq_save();
 	if (!slab_caches_lock_take()) {

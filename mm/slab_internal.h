@@ -220,10 +220,8 @@ static __always_inline u64 slab_cpu_acquire_read(struct slab_cpu *c)
 	}									\
 	/* straight into the return register: no copy on the way out */	\
 	__asm__ ("movq %c[off](%[base],%[i],8), %[o]" : [o] "=a"(obj)		\
-		 : [base] "r"((char *)__c - offsetof(struct kmem_cache, cpu_area)), \
-		   [i] "r"(__idx),						\
-		   [off] "i"(offsetof(struct kmem_cache, cpu_area) +		\
-			     offsetof(struct slab_cpu, objs)), "m"(*__c));	\
+		 : [base] "r"(__c), [i] "r"(__idx),				\
+		   [off] "i"(offsetof(struct slab_cpu, objs)), "m"(*__c));	\
 	barrier();								\
 	WRITE_ONCE(__c->state, (u32)__idx);					\
 } while (0)
@@ -291,6 +289,18 @@ static inline unsigned int slab_obj_index(const struct kmem_cache *s, const stru
 	idx = (unsigned int)((off * s->reciprocal) >> 32);
 	*is_start = (uintptr_t)idx * s->size == off && idx < head->objects;
 	return idx;
+}
+
+/*
+ * Whether @p is an object's start, from the page holding it alone (any page of
+ * a slab, head or not; a page of no slab has slab_thresh 0: false). One
+ * multiply, exact for every stride (mark_slab_pages() sets the fields).
+ */
+static __always_inline bool slab_page_obj_start(const struct page *page, const void *p)
+{
+	u32 n = (u32)(uintptr_t)p + page->slab_off;	/* offset from the first object */
+
+	return (u64)n * page->slab_magic < page->slab_thresh;
 }
 
 static inline void *slab_obj_at(const struct kmem_cache *s, const struct page *head,

@@ -32,6 +32,14 @@
  * @freelist: first free object of the slab while PG_slab
  * @inuse: objects in use in the slab
  * @objects: objects in the slab
+ * @slab_off: every page of a slab: -(the slab's first object's address), mod
+ *	2^32, so (u32)addr + @slab_off is addr's offset from that object
+ * @slab_thresh: every page of a slab: objects x (stride x @slab_magic - 2^64);
+ *	0 on any other page
+ * @slab_magic: every page of a slab: 2^64 / stride + 1. An offset n < 2^32
+ *	times it, mod 2^64, is below @slab_thresh exactly when n is an object's
+ *	start (a multiple of the stride under objects x stride): kfree() checks
+ *	a pointer from its page alone (mm/kmalloc.c)
  */
 struct page {
 	u32 flags;
@@ -42,6 +50,9 @@ struct page {
 	void *freelist;
 	u32 inuse;
 	u32 objects;
+	u32 slab_off;
+	u32 slab_thresh;
+	u64 slab_magic;
 };
 
 struct page_alloc_stats {
@@ -139,6 +150,18 @@ void *page_address(const struct page *page);
  * Return: it, or NULL when the allocator does not manage that page.
  */
 struct page *virt_to_page(const void *addr);	/* NULL when not managed */
+
+/*
+ * The largest span of managed memory (most blocks come from it): its struct
+ * page in a few instructions, for kfree()'s fast path. Set as ranges are
+ * added; bytes 0 while it changes (an interrupt's reader sees no span).
+ */
+struct page_hot_span {
+	uintptr_t start;	/* address of its first page */
+	uintptr_t bytes;	/* 0: no memory yet */
+	struct page *map;
+};
+extern struct page_hot_span page_hot_span;
 
 /* topaz maps physical memory 1:1, in the kernel and (over the arena) hosted. */
 static inline phys_addr_t virt_to_phys(const void *v) { return (phys_addr_t)(uintptr_t)v; }

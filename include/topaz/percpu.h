@@ -34,7 +34,9 @@ struct percpu_hdr {
 extern unsigned int nr_cpu_ids;
 
 #ifdef TOPAZ_HOSTED
-extern __thread unsigned int hosted_cpu_id;
+/* local-exec: one %fs-relative load, as the kernel's one %gs-relative load
+ * (the hosted builds are executables, never shared objects) */
+extern __thread unsigned int hosted_cpu_id __attribute__((tls_model("local-exec")));
 /** smp_processor_id() - the CPU this code runs on */
 static inline unsigned int smp_processor_id(void)
 {

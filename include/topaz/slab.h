@@ -132,12 +132,33 @@ unsigned int kmem_cache_size(const struct kmem_cache *s);
  * sizes are naturally aligned (kmalloc(256) is 256-aligned), as Linux's.
  */
 /**
+ * __kmalloc() - kmalloc()'s out-of-line entry; the call site is its return
+ * address, so probes and reports name the real caller
+ * @size: the size
+ * @gfp: as kmalloc()'s
+ * Return: the memory, or NULL when memory ran out.
+ */
+void *__kmalloc(size_t size, gfp_t gfp);
+/**
+ * __kmalloc_nz() - __kmalloc() for a constant @gfp without __GFP_ZERO (no
+ * test for zeroing)
+ * @size: the size
+ * @gfp: as kmalloc()'s
+ * Return: the memory, or NULL when memory ran out.
+ */
+void *__kmalloc_nz(size_t size, gfp_t gfp);
+/**
  * kmalloc() - allocate @size bytes
  * @size: the size
  * @gfp: GFP flags (__GFP_ZERO zeroes it)
  * Return: the memory, or NULL when memory ran out.
  */
-void *kmalloc(size_t size, gfp_t gfp);
+static inline __attribute__((always_inline)) void *kmalloc(size_t size, gfp_t gfp)
+{
+	if (__builtin_constant_p(gfp) && !(gfp & __GFP_ZERO))
+		return __kmalloc_nz(size, gfp);
+	return __kmalloc(size, gfp);
+}
 /**
  * kzalloc() - kmalloc() of zeroed memory
  * @size: the size

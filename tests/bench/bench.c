@@ -4,8 +4,11 @@
  * allocation order; repeat. One binary per allocator (glibc, mimalloc,
  * jemalloc, topaz), chosen at compile time, so each links exactly one.
  *
- *   bench [--size N] [--batch N] [--pairs N] [--api cache|kmalloc] [--probe none|count]
+ *   bench [--size N|mix] [--batch N] [--pairs N] [--api cache|kmalloc] [--probe none|count]
  *         [--callgrind]
+ *
+ * --size mix: each allocation's size from the kmalloc mix (size_mix.h, 16 to
+ * 512 bytes; with --api kmalloc for topaz, the cache path takes one size).
  *
  * Prints one line: "ops_per_s=<alloc+free pairs per second> pairs=<n>".
  * With --callgrind the measured loop is bracketed by callgrind's collection
@@ -18,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 #include <valgrind/callgrind.h>
+#include "size_mix.h"
 
 #if defined(ALLOC_MIMALLOC)
 #include <mimalloc.h>
@@ -77,9 +81,11 @@ static void **slots;
 
 static __attribute__((noinline)) void churn(size_t size, size_t batch, size_t rounds)
 {
+	size_t k = 0;
+
 	for (size_t r = 0; r < rounds; r++) {
 		for (size_t i = 0; i < batch; i++) {
-			void *p = a_alloc(size);
+			void *p = a_alloc(size ? size : size_mix[k++ % NSIZES]);
 
 			*(volatile size_t *)p = i;	/* touch it, as a user would */
 			slots[i] = p;
@@ -101,12 +107,14 @@ int main(int argc, char **argv)
 {
 	size_t size = 64, batch = 1, pairs = 20000000;
 	const char *api = "cache", *probe = "none";
-	int callgrind = 0;
+	int callgrind = 0, mix = 0;
 	size_t rounds, warm;
 	double t0, t1;
 
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--size") && i + 1 < argc)
+		if (!strcmp(argv[i], "--size") && i + 1 < argc && !strcmp(argv[i + 1], "mix"))
+			size = 0, mix = 1, i++;
+		else if (!strcmp(argv[i], "--size") && i + 1 < argc)
 			size = strtoul(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
 			batch = strtoul(argv[++i], NULL, 0);
@@ -119,17 +127,18 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--callgrind"))
 			callgrind = 1;
 		else {
-			fprintf(stderr, "usage: %s [--size N] [--batch N] [--pairs N] [--api cache|kmalloc] "
+			fprintf(stderr, "usage: %s [--size N|mix] [--batch N] [--pairs N] [--api cache|kmalloc] "
 				"[--probe none|count] [--callgrind]\n", argv[0]);
 			return 2;
 		}
 	}
-	if (!size || !batch || size < sizeof(size_t)) {
+	if ((!mix && size < sizeof(size_t)) || !batch) {
 		fprintf(stderr, "bench: size must be at least %zu and batch at least 1\n", sizeof(size_t));
 		return 2;
 	}
 	slots = calloc(batch, sizeof(*slots));
-	a_init(size, api, probe);
+	size_mix_fill();
+	a_init(mix ? 64 : size, api, probe);
 	rounds = pairs / batch ? pairs / batch : 1;
 	/* warm up: the allocator reaches its steady state (slabs, caches) */
 	warm = rounds / 10 ? rounds / 10 : 1;

@@ -224,8 +224,7 @@ static inline void *ring_pop(struct ring *r)
 
 /* ---------------------------------------------------------------- workers */
 
-#define NSIZES 4096
-static size_t size_mix[NSIZES];	/* kmalloc pattern: the same sizes for every allocator */
+#include "size_mix.h"	/* kmalloc pattern: the same sizes for every allocator */
 
 static struct {
 	_Alignas(64) int stop;
@@ -458,7 +457,6 @@ int main(int argc, char **argv)
 	size_t size = 64, batch = 128;
 	int first = 0, last = NR_PATTERNS - 1, status = 0;
 	bool pin = true;
-	uint64_t rnd = 0x9e3779b97f4a7c15ull;
 	cpu_set_t set;
 
 	for (int i = 1; i < argc; i++) {
@@ -507,16 +505,7 @@ int main(int argc, char **argv)
 				host_cpus[nr_host_cpus++] = c;
 	if (!nr_host_cpus)
 		pin = false;
-	/* kmalloc pattern sizes: 16 to 512 bytes, small ones more often */
-	for (int i = 0; i < NSIZES; i++) {
-		static const size_t classes[] = { 16, 24, 32, 48, 64, 64, 96, 128, 128, 192, 256, 512 };
-
-		rnd ^= rnd << 13;
-		rnd ^= rnd >> 7;
-		rnd ^= rnd << 17;
-		size_mix[i] = classes[rnd % (sizeof(classes) / sizeof(classes[0]))];
-	}
-
+	size_mix_fill();
 	a_init(max_threads);
 	for (int p = first; p <= last; p++) {
 		for (unsigned int t = 0; t < nthr; t++) {

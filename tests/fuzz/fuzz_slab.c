@@ -471,9 +471,15 @@ static size_t pick_kmalloc_size(struct input *in)
 	}
 }
 
+/* The descriptor's pages: it starts at a colour offset inside the first (mm/slab.c). */
+static uintptr_t desc_block(const struct kmem_cache *s)
+{
+	return (uintptr_t)s & PAGE_MASK;
+}
+
 static void add_desc(struct kmem_cache *s)
 {
-	range_add((uintptr_t)s, (uintptr_t)s + (PAGE_SIZE << s->desc_order), "cache descriptor");
+	range_add(desc_block(s), desc_block(s) + (PAGE_SIZE << s->desc_order), "cache descriptor");
 }
 
 static void ctor(void *p)
@@ -741,7 +747,7 @@ static void destroy_cache(int c)
 		if (objs[k].cache == c)
 			free_obj(k, false);
 	page_alloc_get_stats(&a);
-	range_del((uintptr_t)s);
+	range_del(desc_block(s));
 	kmem_cache_destroy(s);
 	check_errors("destroy");
 	page_alloc_get_stats(&b);

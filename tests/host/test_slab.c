@@ -190,6 +190,77 @@ static void test_kmalloc_size_classes(void **state)
 	assert_int_equal(ksize(NULL), 0);
 }
 
+/*
+ * kfree()'s fast path decides "an object's start" from the page alone
+ * (slab_page_obj_start()): it must agree with the head page's division at
+ * every byte of a slab, for every stride (powers of two and not, left red
+ * zones, slabs of several pages with tail padding), and say no on pages of no
+ * slab (a large kmalloc block, a free page).
+ */
+static void test_kfree_object_start_from_page(void **state)
+{
+	static const struct { unsigned int size; slab_flags_t flags; } cases[] = {
+		{ 8, 0 }, { 16, 0 }, { 24, 0 }, { 96, 0 }, { 192, 0 }, { 512, 0 }, { 3000, 0 },
+		{ 4096, 0 }, { 12000, 0 }, { 200, SLAB_RED_ZONE }, { 40, SLAB_RED_ZONE | SLAB_STORE_USER },
+	};
+	u8 *big = kmalloc(3 * PAGE_SIZE, GFP_KERNEL);
+	struct page *free_page;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct kmem_cache *s = kmem_cache_create("t-start", cases[i].size, 0, cases[i].flags,
+							 NULL);
+		void *p = kmem_cache_alloc(s, GFP_KERNEL);
+		struct page *head = slab_head_page(p);
+		u8 *base = slab_base(head);
+		unsigned int starts = 0;
+
+		assert_true(s->red_left_pad > 0 || !(cases[i].flags & SLAB_RED_ZONE));
+		for (u8 *a = base; a < base + slab_bytes(head); a++) {
+			bool start, fast = slab_page_obj_start(virt_to_page(a), a);
+			unsigned int idx = slab_obj_index(s, head, a, &start);
+
+			if (fast != start)
+				fail_msg("cache of %u bytes (flags %#x): byte %td of the slab: page says %d, division %d (object %u of %u)",
+					 cases[i].size, cases[i].flags, a - base, fast, start, idx,
+					 head->objects);
+			starts += fast;
+		}
+		assert_int_equal(starts, head->objects);
+		kmem_cache_free(s, p);
+		kmem_cache_destroy(s);
+	}
+	for (u8 *a = big; a < big + 3 * PAGE_SIZE; a += 8)
+		assert_false(slab_page_obj_start(virt_to_page(a), a));
+	kfree(big);
+	free_page = alloc_pages(GFP_KERNEL, 0);
+	__free_pages(free_page, 0);
+	assert_false(slab_page_obj_start(free_page, page_address(free_page)));
+}
+
+/* Without the kmalloc caches (destroyed here, made again after), every size is refused with a message. */
+static void test_kmalloc_before_init(void **state)
+{
+	static const size_t sizes[] = { 1, 16, 96, 512, 1024, 1025, 8192 };
+
+	if (kmalloc_caches_reset())
+		skip();		/* a cache still holds objects: nothing to test without them */
+	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
+		capture();
+		assert_null(kmalloc(sizes[i], GFP_KERNEL));
+		assert_null(kzalloc(sizes[i], GFP_KERNEL));
+		uncapture();
+		assert_non_null(strstr(out, "before kmem_cache_init(); caller test_kmalloc_before_init+0x"));
+	}
+	kmem_cache_init();
+	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
+		void *p = kmalloc(sizes[i], GFP_KERNEL);
+
+		assert_non_null(p);
+		assert_true(ksize(p) >= sizes[i]);
+		kfree(p);
+	}
+}
+
 static void test_kmalloc_caches_waste_little(void **state)
 {
 	struct kmem_cache *s;
@@ -686,6 +757,8 @@ int main(void)
 		cmocka_unit_test(test_ctor_runs_per_object_once),
 		cmocka_unit_test(test_zeroing),
 		cmocka_unit_test(test_kmalloc_size_classes),
+		cmocka_unit_test(test_kfree_object_start_from_page),
+		cmocka_unit_test(test_kmalloc_before_init),
 		cmocka_unit_test(test_kmalloc_caches_waste_little),
 		cmocka_unit_test(test_kmalloc_large),
 		cmocka_unit_test(test_kmalloc_refuses_impossible_sizes),
