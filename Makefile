@@ -341,7 +341,7 @@ help:
 	@echo 'Variables (make VAR=value ...):'
 	@echo '  CMDLINE      the kernel command line (default: $(value CMDLINE_DEFAULT)); CMDLINE=help lists its keys'
 	@echo '  SMP          CPUs of the QEMU machine (default 4)'
-	@echo '  EFI          make run, make image: your EFI images onto the boot volume, in \\EFI\\tools (EFI=a.efi,b.efi)'
+	@echo '  EFI          make run, make image: your EFI images onto the boot volume, in \EFI\tools (EFI=a.efi,b.efi)'
 	@echo '  SYMBOLS      make run, make image: folders of ELF files with the symbols of your images (SYMBOLS=dir,dir)'
 	@echo '  INSN=1       make run: also the instruction listing and the packet dump (large)'
 	@echo '  TIMEOUT      make run: seconds before QEMU is stopped (default 120); ESP_IMG: make image output ($(BUILD)/esp.img)'
