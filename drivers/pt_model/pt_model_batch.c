@@ -207,6 +207,56 @@ static __noinline const u64 *edges_fast(struct pt_model *m, const u64 *rec, cons
 	return rec;
 }
 
+unsigned int pt_model_tnt_room(void)
+{
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+	const unsigned int max = m->cfg.long_tnt ? PTPK_TNT64_MAX : PTPK_TNT8_MAX;
+
+	return edges_gate(m) ? max - m->tnt_n : 0;
+}
+
+const char *pt_model_tnt_inline_off(void)
+{
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	if (m->cfg.no_fast_path)
+		return "the model's fast path is off";
+	if (m->ctl & RTIT_CTL_MTC_EN)
+		return "MTC is on (each branch's time may send one)";
+	if (m->ctl & RTIT_CTL_ADDR_CFG_ALL)
+		return "IP filter or TraceStop ranges are set";
+	if (m->ctl & RTIT_CTL_NOTNT)
+		return "DisTNT is set";
+	return NULL;
+}
+
+bool pt_model_tnt_timed(void)
+{
+	return this_cpu_ptr(pt_model_cpu)->ctl & (RTIT_CTL_TSC_EN | RTIT_CTL_CYCLEACC);
+}
+
+/*
+ * @n results as ev_insn_fast() takes them one by one (the room checked when
+ * they were allowed: none fills the packet but maybe the last); a last one
+ * that fills it as edges_run() ends a run on it.
+ */
+void pt_model_ev_tnt(u64 bits, unsigned int n, u64 to)
+{
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+	const unsigned int max = m->cfg.long_tnt ? PTPK_TNT64_MAX : PTPK_TNT8_MAX;
+
+	if (!n)
+		return;
+	m->tnt_bits = (m->tnt_bits << n) | bits;
+	m->tnt_n = (u8)(m->tnt_n + n);
+	m->tsc += m->cfg.cycles_per_event * n;	/* tick() without MTC */
+	m->st.fast += n;
+	if (to)
+		m->ip = to;
+	if (m->tnt_n >= max && !edges_tnt_fast(m))
+		ptm_tnt_full();
+}
+
 /*
  * A batch: runs of ev_insn_fast()'s common case with the state it touches in
  * registers (the same checks and the same result, record by record), and

@@ -367,6 +367,36 @@ void pt_model_ev_branch(enum ptm_class cls, u64 ip, u64 next, u64 target, bool t
 bool pt_model_ev_branch_fast(enum ptm_class cls, u64 next, u64 target, bool taken);
 
 /**
+ * pt_model_tnt_room() - how many Jcc results a translating engine may put
+ * straight into the pending TNT before handing them over with
+ * pt_model_ev_tnt(): the one that fills the TNT packet is the last. The
+ * model's common case must hold (PacketEn staying on, nothing due, no IP
+ * filter or TraceStop range, no MTC, no DisTNT, the fast path on), and
+ * nothing else may reach the model before the hand-over.
+ * Return: 1 to 47 (TNT-8 profiles: 6); 0 when they must come as events.
+ */
+unsigned int pt_model_tnt_room(void);
+/**
+ * pt_model_tnt_inline_off() - why this configuration keeps Jcc results out
+ * of the pending TNT (pt_model_tnt_room() 0 whatever the state), or NULL
+ */
+const char *pt_model_tnt_inline_off(void);
+/**
+ * pt_model_tnt_timed() - do the packets tell the time of events (TSC in
+ * PSB+, CYC)? Then results handed over with pt_model_ev_tnt() must not
+ * pass another event: its time would change.
+ */
+bool pt_model_tnt_timed(void);
+/**
+ * pt_model_ev_tnt() - @n Jcc results @bits (the oldest highest), as @n
+ * events of the common case, which pt_model_tnt_room() allowed (@n at most
+ * its value). When they fill the packet it goes out at the last, then what
+ * is due there (a PSB+ carries @to, where that Jcc went). @to: where the
+ * last went (0: unknown, only when they do not fill the packet).
+ */
+void pt_model_ev_tnt(u64 bits, unsigned int n, u64 to);
+
+/**
  * struct ptm_edge - a near branch as a translating engine knows it ahead of
  * time: one outcome of a branch instruction
  * @ip: @next: the branch and the instruction after it

@@ -138,14 +138,16 @@ bool xlat_async_exit(struct engine *e, struct pt_regs *regs);
 bool engine_on_page_fault(struct pt_regs *regs);
 /* the runtime's entry points (xlat_rt.S), which the cache's stubs call */
 #ifndef TOPAZ_HOSTED
-extern const char xlat_rt_link[] __hidden, xlat_rt_lookup[] __hidden, xlat_rt_ret[] __hidden;
+extern const char xlat_rt_link[] __hidden, xlat_rt_lookup[] __hidden, xlat_rt_flush[] __hidden,
+	xlat_rt_ret[] __hidden;
 #else
 /* the hosted build has no runtime: pt.step=translate is the kernel's */
-extern const char xlat_rt_link[1], xlat_rt_lookup[1], xlat_rt_ret[1];
+extern const char xlat_rt_link[1], xlat_rt_lookup[1], xlat_rt_flush[1], xlat_rt_ret[1];
 #endif
 /* and their C halves (engine_dispatch.c): interrupts off, every register saved */
 u64 xlat_rt_link_c(u64 id);
 u64 xlat_rt_lookup_c(u64 target);
+u64 xlat_rt_flush_c(u64 ret);
 
 /* engine_selfcheck.c: the boot self-check of branch-step */
 int branch_step_self_check(void);

@@ -109,6 +109,7 @@ int engine_cache_init(void)
 	engine_xenv = (struct xlat_env){
 		.read = branch_insn_read, .end_ip = (uintptr_t)pt_trace_end,
 		.rt_link = (uintptr_t)xlat_rt_link, .rt_lookup = (uintptr_t)xlat_rt_lookup,
+		.rt_flush = (uintptr_t)xlat_rt_flush,
 	};
 	for_each_possible_cpu(cpu) {
 		err = cache_init_cpu(cpu, sorder);

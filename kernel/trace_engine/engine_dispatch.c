@@ -15,9 +15,10 @@
 #include <topaz/traps.h>
 #include <topaz/cpu.h>
 #include <topaz/kernel.h>
+#include <topaz/cmdline.h>
 
 #ifdef TOPAZ_HOSTED
-const char xlat_rt_link[1], xlat_rt_lookup[1], xlat_rt_ret[1];
+const char xlat_rt_link[1], xlat_rt_lookup[1], xlat_rt_flush[1], xlat_rt_ret[1];
 #endif
 
 /* What the cache's translator needs of the kernel: set by engine_cache_init(). */
@@ -37,35 +38,93 @@ static void consume_ptwrite(struct engine *e, const struct xlat_cpu *x, const u6
 	pt_model_ev_insn(&m);
 }
 
-/*
- * Hand the records to the trace unit, in the order they were made. @reset
- * starts the buffer again: only where no stub is half way through one (the
- * runtime, an exit), never from an interrupt (which may have come between a
- * stub's load of rec_ptr and its store).
- */
-static void xlat_consume(struct engine *e, bool reset)
+/* Has the cache's code written anything the trace unit has not had? */
+static bool xlat_pending(const struct xlat_cpu *x)
 {
-	struct xlat_cpu *x = e->xc;
-	u64 *end = (u64 *)(uintptr_t)READ_ONCE(x->rec_ptr);
-	const u64 *p = x->rec_read;
+	u64 bits;
 
-	if (p != end && e->state == ENG_PAUSED)
-		engine_resume(e);	/* the handler's return comes before these */
+	return x->rec_read != (u64 *)(uintptr_t)READ_ONCE(x->rec_ptr) || xlat_tnt_taken(x, &bits);
+}
+
+/*
+ * pt.inline_tnt: Jcc stubs that put their TNT bit straight into the trace
+ * unit's pending TNT (xlat.h). Off by default: on sort it is slower than
+ * the records so far (a runtime call each 47 results; docs/trace-engine.md).
+ */
+static bool xlat_inline_tnt;
+KPARAM_BOOL("pt.inline_tnt", pt_inline_tnt, &xlat_inline_tnt,
+	    "pt.step=translate: Jcc stubs write their TNT bit straight into the pending TNT (no record)");
+
+/* The inline TNT's room now: 0 when its stubs are not made */
+static unsigned int xlat_room(const struct xlat_cpu *x)
+{
+	return x->inline_tnt ? pt_model_tnt_room() : 0;
+}
+
+/* Records [@p, @end) to the trace unit. */
+static void xlat_records(struct engine *e, const u64 *p, const u64 *end)
+{
 	while (p < end) {
-		const u64 *q = pt_model_ev_edges(p, end, x->sites, &e->st.insns);
+		const u64 *q = pt_model_ev_edges(p, end, e->xc->sites, &e->st.insns);
 
 		e->st.branches += (u64)(q - p) / 2;
 		if (q == end)
 			break;
-		consume_ptwrite(e, x, q);
+		consume_ptwrite(e, e->xc, q);
 		p = q + 2;
 	}
+}
+
+/*
+ * Past the records from @p that direct JMPs and CALLs wrote with the inline
+ * TNT left on (xlat.c, tnt_off_at()): results may have come before and
+ * after them, but none filled the packet in between, and these change
+ * neither the TNT nor a packet, so they go first (the return stack's pushes
+ * before a PSB+ that the last result may bring, as they came).
+ */
+static const u64 *xlat_lead(const struct xlat_cpu *x, const u64 *p, const u64 *end)
+{
+	if (x->timed || !x->inline_tnt)
+		return p;
+	while (p < end) {
+		const struct xlat_site *s = &x->sites[xlat_word_site(p[0])];
+
+		if (s->kind != XK_JMP && s->kind != XK_CALL)
+			break;
+		p += 2;
+	}
+	return p;
+}
+
+/*
+ * Hand what the code wrote to the trace unit, in the order it was made: the
+ * inline TNT's results first (any record but those of xlat_lead() came
+ * after them: its stub turned the inline TNT off), @to where the last went
+ * (0: unknown, only when they do not fill the packet), then the records.
+ * The inline TNT is armed again for what the model can take now. @reset
+ * starts the buffer again: only
+ * where no stub is half way through one (the runtime, an exit), never from
+ * an interrupt (which may have come between a stub's load of rec_ptr and
+ * its store).
+ */
+static void xlat_consume(struct engine *e, bool reset, u64 to)
+{
+	struct xlat_cpu *x = e->xc;
+	u64 *end = (u64 *)(uintptr_t)READ_ONCE(x->rec_ptr);
+	const u64 *p = x->rec_read, *lead = xlat_lead(x, p, end);
+
+	if (e->state == ENG_PAUSED && xlat_pending(x))
+		engine_resume(e);	/* the handler's return comes before these */
+	xlat_records(e, p, lead);
+	e->st.branches += xlat_tnt_hand_over(x, to, &e->st.insns);
+	xlat_records(e, lead, end);
 	x->rec_read = end;
 	x->st.flushes++;
 	if (reset) {
 		x->rec_read = x->rec_base;
 		x->rec_ptr = (uintptr_t)x->rec_base;
 	}
+	xlat_tnt_arm(x, xlat_room(x));
 }
 
 /* The block at @ip, translated if new (its code pages noted for the sideband). */
@@ -82,6 +141,26 @@ static struct xlat_site *xlat_get(struct engine *e, u64 ip)
 	return s;
 }
 
+/* Say once what the configuration lets conditional branches do. */
+static void xlat_say_tnt(const struct xlat_cpu *x)
+{
+	static const char *said;
+	const char *why = pt_model_tnt_inline_off();
+
+	if (!x->inline_tnt)
+		return;
+	if (!why)
+		why = "";
+	if (said == why)
+		return;
+	said = why;
+	if (*why)
+		pr_info("translate: conditional branches write records: %s\n", why);
+	else
+		pr_info("translate: conditional branches put their TNT bits straight into the trace unit's pending TNT%s\n",
+			pt_model_tnt_timed() ? " (timing packets on: after a direct JMP or CALL, records until the next batch)" : "");
+}
+
 /**
  * xlat_enter() - go on in the cache at @regs->rip
  * @e: this CPU's engine
@@ -95,9 +174,14 @@ bool xlat_enter(struct engine *e, struct pt_regs *regs)
 
 	if (!e->xc)
 		return false;
+	if (!xlat_pending(e->xc))
+		xlat_set_stubs(e->xc, xlat_inline_tnt, pt_model_tnt_timed());
 	s = xlat_get(e, regs->rip);
 	if (!s || (s->kind == XK_EXIT && s->stub == s->entry && s->ip != engine_xenv.end_ip))
 		return false;	/* it cannot be translated right here: branch-step it */
+	if (!xlat_pending(e->xc))
+		xlat_tnt_arm(e->xc, xlat_room(e->xc));	/* the model moved on outside */
+	xlat_say_tnt(e->xc);
 	e->how = HOW_CACHE;
 	e->next_site = NULL;
 	regs->rflags &= ~X86_EFLAGS_TF;
@@ -127,7 +211,7 @@ bool xlat_exit(struct engine *e, struct pt_regs *regs, u64 at)
 	e->st.bp_traps++;
 	if (e->state == ENG_PAUSED)
 		engine_resume(e);
-	xlat_consume(e, true);
+	xlat_consume(e, true, 0);
 	e->st.insns += s->insns;
 	e->how = HOW_BLOCK;	/* out of the cache */
 	regs->rip = s->ip;
@@ -165,7 +249,8 @@ bool engine_on_page_fault(struct pt_regs *regs)
 
 	if (!xlat_is_full(e, regs))
 		return false;	/* a fault of the traced code or ours: the usual path */
-	xlat_consume(e, true);
+	xlat_consume(e, true, 0);
+	xlat_tnt_wait(e->xc);	/* the faulting stub's record comes next */
 	regs->rcx = e->xc->rec_ptr;
 	return true;
 }
@@ -176,7 +261,8 @@ u64 xlat_rt_link_c(u64 id)
 	struct engine *e = this_cpu_ptr(engines);
 	u64 to;
 
-	xlat_consume(e, true);	/* a reset on the way would take the sites */
+	/* a reset on the way would take the sites; a Jcc's edge may follow its inline result */
+	xlat_consume(e, true, xlat_edge_to(&e->xc->sites[id >> 1], id & 1));
 	to = xlat_link(e->xc, &engine_xenv, id);
 	if (!to)
 		panic("trace: the code cache cannot hold one block");
@@ -188,12 +274,23 @@ u64 xlat_rt_lookup_c(u64 target)
 	struct engine *e = this_cpu_ptr(engines);
 	struct xlat_site *s;
 
-	xlat_consume(e, true);
+	xlat_consume(e, true, target);
 	e->xc->st.misses++;
 	s = xlat_get(e, target);
 	if (!s)
 		panic("trace: the code cache cannot hold one block");
 	return xlat_entry(e->xc, s);
+}
+
+/* A Jcc's inline TNT bit filled the packet: the model takes the results now. */
+u64 xlat_rt_flush_c(u64 ret)
+{
+	struct engine *e = this_cpu_ptr(engines);
+	struct xlat_pos pos;
+
+	/* @ret is in the stub after its bit: where the Jcc went */
+	xlat_consume(e, true, xlat_where(e->xc, ret, &pos) && pos.retired ? pos.ip : 0);
+	return ret;
 }
 
 /* The instructions of the interrupted block that ran, by where it stopped. */
@@ -235,6 +332,15 @@ bool xlat_async_enter(struct engine *e, struct pt_regs *regs)
 	e->st.async++;
 	e->event = EV_CACHE;
 	e->x_at = regs->rip;
+	if (pos.rewind && at == regs->rip) {
+		/* in a Jcc's inline TNT path before its bit: it goes again from
+		 * its check when the handler comes back (the arming changes).
+		 * (At the runtime's RET, its return address is still on the
+		 * stack: that RET goes to the check anyway.) */
+		if (pos.undo_ins)
+			e->xc->tnt_ins -= pos.site->insns;
+		e->x_at = (uintptr_t)e->xc->region + pos.rewind;
+	}
 	e->x_pos = pos;
 	regs->rip = pos.ip;
 	/* what of the block ran counts now (a handler may never come back:
@@ -244,16 +350,17 @@ bool xlat_async_enter(struct engine *e, struct pt_regs *regs)
 	if (e->state == ENG_PAUSED) {
 		/* a second event before any record: as in async_enter() */
 		e->st.async_chained++;
-		if (pos.ip == e->resume_ip &&
-		    e->xc->rec_read == (u64 *)(uintptr_t)e->xc->rec_ptr)
+		if (pos.ip == e->resume_ip && !xlat_pending(e->xc))
 			return true;
 		e->st.async_chained_ran++;
 		engine_resume(e);
 	}
-	xlat_consume(e, false);
+	/* not retired: the flow came into this block last (inline results chain Jcc blocks only) */
+	xlat_consume(e, false, pos.retired ? pos.ip : pos.site->start);
 	pt_model_ev_interrupt(regs->vector < 32 && regs->vector != X86_TRAP_NMI ?
 			      PTM_INTR_EXCEPTION : PTM_INTR_HW,
 			      pos.ip, PTM_UNSEEN, (u8)regs->vector, 0, PTM_MODE_64);
+	xlat_tnt_wait(e->xc);	/* the model is in the handler now */
 	return true;
 }
 

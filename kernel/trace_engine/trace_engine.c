@@ -120,6 +120,7 @@ static void engine_stats(unsigned int cpu, struct trace_engine_stats *st)
 		st->xlat_flushes = x->st.flushes;
 		st->xlat_misses = x->st.misses;
 		st->xlat_resets = x->st.resets;
+		st->xlat_inline_tnt = x->st.inline_tnt;
 	}
 }
 

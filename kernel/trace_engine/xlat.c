@@ -6,7 +6,7 @@
  * The traced code must keep nothing below its stack pointer (no red zone:
  * the kernel is built -mno-red-zone, the MS ABI firmware uses has none).
  * Every stub keeps RFLAGS as the traced code left them (only MOV, LEA, PUSH,
- * POP, NOT, MOVZX and JRCXZ, none of which writes a flag) and uses the
+ * POP, NOT, MOVZX, JRCXZ and CALL, none of which writes a flag) and uses the
  * traced stack below its pointer only by pushing, as an interrupt would.
  */
 #include <topaz/x86_insn.h>
@@ -16,7 +16,7 @@
 #include <topaz/errno.h>
 #include "xlat.h"
 
-#define STUB_MAX	192	/* bytes a stub may take, link stubs included */
+#define STUB_MAX	320	/* bytes a stub may take, link stubs included */
 #define TABLE_MASK	((1u << XLAT_TABLE_BITS) - 1)
 
 /*
@@ -57,7 +57,46 @@ void xlat_cpu_init(struct xlat_cpu *x, u8 *region, struct xlat_site *sites)
 	x->sites = sites;
 	x->max_sites = XLAT_MAX_SITES;
 	x->dummy_key = ~0ull;	/* no target is -1: an empty slot never matches */
+	xlat_tnt_arm(x, 0);
 	table_clear(x);
+}
+
+unsigned int xlat_tnt_taken(const struct xlat_cpu *x, u64 *bits)
+{
+	u64 w = x->tnt_w, top = w >> XLAT_TNT_TOP;
+	unsigned int s0, pos;
+
+	*bits = 0;
+	if (x->tnt_w0 == XLAT_TNT_OFF)
+		return 0;
+	/* byte 7: 1 when the last result filled the packet, a count when
+	 * a record stub turned it off after the results (xlat.h) */
+	w &= (1ull << XLAT_TNT_TOP) - 1;
+	if (top == 1)
+		w |= 1ull << XLAT_TNT_TOP;
+	if (!w)
+		return 0;
+	s0 = (unsigned int)__builtin_ctzll(x->tnt_w0);
+	pos = 63u - (unsigned int)__builtin_clzll(w);
+	if (pos <= s0)
+		return 0;
+	*bits = w & ((1ull << (pos - s0)) - 1);
+	return pos - s0;
+}
+
+unsigned int xlat_tnt_hand_over(struct xlat_cpu *x, u64 to, u64 *insns)
+{
+	u64 bits;
+	unsigned int n = xlat_tnt_taken(x, &bits);
+
+	if (n) {
+		pt_model_ev_tnt(bits, n, to);
+		*insns += x->tnt_ins;
+		x->st.inline_tnt += n;
+	}
+	x->tnt_w = x->tnt_w0 = XLAT_TNT_OFF;	/* until armed again */
+	x->tnt_ins = 0;
+	return n;
 }
 
 void xlat_set_batch(struct xlat_cpu *x, unsigned int records)
@@ -148,6 +187,36 @@ static bool jmp_to(struct emit *e, u64 to)
 	return put_rel32(e->p - 4, to);
 }
 
+/*
+ * movb $XLAT_TNT_WAIT, tnt_w+7(%rip): a record is waiting, so later Jccs
+ * write records too, in order (the inline TNT off: xlat.h), until enough
+ * of them ask for it again. After the record's publication.
+ */
+static bool tnt_off(struct emit *e, u64 at)
+{
+	bn(e, (const u8[]){ 0xc6, 0x05 }, 2);
+	e->p += 4;
+	b1(e, XLAT_TNT_WAIT);
+	/* rel32 counts from the end of the instruction, the imm8 after it */
+	return put_rel32(e->p - 5, at - 1);
+}
+
+/* Where a record of @kind turns the inline TNT off (its store's address). */
+static u64 tnt_off_at(const struct xlat_cpu *x, enum xlat_kind kind)
+{
+	if (!x->inline_tnt)
+		return 0;	/* it is never armed */
+	/*
+	 * A direct JMP or CALL adds no TNT bit and sends no packet: the Jcc
+	 * results after it may still go inline, and the engine hands its
+	 * record over before them (xlat_lead()). Only the time of its event
+	 * would come out of order: with timing packets, it turns it off too.
+	 */
+	if ((kind == XK_JMP || kind == XK_CALL) && !x->timed)
+		return (uintptr_t)&x->tnt_sink;
+	return (uintptr_t)&x->tnt_w + 7;
+}
+
 /* What a record's second word is. */
 enum second { SEC_NONE, SEC_RAX, SEC_REG };
 
@@ -159,7 +228,8 @@ enum second { SEC_NONE, SEC_RAX, SEC_REG };
  * first store faults, and the engine hands the records on and points RCX at
  * the start again before the store is retried (xlat_full()).
  */
-static bool record(struct emit *e, u32 word, enum second sec, unsigned int reg, u32 *commit)
+static bool record(struct emit *e, u32 word, enum second sec, unsigned int reg, u32 *commit,
+		   u64 off_at)
 {
 	static const u8 ld[] = { 0x48, 0x8b, 0x0d }, st[] = { 0x48, 0x89, 0x0d };
 	bool ok = true;
@@ -182,7 +252,7 @@ static bool record(struct emit *e, u32 word, enum second sec, unsigned int reg, 
 	bn(e, (const u8[]){ 0x48, 0x8d, 0x49, 0x10 }, 4);		/* lea 16(%rcx),%rcx */
 	ok &= rip_op(e, st, 3, (uintptr_t)&e->x->rec_ptr);		/* mov %rcx,rec_ptr(%rip): published */
 	*commit = here(e);
-	return ok;
+	return ok && (!off_at || tnt_off(e, off_at));
 }
 
 /*
@@ -228,8 +298,80 @@ static bool direct_path(struct emit *e, const struct xlat_env *env, struct xlat_
 
 	(void)env;
 	b1(e, 0x51);							/* push %rcx */
-	ok = record(e, xlat_word(s, idx, taken), sec, reg, &s->post[taken][0]);
+	ok = record(e, xlat_word(s, idx, taken), sec, reg, &s->post[taken][0],
+		    tnt_off_at(e->x, (enum xlat_kind)s->kind));
 	b1(e, 0x59);							/* pop %rcx */
+	ok &= edge(e, s, taken, to);
+	s->post[taken][1] = here(e);
+	return ok;
+}
+
+/*
+ * A Jcc's outcome @taken: its TNT bit straight into the inline TNT when
+ * armed, else a record (xlat.h). Then the direct edge to @to.
+ *
+ *	push %rcx
+ * CHECK: movzbl tnt_w+7(%rip),%ecx; jrcxz START	armed?
+ *	lea 1(%rcx),%rcx; movzbl %cl,%ecx; jrcxz RETRY	off: count, and now and
+ *	mov %cl,tnt_w+7(%rip)				then ask to be armed
+ *	<record>; jmp Z				(its publication: post[taken][0])
+ * RETRY: call xlat_rt_flush; jmp CHECK
+ * START: mov tnt_ins(%rip),%rcx; lea insns(%rcx),%rcx; mov %rcx,tnt_ins(%rip)
+ * COUNTED: mov tnt_w(%rip),%rcx; lea taken(%rcx,%rcx),%rcx; mov %rcx,tnt_w(%rip)
+ * RETIRED: movzbl tnt_w+7(%rip),%ecx; jrcxz Z; call xlat_rt_flush	the packet is full
+ * Z:	pop %rcx; jmp <edge>
+ *
+ * An event in [CHECK, its record's publication) or [RETRY, RETIRED)
+ * resumes at CHECK (xlat_where(): the arming may have changed meanwhile).
+ */
+static bool cond_path(struct emit *e, const struct xlat_env *env, struct xlat_site *s, u32 idx,
+		      unsigned int taken, u64 to)
+{
+	static const u8 movzb[] = { 0x0f, 0xb6, 0x0d }, ld[] = { 0x48, 0x8b, 0x0d },
+			st[] = { 0x48, 0x89, 0x0d };
+	const u64 w = (uintptr_t)&e->x->tnt_w, ins = (uintptr_t)&e->x->tnt_ins;
+	u8 *j_start, *j_retry, *j_rec, *j_full, *check;
+	bool ok;
+
+	b1(e, 0x51);							/* push %rcx */
+	check = e->p;
+	s->inl[taken][XLAT_INL_CHECK] = here(e);
+	ok = rip_op(e, movzb, 3, w + 7);
+	b1(e, 0xe3);							/* jrcxz START */
+	j_start = e->p++;
+	bn(e, (const u8[]){ 0x48, 0x8d, 0x49, 0x01,			/* lea 1(%rcx),%rcx */
+			    0x0f, 0xb6, 0xc9, 0xe3 }, 8);		/* movzbl %cl,%ecx; jrcxz RETRY */
+	j_retry = e->p++;
+	ok &= rip_op(e, (const u8[]){ 0x88, 0x0d }, 2, w + 7);		/* mov %cl,tnt_w+7(%rip) */
+	ok &= record(e, xlat_word(s, idx, taken), SEC_NONE, 0, &s->post[taken][0], 0);
+	b1(e, 0xeb);							/* jmp Z */
+	j_rec = e->p++;
+	*j_retry = (u8)(e->p - (j_retry + 1));
+	s->inl[taken][XLAT_INL_START] = here(e);			/* RETRY */
+	b1(e, 0xe8);							/* call xlat_rt_flush */
+	e->p += 4;
+	ok &= put_rel32(e->p - 4, env->rt_flush);
+	b1(e, 0xeb);							/* jmp CHECK */
+	b1(e, (u8)(check - (e->p + 1)));
+	*j_start = (u8)(e->p - (j_start + 1));
+	ok &= rip_op(e, ld, 3, ins);
+	bn(e, (const u8[]){ 0x48, 0x8d, 0x89 }, 3);			/* lea insns(%rcx),%rcx */
+	b4(e, s->insns);
+	ok &= rip_op(e, st, 3, ins);
+	s->inl[taken][XLAT_INL_COUNTED] = here(e);
+	ok &= rip_op(e, ld, 3, w);
+	bn(e, (const u8[]){ 0x48, 0x8d, 0x4c, 0x09, (u8)taken }, 5);	/* lea taken(%rcx,%rcx),%rcx */
+	ok &= rip_op(e, st, 3, w);
+	s->inl[taken][XLAT_INL_RETIRED] = here(e);
+	ok &= rip_op(e, movzb, 3, w + 7);
+	b1(e, 0xe3);							/* jrcxz Z */
+	j_full = e->p++;
+	b1(e, 0xe8);							/* call xlat_rt_flush */
+	e->p += 4;
+	ok &= put_rel32(e->p - 4, env->rt_flush);
+	*j_rec = (u8)(e->p - (j_rec + 1));
+	*j_full = (u8)(e->p - (j_full + 1));
+	b1(e, 0x59);							/* Z: pop %rcx */
 	ok &= edge(e, s, taken, to);
 	s->post[taken][1] = here(e);
 	return ok;
@@ -248,7 +390,7 @@ static bool indirect_tail(struct emit *e, const struct xlat_env *env, struct xla
 	bool ok;
 
 	bn(e, (const u8[]){ 0x50, 0x51, 0x48, 0x8b, 0x44, 0x24, 0x10 }, 7); /* push %rax; push %rcx; mov 16(%rsp),%rax */
-	ok = record(e, xlat_word(s, idx, 0), SEC_RAX, 0, &s->post[0][0]);
+	ok = record(e, xlat_word(s, idx, 0), SEC_RAX, 0, &s->post[0][0], tnt_off_at(e->x, XK_IND));
 	b1(e, 0x52);							/* push %rdx */
 	ok &= rip_op(e, lea_table, 3, (uintptr_t)e->x->table);	/* lea table(%rip),%rdx */
 	bn(e, (const u8[]){ 0x0f, 0xb7, 0xc8,				/* movzwl %ax,%ecx */
@@ -376,10 +518,12 @@ static bool stub(struct emit *e, const struct xlat_env *env, struct xlat_site *s
 		{
 			u8 *rel = e->p - 4;	/* the condition's way to the taken path */
 
-			ok &= direct_path(e, env, s, idx, 0, next, SEC_NONE, 0);
+			ok &= e->x->inline_tnt ? cond_path(e, env, s, idx, 0, next) :
+			      direct_path(e, env, s, idx, 0, next, SEC_NONE, 0);
 			ok &= put_rel32(rel, (uintptr_t)e->p);
 		}
-		ok &= direct_path(e, env, s, idx, 1, s->target, SEC_NONE, 0);
+		ok &= e->x->inline_tnt ? cond_path(e, env, s, idx, 1, s->target) :
+		      direct_path(e, env, s, idx, 1, s->target, SEC_NONE, 0);
 		break;
 	case X86_INSN_JMP_DIRECT:
 		s->kind = XK_JMP;
@@ -614,6 +758,19 @@ bool xlat_where(struct xlat_cpu *x, u64 addr, struct xlat_pos *pos)
 		return true;
 	}
 	pos->ip = s->ip;
+	for (unsigned int i = 0; s->kind == XK_COND && i < 2; i++) {
+		const u32 *in = s->inl[i];
+
+		if (!in[XLAT_INL_CHECK])
+			break;	/* stubs without the inline TNT */
+		if ((o >= in[XLAT_INL_CHECK] && o < s->post[i][0]) ||
+		    (o >= in[XLAT_INL_START] && o < in[XLAT_INL_RETIRED])) {
+			/* before its bit or record: not retired, and back to its check */
+			pos->rewind = in[XLAT_INL_CHECK];
+			pos->undo_ins = o >= in[XLAT_INL_COUNTED] && o < in[XLAT_INL_RETIRED];
+			return true;
+		}
+	}
 	for (unsigned int i = 0; i < 2; i++) {
 		bool post = (o >= s->post[i][0] && o < s->post[i][1]) ||
 			    (s->link[i] && o >= s->linkstub[i][0] && o < s->linkstub[i][1]);

@@ -78,6 +78,9 @@ struct xlat_site {
 				 * is published, where the branch has retired */
 	u32 link[2];		/* per outcome: the JMP rel32 to patch (0: none) */
 	u32 linkstub[2][2];	/* ... and its link stub [from, to) */
+	u32 inl[2][4];		/* XK_COND, per outcome: the inline TNT path's
+				 * check, its retry and start, after its instruction
+				 * count, after its bit (retired); XLAT_INL_* */
 	u16 insns;		/* instructions a record counts (exit: the body's) */
 	u8 kind, cls;		/* enum xlat_kind, enum ptm_class */
 	u8 size;		/* PTWRITE: 4 or 8 */
@@ -86,17 +89,43 @@ struct xlat_site {
 
 struct xlat_stats {
 	u64 blocks, code_bytes, resets, links, misses, flushes, exits[XE_NR];
+	u64 inline_tnt;		/* Jcc results the code put straight into the pending TNT */
 };
 
 /*
- * One CPU's region. The first two words are read and written by translated
- * code (RIP-relative); the page they are in holds no code (a store there
- * must not make QEMU drop translated blocks).
+ * The inline TNT (XK_COND stubs): while armed, a Jcc's stub adds its
+ * block's instructions to tnt_ins, doubles tnt_w and adds its bit (LEA: no
+ * flag written), with no record. tnt_w starts as a single 1 at bit 56 -
+ * room (room: pt_model_tnt_room()), so its byte 7 becomes 1 at the result
+ * that fills the TNT packet: that stub calls xlat_rt_flush. A byte 7 that
+ * is not 0 before a stub's check means off: records are waiting, which must
+ * come before any later result (a record stub stored XLAT_TNT_WAIT there),
+ * or the model cannot take results now (XLAT_TNT_OFF). The stub then writes
+ * a record, and counts in byte 7: the one that carries it past 0xff calls
+ * xlat_rt_flush instead, whose hand-over arms it again if it can, and
+ * checks again.
+ */
+#define XLAT_TNT_TOP		56
+#define XLAT_TNT_WAIT		0xe0	/* 32 Jcc records, then a hand-over */
+#define XLAT_TNT_OFF		(1ull << XLAT_TNT_TOP)	/* 255 Jcc records, then a hand-over */
+enum { XLAT_INL_CHECK, XLAT_INL_START, XLAT_INL_COUNTED, XLAT_INL_RETIRED };
+
+/*
+ * One CPU's region. Its first words (rec_ptr, the inline TNT's) are read
+ * and written by translated code (RIP-relative); the page they are in
+ * holds no code (a store there must not make QEMU drop translated blocks).
  */
 struct xlat_cpu {
 	u64 rec_ptr;		/* where the next record goes */
 	u64 dummy_key;		/* ~0: empty table slots point just past it */
 	u64 dummy_entry;
+	u64 tnt_w, tnt_ins;	/* the inline TNT (above), written by the stubs */
+	u64 tnt_w0;		/* tnt_w as armed (XLAT_TNT_OFF: not) */
+	u64 tnt_sink;		/* where direct JMP and CALL stubs' store goes when
+				 * they leave the inline TNT on (!@timed) */
+	bool inline_tnt;	/* the Jcc stubs were made with the inline TNT */
+	bool timed;		/* ... for timing packets: a direct JMP or CALL
+				 * turns the inline TNT off (xlat_set_stubs()) */
 	u64 *rec_base, *rec_read;
 	u8 *rec_guard;		/* the page after the records: not present */
 	u64 *table;		/* 1 << XLAT_TABLE_BITS block entries, by the IP's low bits */
@@ -144,6 +173,10 @@ struct xlat_pos {
 	u16 done;		/* body: instructions of the block before @ip */
 	bool body;		/* in the body (an instruction boundary) */
 	bool retired;		/* in a stub after its record: the branch ran, @ip its target */
+	u32 rewind;		/* in an inline TNT path before its bit: resume at
+				 * this region offset (its check), having taken its
+				 * instruction count back when @undo_ins */
+	bool undo_ins;
 };
 
 /**
@@ -176,7 +209,7 @@ struct xlat_env {
 	 * INT3s seen through); 0, -EFAULT unmapped, -EINVAL undecodable */
 	int (*read)(u64 ip, u8 *bytes, struct x86_insn *in);
 	u64 end_ip;		/* pt_trace_end: never translated, an exit */
-	u64 rt_link, rt_lookup;	/* xlat_rt.S */
+	u64 rt_link, rt_lookup, rt_flush;	/* xlat_rt.S */
 };
 
 /**
@@ -197,6 +230,52 @@ static inline u64 xlat_entry(const struct xlat_cpu *x, const struct xlat_site *s
  * Return: the code address to go on at.
  */
 u64 xlat_link(struct xlat_cpu *x, const struct xlat_env *env, u64 id);
+/**
+ * xlat_tnt_arm() - the inline TNT starts empty: armed for @room results
+ * (1 to 47: the @room-th fills the packet), or off when 0. Only where no
+ * stub is between its check and its bit (the caller's pos.rewind says so).
+ */
+static inline void xlat_tnt_arm(struct xlat_cpu *x, unsigned int room)
+{
+	x->tnt_w0 = room ? 1ull << (XLAT_TNT_TOP - room) : XLAT_TNT_OFF;
+	x->tnt_w = x->tnt_w0;
+	x->tnt_ins = 0;
+}
+/** xlat_tnt_wait() - the inline TNT off until some Jccs ask for it again (records are waiting) */
+static inline void xlat_tnt_wait(struct xlat_cpu *x)
+{
+	xlat_tnt_arm(x, 0);
+	x->tnt_w = (u64)XLAT_TNT_WAIT << XLAT_TNT_TOP;
+}
+/**
+ * xlat_tnt_taken() - the results written inline since the arming: their
+ * number (0 when off), @bits the results (the oldest highest)
+ */
+unsigned int xlat_tnt_taken(const struct xlat_cpu *x, u64 *bits);
+/**
+ * xlat_tnt_hand_over() - the inline TNT's results to the trace unit
+ * (pt_model_ev_tnt(), @to where the last went: 0 when unknown, only when
+ * they do not fill the packet), their instructions added to *@insns; off
+ * until armed again. Before any record waiting: they came first.
+ * Return: how many.
+ */
+unsigned int xlat_tnt_hand_over(struct xlat_cpu *x, u64 to, u64 *insns);
+/**
+ * xlat_set_stubs() - the Jcc stubs with the inline TNT (@inline_tnt) or
+ * with records only, and the trace unit sending timing packets (@timed) or
+ * not: the stubs made for another choice go (the cache starts again
+ * empty). Only where no stub runs, with nothing waiting.
+ */
+static inline void xlat_set_stubs(struct xlat_cpu *x, bool inline_tnt, bool timed)
+{
+	timed = inline_tnt && timed;
+	if (x->inline_tnt == inline_tnt && x->timed == timed)
+		return;
+	x->inline_tnt = inline_tnt;
+	x->timed = timed;
+	if (x->nr_sites)
+		xlat_reset(x);
+}
 /** xlat_owns() - is @addr in @x's code? */
 static inline bool xlat_owns(const struct xlat_cpu *x, u64 addr)
 {

@@ -8,6 +8,7 @@
  *
  *   xlat_rt_link    jumped to with [edge id]: a direct edge's first run
  *   xlat_rt_lookup  jumped to with [target]: an indirect target not in the table
+ *   xlat_rt_flush   called by a Jcc's stub whose inline TNT bit filled the packet
  *
  * Both replace the word on top with the cache address to go to and RET
  * there. (A full record buffer is not a call: its guard page faults.)
@@ -52,6 +53,7 @@
 
 	RT_ENTRY xlat_rt_link, xlat_rt_link_c
 	RT_ENTRY xlat_rt_lookup, xlat_rt_lookup_c
+	RT_ENTRY xlat_rt_flush, xlat_rt_flush_c
 
 xlat_rt_tail:
 	mov	%rbx, %rsp

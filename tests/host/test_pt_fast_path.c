@@ -10,8 +10,14 @@
  * counter must be identical; the fast path must have run where it may.
  * A third run feeds the near branches in batches of edge records
  * (pt_model_ev_edges(), as the translating trace engine does): the same.
+ * A fourth does that with the inline TNT of the code cache's Jcc stubs
+ * (kernel/trace_engine/xlat.h: the results straight into the pending TNT
+ * while no record waits, handed over when the packet fills and before any
+ * other event): the same again; and with one result's bit dropped, not.
  */
 #include "test_pt_common.h"
+#include <topaz/x86_insn.h>
+#include "../../kernel/trace_engine/xlat.h"
 
 static int setup(void **state)
 {
@@ -42,17 +48,44 @@ static u64 recs[2 * BATCH];
 static unsigned int nrec, nedge;
 static u64 edge_insns;
 static bool batched;
+/* the inline TNT (batched runs), as the engine's consume and its stubs use it */
+static bool inlined;
+static struct xlat_cpu inl_x;
+static u64 inl_taken, inl_drop;	/* inl_drop: the taken result whose bit is dropped (a mutation) */
 
-static void batch_flush(void)
+/* As the engine's xlat_consume(): the inline results, the records, armed again. */
+static void batch_flush(u64 to)
 {
-	u64 insns = 0;
+	u64 insns = 0, tnt_insns = 0;
 	const u64 *end = recs + 2 * nrec;
+	unsigned int n = 0;
 
-	assert_ptr_equal(pt_model_ev_edges(recs, end, edges, &insns), end);
+	const u64 *lead = recs;
+
+	/* direct JMPs and CALLs that left it on go first (xlat_lead()) */
+	while (inlined && !inl_x.timed && lead < end &&
+	       (edges[(lead - recs) >> 1].cls == PTM_JUMP || edges[(lead - recs) >> 1].cls == PTM_CALL))
+		lead += 2;
+	assert_ptr_equal(pt_model_ev_edges(recs, lead, edges, &insns), lead);
+	if (inlined)
+		n = xlat_tnt_hand_over(&inl_x, to, &tnt_insns);
+	assert_int_equal(tnt_insns, n);	/* each result one instruction here */
+	assert_ptr_equal(pt_model_ev_edges(lead, end, edges, &insns), end);
 	edge_insns += insns;
 	assert_int_equal(insns, nrec);	/* each edge stands for one instruction here */
 	nrec = 0;
 	nedge = 0;
+	if (inlined)
+		xlat_tnt_arm(&inl_x, pt_model_tnt_room());
+}
+
+/* A Jcc's stub while armed (cond_path() in xlat.c): count, bit, and the check. */
+static void inline_jcc(bool taken, u64 to)
+{
+	inl_x.tnt_ins += 1;
+	inl_x.tnt_w = 2 * inl_x.tnt_w + (taken && ++inl_taken != inl_drop);
+	if (inl_x.tnt_w >> XLAT_TNT_TOP)
+		batch_flush(to);	/* xlat_rt_flush: the packet is full */
 }
 
 /* A near branch: to the model at once, or as a record of the batch. */
@@ -64,6 +97,19 @@ static void near(enum ptm_class cls, u64 ip, u64 next, u64 to, bool taken)
 		pt_model_ev_branch(cls, ip, next, to, taken);
 		return;
 	}
+	while (inlined && cls == PTM_COND) {
+		u64 c = (inl_x.tnt_w >> XLAT_TNT_TOP) + 1;
+
+		if (c == 1) {
+			inline_jcc(taken, to);
+			return;
+		}
+		if (c < 0x100) {	/* off: a record, counted */
+			inl_x.tnt_w = (inl_x.tnt_w & ((1ull << XLAT_TNT_TOP) - 1)) | c << XLAT_TNT_TOP;
+			break;
+		}
+		batch_flush(0);	/* xlat_rt_flush, and the check again */
+	}
 	edges[nedge] = (struct ptm_edge){ .ip = ip, .next = next, .to = dynamic ? 0 : to,
 					  .cls = (u8)cls, .taken = taken, .insns = 1 };
 	/* the high half as a sign-extended imm32 store leaves it (ignored) */
@@ -71,15 +117,25 @@ static void near(enum ptm_class cls, u64 ip, u64 next, u64 to, bool taken)
 			 (nrec & 1 ? 0xffffffff00000000ull : 0);
 	recs[2 * nrec + 1] = to;
 	nedge++;
-	if (++nrec == BATCH)
-		batch_flush();
+	/* the record stub's store: a record waits (xlat.c, tnt_off_at()) */
+	if (inlined && cls != PTM_COND && (inl_x.timed || (cls != PTM_JUMP && cls != PTM_CALL)))
+		inl_x.tnt_w = (inl_x.tnt_w & ((1ull << XLAT_TNT_TOP) - 1)) |
+			      (u64)XLAT_TNT_WAIT << XLAT_TNT_TOP;
+	if (++nrec == BATCH) {
+		batch_flush(0);	/* the full buffer's fault */
+		if (inlined)
+			xlat_tnt_wait(&inl_x);
+	}
 }
 
-/* Before any other event, the batch so far goes in (the engine's order). */
-static void other(void)
+/* Before any other event, the batch so far goes in (the engine's order),
+ * and the inline TNT stays off until the next (the model is elsewhere). */
+static void other(u64 ip)
 {
-	if (batched && nrec)
-		batch_flush();
+	if (batched && (nrec || inlined))
+		batch_flush(ip);	/* where the flow is: the last result's target */
+	if (inlined)
+		xlat_tnt_wait(&inl_x);
 }
 
 /* One run of the flow under @c: the bytes it made and the model's counters. */
@@ -91,6 +147,9 @@ static void run_flow(const struct fp_config *c, bool no_fast, u8 **bytes, size_t
 	unsigned int depth = 0;
 
 	lowmem_init();
+	xlat_tnt_arm(&inl_x, 0);
+	memset(&inl_x.st, 0, sizeof(inl_x.st));
+	inl_taken = 0;
 	model_setup(c->profile);
 	pt_model_get_config(&cfg);
 	cfg.no_fast_path = no_fast;
@@ -107,14 +166,15 @@ static void run_flow(const struct fp_config *c, bool no_fast, u8 **bytes, size_t
 	   RTIT_CTL_USR | c->ctl |
 	   (c->filter ? (u64)RTIT_ADDR_CFG_FILTER << RTIT_CTL_ADDR0_OFFSET : 0));
 	pt_model_ev_at(ip);
+	inl_x.timed = pt_model_tnt_timed();
 	rnd_state = 0x9e3779b97f4a7c15ull;
 	for (unsigned int i = 0; i < 40000; i++) {
 		unsigned int r = (unsigned int)(rnd() % 100);
 		u64 far = CODE_LO + (rnd() % CODE_SPAN);
 		u64 near_to = ip + 16 + (rnd() % 256);
 
-		if (c->loops && r < 90)
-			r = (unsigned int)(rnd() % 40);	/* a Jcc */
+		if (c->loops)	/* mostly Jccs, now and then anything */
+			r = (unsigned int)(r < 97 ? rnd() % 40 : rnd() % 100);
 
 		if (r < 40) {
 			bool taken = rnd() & 1;
@@ -144,12 +204,12 @@ static void run_flow(const struct fp_config *c, bool no_fast, u8 **bytes, size_t
 			near(PTM_CALL_IND, ip, ip + 2, far, false);
 			ip = far;
 		} else if (r < 85 && c->ptw) {
-			other();
+			other(ip);
 			pt_model_ev_ptwrite(ip, ip + 5, rnd(), 8);
 			ip += 5;
 		} else if (r < 87) {
 			/* an interrupt, its handler's IRET back */
-			other();
+			other(ip);
 			pt_model_ev_interrupt(PTM_INTR_HW, ip, HANDLER, 32, 0, PTM_MODE_64);
 			pt_model_ev_far(HANDLER + 0x40, ip, 0, PTM_MODE_64);
 		} else {
@@ -157,7 +217,7 @@ static void run_flow(const struct fp_config *c, bool no_fast, u8 **bytes, size_t
 			ip += 6;
 		}
 	}
-	other();
+	other(ip);
 	wr(MSR_IA32_RTIT_CTL, rd(MSR_IA32_RTIT_CTL) & ~RTIT_CTL_TRACEEN);
 	pt_model_get_stats(st);
 	/* what the hook saw is what the region holds (it did not wrap) */
@@ -207,6 +267,34 @@ static void check_config(const struct fp_config *c)
 		assert_memory_equal(&slow, &bst, sizeof(slow));
 	}
 	free(b);
+	/* the inline TNT: the same bytes; and it must have run where it may */
+	batched = inlined = true;
+	edges = calloc(BATCH, sizeof(*edges));
+	run_flow(c, false, &b, &nb, &fast);
+	print_message("%s: %llu of the Jcc results inline\n", c->name,
+		      (unsigned long long)inl_x.st.inline_tnt);
+	same_bytes(c->name, "the inline TNT", a, na, b, nb);
+	/* (a record turns it off until a run of Jccs asks again: the loops' Jccs) */
+	if (c->fast_expected && c->loops && inl_x.st.inline_tnt < 5000)
+		fail_msg("%s: only %llu results went inline", c->name,
+			 (unsigned long long)inl_x.st.inline_tnt);
+	if (!c->fast_expected && inl_x.st.inline_tnt)
+		fail_msg("%s: %llu results went inline where they must not", c->name,
+			 (unsigned long long)inl_x.st.inline_tnt);
+	fast.fast = slow.fast;
+	assert_memory_equal(&slow, &fast, sizeof(slow));
+	free(b);
+	if (c->fast_expected && c->loops) {
+		/* a mutation the comparison must see: one taken result's bit dropped */
+		inl_drop = 500;
+		run_flow(c, false, &b, &nb, &fast);
+		inl_drop = 0;
+		if (na == nb && !memcmp(a, b, na))
+			fail_msg("%s: a dropped TNT bit left the same trace", c->name);
+		free(b);
+	}
+	batched = inlined = false;
+	free(edges);
 	run_flow(c, false, &b, &nb, &fast);
 	same_bytes(c->name, "the fast path", a, na, b, nb);
 	assert_int_equal(slow.fast, 0);

@@ -8,7 +8,10 @@
  * to the caller. The runtime here is the kernel's (xlat_rt.S) without CLI
  * (user space), calling the translator the same way. Also: the map from
  * cache addresses back to original instructions, a record buffer filling up
- * many times in one run, and the forms left to the CPU (exits).
+ * many times in one run, and the forms left to the CPU (exits). The Jcc
+ * stubs' inline TNT is armed (a small room, so it fills and calls the
+ * runtime often): its results are replayed block by block from where the
+ * flow was, and must join the records into the same one path.
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -40,33 +43,76 @@ static u64 ret_native;		/* the harness's return point: leaves the cache */
 struct step { u64 start, to; u8 kind, cls; bool taken; };
 static struct step *steps;
 static size_t nsteps, cap;
-static u64 flushes_full;
+static u64 flushes_full, flushes_tnt, inline_results;
+static u64 flow_at;	/* where the flow is after the steps so far */
+#define TEST_ROOM	5	/* the inline TNT's room: fills every few results */
 
+static void add_step(const struct step *st)
+{
+	if (nsteps == cap) {
+		cap = cap ? cap * 2 : 4096;
+		steps = realloc(steps, cap * sizeof(*steps));
+		assert_non_null(steps);
+	}
+	steps[nsteps++] = *st;
+	flow_at = st->to;
+}
+
+/* The step record @p stands for. */
+static void rec_step(const u64 *p)
+{
+	u64 w = p[0];
+	const struct xlat_site *s = &X->sites[xlat_word_site(w)];
+	struct step st = { .start = s->start, .kind = s->kind, .cls = s->cls,
+			   .taken = ((u32)w & PTM_REC_EDGE) % sizeof(struct xlat_site) != 0 };
+
+	switch (s->kind) {
+	case XK_COND: st.to = st.taken ? s->target : s->next; break;
+	case XK_IND: st.to = p[1]; break;
+	case XK_PTW: st.to = s->next; break;
+	default: st.to = s->target; break;
+	}
+	add_step(&st);
+}
+
+/*
+ * The inline TNT's results, oldest first, each the Jcc of the block the flow
+ * is in, and the direct JMPs' and CALLs' records that may come between them
+ * (those before any other record: the engine hands them over first), in the
+ * order the flow took them; then the other records.
+ */
 static void consume(void)
 {
-	u64 *p = X->rec_read, *end = (u64 *)(uintptr_t)X->rec_ptr;
+	u64 *p = X->rec_read, *end = (u64 *)(uintptr_t)X->rec_ptr, *lead = p, bits, insns = 0;
+	unsigned int n = xlat_tnt_taken(X, &bits), i = n;
 
-	for (; p < end; p += 2) {
-		u64 w = p[0];
-		const struct xlat_site *s = &X->sites[xlat_word_site(w)];
-		struct step st = { .start = s->start, .kind = s->kind, .cls = s->cls,
-				   .taken = ((u32)w & PTM_REC_EDGE) % sizeof(struct xlat_site) != 0 };
+	while (lead < end && (X->sites[xlat_word_site(lead[0])].kind == XK_JMP ||
+			      X->sites[xlat_word_site(lead[0])].kind == XK_CALL))
+		lead += 2;
+	while (i || p < lead) {
+		const struct xlat_site *s = xlat_lookup(X, flow_at);
 
-		switch (s->kind) {
-		case XK_COND: st.to = st.taken ? s->target : s->next; break;
-		case XK_IND: st.to = p[1]; break;
-		case XK_PTW: st.to = s->next; break;
-		default: st.to = s->target; break;
+		if (s && s->kind == XK_COND && i) {
+			bool taken = (bits >> --i) & 1;
+
+			insns += s->insns;
+			add_step(&(struct step){ .start = s->start, .kind = s->kind, .cls = s->cls,
+						 .taken = taken, .to = taken ? s->target : s->next });
+		} else if (p < lead) {
+			rec_step(p);
+			p += 2;
+		} else {
+			fail_msg("inline result %u of %u: no Jcc block at %#llx", n - i + 1, n,
+				 (unsigned long long)flow_at);
 		}
-		if (nsteps == cap) {
-			cap = cap ? cap * 2 : 4096;
-			steps = realloc(steps, cap * sizeof(*steps));
-			assert_non_null(steps);
-		}
-		steps[nsteps++] = st;
 	}
+	assert_int_equal(X->tnt_ins, insns);
+	inline_results += n;
+	for (; p < end; p += 2)
+		rec_step(p);
 	X->rec_read = X->rec_base;
 	X->rec_ptr = (uintptr_t)X->rec_base;
+	xlat_tnt_arm(X, TEST_ROOM);
 }
 
 /* The store into the guard page (a full buffer): as the kernel's #PF path. */
@@ -81,6 +127,7 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
 	}
 	flushes_full++;
 	consume();
+	xlat_tnt_wait(X);	/* the faulting stub's record comes next */
 	uc->uc_mcontext.gregs[REG_RCX] = (greg_t)X->rec_ptr;
 }
 
@@ -89,6 +136,13 @@ static __used u64 t_rt_link_c(u64 id)
 {
 	consume();
 	return xlat_link(X, &env, id);
+}
+
+static __used u64 t_rt_flush_c(u64 ret)
+{
+	flushes_tnt++;
+	consume();
+	return ret;
 }
 
 static __used u64 t_rt_lookup_c(u64 target)
@@ -110,6 +164,7 @@ __asm__(
 	" push %r13\n push %r14\n push %r15\n mov %rsp, %rbx\n and $-16, %rsp\n.endm\n"
 	"t_rt_link:\n TSAVE\n mov 128(%rbx), %rdi\n call t_rt_link_c\n mov %rax, 128(%rbx)\n jmp t_rt_tail\n"
 	"t_rt_lookup:\n TSAVE\n mov 128(%rbx), %rdi\n call t_rt_lookup_c\n mov %rax, 128(%rbx)\n jmp t_rt_tail\n"
+	"t_rt_flush:\n TSAVE\n mov 128(%rbx), %rdi\n call t_rt_flush_c\n mov %rax, 128(%rbx)\n jmp t_rt_tail\n"
 	"t_rt_tail:\n mov %rbx, %rsp\n pop %r15\n pop %r14\n pop %r13\n pop %r12\n pop %r11\n"
 	" pop %r10\n pop %r9\n pop %r8\n pop %rbp\n pop %rdi\n pop %rsi\n pop %rbx\n pop %rdx\n"
 	" pop %rcx\n pop %rax\n popfq\n ret\n"
@@ -117,7 +172,7 @@ __asm__(
 	".globl t_run\nt_run:\n push %rbx\n mov %rdi, %rax\n mov %rsi, %rdi\n"
 	" lea t_back(%rip), %rbx\n push %rbx\n jmp *%rax\n"
 	".globl t_back\nt_back:\n pop %rbx\n ret\n");
-extern const char t_rt_link[], t_rt_lookup[], t_back[];
+extern const char t_rt_link[], t_rt_lookup[], t_rt_flush[], t_back[];
 u64 t_run(u64 entry, u64 arg);
 
 static int read_insn(u64 ip, u8 *bytes, struct x86_insn *in)
@@ -218,8 +273,9 @@ static int setup(void **state)
 	assert_non_null(region);
 	X = (struct xlat_cpu *)region;
 	xlat_cpu_init(X, region, sites);
+	X->inline_tnt = true;	/* the Jcc stubs with the inline TNT (pt.inline_tnt) */
 	env = (struct xlat_env){ .read = read_insn, .end_ip = 0, .rt_link = (uintptr_t)t_rt_link,
-				 .rt_lookup = (uintptr_t)t_rt_lookup };
+				 .rt_lookup = (uintptr_t)t_rt_lookup, .rt_flush = (uintptr_t)t_rt_flush };
 	assert_int_equal(mprotect(X->rec_guard, PAGE_SIZE, PROT_NONE), 0);
 	ret_native = (uintptr_t)t_back;
 	return 0;
@@ -247,6 +303,8 @@ static u64 run(u64 (*fn)(u64), u64 arg)
 	assert_non_null(s);
 	assert_int_not_equal(s->kind, XK_EXIT);
 	nsteps = 0;
+	flow_at = at;
+	xlat_tnt_arm(X, TEST_ROOM);
 	r = t_run(xlat_entry(X, s), arg);
 	consume();
 	assert_true(nsteps > 0);
@@ -297,6 +355,9 @@ static void test_record_kinds(void **state)
 	}
 	/* 50 iterations: 17 direct calls, 33 through the table, a return each */
 	assert_true(cond >= 100);
+	/* the loop's Jccs went inline between the calls' records, and filled it */
+	assert_true(inline_results > 0);
+	assert_true(flushes_tnt > 0);
 	assert_int_equal(call, 17);
 	assert_int_equal(ind, 33);
 	assert_int_equal(ret, 17 + 33 + 1);
@@ -340,6 +401,41 @@ static void test_where(void **state)
  * or lookup then translates into the new cache, and the edge it came from
  * (gone with the reset) is not patched. The run goes on, right.
  */
+/* Every byte after a Jcc's record (or inline bit) stands for its outcome's target, retired;
+ * in the inline path before its bit, for the Jcc, back to its check. Both kinds of stubs. */
+static void test_where_cond(void **state)
+{
+	(void)state;
+	for (int mode = 0; mode < 2; mode++) {
+		size_t conds = 0;
+
+		xlat_set_stubs(X, mode, false);
+		xlat_reset(X);
+		assert_int_equal(run(f_sort, 40), f_sort(40));
+		for (u32 k = 0; k < X->nr_sites; k++) {
+			const struct xlat_site *s = &X->sites[k];
+
+			if (s->kind != XK_COND)
+				continue;
+			conds++;
+			for (unsigned int i = 0; i < 2; i++) {
+				const u32 *in = s->inl[i];
+
+				for (u32 o = s->post[i][0]; o < s->post[i][1]; o++) {
+					struct xlat_pos pos;
+					bool rew = mode && o >= in[XLAT_INL_START] && o < in[XLAT_INL_RETIRED];
+
+					assert_true(xlat_where(X, (uintptr_t)X->region + o, &pos));
+					assert_int_equal(pos.retired, !rew);
+					assert_int_equal(pos.ip, rew ? s->ip : i ? s->target : s->next);
+					assert_int_equal(pos.rewind, rew ? in[XLAT_INL_CHECK] : 0);
+				}
+			}
+		}
+		assert_true(conds > 0);
+	}
+}
+
 static void test_resets(void **state)
 {
 	u64 resets;
@@ -431,6 +527,7 @@ int main(void)
 		cmocka_unit_test(test_record_kinds),
 		cmocka_unit_test(test_buffer_fills),
 		cmocka_unit_test(test_where),
+		cmocka_unit_test(test_where_cond),
 		cmocka_unit_test(test_resets),
 		cmocka_unit_test(test_exits),
 		cmocka_unit_test(test_invalidate),
