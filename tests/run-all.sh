@@ -263,15 +263,16 @@ check_trace() {
 		[ "${depth:-0}" -ge "$want" ] || echo "decoded call depth ${depth:-?}, the recursion goes $want deep; "
 	fi
 	if has storm; then
-		# a storm: a million instructions, a PMI every 4K, the timer in
-		# traced code (storm=N: at least N of its interrupts arrived there;
+		# a storm: most of a million instructions (seven slab runs took a
+		# million before kmalloc's fast path took 100 instructions off each
+		# kmalloc/kfree pair), a PMI every 4K, the timer in traced code (storm=N: at least N of its interrupts arrived there;
 		# translated code runs ten times faster than branch-stepped, so
 		# fewer of them land in it)
 		local insns async min_async
 		insns=$(result decode insns "$stats")
 		async=$(result trace.engine async "$clean")
 		min_async=$(value storm)
-		[ "${insns:-0}" -ge 1000000 ] || echo "only ${insns:-0} instructions decoded, a storm traces a million; "
+		[ "${insns:-0}" -ge 900000 ] || echo "only ${insns:-0} instructions decoded, a storm traces 900,000 or more; "
 		[ "${pmis:-0}" -ge 40 ] || echo "only ${pmis:-0} PMIs in the storm; "
 		[ "${async:-0}" -ge "$min_async" ] || echo "only ${async:-0} interrupts arrived in traced code; "
 	fi

@@ -409,6 +409,11 @@ void pt_model_set_config(const struct pt_model_config *cfg)
 {
 	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
 
+	/* TNT bits pending beyond what the new packet size holds go out first,
+	 * in the packet they were gathered for (else the next packet's count
+	 * would run past its payload) */
+	if (!cfg->long_tnt && m->tnt_n >= PTPK_TNT8_MAX)
+		ptm_tnt_full();
 	m->cfg = *cfg;
 }
 

@@ -38,7 +38,7 @@ if [ -z "$why" ]; then
 		mtype -i "$img" "::/EFI/tools/$s.sym" 2>/dev/null | grep -qE "^$fib [0-9a-f]+ fib$" ||
 			why="${why}$s.sym has no 'fib' at $fib; "
 	done
-	grep -q 'EFI\\tools: .*myapp.efi' <<<"$out" || why="${why}make image did not say it wrote myapp.efi ($out); "
+	grep -q '^  /EFI/tools/myapp.efi$' <<<"$out" || why="${why}make image did not say it wrote myapp.efi ($out); "
 fi
 # refused by name before any image is written
 out=$(make -s --no-print-directory -C "$here" BUILD="$build" image ESP_IMG="$tmp/bad.img" \
