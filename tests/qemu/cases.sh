@@ -131,7 +131,7 @@ trace-fw-timeout|fw.run=vars fw.image="\EFI\tools\hello.efi spin" fw.timeout=500
 # left the code cache running untraced: a #PF on its record buffer's guard page, a panic);
 # the interactive Shell's wait for a key reaches either path, one run in four the panicking
 # one (tests/qemu/soak.sh loops it); its 24M instructions' checks took 4 minutes: trace=none
-trace-fw-timeout-call|fw.run=vars fw.image="\EFI\tools\hello.efi tpl" fw.timeout=500 pt=on pt.buf=16K|35|still running after 500 ms (fw.timeout=): at a firmware call;result: fw.phase failed=1;!PANIC|trace,fw-aborted,module=hello
+trace-fw-timeout-call|fw.image="\EFI\tools\hello.efi tpl" fw.timeout=200 pt=on pt.buf=16K|35|still running after 200 ms (fw.timeout=): at a firmware call;result: fw.phase failed=1;!PANIC|trace,fw-aborted,module=hello
 trace-fw-timeout-shell|fw.image="fv:Shell" pt=on fw.timeout=3000|35|UEFI Interactive Shell;still running after 3000 ms (fw.timeout=): at ;result: fw.phase failed=1;!PANIC|trace=none
 fw-untraced-then-kernel|fw.run=all fw.then=kernel run=sort|33|fw: run: connect returned;result: fw.phase failed=0;run: sort returned;topaz: power off (success)
 fw-list|fw.run=list|33|firmware workloads (fw.run=NAME[,NAME...], or all):;ConnectController on every handle
