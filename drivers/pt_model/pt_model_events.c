@@ -115,28 +115,6 @@ static void mode_exec(void)
 	m->mode_sent = (int)m->mode;
 }
 
-/* TSC when TSCEn, then TMA when MTCEn too: the time PSB+ and a trace's
- * start carry (Table 36-30, 36-31). */
-static void tsc_tma(void)
-{
-	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
-	struct ptpk p;
-
-	if (!(m->ctl & RTIT_CTL_TSC_EN))
-		return;
-	p.type = PTPK_TSC;
-	p.tsc = m->tsc & GENMASK_ULL(55, 0);
-	ptm_emit(&p);
-	if (m->ctl & RTIT_CTL_MTC_EN) {
-		u64 per = m->prof->ctc_den ? m->prof->ctc_num / m->prof->ctc_den : 1;
-
-		p.type = PTPK_TMA;
-		p.tma.ctc = (u16)ctc_of(m->tsc);
-		p.tma.fc = (u16)(per ? (m->tsc % per) & 0x1ff : 0);
-		ptm_emit(&p);
-	}
-}
-
 static void psb_plus(void)
 {
 	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
@@ -152,7 +130,20 @@ static void psb_plus(void)
 	m->last_ip = 0;
 	m->rs_len = 0;
 	m->mode_sent = -1;
-	tsc_tma();
+	if (m->ctl & RTIT_CTL_TSC_EN) {
+		p.type = PTPK_TSC;
+		p.tsc = m->tsc & GENMASK_ULL(55, 0);
+		ptm_emit(&p);
+		if (m->ctl & RTIT_CTL_MTC_EN) {
+			u64 ctc = ctc_of(m->tsc);
+			u64 per = m->prof->ctc_den ? m->prof->ctc_num / m->prof->ctc_den : 1;
+
+			p.type = PTPK_TMA;
+			p.tma.ctc = (u16)ctc;
+			p.tma.fc = (u16)(per ? (m->tsc % per) & 0x1ff : 0);
+			ptm_emit(&p);
+		}
+	}
 	if (m->cr3_valid && (m->ctl & RTIT_CTL_OS) && ptm_context_en(m->cpl)) {
 		p.type = PTPK_PIP;
 		p.pip.cr3 = m->cr3;
@@ -333,18 +324,8 @@ void ptm_trace_enable(void)
 		}
 		m->status &= ~(RTIT_STATUS_PENDPSB | RTIT_STATUS_PENDTOPAPMI);
 	}
-	if (psb) {
+	if (psb)
 		psb_plus();
-	} else {
-		/* TraceEn 0->1 with PacketByteCnt > 0 (Table 36-49, case 2d): no
-		 * PSB+, but the timing packets the decoder needs to place the
-		 * trace in time again: TSC, TMA, CBR; then MODE.Exec and TIP.PGE
-		 * as PacketEn comes on */
-		struct ptpk p = { .type = PTPK_CBR, .cbr = m->prof->cbr };
-
-		tsc_tma();
-		ptm_emit(&p);
-	}
 }
 
 /* TraceEn 1->0 by WRMSR: FUP(CLIP), TIP.PGD() when PacketEn, then the
