@@ -31,6 +31,7 @@ TRACING_SRCS := kernel/tracing/pt_session.c kernel/tracing/trace_writer.c kernel
 	kernel/tracing/pt_coverage.c
 X86_SRCS := arch/x86/lib/insn.c
 COVERAGE_SRCS := kernel/coverage/ptcov.c
+FUZZ_SRCS := kernel/fuzz/mutate.c kernel/fuzz/corpus.c
 ENGINE_PORTABLE_SRCS := $(addprefix kernel/trace_engine/,branch_emul.c branch_sites.c \
 	trace_engine.c engine_step.c engine_dispatch.c engine_selfcheck.c engine_cache_mem.c \
 	engine_sideband.c xlat.c)
@@ -45,7 +46,7 @@ PORTABLE_SRCS := \
 	mm/page_alloc.c mm/gfp.c \
 	mm/slab.c mm/slab_debug.c mm/kmalloc.c kernel/probe.c kernel/probe_handlers.c \
 	$(PT_DRIVER_SRCS) $(PT_MODEL_SRCS) $(TRACING_SRCS) $(X86_SRCS) $(COVERAGE_SRCS) \
-	$(ENGINE_PORTABLE_SRCS) $(FW_PORTABLE_SRCS)
+	$(ENGINE_PORTABLE_SRCS) $(FW_PORTABLE_SRCS) $(FUZZ_SRCS)
 
 # Freestanding only: boot, CPU, traps, devices, and the in-kernel tests.
 KERNEL_SRCS := \
