@@ -43,7 +43,8 @@ KPARAM_BOOL("fw.fuzz.feedback", fw_fuzz_feedback, &fuzz_feedback,
 /* The campaign's state. */
 static struct {
 	const struct fuzz_target *t;
-	u8 *virgin, *map;	/* classes not yet seen; this execution's classified map */
+	u8 *virgin;		/* the hit-count classes not yet seen (AFL's virgin map) */
+	u8 *scratch, *first;	/* calibration: a virgin map to try, the first run's map */
 	u32 map_size;
 	struct fuzz_corpus corpus;
 	struct fuzz_rng rng;
@@ -106,38 +107,78 @@ static void print_input(const u8 *data, size_t size)
 }
 
 /*
- * Run @data, take its coverage, keep it when @keep and it is new.
- * Return: 0 to go on, 1 a crash (the campaign stops), -errno an error said.
+ * One execution of @data with its coverage (*@map: the decoder's bitmap of
+ * hit counts, NULL without coverage) and the target's reset after it.
+ * Return: 0 with the target's result in *@ret, or -errno having said why.
  */
-static int one_input(const u8 *data, size_t size, bool keep)
+static int exec_one(const u8 *data, size_t size, int *ret, const u8 **map)
 {
-	enum fuzz_news news = FUZZ_NEW_NONE;
-	int r;
+	u32 n;
 
 	fz.bug = NULL;
+	*map = NULL;
 	if (fz.coverage && pt_coverage_window_begin()) {
 		pr_err("fw.fuzz: this CPU's coverage decoder is gone: the campaign stops\n");
 		return -ENODEV;
 	}
-	r = exec_traced(data, size);
+	*ret = exec_traced(data, size);
 	fz.execs++;
 	if (fz.coverage) {
-		u32 size_now;
-		const u8 *map = pt_coverage_window_end(&size_now);
-
-		if (!map || size_now != fz.map_size) {
+		*map = pt_coverage_window_end(&n);
+		if (!*map || n != fz.map_size) {
 			pr_err("fw.fuzz: no coverage for execution %llu: the campaign stops\n", fz.execs);
 			return -ENODEV;
 		}
-		memcpy(fz.map, map, fz.map_size);
-		fuzz_classify(fz.map, fz.map_size);
-		news = fuzz_has_new_bits(fz.virgin, fz.map, fz.map_size);
 	}
 	if (fz.t->reset && fz.t->reset()) {
 		pr_err("fw.fuzz=%s: the target could not undo execution %llu: the campaign stops\n",
 		       fz.t->name, fz.execs);
 		return -EIO;
 	}
+	return 0;
+}
+
+/*
+ * What @map has that fz.virgin has not seen, and that a second execution of
+ * the same input shows too (AFL's calibration, in short): an interrupt in
+ * the window cuts the flow, and the block after it is reached with no edge
+ * into it, a bitmap entry no input can bring back. Only entries in the same
+ * hit-count class both times count; they are marked seen.
+ */
+static int calibrated_news(const u8 *data, size_t size, const u8 *map, enum fuzz_news *news)
+{
+	const u8 *again;
+	int err, r;
+
+	memcpy(fz.scratch, fz.virgin, fz.map_size);
+	if (fuzz_has_new_bits(fz.scratch, map, fz.map_size) == FUZZ_NEW_NONE) {
+		*news = FUZZ_NEW_NONE;
+		return 0;
+	}
+	memcpy(fz.first, map, fz.map_size);
+	err = exec_one(data, size, &r, &again);
+	if (err)
+		return err;
+	for (u32 i = 0; i < fz.map_size; i++)
+		if (fz.first[i] && fuzz_bucket(fz.first[i]) != fuzz_bucket(again[i]))
+			fz.first[i] = 0;
+	*news = fuzz_has_new_bits(fz.virgin, fz.first, fz.map_size);
+	return 0;
+}
+
+/*
+ * Run @data, take its coverage, keep it when @keep and it is new.
+ * Return: 0 to go on, 1 a crash (the campaign stops), -errno an error said.
+ */
+static int one_input(const u8 *data, size_t size, bool keep)
+{
+	enum fuzz_news news = FUZZ_NEW_NONE;
+	const u8 *map;
+	int r, err;
+
+	err = exec_one(data, size, &r, &map);
+	if (err)
+		return err;
 	if (fz.bug) {
 		fz.crashes++;
 		pr_err("fuzz: crash: the harness reported a bug: \"%s\" (execution %llu)\n", fz.bug,
@@ -156,13 +197,21 @@ static int one_input(const u8 *data, size_t size, bool keep)
 		fz.rejected++;
 		return 0;
 	}
+	if (map) {
+		err = calibrated_news(data, size, map, &news);
+		if (err)
+			return err;
+	}
 	if (news == FUZZ_NEW_EDGE)
 		fz.last_new = rdtsc();
 	if (news != FUZZ_NEW_NONE && keep) {
-		int err = fuzz_corpus_add(&fz.corpus, data, (u32)size);
-
-		if (!err)
+		err = fuzz_corpus_add(&fz.corpus, data, (u32)size);
+		if (!err) {
 			fz.kept++;
+			pr_info("fuzz: #%llu: %s, kept (corpus %u)\n", fz.execs,
+				news == FUZZ_NEW_EDGE ? "new edge" : "new hit count", fz.corpus.n);
+			print_input(data, size);
+		}
 		else if (err != -ENOSPC)
 			return err;	/* -ENOMEM: nothing more can be kept */
 	}
@@ -186,10 +235,11 @@ static int campaign(void)
 	if (fz.coverage) {
 		(void)pt_coverage_window_end(&fz.map_size);
 		fz.virgin = kmalloc(fz.map_size, GFP_KERNEL);
-		fz.map = kmalloc(fz.map_size, GFP_KERNEL);
+		fz.scratch = kmalloc(fz.map_size, GFP_KERNEL);
+		fz.first = kmalloc(fz.map_size, GFP_KERNEL);
 	}
 	buf = kmalloc(max_len, GFP_KERNEL);
-	if ((fz.coverage && (!fz.virgin || !fz.map)) || !buf ||
+	if ((fz.coverage && (!fz.virgin || !fz.scratch || !fz.first)) || !buf ||
 	    fuzz_corpus_init(&fz.corpus, CORPUS_MAX)) {
 		pr_err("fw.fuzz: no memory for the campaign (fw.mem=)\n");
 		err = -ENOMEM;
@@ -243,8 +293,9 @@ out:
 	fuzz_corpus_free(&fz.corpus);
 	kfree(buf);
 	kfree(fz.virgin);
-	kfree(fz.map);
-	fz.virgin = fz.map = NULL;
+	kfree(fz.scratch);
+	kfree(fz.first);
+	fz.virgin = fz.scratch = fz.first = NULL;
 	return err < 0 ? 1 : 0;
 }
 

@@ -87,7 +87,7 @@ enum fuzz_mut {
 };
 
 /**
- * fuzz_mutate() - change @buf in place with a stack of 1 to 16 mutations
+ * fuzz_mutate() - change @buf in place with a stack of 1, 2, 4, 8 or 16 mutations
  * @r: the PRNG
  * @buf: the input, room for @max_len bytes
  * @len: its length now (at most @max_len)
@@ -119,10 +119,11 @@ enum fuzz_news {
 };
 
 /**
- * fuzz_has_new_bits() - does a classified map hold what @virgin has not seen?
+ * fuzz_has_new_bits() - does an execution's map hold what @virgin has not seen?
  * @virgin: the classes not yet seen, per map entry (all 0xff at the start);
  *	the new ones are cleared in it
- * @map: a classified bitmap (fuzz_classify())
+ * @map: the execution's bitmap of hit counts (classified here, as
+ *	fuzz_classify() would: @map is not changed)
  * @size: both maps' size
  *
  * Return: enum fuzz_news, the most news found.

@@ -28,30 +28,50 @@ u8 fuzz_bucket(u8 hits)
 	return 128;
 }
 
-void fuzz_classify(u8 *map, u32 size)
-{
-	static u8 lut[256];
+static u8 class_lut[256];
 
-	if (!lut[1])
+static void lut_init(void)
+{
+	if (!class_lut[1])
 		for (int i = 0; i < 256; i++)
-			lut[i] = fuzz_bucket((u8)i);
-	for (u32 i = 0; i < size; i++)
-		if (map[i])
-			map[i] = lut[map[i]];
+			class_lut[i] = fuzz_bucket((u8)i);
 }
 
+void fuzz_classify(u8 *map, u32 size)
+{
+	lut_init();
+	for (u32 i = 0; i < size; i++)
+		map[i] = class_lut[map[i]];
+}
+
+/* A map is mostly zeros: words of eight entries are skipped at once (the
+ * bitmap is 64 KiB and this runs after every execution). */
 enum fuzz_news fuzz_has_new_bits(u8 *virgin, const u8 *map, u32 size)
 {
 	enum fuzz_news ret = FUZZ_NEW_NONE;
+	u32 i = 0;
 
-	for (u32 i = 0; i < size; i++) {
-		if (!(map[i] & virgin[i]))
+	lut_init();
+	for (; i < size; i++) {
+		u8 cls;
+
+		if (!(i & 7) && i + 8 <= size) {
+			u64 w;
+
+			memcpy(&w, map + i, 8);
+			if (!w) {
+				i += 7;
+				continue;
+			}
+		}
+		cls = class_lut[map[i]];
+		if (!(cls & virgin[i]))
 			continue;
 		if (virgin[i] == 0xff)
 			ret = FUZZ_NEW_EDGE;
 		else if (ret == FUZZ_NEW_NONE)
 			ret = FUZZ_NEW_COUNT;
-		virgin[i] &= (u8)~map[i];
+		virgin[i] &= (u8)~cls;
 	}
 	return ret;
 }

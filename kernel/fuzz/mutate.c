@@ -7,6 +7,7 @@
  */
 #include <topaz/fuzz.h>
 #include <topaz/string.h>
+#include <topaz/kernel.h>
 
 static u64 splitmix64(u64 *x)
 {
@@ -81,53 +82,37 @@ static u32 swap32(u32 v)
 static size_t block_len(struct fuzz_rng *r, size_t limit)
 {
 	size_t cap = limit < HAVOC_BLK_MAX ? limit : HAVOC_BLK_MAX;
-	size_t lim = fuzz_rng_below(r, 3) == 0 ? cap : (cap < 32 ? cap : 32);
+	size_t lim = fuzz_rng_below(r, 8) == 0 ? cap : (cap < 32 ? cap : 32);
 
 	return 1 + fuzz_rng_below(r, (u32)lim);
+}
+
+/* @v's low @w bytes (2 or 4) in the other order */
+static u32 swap_w(u32 v, int w)
+{
+	return w == 2 ? swap16((u16)v) : swap32(v);
 }
 
 /* One word at @p of @w bytes (2 or 4): + or - 1..ARITH_MAX, or an interesting value, either endianness. */
 static void word_op(struct fuzz_rng *r, u8 *p, int w, bool interest)
 {
 	bool be = fuzz_rng_below(r, 2);
+	u32 v = 0;
 
-	if (w == 2) {
-		u16 v;
-
-		memcpy(&v, p, 2);
-		if (interest) {
-			v = (u16)interesting16[fuzz_rng_below(r, ARRAY_SIZE(interesting16))];
-			if (be)
-				v = swap16(v);
-		} else {
-			u16 d = (u16)(1 + fuzz_rng_below(r, ARITH_MAX));
-
-			if (be)
-				v = swap16(v);
-			v = fuzz_rng_below(r, 2) ? (u16)(v + d) : (u16)(v - d);
-			if (be)
-				v = swap16(v);
-		}
-		memcpy(p, &v, 2);
+	memcpy(&v, p, w);	/* little-endian: the low bytes */
+	if (interest) {
+		v = w == 2 ? (u32)(u16)interesting16[fuzz_rng_below(r, ARRAY_SIZE(interesting16))] :
+			     (u32)interesting32[fuzz_rng_below(r, ARRAY_SIZE(interesting32))];
 	} else {
-		u32 v;
+		u32 d = 1 + fuzz_rng_below(r, ARITH_MAX);
 
-		memcpy(&v, p, 4);
-		if (interest) {
-			v = (u32)interesting32[fuzz_rng_below(r, ARRAY_SIZE(interesting32))];
-			if (be)
-				v = swap32(v);
-		} else {
-			u32 d = 1 + fuzz_rng_below(r, ARITH_MAX);
-
-			if (be)
-				v = swap32(v);
-			v = fuzz_rng_below(r, 2) ? v + d : v - d;
-			if (be)
-				v = swap32(v);
-		}
-		memcpy(p, &v, 4);
+		if (be)
+			v = swap_w(v, w);
+		v = fuzz_rng_below(r, 2) ? v + d : v - d;
 	}
+	if (be)
+		v = swap_w(v, w);
+	memcpy(p, &v, w);
 }
 
 /* One mutation of @buf (@len bytes, room for @max); returns the new length, or 0 when it did not apply. */
@@ -160,20 +145,22 @@ static size_t mutate_one(struct fuzz_rng *r, enum fuzz_mut m, u8 *buf, size_t le
 		return len;
 	case FUZZ_MUT_ARITH16:
 	case FUZZ_MUT_INTEREST16:
-		if (len < 2)
-			return 0;
-		word_op(r, buf + fuzz_rng_below(r, (u32)len - 1), 2, m == FUZZ_MUT_INTEREST16);
-		return len;
 	case FUZZ_MUT_ARITH32:
-	case FUZZ_MUT_INTEREST32:
-		if (len < 4)
+	case FUZZ_MUT_INTEREST32: {
+		int w = m == FUZZ_MUT_ARITH16 || m == FUZZ_MUT_INTEREST16 ? 2 : 4;
+
+		if (len < (size_t)w)
 			return 0;
-		word_op(r, buf + fuzz_rng_below(r, (u32)len - 3), 4, m == FUZZ_MUT_INTEREST32);
+		word_op(r, buf + fuzz_rng_below(r, (u32)(len - w + 1)), w,
+			m == FUZZ_MUT_INTEREST16 || m == FUZZ_MUT_INTEREST32);
 		return len;
+	}
 	case FUZZ_MUT_INSERT:
 		if (len >= max)
 			return 0;
-		n = block_len(r, max - len);
+		/* at most as long as the input (8 for a tiny one): inputs grow
+		 * step by step, and short ones keep every byte's odds high */
+		n = block_len(r, min(max - len, len > 8 ? len : 8));
 		at = fuzz_rng_below(r, (u32)len + 1);
 		memmove(buf + at + n, buf + at, len - at);
 		if (fuzz_rng_below(r, 4)) {
@@ -230,7 +217,9 @@ static size_t mutate_one(struct fuzz_rng *r, enum fuzz_mut m, u8 *buf, size_t le
 size_t fuzz_mutate(struct fuzz_rng *r, u8 *buf, size_t len, size_t max_len,
 		   const u8 *other, size_t other_len, u64 *counts)
 {
-	u32 stack = 1u << (1 + fuzz_rng_below(r, 4));	/* 2..16, as AFL's HAVOC_STACK_POW2 */
+	/* 1..16 (AFL's havoc stacks 2..16): one small change alone is what
+	 * gets past a compare a byte at a time, so it comes a fifth of the time */
+	u32 stack = 1u << fuzz_rng_below(r, 3);
 
 	if (len > max_len)
 		len = max_len;

@@ -2,10 +2,10 @@
 /*
  * A sample fuzz harness for fw.fuzz=image (include/topaz/fuzz_harness.h):
  * an EFI application that hands topaz its TestOneInput. A planted bug waits
- * behind a magic, "TPZ!", compared a byte at a time, as a parser checks a
+ * behind a magic, "TPZ", compared a byte at a time, as a parser checks a
  * signature: each byte matched is a new edge, so coverage feedback finds
- * the bug a byte at a time, where blind mutation needs all four at once
- * (one chance in 2^32). The bug is reported with the protocol's ReportBug().
+ * the bug a byte at a time, where blind mutation needs all three at once
+ * (about one chance in 2^24 for each mutant that has them in place). The bug is reported with the protocol's ReportBug().
  * Load options: none.
  */
 #include <efi.h>
@@ -23,19 +23,17 @@ static __attribute__((noipa)) int byte_is(const UINT8 *d, UINTN i, UINT8 v)
 
 static __attribute__((noipa)) void planted_bug(void)
 {
-	Fuzz->ReportBug(Fuzz, (const CHAR8 *)"planted bug behind the magic TPZ!");
+	Fuzz->ReportBug(Fuzz, (const CHAR8 *)"planted bug behind the magic TPZ");
 }
 
 static INTN EFIAPI TestOneInput(const UINT8 *Data, UINTN Size)
 {
-	if (Size < 4)
+	if (Size < 3)
 		return -1;	/* rejected: too short to hold the magic */
 	if (byte_is(Data, 0, 'T')) {
 		if (byte_is(Data, 1, 'P')) {
-			if (byte_is(Data, 2, 'Z')) {
-				if (byte_is(Data, 3, '!'))
-					planted_bug();
-			}
+			if (byte_is(Data, 2, 'Z'))
+				planted_bug();
 		}
 	}
 	return 0;
