@@ -140,7 +140,7 @@ fw-bad-workload|fw.run=vars,nosuch pt=on pt.buf=16K|35|fw.run=vars,nosuch: no fi
 fw-image-missing|fw.image=\EFI\tools\nosuch.efi|35|fw.image=\EFI\tools\nosuch.efi: no such file on the boot volume;make run EFI=path/app.efi;result: fw.phase failed=1
 fw-image-not-pe|fw.image=\EFI\topaz\cmdline.txt|35|fw.image=\EFI\topaz\cmdline.txt: not a PE/COFF EFI image
 fw-image-ia32|fw.image=\EFI\tools\hello-ia32.efi|35|an image for i386 (machine 0x14c), not x86-64 (0x8664)
-fw-image-fails|fw.image="\EFI\tools\hello.efi fail" pt=on pt.filter="filter hello!nosuch, filter listwalk!walk_list"|35|the image returned an error (EFI status 0x8000000000000015);'filter hello!nosuch': module hello has no symbol 'nosuch';'filter listwalk!walk_list': no loaded image is called 'listwalk';pt=on: tracing is off: pt.filter cannot be applied;1 word of the command line not applied: pt.filter (refused): the boot fails
+fw-image-fails|fw.image="\EFI\tools\hello.efi fail" pt=on pt.filter="filter hello!nosuch, filter listwalk!walk_list" fw.fuzz=nosuch|35|fw.fuzz=nosuch: no such target (fw.fuzz=list names them;the image returned an error (EFI status 0x8000000000000015);'filter hello!nosuch': module hello has no symbol 'nosuch';'filter listwalk!walk_list': no loaded image is called 'listwalk';pt=on: tracing is off: pt.filter cannot be applied;1 word of the command line not applied: pt.filter (refused): the boot fails
 fw-no-cpu-arch|fw.run=vars pt=on fw.no_cpu_arch|35|the firmware has no EFI_CPU_ARCH_PROTOCOL (fw.no_cpu_arch)
 fw-vector-taken|fw.run=vars pt=on fw.vector=0x20|35|the firmware refused vector 0x20 (the PMI) to RegisterInterruptHandler: a handler of its own has it
 # A USB stick's user: no debug console, the trace written to \EFI\topaz\trace-0001.tpz on the
