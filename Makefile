@@ -31,6 +31,7 @@ TRACING_SRCS := kernel/tracing/pt_session.c kernel/tracing/trace_writer.c kernel
 	kernel/tracing/pt_coverage.c
 X86_SRCS := arch/x86/lib/insn.c
 COVERAGE_SRCS := kernel/coverage/ptcov.c
+FUZZ_SRCS := kernel/fuzz/mutate.c kernel/fuzz/corpus.c
 ENGINE_PORTABLE_SRCS := $(addprefix kernel/trace_engine/,branch_emul.c branch_sites.c \
 	trace_engine.c engine_step.c engine_dispatch.c engine_selfcheck.c engine_cache_mem.c \
 	engine_sideband.c xlat.c)
@@ -45,7 +46,7 @@ PORTABLE_SRCS := \
 	mm/page_alloc.c mm/gfp.c \
 	mm/slab.c mm/slab_debug.c mm/kmalloc.c kernel/probe.c kernel/probe_handlers.c \
 	$(PT_DRIVER_SRCS) $(PT_MODEL_SRCS) $(TRACING_SRCS) $(X86_SRCS) $(COVERAGE_SRCS) \
-	$(ENGINE_PORTABLE_SRCS) $(FW_PORTABLE_SRCS)
+	$(ENGINE_PORTABLE_SRCS) $(FW_PORTABLE_SRCS) $(FUZZ_SRCS)
 
 # Freestanding only: boot, CPU, traps, devices, and the in-kernel tests.
 KERNEL_SRCS := \
@@ -132,6 +133,13 @@ $(BUILD)/efi/hello2.so: tests/efi/hello.c
 	$(Q)$(CC) $(filter-out -DTOPAZ_KERNEL -Iinclude,$(KCFLAGS)) -DHELLO_SHIFT -c $< -o $(BUILD)/efi/hello2.o
 	$(Q)$(LD) -shared -Bsymbolic -nostdlib -znocombreloc -T $(EFI_LIB)/elf_x86_64_efi.lds \
 		$(EFI_LIB)/crt0-efi-x86_64.o $(BUILD)/efi/hello2.o -L$(EFI_LIB) -lgnuefi -o $@
+# The sample fuzz harness (fw.fuzz=image): it includes topaz/fuzz_harness.h,
+# which needs only <efi.h>.
+$(BUILD)/efi/fuzz_magic.so: tests/efi/fuzz_magic.c include/topaz/fuzz_harness.h
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(filter-out -DTOPAZ_KERNEL -Iinclude,$(KCFLAGS)) -Iinclude -c $< -o $(BUILD)/efi/fuzz_magic.o
+	$(Q)$(LD) -shared -Bsymbolic -nostdlib -znocombreloc -T $(EFI_LIB)/elf_x86_64_efi.lds \
+		$(EFI_LIB)/crt0-efi-x86_64.o $(BUILD)/efi/fuzz_magic.o -L$(EFI_LIB) -lgnuefi -o $@
 $(BUILD)/efi/%.efi: $(BUILD)/efi/%.so
 	$(Q)$(OBJCOPY) -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
 		-j .rela -j .rel.* -j .rela.* -j .reloc --target efi-app-x86_64 --subsystem=10 $< $@
@@ -139,7 +147,8 @@ $(BUILD)/efi/%.efi: $(BUILD)/efi/%.so
 $(BUILD)/efi/hello-ia32.efi: $(BUILD)/efi/hello.efi
 	$(Q)python3 -c 'import sys,struct; d=bytearray(open(sys.argv[1],"rb").read()); \
 		pe=struct.unpack_from("<I",d,0x3c)[0]; d[pe+4:pe+6]=b"\x4c\x01"; open(sys.argv[2],"wb").write(d)' $< $@
-efi-samples: $(BUILD)/efi/hello.efi $(BUILD)/efi/hello2.efi $(BUILD)/efi/hello-ia32.efi
+efi-samples: $(BUILD)/efi/hello.efi $(BUILD)/efi/hello2.efi $(BUILD)/efi/hello-ia32.efi \
+	$(BUILD)/efi/fuzz_magic.efi
 kernel: efi-samples
 
 # The user's own EFI images, copied to \EFI\tools on the boot volume with the

@@ -87,7 +87,7 @@ static struct efi_cpu_arch *cpu_arch;
 
 bool fw_phase_wanted(void)
 {
-	return (run_spec && *run_spec) || (image_spec && *image_spec);
+	return (run_spec && *run_spec) || (image_spec && *image_spec) || fw_fuzz_wanted();
 }
 
 /*
@@ -410,7 +410,8 @@ static int image_run(void)
 		ph.timer = NULL;
 	}
 	t0 = rdtsc();
-	s = pt_boot_active() ? pt_run_traced(&image_workload) : run_image();
+	/* a fuzz harness is run untraced: its campaign's windows are traced */
+	s = pt_boot_active() && !fw_fuzz_image() ? pt_run_traced(&image_workload) : run_image();
 	if (ph.ebs_called) {
 		/* boot services are gone: nothing of the firmware's may be called */
 		pr_err("fw.image=%s: returned (status %#lx) after ExitBootServices: powering off\n",
@@ -526,8 +527,21 @@ int fw_phase_run(struct boot_info *bi, void *image)
 		ph.failed++;
 	if (run_spec)
 		ph.failed += run_workloads(run_spec);
-	if (ph.image)
+	if (fw_fuzz_wanted() && !fw_fuzz_image())
+		ph.failed += fw_fuzz_run_builtin();
+	if (ph.image && fw_fuzz_image()) {
+		if (fw_fuzz_protocol(true)) {
+			ph.failed++;
+		} else {
+			ph.failed += image_run();
+			ph.failed += fw_fuzz_protocol(false);
+		}
+	} else if (ph.image) {
 		ph.failed += image_run();
+	} else if (fw_fuzz_image() && !image_spec) {
+		pr_err("fw.fuzz=image: the harness is the image fw.image= names: none given\n");
+		ph.failed++;
+	}
 	phase_end();
 out:
 	printk("result: fw.phase failed=%d\n", ph.failed);

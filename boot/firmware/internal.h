@@ -53,4 +53,18 @@ int fw_image_load(const char *spec, EFI_HANDLE *h);
 /* fw_output.c: pt.sink=file */
 int fw_write_trace_file(void);
 
+/* fw_fuzz.c: fw.fuzz= */
+/** fw_fuzz_wanted() - fw.fuzz= was given */
+bool fw_fuzz_wanted(void);
+/** fw_fuzz_image() - fw.fuzz=image: the harness fw.image= runs is the target */
+bool fw_fuzz_image(void);
+/** fw_fuzz_run_builtin() - fw.fuzz=NAME (or list): the campaign; 0, or 1 having said why */
+int fw_fuzz_run_builtin(void);
+/**
+ * fw_fuzz_protocol() - fw.fuzz=image: offer the fuzz protocol (@on) before the
+ * image runs, take it back after; 0, or 1 when it failed or the image never
+ * ran a campaign that finished (said)
+ */
+int fw_fuzz_protocol(bool on);
+
 #endif

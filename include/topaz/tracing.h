@@ -83,6 +83,24 @@ void pt_trace_begin(void);
 /** pt_trace_end() - stop tracing here: the call to it is the last traced branch */
 void pt_trace_end(void);
 
+/**
+ * pt_coverage_window_begin() - pt.coverage=on: forget what this CPU's
+ * coverage decoder reached (its decoded code stays), before a fuzzer's
+ * window (pt_trace_begin())
+ * Return: 0, or -ENODEV when this CPU has no decoder (pt.coverage off, or
+ * no session)
+ */
+int pt_coverage_window_begin(void);
+/**
+ * pt_coverage_window_end() - after pt_trace_end(): drain this CPU's trace
+ * into its decoder and give the edge bitmap of what it reached since
+ * pt_coverage_window_begin() (AFL's: hit counts, include/topaz/ptcov.h)
+ * @size: the bitmap's bytes
+ * Return: the bitmap (the decoder's, valid until the next window), or NULL
+ * when this CPU has no decoder
+ */
+const u8 *pt_coverage_window_end(u32 *size);
+
 /* ---------------------------------------------------------------- the engine's seam */
 
 enum trace_step_mode { TRACE_STEP_SINGLE, TRACE_STEP_BRANCH, TRACE_STEP_TRANSLATE };

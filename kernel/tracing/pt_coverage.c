@@ -8,6 +8,7 @@
  */
 #include "session.h"
 #include <topaz/ptcov.h>
+#include <topaz/errno.h>
 #include <topaz/paging.h>
 #include <topaz/cmdline.h>
 #include <topaz/kernel.h>
@@ -100,4 +101,26 @@ void pt_coverage_close(void)
 		ptcov_destroy(*slot);
 		*slot = NULL;
 	}
+}
+
+/* The fuzzer's window: what this CPU reached from here ... */
+int pt_coverage_window_begin(void)
+{
+	struct ptcov *c = *this_cpu_ptr(cov_cpu);
+
+	if (!c)
+		return -ENODEV;
+	ptcov_clear(c);
+	return 0;
+}
+
+/* ... to here: the trace published since is drained (and decoded) first. */
+const u8 *pt_coverage_window_end(u32 *size)
+{
+	struct ptcov *c = *this_cpu_ptr(cov_cpu);
+
+	if (!c)
+		return NULL;
+	pt_session_drain();
+	return ptcov_bitmap(c, size);
 }

@@ -140,7 +140,7 @@ fw-bad-workload|fw.run=vars,nosuch pt=on pt.buf=16K|35|fw.run=vars,nosuch: no fi
 fw-image-missing|fw.image=\EFI\tools\nosuch.efi|35|fw.image=\EFI\tools\nosuch.efi: no such file on the boot volume;make run EFI=path/app.efi;result: fw.phase failed=1
 fw-image-not-pe|fw.image=\EFI\topaz\cmdline.txt|35|fw.image=\EFI\topaz\cmdline.txt: not a PE/COFF EFI image
 fw-image-ia32|fw.image=\EFI\tools\hello-ia32.efi|35|an image for i386 (machine 0x14c), not x86-64 (0x8664)
-fw-image-fails|fw.image="\EFI\tools\hello.efi fail" pt=on pt.filter="filter hello!nosuch, filter listwalk!walk_list"|35|the image returned an error (EFI status 0x8000000000000015);'filter hello!nosuch': module hello has no symbol 'nosuch';'filter listwalk!walk_list': no loaded image is called 'listwalk';pt=on: tracing is off: pt.filter cannot be applied;1 word of the command line not applied: pt.filter (refused): the boot fails
+fw-image-fails|fw.image="\EFI\tools\hello.efi fail" pt=on pt.filter="filter hello!nosuch, filter listwalk!walk_list" fw.fuzz=nosuch|35|fw.fuzz=nosuch: no such target (fw.fuzz=list names them;the image returned an error (EFI status 0x8000000000000015);'filter hello!nosuch': module hello has no symbol 'nosuch';'filter listwalk!walk_list': no loaded image is called 'listwalk';pt=on: tracing is off: pt.filter cannot be applied;1 word of the command line not applied: pt.filter (refused): the boot fails
 fw-no-cpu-arch|fw.run=vars pt=on fw.no_cpu_arch|35|the firmware has no EFI_CPU_ARCH_PROTOCOL (fw.no_cpu_arch)
 fw-vector-taken|fw.run=vars pt=on fw.vector=0x20|35|the firmware refused vector 0x20 (the PMI) to RegisterInterruptHandler: a handler of its own has it
 # A USB stick's user: no debug console, the trace written to \EFI\topaz\trace-0001.tpz on the
@@ -162,3 +162,10 @@ trace-fw-image-load|fw.image="\EFI\tools\hello.efi load" pt=on pt.buf=16K|33|fw:
 # hello2 would run hello's and return as it does (EFI_INCOMPATIBLE_VERSION). Not a trace-
 # case: the container keeps one image an address, so the new code's trace cannot decode, said
 fw-image-reload|fw.image="\EFI\tools\hello.efi reload" pt=on pt.buf=16K|33|fw: run: image \EFI\tools\hello.efi reload returned EFI status 0 in;where new code was loaded: its code cache starts again;where hello#2 was: the container keeps hello#2 there;result: fw.phase failed=0|trace=none
+# fw.fuzz=image (issue 30): the sample harness tests/efi/fuzz_magic.c hides a bug behind
+# "TPZ" compared a byte at a time. With the trace's coverage as feedback the fixed seed
+# and budget find it (at execution 72944: each byte matched is a new edge, kept); mutating
+# the seed alone (feedback=off) does not in the same budget. The campaign is the same on
+# every boot (calibration drops edges an interrupt made). The trace stays in memory.
+fuzz-image|fw.image=\EFI\tools\fuzz_magic.efi fw.fuzz=image pt=on pt.coverage=on pt.sink=memory fw.fuzz.runs=100000 fw.fuzz.seed=1 fw.fuzz.max_len=4|35|fuzz: image: 0 seeds, 100000 runs, seed 1, max_len 4, feedback on;new edge, kept (corpus 4);the input, 4 bytes: 54 50 00 00;result: fuzz crash kind=bug;what="planted bug behind the magic TPZ";crashes=1 feedback=on seed=1;result: fw.phase failed=1;!PANIC|trace=none
+fuzz-image-nofeedback|fw.image=\EFI\tools\fuzz_magic.efi fw.fuzz=image pt=on pt.coverage=on pt.sink=memory fw.fuzz.runs=100000 fw.fuzz.seed=1 fw.fuzz.max_len=4 fw.fuzz.feedback=off|33|fuzz: image: 0 seeds, 100000 runs, seed 1, max_len 4, feedback off;result: fuzz target=image execs=;corpus=1 kept=0 ;crashes=0 feedback=off seed=1;!result: fuzz crash;!kept (corpus;result: fw.phase failed=0;!PANIC|trace=none

@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fw.fuzz=: the firmware phase's fuzzer (docs/fuzzing.md). A persistent
+ * loop, as libFuzzer's: pick an input from the corpus, mutate it
+ * (kernel/fuzz), run the target on it in a traced window, take that
+ * window's edge bitmap from the trace's packets (pt.coverage's decoder,
+ * include/topaz/ptcov.h) and keep the input when it reached a new edge or a
+ * new hit-count class (AFL's). The same code on PT silicon and on the
+ * software trace unit. Targets: the built-in ones (FUZZ_TARGET()), or a
+ * user's harness image (fw.fuzz=image with fw.image=), which calls the
+ * protocol of include/topaz/fuzz_harness.h from its entry point.
+ */
+#include "internal.h"
+#include <topaz/fuzz.h>
+#include <topaz/fuzz_harness.h>
+#include <topaz/tracing.h>
+#include <topaz/cmdline.h>
+#include <topaz/kernel.h>
+#include <topaz/slab.h>
+#include <topaz/time.h>
+#include <topaz/arch.h>
+#include <topaz/errno.h>
+
+static const char *fuzz_spec;
+KPARAM_STR("fw.fuzz", fw_fuzz, &fuzz_spec,
+	   "firmware phase: fuzz TARGET with trace coverage as feedback (list: the targets; image: the harness fw.image= runs, include/topaz/fuzz_harness.h)");
+static u64 fuzz_runs = 10000;
+KPARAM_UINT("fw.fuzz.runs", fw_fuzz_runs, &fuzz_runs, 1, 1ull << 40,
+	    "fw.fuzz: executions of mutated inputs (after the seeds)");
+static u64 fuzz_seed = 1;
+KPARAM_UINT("fw.fuzz.seed", fw_fuzz_seed, &fuzz_seed, 0, ~0ull,
+	    "fw.fuzz: the PRNG's seed: the same seed, the same campaign");
+static u64 fuzz_max_len = 4096;
+KPARAM_UINT("fw.fuzz.max_len", fw_fuzz_max_len, &fuzz_max_len, 1, 1u << 20,
+	    "fw.fuzz: the longest input, in bytes");
+static bool fuzz_feedback = true;
+KPARAM_BOOL("fw.fuzz.feedback", fw_fuzz_feedback, &fuzz_feedback,
+	    "fw.fuzz: keep inputs that reach new edges (off: mutate the seeds only, the baseline)");
+
+#define CORPUS_MAX	4096	/* inputs kept */
+#define STATUS_EVERY_S	3	/* a status line every so many seconds */
+
+/* The campaign's state. */
+static struct {
+	const struct fuzz_target *t;
+	u8 *virgin;		/* the hit-count classes not yet seen (AFL's virgin map) */
+	u8 *scratch, *first;	/* calibration: a virgin map to try, the first run's map */
+	u32 map_size;
+	struct fuzz_corpus corpus;
+	struct fuzz_rng rng;
+	u64 execs, rejected, kept, crashes;
+	u64 t0, last_new, last_status;
+	u32 seed_edges;
+	const char *bug;	/* the harness's ReportBug() in this execution */
+	bool coverage;
+} fz;
+
+bool fw_fuzz_wanted(void)
+{
+	return fuzz_spec && *fuzz_spec;
+}
+
+bool fw_fuzz_image(void)
+{
+	return fw_fuzz_wanted() && !strcmp(fuzz_spec, "image");
+}
+
+/* One execution in its own traced window (untraced without a session). */
+static __noinline int exec_traced(const u8 *data, size_t size)
+{
+	int r;
+
+	if (!pt_boot_active())
+		return fz.t->run(data, size);
+	pt_trace_begin();
+	r = fz.t->run(data, size);
+	pt_trace_end();
+	return r;
+}
+
+static u64 secs_since(u64 tsc)
+{
+	return tsc_to_ns(rdtsc() - tsc) / 1000000000ull;
+}
+
+static void status_line(const char *what)
+{
+	u64 now_ns = tsc_to_ns(rdtsc() - fz.t0);
+	u64 rate = now_ns ? fz.execs * 1000000000ull / now_ns : 0;
+
+	printk("fuzz: %s #%llu execs, %llu exec/s, corpus %u (%llu bytes), edges %u, crashes %llu, "
+	       "last new edge %llu s ago\n", what, fz.execs, rate, fz.corpus.n,
+	       (unsigned long long)fz.corpus.bytes,
+	       fz.coverage ? fuzz_count_edges(fz.virgin, fz.map_size) : 0, fz.crashes,
+	       secs_since(fz.last_new));
+}
+
+static void print_input(const u8 *data, size_t size)
+{
+	char hex[3 * 32 + 1];
+	size_t n = size < 32 ? size : 32, i;
+
+	for (i = 0; i < n; i++)
+		ksnprintf(hex + 3 * i, 4, "%02x ", data[i]);
+	hex[n ? 3 * n - 1 : 0] = 0;
+	printk("fuzz: the input, %zu bytes: %s%s\n", size, hex, size > n ? " ..." : "");
+}
+
+/*
+ * One execution of @data with its coverage (*@map: the decoder's bitmap of
+ * hit counts, NULL without coverage) and the target's reset after it.
+ * Return: 0 with the target's result in *@ret, or -errno having said why.
+ */
+static int exec_one(const u8 *data, size_t size, int *ret, const u8 **map)
+{
+	u32 n;
+
+	fz.bug = NULL;
+	*map = NULL;
+	if (fz.coverage && pt_coverage_window_begin()) {
+		pr_err("fw.fuzz: this CPU's coverage decoder is gone: the campaign stops\n");
+		return -ENODEV;
+	}
+	*ret = exec_traced(data, size);
+	fz.execs++;
+	if (fz.coverage) {
+		*map = pt_coverage_window_end(&n);
+		if (!*map || n != fz.map_size) {
+			pr_err("fw.fuzz: no coverage for execution %llu: the campaign stops\n", fz.execs);
+			return -ENODEV;
+		}
+	}
+	if (fz.t->reset && fz.t->reset()) {
+		pr_err("fw.fuzz=%s: the target could not undo execution %llu: the campaign stops\n",
+		       fz.t->name, fz.execs);
+		return -EIO;
+	}
+	return 0;
+}
+
+/*
+ * What @map has that fz.virgin has not seen, and that a second execution of
+ * the same input shows too (AFL's calibration, in short): an interrupt in
+ * the window cuts the flow, and the block after it is reached with no edge
+ * into it, a bitmap entry no input can bring back. Only entries in the same
+ * hit-count class both times count; they are marked seen.
+ */
+static int calibrated_news(const u8 *data, size_t size, const u8 *map, enum fuzz_news *news)
+{
+	const u8 *again;
+	int err, r;
+
+	memcpy(fz.scratch, fz.virgin, fz.map_size);
+	if (fuzz_has_new_bits(fz.scratch, map, fz.map_size) == FUZZ_NEW_NONE) {
+		*news = FUZZ_NEW_NONE;
+		return 0;
+	}
+	memcpy(fz.first, map, fz.map_size);
+	err = exec_one(data, size, &r, &again);
+	if (err)
+		return err;
+	for (u32 i = 0; i < fz.map_size; i++)
+		if (fz.first[i] && fuzz_bucket(fz.first[i]) != fuzz_bucket(again[i]))
+			fz.first[i] = 0;
+	*news = fuzz_has_new_bits(fz.virgin, fz.first, fz.map_size);
+	return 0;
+}
+
+/*
+ * Run @data, take its coverage, keep it when @keep and it is new.
+ * Return: 0 to go on, 1 a crash (the campaign stops), -errno an error said.
+ */
+static int one_input(const u8 *data, size_t size, bool keep)
+{
+	enum fuzz_news news = FUZZ_NEW_NONE;
+	const u8 *map;
+	int r, err;
+
+	err = exec_one(data, size, &r, &map);
+	if (err)
+		return err;
+	if (fz.bug) {
+		fz.crashes++;
+		pr_err("fuzz: crash: the harness reported a bug: \"%s\" (execution %llu)\n", fz.bug,
+		       fz.execs);
+		print_input(data, size);
+		printk("result: fuzz crash kind=bug execs=%llu size=%zu what=\"%s\"\n", fz.execs, size,
+		       fz.bug);
+		return 1;
+	}
+	if (r < 0) {
+		pr_err("fw.fuzz=%s: the target failed (%d) on execution %llu: the campaign stops\n",
+		       fz.t->name, r, fz.execs);
+		return r;
+	}
+	if (r > 0) {
+		fz.rejected++;
+		return 0;
+	}
+	if (map) {
+		err = calibrated_news(data, size, map, &news);
+		if (err)
+			return err;
+	}
+	if (news == FUZZ_NEW_EDGE)
+		fz.last_new = rdtsc();
+	if (news != FUZZ_NEW_NONE && keep) {
+		err = fuzz_corpus_add(&fz.corpus, data, (u32)size);
+		if (!err) {
+			fz.kept++;
+			pr_info("fuzz: #%llu: %s, kept (corpus %u)\n", fz.execs,
+				news == FUZZ_NEW_EDGE ? "new edge" : "new hit count", fz.corpus.n);
+			print_input(data, size);
+		}
+		else if (err != -ENOSPC)
+			return err;	/* -ENOMEM: nothing more can be kept */
+	}
+	return 0;
+}
+
+/* The campaign on fz.t: the seeds, then fw.fuzz.runs mutants. Returns failures (0 or 1). */
+static int campaign(void)
+{
+	const struct fuzz_target *t = fz.t;
+	size_t max_len = (size_t)fuzz_max_len;
+	u8 *buf = NULL;
+	int err = 0;
+	u64 tsc_status = (u64)STATUS_EVERY_S * 1000 * tsc_khz;
+
+	fz.coverage = pt_boot_active() && !pt_coverage_window_begin();
+	if (fuzz_feedback && !fz.coverage) {
+		pr_err("fw.fuzz.feedback=on needs the trace's coverage: boot with pt=on pt.coverage=on (or fw.fuzz.feedback=off)\n");
+		return 1;
+	}
+	if (fz.coverage) {
+		(void)pt_coverage_window_end(&fz.map_size);
+		fz.virgin = kmalloc(fz.map_size, GFP_KERNEL);
+		fz.scratch = kmalloc(fz.map_size, GFP_KERNEL);
+		fz.first = kmalloc(fz.map_size, GFP_KERNEL);
+	}
+	buf = kmalloc(max_len, GFP_KERNEL);
+	if ((fz.coverage && (!fz.virgin || !fz.scratch || !fz.first)) || !buf ||
+	    fuzz_corpus_init(&fz.corpus, CORPUS_MAX)) {
+		pr_err("fw.fuzz: no memory for the campaign (fw.mem=)\n");
+		err = -ENOMEM;
+		goto out;
+	}
+	if (fz.virgin)
+		memset(fz.virgin, 0xff, fz.map_size);
+	fuzz_rng_seed(&fz.rng, fuzz_seed);
+	fz.t0 = fz.last_new = fz.last_status = rdtsc();
+	printk("fuzz: %s: %u seeds, %llu runs, seed %llu, max_len %zu, feedback %s, coverage %s\n",
+	       t->name, t->nseeds, fuzz_runs, fuzz_seed, max_len, fuzz_feedback ? "on" : "off",
+	       fz.coverage ? "from the trace" : "none (untraced)");
+
+	/* the seeds: run each, keep them all (the base of every mutant) */
+	for (u32 i = 0; i < t->nseeds && !err; i++) {
+		size_t n = t->seed_sizes[i] < max_len ? t->seed_sizes[i] : max_len;
+
+		memcpy(buf, t->seeds[i], n);
+		err = one_input(buf, n, false);
+		if (!err && fuzz_corpus_add(&fz.corpus, buf, (u32)n))
+			err = -ENOMEM;
+	}
+	if (!err && !fz.corpus.n) {
+		buf[0] = 0;	/* no seed: one zero byte, as libFuzzer's empty start */
+		err = one_input(buf, 1, false);
+		if (!err && fuzz_corpus_add(&fz.corpus, buf, 1))
+			err = -ENOMEM;
+	}
+	fz.seed_edges = fz.coverage ? fuzz_count_edges(fz.virgin, fz.map_size) : 0;
+	status_line("seeds:");
+
+	for (u64 i = 0; i < fuzz_runs && !err; i++) {
+		const struct fuzz_input *in = fuzz_corpus_pick(&fz.corpus, &fz.rng);
+		const struct fuzz_input *other = fuzz_corpus_pick(&fz.corpus, &fz.rng);
+		size_t n = in->size < max_len ? in->size : max_len;
+
+		memcpy(buf, in->data, n);
+		n = fuzz_mutate(&fz.rng, buf, n, max_len, other->data, other->size, NULL);
+		err = one_input(buf, n, fuzz_feedback);
+		if (rdtsc() - fz.last_status >= tsc_status) {
+			fz.last_status = rdtsc();
+			status_line("");
+		}
+	}
+	status_line("done:");
+out:
+	printk("result: fuzz target=%s execs=%llu corpus=%u kept=%llu edges=%u seed_edges=%u rejected=%llu "
+	       "crashes=%llu feedback=%s seed=%llu\n", t->name, fz.execs, fz.corpus.n, fz.kept,
+	       fz.coverage && fz.virgin ? fuzz_count_edges(fz.virgin, fz.map_size) : 0,
+	       fz.seed_edges, fz.rejected, fz.crashes, fuzz_feedback ? "on" : "off", fuzz_seed);
+	fuzz_corpus_free(&fz.corpus);
+	kfree(buf);
+	kfree(fz.virgin);
+	kfree(fz.scratch);
+	kfree(fz.first);
+	fz.virgin = fz.scratch = fz.first = NULL;
+	return err < 0 ? 1 : 0;
+}
+
+int fw_fuzz_run_builtin(void)
+{
+	const struct fuzz_target *t;
+	int err;
+
+	if (!strcmp(fuzz_spec, "list")) {
+		fuzz_target_list();
+		return 0;
+	}
+	t = fuzz_target_find(fuzz_spec);
+	if (!t) {
+		pr_err("fw.fuzz=%s: no such target (fw.fuzz=list names them; image: the harness fw.image= runs)\n",
+		       fuzz_spec);
+		fuzz_target_list();
+		return 1;
+	}
+	if (t->init) {
+		err = t->init();
+		if (err) {
+			pr_err("fw.fuzz=%s: the target is not available here (%d)\n", t->name, err);
+			return 1;
+		}
+	}
+	fz.t = t;
+	return campaign();
+}
+
+/* ---------------------------------------------------------------- fw.fuzz=image */
+
+static TOPAZ_TEST_ONE_INPUT harness_fn;
+static int harness_failed = -1;	/* -1: Run() never called */
+
+static int harness_run(const u8 *data, size_t size)
+{
+	return harness_fn(data, size) == -1 ? 1 : 0;
+}
+
+static const struct fuzz_target harness_target = {
+	.name = "image", .help = "the harness fw.image= registers", .run = harness_run,
+};
+
+static EFI_STATUS EFIAPI proto_run(TOPAZ_FUZZ_PROTOCOL *this, TOPAZ_TEST_ONE_INPUT fn)
+{
+	if (!fn || harness_failed >= 0) {
+		pr_err("fw.fuzz=image: Run() %s\n", fn ? "called again: one campaign per boot" :
+		       "without a TestOneInput");
+		return EFI_INVALID_PARAMETER;
+	}
+	harness_fn = fn;
+	fz.t = &harness_target;
+	harness_failed = campaign();
+	if (harness_failed)
+		return EFI_DEVICE_ERROR;
+	return fz.crashes ? EFI_ABORTED : EFI_SUCCESS;
+}
+
+static void EFIAPI proto_report_bug(TOPAZ_FUZZ_PROTOCOL *this, const CHAR8 *what)
+{
+	fz.bug = what ? (const char *)what : "(no description)";
+}
+
+static TOPAZ_FUZZ_PROTOCOL proto = {
+	.Revision = TOPAZ_FUZZ_PROTOCOL_REVISION, .Run = proto_run, .ReportBug = proto_report_bug,
+};
+static EFI_GUID proto_guid = TOPAZ_FUZZ_PROTOCOL_GUID;
+static EFI_HANDLE proto_handle;
+
+int fw_fuzz_protocol(bool on)
+{
+	EFI_STATUS s;
+
+	if (on) {
+		s = fw.bs->InstallProtocolInterface(&proto_handle, &proto_guid, EFI_NATIVE_INTERFACE,
+						    &proto);
+		if (s != EFI_SUCCESS) {
+			pr_err("fw.fuzz=image: the firmware refused the fuzz protocol (EFI status %#lx)\n",
+			       (unsigned long)s);
+			return 1;
+		}
+		return 0;
+	}
+	if (proto_handle)
+		fw.bs->UninstallProtocolInterface(proto_handle, &proto_guid, &proto);
+	proto_handle = NULL;
+	if (harness_failed < 0) {
+		pr_err("fw.fuzz=image: the image never called the fuzz protocol's Run() (include/topaz/fuzz_harness.h)\n");
+		return 1;
+	}
+	return harness_failed;
+}

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fuzzer (kernel/fuzz/, docs/fuzzing.md): targets, the mutator, the
+ * corpus and AFL's coverage bookkeeping. The firmware phase's loop
+ * (fw.fuzz=, boot/firmware/fw_fuzz.c) drives them; the same code builds
+ * hosted for tests/host/test_fuzz.c.
+ *
+ * A built-in target registers itself:
+ *
+ *	static const struct fuzz_target my_target = {
+ *		.name = "mytarget", .help = "what it calls", .init = ..., .run = ...,
+ *		.reset = ..., .seeds = seeds, .seed_sizes = sizes, .nseeds = 2 };
+ *	FUZZ_TARGET(my_target);
+ */
+#ifndef TOPAZ_FUZZ_H
+#define TOPAZ_FUZZ_H
+
+#include <topaz/types.h>
+
+/**
+ * struct fuzz_target - what fw.fuzz=NAME runs
+ * @name: fw.fuzz=NAME
+ * @help: one line, for fw.fuzz=list
+ * @init: once, in the firmware phase before the loop (locate protocols...):
+ *	0, or a negative errno having printed why (the target is unavailable);
+ *	NULL: nothing to do
+ * @run: one execution on @data[0..@size): 0 ran; a positive value: the
+ *	target rejected the input (not a crash; counted); never keeps @data
+ * @reset: after each run, undo its effects (unload images, remove
+ *	packages...): 0, or a negative errno when it could not (the loop stops,
+ *	named); NULL: nothing to undo
+ * @seeds: @seed_sizes: @nseeds: the built-in seeds
+ */
+struct fuzz_target {
+	const char *name;
+	const char *help;
+	int (*init)(void);
+	int (*run)(const u8 *data, size_t size);
+	int (*reset)(void);
+	const u8 *const *seeds;
+	const u32 *seed_sizes;
+	u32 nseeds;
+};
+
+/* Places &var_ in the linker section fuzz_targets (as WORKLOAD() does). */
+#define FUZZ_TARGET(var_)							\
+	static const struct fuzz_target *const __fuzz_target_##var_ __used	\
+		__section("fuzz_targets") __aligned(8) = &var_
+
+/** fuzz_target_find() - the registered target called @name, or NULL */
+const struct fuzz_target *fuzz_target_find(const char *name);
+/** fuzz_target_list() - print the registered targets (fw.fuzz=list) */
+void fuzz_target_list(void);
+
+/* ------------------------------------------------------------ the PRNG */
+
+/* xoshiro256**, seeded by splitmix64: the same seed, the same campaign. */
+struct fuzz_rng {
+	u64 s[4];
+};
+
+/** fuzz_rng_seed() - start @r from @seed (any value, 0 included) */
+void fuzz_rng_seed(struct fuzz_rng *r, u64 seed);
+/** fuzz_rng_next() - the next 64 random bits */
+u64 fuzz_rng_next(struct fuzz_rng *r);
+/** fuzz_rng_below() - a number in [0, @n) (@n > 0) */
+u32 fuzz_rng_below(struct fuzz_rng *r, u32 n);
+
+/* ------------------------------------------------------------ the mutator */
+
+/* The mutations, as AFL's havoc stage names them (stats by kind). */
+enum fuzz_mut {
+	FUZZ_MUT_BITFLIP,	/* one bit */
+	FUZZ_MUT_BYTEFLIP,	/* one byte xor 0xff */
+	FUZZ_MUT_RANDBYTE,	/* one byte xor 1..255 */
+	FUZZ_MUT_ARITH8,	/* a byte +- 1..35 */
+	FUZZ_MUT_ARITH16,	/* a 16-bit word, either endianness */
+	FUZZ_MUT_ARITH32,	/* a 32-bit word, either endianness */
+	FUZZ_MUT_INTEREST8,	/* an interesting byte (0, 1, 0x7f, 0x80, 0xff...) */
+	FUZZ_MUT_INTEREST16,	/* an interesting 16-bit value */
+	FUZZ_MUT_INTEREST32,	/* an interesting 32-bit value */
+	FUZZ_MUT_INSERT,	/* a block inserted: a copy from the input or a repeated byte */
+	FUZZ_MUT_DELETE,	/* a block deleted */
+	FUZZ_MUT_COPY,		/* a block copied over another place */
+	FUZZ_MUT_SPLICE,	/* the tail replaced by another input's */
+	FUZZ_NR_MUTS
+};
+
+/**
+ * fuzz_mutate() - change @buf in place with a stack of 1, 2, 4, 8 or 16 mutations
+ * @r: the PRNG
+ * @buf: the input, room for @max_len bytes
+ * @len: its length now (at most @max_len)
+ * @max_len: the longest input (> 0)
+ * @other: another input for a splice, or NULL
+ * @other_len: its length
+ * @counts: if not NULL, FUZZ_NR_MUTS counters, one added per mutation done
+ *
+ * Return: the new length, 1 to @max_len.
+ */
+size_t fuzz_mutate(struct fuzz_rng *r, u8 *buf, size_t len, size_t max_len,
+		   const u8 *other, size_t other_len, u64 *counts);
+
+/** fuzz_mut_name() - "bitflip", "arith16", ... */
+const char *fuzz_mut_name(enum fuzz_mut m);
+
+/* ------------------------------------------------------------ coverage */
+
+/** fuzz_bucket() - AFL's hit-count class of @hits: 0, 1, 2, 4, 8, ... 128 */
+u8 fuzz_bucket(u8 hits);
+/** fuzz_classify() - replace each hit count of @map by its class */
+void fuzz_classify(u8 *map, u32 size);
+
+/* What fuzz_has_new_bits() found. */
+enum fuzz_news {
+	FUZZ_NEW_NONE,		/* nothing */
+	FUZZ_NEW_COUNT,		/* a known edge in a new hit-count class */
+	FUZZ_NEW_EDGE,		/* an edge never seen */
+};
+
+/**
+ * fuzz_has_new_bits() - does an execution's map hold what @virgin has not seen?
+ * @virgin: the classes not yet seen, per map entry (all 0xff at the start);
+ *	the new ones are cleared in it
+ * @map: the execution's bitmap of hit counts (classified here, as
+ *	fuzz_classify() would: @map is not changed)
+ * @size: both maps' size
+ *
+ * Return: enum fuzz_news, the most news found.
+ */
+enum fuzz_news fuzz_has_new_bits(u8 *virgin, const u8 *map, u32 size);
+/** fuzz_count_edges() - the entries of @virgin seen at least once */
+u32 fuzz_count_edges(const u8 *virgin, u32 size);
+
+/* ------------------------------------------------------------ the corpus */
+
+/** struct fuzz_input - one kept input: @data[0..@size) */
+struct fuzz_input {
+	u8 *data;
+	u32 size;
+};
+
+/** struct fuzz_corpus - the kept inputs (kmalloc'd copies), at most @cap */
+struct fuzz_corpus {
+	struct fuzz_input *in;
+	u32 n, cap;
+	u64 bytes;
+};
+
+/** fuzz_corpus_init() - an empty corpus of up to @cap inputs: 0 or -ENOMEM */
+int fuzz_corpus_init(struct fuzz_corpus *c, u32 cap);
+/**
+ * fuzz_corpus_add() - keep a copy of @data[0..@size)
+ * Return: 0; -ENOSPC when the corpus is full; -ENOMEM
+ */
+int fuzz_corpus_add(struct fuzz_corpus *c, const u8 *data, u32 size);
+/** fuzz_corpus_pick() - an input to mutate next (the newest more often); NULL when empty */
+const struct fuzz_input *fuzz_corpus_pick(const struct fuzz_corpus *c, struct fuzz_rng *r);
+/** fuzz_corpus_free() - free every input and the table */
+void fuzz_corpus_free(struct fuzz_corpus *c);
+
+#endif

@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: MIT
+/* Host tests of the fuzzer's core (kernel/fuzz): the PRNG, the mutator, AFL's
+ * hit-count classes and new-bits test, the corpus, the target registry, and a
+ * small loop on a synthetic target whose coverage is the length of a magic
+ * prefix matched: with feedback it finds the magic, without it does not. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hosted.h"
+#include <topaz/fuzz.h>
+#include <topaz/slab.h>
+#include <topaz/errno.h>
+
+static void *arena;
+
+/* one allocator for the group: the corpus keeps kmalloc'd copies */
+static int setup(void **state)
+{
+	arena = hosted_page_alloc_setup(16);
+	kmem_cache_init();
+	return 0;
+}
+
+static void test_rng_deterministic(void **state)
+{
+	struct fuzz_rng a, b, c;
+	int differ = 0;
+
+	fuzz_rng_seed(&a, 42);
+	fuzz_rng_seed(&b, 42);
+	fuzz_rng_seed(&c, 43);
+	for (int i = 0; i < 1000; i++) {
+		u64 x = fuzz_rng_next(&a);
+
+		assert_int_equal(x, fuzz_rng_next(&b));
+		differ += x != fuzz_rng_next(&c);
+	}
+	assert_true(differ > 990);
+	/* below(): in range and every value reached */
+	{
+		int seen[10] = { 0 };
+
+		for (int i = 0; i < 10000; i++) {
+			u32 v = fuzz_rng_below(&a, 10);
+
+			assert_true(v < 10);
+			seen[v]++;
+		}
+		for (int i = 0; i < 10; i++)
+			assert_true(seen[i] > 800 && seen[i] < 1200);
+	}
+	/* seed 0 is a seed like any other */
+	fuzz_rng_seed(&a, 0);
+	assert_true(fuzz_rng_next(&a) != 0 || fuzz_rng_next(&a) != 0);
+}
+
+/* The same seed and input give the same mutants; another seed others. */
+static void test_mutate_deterministic(void **state)
+{
+	static const u8 seed_in[] = "the quick brown fox jumps over the lazy dog";
+	u8 a[256], b[256], other[64];
+	struct fuzz_rng ra, rb;
+	size_t la, lb;
+	int same = 0;
+
+	memset(other, 0x5a, sizeof(other));
+	fuzz_rng_seed(&ra, 7);
+	fuzz_rng_seed(&rb, 7);
+	for (int i = 0; i < 500; i++) {
+		memcpy(a, seed_in, sizeof(seed_in));
+		memcpy(b, seed_in, sizeof(seed_in));
+		la = fuzz_mutate(&ra, a, sizeof(seed_in), sizeof(a), other, sizeof(other), NULL);
+		lb = fuzz_mutate(&rb, b, sizeof(seed_in), sizeof(b), other, sizeof(other), NULL);
+		assert_int_equal(la, lb);
+		assert_memory_equal(a, b, la);
+		same += la == sizeof(seed_in) && !memcmp(a, seed_in, la);
+	}
+	/* a stack of mutations rarely gives the input back */
+	assert_true(same < 25);
+}
+
+/* Every kind runs, lengths stay in 1..max_len, and the bytes past the
+ * length are never written (a canary after max_len). */
+static void test_mutate_bounds(void **state)
+{
+	enum { MAX = 48, CANARY = 64 };
+	u8 buf[MAX + CANARY];
+	u64 counts[FUZZ_NR_MUTS] = { 0 };
+	struct fuzz_rng r;
+	u8 other[200];
+	size_t len = 5;
+	int grew = 0, shrank = 0;
+
+	for (size_t i = 0; i < sizeof(other); i++)
+		other[i] = (u8)i;
+	fuzz_rng_seed(&r, 1);
+	memset(buf, 0xcc, sizeof(buf));
+	memcpy(buf, "hello", 5);
+	for (int i = 0; i < 20000; i++) {
+		size_t nl = fuzz_mutate(&r, buf, len, MAX, other, sizeof(other), counts);
+
+		assert_true(nl >= 1 && nl <= MAX);
+		grew += nl > len;
+		shrank += nl < len;
+		len = nl;
+		for (int k = 0; k < CANARY; k++)
+			assert_int_equal(buf[MAX + k], 0xcc);
+		if (i % 1000 == 999)
+			len = 1 + fuzz_rng_below(&r, 4);	/* short inputs too */
+	}
+	for (int m = 0; m < FUZZ_NR_MUTS; m++) {
+		if (!counts[m])
+			fail_msg("mutation %s never ran", fuzz_mut_name(m));
+	}
+	assert_true(grew > 100 && shrank > 100);
+	/* an empty input becomes one byte; an over-long one is cut to max_len */
+	len = fuzz_mutate(&r, buf, 0, MAX, NULL, 0, NULL);
+	assert_true(len >= 1 && len <= MAX);
+	assert_string_equal(fuzz_mut_name(FUZZ_MUT_SPLICE), "splice");
+	assert_string_equal(fuzz_mut_name(FUZZ_NR_MUTS), "?");
+}
+
+static void test_buckets(void **state)
+{
+	static const struct { u8 hits, cls; } t[] = {
+		{ 0, 0 }, { 1, 1 }, { 2, 2 }, { 3, 4 }, { 4, 8 }, { 7, 8 }, { 8, 16 }, { 15, 16 },
+		{ 16, 32 }, { 31, 32 }, { 32, 64 }, { 127, 64 }, { 128, 128 }, { 255, 128 },
+	};
+	u8 map[256];
+
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++)
+		assert_int_equal(fuzz_bucket(t[i].hits), t[i].cls);
+	for (int i = 0; i < 256; i++)
+		map[i] = (u8)i;
+	fuzz_classify(map, sizeof(map));
+	for (int i = 0; i < 256; i++)
+		assert_int_equal(map[i], fuzz_bucket((u8)i));
+}
+
+static void test_new_bits(void **state)
+{
+	u8 virgin[64], map[64];
+
+	memset(virgin, 0xff, sizeof(virgin));
+	assert_int_equal(fuzz_count_edges(virgin, sizeof(virgin)), 0);
+	memset(map, 0, sizeof(map));
+	assert_int_equal(fuzz_has_new_bits(virgin, map, sizeof(map)), FUZZ_NEW_NONE);
+
+	map[3] = 1;
+	map[9] = 5;
+	assert_int_equal(fuzz_has_new_bits(virgin, map, sizeof(map)), FUZZ_NEW_EDGE);
+	assert_int_equal(fuzz_count_edges(virgin, sizeof(virgin)), 2);
+	/* the same again: nothing new */
+	assert_int_equal(fuzz_has_new_bits(virgin, map, sizeof(map)), FUZZ_NEW_NONE);
+	/* edge 9 taken 6 times: the same class as 5 (4-7) */
+	map[9] = 6;
+	assert_int_equal(fuzz_has_new_bits(virgin, map, sizeof(map)), FUZZ_NEW_NONE);
+	/* edge 3 taken twice: a new class of a known edge */
+	map[3] = 2;
+	assert_int_equal(fuzz_has_new_bits(virgin, map, sizeof(map)), FUZZ_NEW_COUNT);
+	assert_int_equal(fuzz_count_edges(virgin, sizeof(virgin)), 2);
+	/* a new count and a new edge at once: the edge wins */
+	map[3] = 3;
+	map[60] = 1;
+	assert_int_equal(fuzz_has_new_bits(virgin, map, sizeof(map)), FUZZ_NEW_EDGE);
+	assert_int_equal(fuzz_count_edges(virgin, sizeof(virgin)), 3);
+	/* a size not a multiple of the words skipped: the tail is seen */
+	memset(virgin, 0xff, sizeof(virgin));
+	memset(map, 0, sizeof(map));
+	map[60] = 200;
+	assert_int_equal(fuzz_has_new_bits(virgin, map, 61), FUZZ_NEW_EDGE);
+	assert_int_equal(virgin[60], (u8)~128);
+	assert_int_equal(map[60], 200);	/* the map is not changed */
+}
+
+static void test_corpus(void **state)
+{
+	struct fuzz_corpus c;
+	struct fuzz_rng r;
+	int picked[3] = { 0 };
+
+	assert_int_equal(fuzz_corpus_init(&c, 3), 0);
+	fuzz_rng_seed(&r, 5);
+	assert_null(fuzz_corpus_pick(&c, &r));
+	assert_int_equal(fuzz_corpus_add(&c, (const u8 *)"a", 1), 0);
+	assert_int_equal(fuzz_corpus_add(&c, (const u8 *)"bb", 2), 0);
+	assert_int_equal(fuzz_corpus_add(&c, (const u8 *)"", 0), 0);
+	assert_int_equal(fuzz_corpus_add(&c, (const u8 *)"d", 1), -ENOSPC);
+	assert_int_equal(c.n, 3);
+	assert_int_equal(c.bytes, 3);
+	assert_memory_equal(c.in[1].data, "bb", 2);
+	for (int i = 0; i < 3000; i++) {
+		const struct fuzz_input *in = fuzz_corpus_pick(&c, &r);
+
+		picked[in - c.in]++;
+	}
+	/* every input is picked; the newest more often */
+	assert_true(picked[0] > 500 && picked[1] > 500);
+	assert_true(picked[2] > picked[0]);
+	fuzz_corpus_free(&c);
+	assert_int_equal(c.n, 0);
+}
+
+/* A target for the registry and the loop below: its "edges" are how many
+ * bytes of a magic it has matched, compared one by one, as a parser does. */
+static const u8 magic[] = "TPZ!";
+static u8 target_map[64];
+static int target_runs, target_found;
+
+static int magic_run(const u8 *data, size_t size)
+{
+	size_t i;
+
+	target_runs++;
+	for (i = 0; i < sizeof(magic) - 1 && i < size; i++) {
+		target_map[i] = 1;
+		if (data[i] != magic[i])
+			return 0;
+	}
+	if (i == sizeof(magic) - 1)
+		target_found++;
+	return 0;
+}
+
+static const u8 magic_seed[] = "AAAA";
+static const u8 *const magic_seeds[] = { magic_seed };
+static const u32 magic_seed_sizes[] = { sizeof(magic_seed) - 1 };
+static const struct fuzz_target magic_target = {
+	.name = "hostmagic", .help = "the host test's magic", .run = magic_run,
+	.seeds = magic_seeds, .seed_sizes = magic_seed_sizes, .nseeds = 1,
+};
+FUZZ_TARGET(magic_target);
+
+static void test_registry(void **state)
+{
+	assert_ptr_equal(fuzz_target_find("hostmagic"), &magic_target);
+	assert_null(fuzz_target_find("nosuch"));
+}
+
+/* The loop as the firmware phase runs it, with the target's map for coverage. */
+static int mini_loop(bool feedback, u64 seed, int runs)
+{
+	const struct fuzz_target *t = fuzz_target_find("hostmagic");
+	u8 virgin[sizeof(target_map)], buf[32];
+	struct fuzz_corpus c;
+	struct fuzz_rng r;
+
+	memset(virgin, 0xff, sizeof(virgin));
+	assert_int_equal(fuzz_corpus_init(&c, 256), 0);
+	fuzz_rng_seed(&r, seed);
+	target_found = 0;
+	for (u32 i = 0; i < t->nseeds; i++)
+		fuzz_corpus_add(&c, t->seeds[i], t->seed_sizes[i]);
+	for (int i = 0; i < runs && !target_found; i++) {
+		const struct fuzz_input *in = fuzz_corpus_pick(&c, &r);
+		const struct fuzz_input *o = fuzz_corpus_pick(&c, &r);
+		size_t len;
+
+		memcpy(buf, in->data, in->size);
+		len = fuzz_mutate(&r, buf, in->size, sizeof(buf), o->data, o->size, NULL);
+		memset(target_map, 0, sizeof(target_map));
+		t->run(buf, len);
+		if (fuzz_has_new_bits(virgin, target_map, sizeof(target_map)) && feedback)
+			fuzz_corpus_add(&c, buf, (u32)len);
+	}
+	fuzz_corpus_free(&c);
+	return target_found;
+}
+
+static void test_loop_feedback(void **state)
+{
+	/* 4 bytes at 1/256 each: blind mutation has no chance in 200000 runs */
+	assert_true(mini_loop(true, 1, 200000));
+	assert_false(mini_loop(false, 1, 200000));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rng_deterministic),
+		cmocka_unit_test(test_mutate_deterministic),
+		cmocka_unit_test(test_mutate_bounds),
+		cmocka_unit_test(test_buckets),
+		cmocka_unit_test(test_new_bits),
+		cmocka_unit_test(test_corpus),
+		cmocka_unit_test(test_registry),
+		cmocka_unit_test(test_loop_feedback),
+	};
+
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
