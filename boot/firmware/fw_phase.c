@@ -533,7 +533,7 @@ int fw_phase_run(struct boot_info *bi, void *image)
 	if (oracle_sync && oracle_wait())
 		ph.failed++;
 	if (run_spec)
-		ph.failed += run_workloads(run_spec);
+		ph.failed += run_workloads(run_spec) + fw_fuzz_seeds_failed;
 	if (ph.image)
 		ph.failed += image_run();
 	phase_end();

@@ -51,6 +51,8 @@ u64 fw_modules_touch(void);
 /* fw_fuzz_targets.c: the built-in fuzz targets (include/topaz/fuzz.h) */
 /** fw_fuzz_seeds() - fw.run=fuzzseeds: each target's seeds run, reset and leak-checked; failures */
 u64 fw_fuzz_seeds(void);
+/* how many targets failed fw.run=fuzzseeds: the phase's failures */
+extern unsigned int fw_fuzz_seeds_failed;
 /* The firmware's memory use, to compare around runs. */
 struct fw_mem_usage {
 	u64 free_pages;		/* EfiConventionalMemory pages in the memory map */
