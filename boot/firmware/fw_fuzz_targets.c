@@ -97,11 +97,22 @@ static const u8 dc_two_blocks[] = {	/* 8 x 'x', then 'y' to 16 bytes: a second b
 	0x0d, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x08, 0x00,
 	0x00, 0x07, 0x80, 0x00, 0x00, 0x90, 0x00, 0x00, 0x79, 0x00,
 };
+/*
+ * "abcabcabcabc": one block of real Huffman codes: the extra set's two 1-bit
+ * codes (a run of zero lengths, length 2), 'a', 'b', 'c' and a 9-byte match
+ * in 2-bit codes, the position set a single symbol (distance 3).
+ */
+static const u8 dc_match[] = {
+	0x0b, 0x00, 0x00, 0x00, 0x0c, 0x00, 0x00, 0x00, 0x00, 0x04,
+	0x28, 0x05, 0x30, 0x71, 0x37, 0x91, 0xd0, 0x21, 0xb0,
+};
 static const u8 dc_empty[] = {		/* original size 0: nothing to decode */
 	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
 };
-static const u8 *const dc_seeds[] = { dc_one_block, dc_two_blocks, dc_empty };
-static const u32 dc_sizes[] = { sizeof(dc_one_block), sizeof(dc_two_blocks), sizeof(dc_empty) };
+static const u8 *const dc_seeds[] = { dc_one_block, dc_two_blocks, dc_match, dc_empty };
+static const u32 dc_sizes[] = {
+	sizeof(dc_one_block), sizeof(dc_two_blocks), sizeof(dc_match), sizeof(dc_empty),
+};
 
 static const struct fuzz_target fuzz_decompress = {
 	.name = "decompress",
