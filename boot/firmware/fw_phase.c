@@ -282,7 +282,7 @@ static void phase_end(void)
 }
 
 /* The boot services table changed: its CRC as the specification wants it. */
-static void bs_crc(void)
+void fw_bs_crc(void)
 {
 	UINT32 crc = 0;
 
@@ -294,7 +294,7 @@ static void bs_crc(void)
 static void set_ebs(EFI_STATUS (EFIAPI *fn)(EFI_HANDLE, UINTN))
 {
 	fw.bs->ExitBootServices = (EFI_EXIT_BOOT_SERVICES)fn;
-	bs_crc();
+	fw_bs_crc();
 }
 
 /*
@@ -320,6 +320,14 @@ static EFI_STATUS EFIAPI load_image_hook(BOOLEAN boot_policy, EFI_HANDLE parent,
 	return s;
 }
 
+EFI_STATUS fw_load_image_unhooked(BOOLEAN boot_policy, EFI_HANDLE parent, EFI_DEVICE_PATH *path,
+				  VOID *src, UINTN size, EFI_HANDLE *handle)
+{
+	EFI_IMAGE_LOAD load = orig_load_image ? orig_load_image : fw.bs->LoadImage;
+
+	return load(boot_policy, parent, path, src, size, handle);
+}
+
 static void hook_load_image(bool on)
 {
 	if (on && !orig_load_image) {
@@ -329,7 +337,7 @@ static void hook_load_image(bool on)
 		fw.bs->LoadImage = orig_load_image;
 		orig_load_image = NULL;
 	}
-	bs_crc();
+	fw_bs_crc();
 }
 
 /*
@@ -526,7 +534,7 @@ int fw_phase_run(struct boot_info *bi, void *image)
 	if (oracle_sync && oracle_wait())
 		ph.failed++;
 	if (run_spec)
-		ph.failed += run_workloads(run_spec);
+		ph.failed += run_workloads(run_spec) + fw_fuzz_seeds_failed;
 	if (fw_fuzz_wanted() && !fw_fuzz_image())
 		ph.failed += fw_fuzz_run_builtin();
 	if (ph.image && fw_fuzz_image()) {

@@ -211,11 +211,19 @@ const struct workload fw_workloads[] = {
 };
 const unsigned int fw_nr_workloads = ARRAY_SIZE(fw_workloads);
 
+/* Checks rather than workloads: named, never part of all. */
+static const struct workload fw_checks[] = {
+	{ "fuzzseeds", fw_fuzz_seeds, "the fuzz targets' seeds run and reset, the firmware's memory use compared (not in all)", false },
+};
+
 const struct workload *fw_workload_find(const char *name)
 {
 	for (unsigned int i = 0; i < fw_nr_workloads; i++)
 		if (!strcmp(fw_workloads[i].name, name))
 			return &fw_workloads[i];
+	for (unsigned int i = 0; i < ARRAY_SIZE(fw_checks); i++)
+		if (!strcmp(fw_checks[i].name, name))
+			return &fw_checks[i];
 	return NULL;
 }
 
@@ -224,4 +232,6 @@ void fw_workload_list(void)
 	printk("firmware workloads (fw.run=NAME[,NAME...], or all):\n");
 	for (unsigned int i = 0; i < fw_nr_workloads; i++)
 		printk("  %-10s %s\n", fw_workloads[i].name, fw_workloads[i].help);
+	for (unsigned int i = 0; i < ARRAY_SIZE(fw_checks); i++)
+		printk("  %-10s %s\n", fw_checks[i].name, fw_checks[i].help);
 }

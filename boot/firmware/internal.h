@@ -48,6 +48,31 @@ const char *fw_module_format(u64 ip, char *buf, size_t n);
 /** fw_modules_touch() - fw.oracle: write every module and topaz back as it is; the bytes */
 u64 fw_modules_touch(void);
 
+/* fw_fuzz_targets.c: the built-in fuzz targets (include/topaz/fuzz.h) */
+/** fw_fuzz_seeds() - fw.run=fuzzseeds: each target's seeds run, reset and leak-checked; failures */
+u64 fw_fuzz_seeds(void);
+/* how many targets failed fw.run=fuzzseeds: the phase's failures */
+extern unsigned int fw_fuzz_seeds_failed;
+/* The firmware's memory use, to compare around runs. */
+struct fw_mem_usage {
+	u64 free_pages;		/* EfiConventionalMemory pages in the memory map */
+	u64 pool_live;		/* pool allocated through the table while tracked, not yet freed */
+};
+/** fw_mem_usage() - the firmware's memory use now; 0 or -errno (said) */
+int fw_mem_usage(struct fw_mem_usage *u);
+/** fw_pool_track() - hook AllocatePool/FreePool in the boot services table (or unhook) */
+void fw_pool_track(bool on);
+
+/* fw_phase.c */
+/** fw_bs_crc() - the boot services table's CRC, after topaz changed an entry */
+void fw_bs_crc(void);
+/**
+ * fw_load_image_unhooked() - LoadImage past the phase's hook: for images
+ * that never run (the peimage fuzz target), which the sideband need not keep
+ */
+EFI_STATUS fw_load_image_unhooked(BOOLEAN boot_policy, EFI_HANDLE parent, EFI_DEVICE_PATH *path,
+				  VOID *src, UINTN size, EFI_HANDLE *handle);
+
 /* fw_image.c: fw.image= */
 int fw_image_load(const char *spec, EFI_HANDLE *h);
 /* fw_output.c: pt.sink=file */

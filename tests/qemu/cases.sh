@@ -134,6 +134,7 @@ trace-fw-timeout|fw.run=vars fw.image="\EFI\tools\hello.efi spin" fw.timeout=500
 trace-fw-timeout-call|fw.image="\EFI\tools\hello.efi tpl" fw.timeout=200 pt=on pt.buf=16K|35|still running after 200 ms (fw.timeout=): at a firmware call;result: fw.phase failed=1;!PANIC|trace,fw-aborted,module=hello
 trace-fw-timeout-shell|fw.image="fv:Shell" pt=on fw.timeout=3000|35|UEFI Interactive Shell;still running after 3000 ms (fw.timeout=): at ;result: fw.phase failed=1;!PANIC|trace=none
 fw-untraced-then-kernel|fw.run=all fw.then=kernel run=sort|33|fw: run: connect returned;result: fw.phase failed=0;run: sort returned;topaz: power off (success)
+fw-fuzz-seeds|fw.run=fuzzseeds|33|result: fw.fuzzseeds decompress: 4 seeds x 16, ran 64, rejected 0, pool +0, pages +0: ok;result: fw.fuzzseeds devpath: 3 seeds x 16, ran 48, rejected 0, pool +0, pages +0: ok;result: fw.fuzzseeds peimage: 2 seeds x 16, ran 32, rejected 0, pool +0, pages +0: ok;result: fw.fuzzseeds hii: 3 seeds x 16, ran 48, rejected 0, pool +0, pages +0: ok;result: fw.fuzzseeds targets=4 failed=0;result: fw.phase failed=0;!FAILED;!PANIC|
 fw-list|fw.run=list|33|firmware workloads (fw.run=NAME[,NAME...], or all):;ConnectController on every handle
 run-bad-workload|run=sort,nosuch|35|run=sort,nosuch: no workload 'nosuch';run: sort returned
 fw-bad-workload|fw.run=vars,nosuch pt=on pt.buf=16K|35|fw.run=vars,nosuch: no firmware workload 'nosuch';result: fw.phase failed=1|trace,fw
