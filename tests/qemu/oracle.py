@@ -30,8 +30,10 @@ from topaz's trace container: they must be identical.
 What is compared (see tests/qemu/oracle.sh for the why):
   * the compared range R: every workload's function (kernel/workloads/*.c but
     the registry, registry.c), pt_run_traced,
-    every other function the discovery boot's trace went through, and the
-    firmware code pages that trace carried as sideband;
+    every other function the discovery boot's trace went through, the leaf
+    functions any of those call directly, the SMP wait path (smp_wait_relax
+    and all it calls: whether a CPU waits is a race), and the firmware code
+    pages that trace carried as sideband;
     with pt.filter, R is cut down to the filter ranges the trace header records
     (IA32_RTIT_ADDRn_A/B with ADDRn_CFG=1) on the QEMU side only, so a decoded
     instruction outside the filter is a divergence;
@@ -138,6 +140,25 @@ def objdump(elf, start, stop):
         if m:
             insns.append((int(m.group(1), 16), m.group(2)))
     return insns
+
+
+def direct_calls(elf, funcs):
+    """{function address: {addresses of the functions it calls or jumps to
+    directly}}, from objdump -d of ELF (link-time addresses)."""
+    starts = sorted(addr for addr, _s, _n, _f in funcs)
+    known = set(starts)
+    res = subprocess.run(['objdump', '-d', '--no-show-raw-insn', elf], capture_output=True,
+                         text=True, check=True)
+    calls = {}
+    for line in res.stdout.splitlines():
+        m = re.match(r'\s+([0-9a-f]+):\s+(?:call|jmp)\s+([0-9a-f]+) <', line)
+        if not m:
+            continue
+        ip, to = int(m.group(1), 16), int(m.group(2), 16)
+        i = bisect.bisect_right(starts, ip) - 1
+        if i >= 0 and to in known and to != starts[i]:
+            calls.setdefault(starts[i], set()).add(to)
+    return calls
 
 
 class Symbolizer:
@@ -333,6 +354,26 @@ def cmd_plan(a):
             if load + addr <= ip < load + addr + size and load + addr not in seen:
                 seen.add(load + addr)
                 compared.append((load + addr, load + addr + size, name))
+    # Code whose running depends on timing, not on the workload: a discovery
+    # boot may not run it where the traced boot does. The leaf functions the
+    # compared ones call directly (local_irq_enable and its kind: a few bytes
+    # each), and the SMP wait path with all it calls (whether a CPU waits for
+    # another is a race).
+    calls = direct_calls(a.elf, funcs)
+    seen = {lo for lo, _hi, _n in compared}
+    kernel = [lo - load for lo, _hi, n in compared if not n.startswith('[')]
+    extra = {t for f in kernel for t in calls.get(f, ()) if not calls.get(t)}
+    todo = [by_name['smp_wait_relax'][0]] if 'smp_wait_relax' in by_name else []
+    while todo:
+        f = todo.pop()
+        if f not in extra:
+            extra.add(f)
+            todo += calls.get(f, ())
+    sizes = {addr: (size, name) for addr, size, name, _src in funcs}
+    for f in sorted(extra):
+        if load + f not in seen and f in sizes and sizes[f][0]:
+            seen.add(load + f)
+            compared.append((load + f, load + f + sizes[f][0], sizes[f][1]))
     for need in ('pt_run_traced', 'isr_stubs', 'isr_common', 'isr_bp_done', 'pt_trace_begin',
                  'pt_trace_end'):
         if need not in by_name:
