@@ -115,6 +115,10 @@ $(BUILD)/ksyms-real.S: $(BUILD)/topaz.pass1.so scripts/gen-ksyms.sh
 $(BUILD)/topaz.so: $(KOBJS) $(BUILD)/ksyms-real.o linker.ld
 	$(Q)$(call KLINK,$(BUILD)/ksyms-real.o,$@)
 	$(Q)scripts/gen-ksyms.sh --check $(BUILD)/topaz.pass1.so $@
+	@# a section's relocations outside .rela are never applied (linker.ld)
+	$(Q)if readelf -SW $@ | grep -qE '\] \.rela[^ ]'; then \
+		echo "$@: relocations outside .rela, which EFI relocation would skip (add them to linker.ld's .rela):" >&2; \
+		readelf -SW $@ | grep -E '\] \.rela[^ ]' >&2; rm -f $@; exit 1; fi
 $(BUILD)/topaz.efi: $(BUILD)/topaz.so
 	$(Q)$(OBJCOPY) -j .text -j .rodata -j .data -j .dynamic -j .dynsym -j .rel \
 		-j .rela -j .rel.* -j .rela.* -j .reloc -j .ksyms \
