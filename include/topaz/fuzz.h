@@ -83,8 +83,46 @@ enum fuzz_mut {
 	FUZZ_MUT_DELETE,	/* a block deleted */
 	FUZZ_MUT_COPY,		/* a block copied over another place */
 	FUZZ_MUT_SPLICE,	/* the tail replaced by another input's */
+	FUZZ_MUT_DICT_OVERWRITE,	/* a dictionary token over the input's bytes (with a dict) */
+	FUZZ_MUT_DICT_INSERT,	/* a dictionary token inserted (with a dict) */
 	FUZZ_NR_MUTS
 };
+/* the mutations that need no dictionary: a campaign without one draws from these only */
+#define FUZZ_NR_MUTS_PLAIN	FUZZ_MUT_DICT_OVERWRITE
+
+/* ------------------------------------------------------------ the dictionary */
+
+#define FUZZ_DICT_TOKEN_MAX	128	/* AFL's MAX_DICT_FILE */
+#define FUZZ_DICT_MAX		4096	/* lines of a dictionary file */
+
+/** struct fuzz_dict_entry - one token: @data[0..@len) */
+struct fuzz_dict_entry {
+	u32 len;
+	u8 data[FUZZ_DICT_TOKEN_MAX];
+};
+
+/** struct fuzz_dict - a dictionary's @n tokens (fw.fuzz.dict=) */
+struct fuzz_dict {
+	struct fuzz_dict_entry *e;
+	u32 n;
+};
+
+/**
+ * fuzz_dict_parse() - read a dictionary in AFL's format
+ * @d: filled (fuzz_dict_free() it)
+ * @text: @size: the file's bytes
+ * @file: its name, for messages
+ * @err: @err_size: on failure, "FILE:LINE: what is wrong"
+ *
+ * A line is blank, a # comment, or [name[@level]=]"value" with printable
+ * characters and the escapes \\, \" and \xNN.
+ * Return: 0 (at least one token); -EINVAL a bad line, -ENODATA no token,
+ * -E2BIG too many lines, -ENOMEM.
+ */
+int fuzz_dict_parse(struct fuzz_dict *d, const char *text, size_t size, const char *file,
+		    char *err, size_t err_size);
+/** fuzz_dict_free() - free @d's tokens */
+void fuzz_dict_free(struct fuzz_dict *d);
 
 /**
  * fuzz_mutate() - change @buf in place with a stack of 1, 2, 4, 8 or 16 mutations
@@ -101,8 +139,27 @@ enum fuzz_mut {
 size_t fuzz_mutate(struct fuzz_rng *r, u8 *buf, size_t len, size_t max_len,
 		   const u8 *other, size_t other_len, u64 *counts);
 
+/**
+ * fuzz_mutate_dict() - fuzz_mutate() with @dict's tokens inserted and written
+ * over the input's bytes too (@dict NULL or empty: the same draws as
+ * fuzz_mutate(), the same campaign)
+ */
+size_t fuzz_mutate_dict(struct fuzz_rng *r, u8 *buf, size_t len, size_t max_len,
+			const u8 *other, size_t other_len, const struct fuzz_dict *dict,
+			u64 *counts);
+
 /** fuzz_mut_name() - "bitflip", "arith16", ... */
 const char *fuzz_mut_name(enum fuzz_mut m);
+
+/* ------------------------------------------------------------ file names */
+
+#define FUZZ_SHA1_BYTES	20
+#define FUZZ_SHA1_HEX	41	/* 40 hex digits and the NUL */
+
+/** fuzz_sha1() - the SHA-1 of @data[0..@n) (FIPS 180-4): libFuzzer's file names */
+void fuzz_sha1(const void *data, size_t n, u8 out[FUZZ_SHA1_BYTES]);
+/** fuzz_sha1_hex() - the same in lower-case hex, NUL-ended */
+void fuzz_sha1_hex(const void *data, size_t n, char out[FUZZ_SHA1_HEX]);
 
 /* ------------------------------------------------------------ coverage */
 

@@ -61,6 +61,7 @@ static const s32 interesting32[] = { (s32)0x80000000, -100663046, -32769, 32768,
 static const char *const mut_names[FUZZ_NR_MUTS] = {
 	"bitflip", "byteflip", "randbyte", "arith8", "arith16", "arith32",
 	"interest8", "interest16", "interest32", "insert", "delete", "copy", "splice",
+	"dict-overwrite", "dict-insert",
 };
 
 const char *fuzz_mut_name(enum fuzz_mut m)
@@ -117,8 +118,9 @@ static void word_op(struct fuzz_rng *r, u8 *p, int w, bool interest)
 
 /* One mutation of @buf (@len bytes, room for @max); returns the new length, or 0 when it did not apply. */
 static size_t mutate_one(struct fuzz_rng *r, enum fuzz_mut m, u8 *buf, size_t len, size_t max,
-			 const u8 *other, size_t other_len)
+			 const u8 *other, size_t other_len, const struct fuzz_dict *dict)
 {
+	const struct fuzz_dict_entry *tok;
 	size_t at, n, from;
 
 	switch (m) {
@@ -209,6 +211,20 @@ static size_t mutate_one(struct fuzz_rng *r, enum fuzz_mut m, u8 *buf, size_t le
 			n = max - at;
 		memcpy(buf + at, other + at, n);
 		return at + n;
+	case FUZZ_MUT_DICT_OVERWRITE:
+		tok = &dict->e[fuzz_rng_below(r, dict->n)];
+		if (tok->len > len)
+			return 0;
+		memcpy(buf + fuzz_rng_below(r, (u32)(len - tok->len + 1)), tok->data, tok->len);
+		return len;
+	case FUZZ_MUT_DICT_INSERT:
+		tok = &dict->e[fuzz_rng_below(r, dict->n)];
+		if (len + tok->len > max)
+			return 0;
+		at = fuzz_rng_below(r, (u32)len + 1);
+		memmove(buf + at + tok->len, buf + at, len - at);
+		memcpy(buf + at, tok->data, tok->len);
+		return len + tok->len;
 	default:
 		return 0;
 	}
@@ -217,6 +233,15 @@ static size_t mutate_one(struct fuzz_rng *r, enum fuzz_mut m, u8 *buf, size_t le
 size_t fuzz_mutate(struct fuzz_rng *r, u8 *buf, size_t len, size_t max_len,
 		   const u8 *other, size_t other_len, u64 *counts)
 {
+	return fuzz_mutate_dict(r, buf, len, max_len, other, other_len, NULL, counts);
+}
+
+size_t fuzz_mutate_dict(struct fuzz_rng *r, u8 *buf, size_t len, size_t max_len,
+			const u8 *other, size_t other_len, const struct fuzz_dict *dict,
+			u64 *counts)
+{
+	/* without tokens the draws are those of a campaign before dictionaries */
+	u32 kinds = dict && dict->n ? FUZZ_NR_MUTS : FUZZ_NR_MUTS_PLAIN;
 	/* 1..16 (AFL's havoc stacks 2..16): one small change alone is what
 	 * gets past a compare a byte at a time, so it comes a fifth of the time */
 	u32 stack = 1u << fuzz_rng_below(r, 3);
@@ -228,8 +253,8 @@ size_t fuzz_mutate(struct fuzz_rng *r, u8 *buf, size_t len, size_t max_len,
 		len = 1;
 	}
 	for (u32 i = 0; i < stack; i++) {
-		enum fuzz_mut m = fuzz_rng_below(r, FUZZ_NR_MUTS);
-		size_t nl = mutate_one(r, m, buf, len, max_len, other, other_len);
+		enum fuzz_mut m = fuzz_rng_below(r, kinds);
+		size_t nl = mutate_one(r, m, buf, len, max_len, other, other_len, dict);
 
 		if (!nl)
 			continue;

@@ -114,8 +114,10 @@ static void test_mutate_bounds(void **state)
 			len = 1 + fuzz_rng_below(&r, 4);	/* short inputs too */
 	}
 	for (int m = 0; m < FUZZ_NR_MUTS; m++) {
-		if (!counts[m])
-			fail_msg("mutation %s never ran", fuzz_mut_name(m));
+		/* without a dictionary its mutations never run */
+		if (!counts[m] != (m >= FUZZ_NR_MUTS_PLAIN))
+			fail_msg("mutation %s ran %llu times", fuzz_mut_name(m),
+				 (unsigned long long)counts[m]);
 	}
 	assert_true(grew > 100 && shrank > 100);
 	/* an empty input becomes one byte; an over-long one is cut to max_len */
@@ -279,6 +281,162 @@ static void test_loop_feedback(void **state)
 	assert_false(mini_loop(false, 1, 200000));
 }
 
+/* FIPS 180's examples, a million 'a', and every padding case: the SHA-1 of
+ * the hex digests of 200 inputs of 0..199 bytes, as OpenSSL (Python's
+ * hashlib) computes it. */
+static void test_sha1(void **state)
+{
+	static const struct { const char *in; const char *hex; } v[] = {
+		{ "", "da39a3ee5e6b4b0d3255bfef95601890afd80709" },
+		{ "abc", "a9993e364706816aba3e25717850c26c9cd0d89d" },
+		{ "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+		  "84983e441c3bd26ebaae4aa1f95129e5e54670f1" },
+	};
+	char hex[FUZZ_SHA1_HEX], *all = malloc(200 * 40 + 1);
+	static u8 buf[1000000];
+
+	for (size_t i = 0; i < ARRAY_SIZE(v); i++) {
+		fuzz_sha1_hex(v[i].in, strlen(v[i].in), hex);
+		assert_string_equal(hex, v[i].hex);
+	}
+	memset(buf, 'a', sizeof(buf));
+	fuzz_sha1_hex(buf, sizeof(buf), hex);
+	assert_string_equal(hex, "34aa973cd4c4daa4f61eeb2bdbad27316534016f");
+	for (int i = 0; i < 200; i++) {
+		for (int j = 0; j < i; j++)
+			buf[j] = (u8)(i * 7 + j);
+		fuzz_sha1_hex(buf, i, all + 40 * i);
+	}
+	fuzz_sha1_hex(all, 200 * 40, hex);
+	assert_string_equal(hex, "c3d68123daa389c19344c40b263240e6eddb7630");
+	/* the sample harness's crash, as `printf 'TPZ\0' | openssl sha1` names it */
+	fuzz_sha1_hex("TPZ", 4, hex);
+	assert_string_equal(hex, "15fc1ecae6b20b10043d524f921c5ee9fd347e4b");
+	free(all);
+}
+
+/* AFL's format: names, levels, bare values, escapes, comments, blank lines, CRLF. */
+static void test_dict_parse(void **state)
+{
+	static const char text[] =
+		"# a comment\n"
+		"\n"
+		"magic=\"TPZ\"\n"
+		"  header_png@2 = \"\\x89PNG\\x0d\\x0a\"  \r\n"
+		"\"bare \\\"quoted\\\" \\\\\"\n"
+		"\t# indented comment\n"
+		"last=\"\\xff\\x00\"";	/* no newline at the end */
+	struct fuzz_dict d;
+	char err[128];
+
+	assert_int_equal(fuzz_dict_parse(&d, text, sizeof(text) - 1, "t.dict", err, sizeof(err)), 0);
+	assert_int_equal(d.n, 4);
+	assert_int_equal(d.e[0].len, 3);
+	assert_memory_equal(d.e[0].data, "TPZ", 3);
+	assert_int_equal(d.e[1].len, 6);
+	assert_memory_equal(d.e[1].data, "\x89PNG\r\n", 6);
+	assert_int_equal(d.e[2].len, 15);
+	assert_memory_equal(d.e[2].data, "bare \"quoted\" \\", 15);
+	assert_int_equal(d.e[3].len, 2);
+	assert_memory_equal(d.e[3].data, "\xff\x00", 2);
+	fuzz_dict_free(&d);
+}
+
+/* Each bad line is named by file and line, with what is wrong. */
+static void test_dict_errors(void **state)
+{
+	static const struct { const char *text; const char *err; } v[] = {
+		{ "ok=\"a\"\nno quotes\n", "x.dict:2: not name=\"value\"" },
+		{ "a=b\n", "x.dict:1: the value does not start with a double quote" },
+		{ "a=\"open\n", "x.dict:1: the value does not end with a double quote" },
+		{ "\"\n", "x.dict:1: the value does not end with a double quote" },
+		{ "#\n\n\"bad \\q\"\n", "x.dict:3: a backslash not followed by" },
+		{ "\"\\x4\"\n", "x.dict:1: a backslash not followed by" },
+		{ "\"\\xzz\"\n", "x.dict:1: a backslash not followed by" },
+		{ "\"a\"b\"\n", "x.dict:1: a double quote inside the value" },
+		{ "\"tab\there\"\n", "x.dict:1: a byte that is not printable" },
+		{ "e=\"\"\n", "x.dict:1: an empty value" },
+		{ "# only comments\n\n", "x.dict: no token in it" },
+		{ "", "x.dict: no token in it" },
+	};
+	char long_line[300], err[128];
+	struct fuzz_dict d;
+
+	for (size_t i = 0; i < ARRAY_SIZE(v); i++) {
+		err[0] = 0;
+		assert_true(fuzz_dict_parse(&d, v[i].text, strlen(v[i].text), "x.dict", err,
+					    sizeof(err)) < 0);
+		if (strncmp(err, v[i].err, strlen(v[i].err)))
+			fail_msg("case %zu: \"%s\", wanted \"%s...\"", i, err, v[i].err);
+		assert_null(d.e);
+	}
+	/* 129 bytes: one past AFL's limit */
+	long_line[0] = '"';
+	memset(long_line + 1, 'x', 129);
+	strcpy(long_line + 130, "\"\n");
+	assert_int_equal(fuzz_dict_parse(&d, long_line, strlen(long_line), "x.dict", err,
+					 sizeof(err)), -EINVAL);
+	assert_string_equal(err, "x.dict:1: the value is longer than 128 bytes");
+	long_line[129] = '"';
+	long_line[130] = 0;
+	assert_int_equal(fuzz_dict_parse(&d, long_line, strlen(long_line), "x.dict", err,
+					 sizeof(err)), 0);
+	assert_int_equal(d.e[0].len, 128);
+	fuzz_dict_free(&d);
+}
+
+static bool has_token(const u8 *p, size_t n)
+{
+	for (size_t i = 0; i + 5 <= n; i++)
+		if (!memcmp(p + i, "TOKEN", 5))
+			return true;
+	return false;
+}
+
+/* With a dictionary its tokens are inserted and written over the input,
+ * within max_len; without one (or an empty one) the draws are fuzz_mutate()'s. */
+static void test_mutate_dict(void **state)
+{
+	enum { MAX = 32, CANARY = 16 };
+	static const char text[] = "t=\"TOKEN\"\n";
+	u64 counts[FUZZ_NR_MUTS] = { 0 };
+	u8 a[MAX + CANARY], b[MAX + CANARY];
+	struct fuzz_rng ra, rb;
+	struct fuzz_dict d, empty = { 0 };
+	size_t la = 4, lb = 4;
+	int found = 0;
+	char err[64];
+
+	assert_int_equal(fuzz_dict_parse(&d, text, sizeof(text) - 1, "t", err, sizeof(err)), 0);
+	fuzz_rng_seed(&ra, 3);
+	memset(a, 0xcc, sizeof(a));
+	memcpy(a, "abcd", 4);
+	for (int i = 0; i < 5000; i++) {
+		la = fuzz_mutate_dict(&ra, a, la, MAX, NULL, 0, &d, counts);
+		assert_true(la >= 1 && la <= MAX);
+		for (int k = 0; k < CANARY; k++)
+			assert_int_equal(a[MAX + k], 0xcc);
+		found += has_token(a, la);
+		if (i % 50 == 49)
+			la = 1 + fuzz_rng_below(&ra, 8);
+	}
+	assert_true(counts[FUZZ_MUT_DICT_OVERWRITE] > 50 && counts[FUZZ_MUT_DICT_INSERT] > 50);
+	assert_true(found > 200);
+	fuzz_dict_free(&d);
+	/* an empty dictionary: the same inputs as fuzz_mutate() from the same seed */
+	fuzz_rng_seed(&ra, 9);
+	fuzz_rng_seed(&rb, 9);
+	la = lb = 4;
+	memcpy(a, "abcd", 4);
+	memcpy(b, "abcd", 4);
+	for (int i = 0; i < 1000; i++) {
+		la = fuzz_mutate_dict(&ra, a, la, MAX, NULL, 0, &empty, NULL);
+		lb = fuzz_mutate(&rb, b, lb, MAX, NULL, 0, NULL);
+		assert_int_equal(la, lb);
+		assert_memory_equal(a, b, la);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -290,6 +448,10 @@ int main(void)
 		cmocka_unit_test(test_corpus),
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_loop_feedback),
+		cmocka_unit_test(test_sha1),
+		cmocka_unit_test(test_dict_parse),
+		cmocka_unit_test(test_dict_errors),
+		cmocka_unit_test(test_mutate_dict),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
