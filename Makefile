@@ -267,7 +267,7 @@ $(BUILD)/fuzz/gen_seeds: tests/fuzz/gen_seeds.c $(BUILD)/host/libtopaz.a
 # After the fuzzing, and in make test on the committed corpus (perf-corpus):
 # Linux perf reads the perf.data exports of fuzz_perfdata's corpus
 # (tests/fuzz/perf_corpus.sh).
-.PHONY: fuzz-build fuzz fuzz-smoke fuzz-replay fuzz-seeds perf-corpus
+.PHONY: fuzz-build fuzz fuzz-smoke fuzz-replay fuzz-seeds perf-corpus fuzz-fw
 fuzz-build: $(FUZZ_BINS)
 fuzz: fuzz-build tools
 	$(Q)status=0; tests/fuzz/run.sh fuzz $(BUILD)/fuzz $(FUZZ_SECONDS) $(FUZZ_NAMES) || status=$$?; \
@@ -281,6 +281,18 @@ fuzz-replay: fuzz-build
 	$(Q)tests/fuzz/run.sh replay $(BUILD)/fuzz 0 $(FUZZ_NAMES)
 fuzz-seeds: $(BUILD)/fuzz/gen_seeds
 	$(Q)$(BUILD)/fuzz/gen_seeds tests/fuzz/corpus
+
+# make fuzz-fw TARGET=NAME TIME=S: a firmware fuzz campaign (fw.fuzz=) in QEMU on the
+# software trace unit, resuming from $(BUILD)/fuzz/NAME's queues, its finds back in
+# them (scripts/fuzz-fw.sh, docs/fuzzing.md); INSTANCE= one of several sharing them,
+# COVERAGE=1 the corpus's coverage, REPLAY=FILE one input traced.
+TIME ?= 60
+export FUZZ
+fuzz-fw: setup
+	$(Q)$(MAKE) --no-print-directory $(JFLAG) kernel tools
+	$(Q)scripts/fuzz-fw.sh --build $(abspath $(BUILD)) --target "$(TARGET)" --time "$(TIME)" \
+		--instance "$(INSTANCE)" --options "$$FUZZ" --efi "$(EFI)" \
+		$(if $(filter 1,$(COVERAGE)),--coverage) $(if $(REPLAY),--replay "$(REPLAY)")
 
 # ---------------------------------------------------------------- commands
 setup:
@@ -347,6 +359,7 @@ help:
 	@echo '  host-tests   build the host tests; efi-samples: the sample EFI images (build/efi/)'
 	@echo '  bench        the benchmarks (tests/bench/)'
 	@echo '  fuzz         libFuzzer on the parsers, FUZZ_SECONDS each; fuzz-build, fuzz-smoke, fuzz-replay, fuzz-seeds'
+	@echo '  fuzz-fw      fuzz firmware in QEMU: TARGET=NAME TIME=S [FUZZ=options] [INSTANCE=ID] [COVERAGE=1] [REPLAY=FILE] (docs/fuzzing.md)'
 	@echo '  perf-corpus  Linux perf reads the committed perf.data corpus'
 	@echo '  setup        install the missing Debian packages (scripts/setup.sh)'
 	@echo '  clean        remove $(BUILD)/'

@@ -25,8 +25,8 @@ static const char *fuzz_spec;
 KPARAM_STR("fw.fuzz", fw_fuzz, &fuzz_spec,
 	   "firmware phase: fuzz TARGET with trace coverage as feedback (list: the targets; image: the harness fw.image= runs, include/topaz/fuzz_harness.h)");
 static u64 fuzz_runs = 10000;
-KPARAM_UINT("fw.fuzz.runs", fw_fuzz_runs, &fuzz_runs, 1, 1ull << 40,
-	    "fw.fuzz: executions of mutated inputs (after the seeds)");
+KPARAM_UINT("fw.fuzz.runs", fw_fuzz_runs, &fuzz_runs, 0, 1ull << 40,
+	    "fw.fuzz: executions of mutated inputs (after the seeds; 0: no limit, fw.fuzz.time= ends it)");
 static u64 fuzz_seed = 1;
 KPARAM_UINT("fw.fuzz.seed", fw_fuzz_seed, &fuzz_seed, 0, ~0ull,
 	    "fw.fuzz: the PRNG's seed: the same seed, the same campaign");
@@ -184,6 +184,7 @@ static int one_input(const u8 *data, size_t size, bool keep)
 		pr_err("fuzz: crash: the harness reported a bug: \"%s\" (execution %llu)\n", fz.bug,
 		       fz.execs);
 		print_input(data, size);
+		fw_fuzz_save(FW_FUZZ_CRASH, data, size);
 		printk("result: fuzz crash kind=bug execs=%llu size=%zu what=\"%s\"\n", fz.execs, size,
 		       fz.bug);
 		return 1;
@@ -211,11 +212,33 @@ static int one_input(const u8 *data, size_t size, bool keep)
 			pr_info("fuzz: #%llu: %s, kept (corpus %u)\n", fz.execs,
 				news == FUZZ_NEW_EDGE ? "new edge" : "new hit count", fz.corpus.n);
 			print_input(data, size);
+			fw_fuzz_save(FW_FUZZ_CORPUS, data, size);
 		}
 		else if (err != -ENOSPC)
 			return err;	/* -ENOMEM: nothing more can be kept */
 	}
 	return 0;
+}
+
+/* An input of fw.fuzz.corpus= (@ctx: keep it): kept as a seed is, or when new with feedback. */
+static int import_one(const u8 *data, size_t size, void *keep)
+{
+	u32 n = fz.corpus.n;
+	int err = one_input(data, size, *(bool *)keep);
+
+	if (!err && !*(bool *)keep && fz.corpus.n == n && fuzz_corpus_add(&fz.corpus, data, (u32)size))
+		err = -ENOMEM;
+	return err;
+}
+
+/* fw.fuzz.replay=: each input once, traced; a crash said as in a campaign. */
+static int replay_one(const u8 *data, size_t size, void *unused)
+{
+	int err = one_input(data, size, false);
+
+	if (!err)
+		printk("fuzz: replayed %zu bytes: no crash\n", size);
+	return err;
 }
 
 /* The campaign on fz.t: the seeds, then fw.fuzz.runs mutants. Returns failures (0 or 1). */
@@ -228,7 +251,7 @@ static int campaign(void)
 	u64 tsc_status = (u64)STATUS_EVERY_S * 1000 * tsc_khz;
 
 	fz.coverage = pt_boot_active() && !pt_coverage_window_begin();
-	if (fuzz_feedback && !fz.coverage) {
+	if (fuzz_feedback && !fz.coverage && !fw_fuzz_replaying()) {
 		pr_err("fw.fuzz.feedback=on needs the trace's coverage: boot with pt=on pt.coverage=on (or fw.fuzz.feedback=off)\n");
 		return 1;
 	}
@@ -238,7 +261,7 @@ static int campaign(void)
 		fz.scratch = kmalloc(fz.map_size, GFP_KERNEL);
 		fz.first = kmalloc(fz.map_size, GFP_KERNEL);
 	}
-	buf = kmalloc(max_len, GFP_KERNEL);
+	buf = kmalloc(max_len + 1, GFP_KERNEL);	/* + 1: a file longer than max_len is seen so */
 	if ((fz.coverage && (!fz.virgin || !fz.scratch || !fz.first)) || !buf ||
 	    fuzz_corpus_init(&fz.corpus, CORPUS_MAX)) {
 		pr_err("fw.fuzz: no memory for the campaign (fw.mem=)\n");
@@ -247,8 +270,15 @@ static int campaign(void)
 	}
 	if (fz.virgin)
 		memset(fz.virgin, 0xff, fz.map_size);
+	err = fw_fuzz_io_begin(t->name);
+	if (err)
+		goto out;
 	fuzz_rng_seed(&fz.rng, fuzz_seed);
 	fz.t0 = fz.last_new = fz.last_status = rdtsc();
+	if (fw_fuzz_replaying()) {
+		err = fw_fuzz_replay_each(buf, max_len, replay_one, NULL);
+		goto out;
+	}
 	printk("fuzz: %s: %u seeds, %llu runs, seed %llu, max_len %zu, feedback %s, coverage %s\n",
 	       t->name, t->nseeds, fuzz_runs, fuzz_seed, max_len, fuzz_feedback ? "on" : "off",
 	       fz.coverage ? "from the trace" : "none (untraced)");
@@ -268,16 +298,19 @@ static int campaign(void)
 		if (!err && fuzz_corpus_add(&fz.corpus, buf, 1))
 			err = -ENOMEM;
 	}
+	if (!err)
+		err = fw_fuzz_import(buf, max_len, import_one, &fuzz_feedback);
 	fz.seed_edges = fz.coverage ? fuzz_count_edges(fz.virgin, fz.map_size) : 0;
 	status_line("seeds:");
 
-	for (u64 i = 0; i < fuzz_runs && !err; i++) {
+	for (u64 i = 0; (!fuzz_runs || i < fuzz_runs) && !err && !fw_fuzz_time_up(fz.t0); i++) {
 		const struct fuzz_input *in = fuzz_corpus_pick(&fz.corpus, &fz.rng);
 		const struct fuzz_input *other = fuzz_corpus_pick(&fz.corpus, &fz.rng);
 		size_t n = in->size < max_len ? in->size : max_len;
 
 		memcpy(buf, in->data, n);
-		n = fuzz_mutate(&fz.rng, buf, n, max_len, other->data, other->size, NULL);
+		n = fuzz_mutate_dict(&fz.rng, buf, n, max_len, other->data, other->size, fw_fuzz_dict(),
+				     NULL);
 		err = one_input(buf, n, fuzz_feedback);
 		if (rdtsc() - fz.last_status >= tsc_status) {
 			fz.last_status = rdtsc();
@@ -290,6 +323,7 @@ out:
 	       "crashes=%llu feedback=%s seed=%llu\n", t->name, fz.execs, fz.corpus.n, fz.kept,
 	       fz.coverage && fz.virgin ? fuzz_count_edges(fz.virgin, fz.map_size) : 0,
 	       fz.seed_edges, fz.rejected, fz.crashes, fuzz_feedback ? "on" : "off", fuzz_seed);
+	fw_fuzz_io_end();
 	fuzz_corpus_free(&fz.corpus);
 	kfree(buf);
 	kfree(fz.virgin);

@@ -16,7 +16,7 @@
 
 #define HEADER_BYTES	4096
 
-static void ascii_to_ucs2(CHAR16 *dst, const char *src, size_t n)
+void fw_ascii_to_ucs2(CHAR16 *dst, const char *src, size_t n)
 {
 	size_t i;
 
@@ -29,7 +29,7 @@ static void ascii_to_ucs2(CHAR16 *dst, const char *src, size_t n)
  * @wpath opened for reading on topaz's boot volume; EFI_NO_MEDIA when the
  * volume has no file system.
  */
-static EFI_STATUS open_on_volume(const CHAR16 *wpath, EFI_FILE_HANDLE *file)
+EFI_STATUS fw_open_on_volume(const CHAR16 *wpath, EFI_FILE_HANDLE *file)
 {
 	EFI_GUID fs_guid = SIMPLE_FILE_SYSTEM_PROTOCOL;
 	EFI_FILE_IO_INTERFACE *fs;
@@ -59,7 +59,7 @@ static int check_file(const char *path, const CHAR16 *wpath)
 	char why[160];
 	EFI_STATUS s;
 
-	s = open_on_volume(wpath, &file);
+	s = fw_open_on_volume(wpath, &file);
 	if (s == EFI_NO_MEDIA) {
 		pr_err("fw.image=%s: topaz's boot volume has no file system to load it from\n", path);
 		return -ENODEV;
@@ -118,8 +118,8 @@ static void load_symbols(const char *path, u64 base)
 		return;
 	memcpy(spath, path, dot);
 	memcpy(spath + dot, ".sym", sizeof(".sym"));
-	ascii_to_ucs2(wspath, spath, ARRAY_SIZE(wspath));
-	if (open_on_volume(wspath, &file) != EFI_SUCCESS)
+	fw_ascii_to_ucs2(wspath, spath, ARRAY_SIZE(wspath));
+	if (fw_open_on_volume(wspath, &file) != EFI_SUCCESS)
 		return;	/* no symbols: Module+offset still works */
 	if (file->GetInfo(file, &info_guid, &fi_size, &fi) != EFI_SUCCESS ||
 	    (fi.info.Attribute & EFI_FILE_DIRECTORY) || fi.info.FileSize > (16u << 20) ||
@@ -306,7 +306,7 @@ int fw_image_load(const char *spec, EFI_HANDLE *h)
 			return -ENOENT;
 		}
 	} else {
-		ascii_to_ucs2(wpath, path, ARRAY_SIZE(wpath));
+		fw_ascii_to_ucs2(wpath, path, ARRAY_SIZE(wpath));
 		err = check_file(path, wpath);
 		if (err)
 			return err;
@@ -331,7 +331,7 @@ int fw_image_load(const char *spec, EFI_HANDLE *h)
 	}
 	/* the load options a shell would give: the program's name, then its arguments */
 	if (fw.bs->AllocatePool(EfiLoaderData, (olen + 1) * 2, (void **)&options) == EFI_SUCCESS) {
-		ascii_to_ucs2(options, spec, olen + 1);
+		fw_ascii_to_ucs2(options, spec, olen + 1);
 		li->LoadOptions = options;
 		li->LoadOptionsSize = (UINT32)((olen + 1) * 2);
 	}

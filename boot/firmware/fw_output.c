@@ -25,7 +25,7 @@ static void name_for(CHAR16 *out, char *ascii, unsigned int n)
 }
 
 /* A folder under @root, made when it is missing. */
-static EFI_STATUS open_dir(EFI_FILE_HANDLE root, CHAR16 *path, EFI_FILE_HANDLE *dir)
+EFI_STATUS fw_open_dir(EFI_FILE_HANDLE root, CHAR16 *path, EFI_FILE_HANDLE *dir)
 {
 	EFI_STATUS s = root->Open(root, dir, path, EFI_FILE_MODE_READ, 0);
 
@@ -63,10 +63,10 @@ int fw_write_trace_file(void)
 		return -ENODEV;
 	}
 	/* \EFI exists on a boot volume; \EFI\topaz may not */
-	s = open_dir(root, L"\\EFI", &dir);
+	s = fw_open_dir(root, L"\\EFI", &dir);
 	if (s == EFI_SUCCESS) {
 		dir->Close(dir);
-		s = open_dir(root, L"\\EFI\\topaz", &dir);
+		s = fw_open_dir(root, L"\\EFI\\topaz", &dir);
 	}
 	if (s != EFI_SUCCESS) {
 		pr_err("pt.sink=file: cannot make \\EFI\\topaz on the boot volume (EFI status %#lx): a read-only volume?\n",

@@ -75,8 +75,14 @@ EFI_STATUS fw_load_image_unhooked(BOOLEAN boot_policy, EFI_HANDLE parent, EFI_DE
 
 /* fw_image.c: fw.image= */
 int fw_image_load(const char *spec, EFI_HANDLE *h);
+/** fw_ascii_to_ucs2() - @src as a UEFI string in @dst (@n characters, the NUL included) */
+void fw_ascii_to_ucs2(CHAR16 *dst, const char *src, size_t n);
+/** fw_open_on_volume() - @wpath opened for reading on topaz's boot volume; EFI_NO_MEDIA: no file system */
+EFI_STATUS fw_open_on_volume(const CHAR16 *wpath, EFI_FILE_HANDLE *file);
 /* fw_output.c: pt.sink=file */
 int fw_write_trace_file(void);
+/** fw_open_dir() - the folder @path under @root opened, made when it is missing */
+EFI_STATUS fw_open_dir(EFI_FILE_HANDLE root, CHAR16 *path, EFI_FILE_HANDLE *dir);
 
 /* fw_fuzz.c: fw.fuzz= */
 /** fw_fuzz_wanted() - fw.fuzz= was given */
@@ -91,5 +97,41 @@ int fw_fuzz_run_builtin(void);
  * ran a campaign that finished (said)
  */
 int fw_fuzz_protocol(bool on);
+
+/* fw_fuzz_io.c: fw.fuzz's files: corpus and crash output, fw.fuzz.corpus=, .dict=, .time=, .replay= */
+struct fuzz_dict;
+enum fw_fuzz_kind { FW_FUZZ_CORPUS, FW_FUZZ_CRASH };
+/**
+ * fw_fuzz_io_begin() - a campaign on @target starts: read fw.fuzz.dict=;
+ * 0, or -errno having said what is wrong (file:line for a bad dictionary line)
+ */
+int fw_fuzz_io_begin(const char *target);
+/** fw_fuzz_io_end() - the campaign's files counted (a result: line), the dictionary freed */
+void fw_fuzz_io_end(void);
+/**
+ * fw_fuzz_save() - an input the campaign keeps (@kind FW_FUZZ_CORPUS) or one
+ * that crashed (FW_FUZZ_CRASH): to the debug console first when it is free
+ * (the host's build/fuzz/NAME/), then to the boot volume's
+ * \EFI\topaz\fuzz\NAME\corpus\SHA1 or crashes\crash-SHA1. A failure is
+ * said and the volume is not tried again; inputs being loaded from files
+ * (fw_fuzz_import(), replays) are not written again.
+ */
+void fw_fuzz_save(enum fw_fuzz_kind kind, const u8 *data, size_t size);
+/** fw_fuzz_dict() - fw.fuzz.dict='s tokens, or NULL */
+const struct fuzz_dict *fw_fuzz_dict(void);
+/** fw_fuzz_time_up() - fw.fuzz.time= seconds have passed since @t0 (a TSC value) */
+bool fw_fuzz_time_up(u64 t0);
+/** fw_fuzz_replaying() - fw.fuzz.replay= was given: no campaign, the replay */
+bool fw_fuzz_replaying(void);
+/**
+ * fw_fuzz_import() - fw.fuzz.corpus=: each file of the folder (up to @max
+ * bytes, read into @buf of @max + 1) to @fn; 0 without the option, or
+ * @fn's first non-zero return, or -errno having said what is wrong
+ */
+int fw_fuzz_import(u8 *buf, size_t max, int (*fn)(const u8 *data, size_t size, void *ctx),
+		   void *ctx);
+/** fw_fuzz_replay_each() - fw.fuzz.replay=: the file, or each file of the folder, to @fn (as fw_fuzz_import()) */
+int fw_fuzz_replay_each(u8 *buf, size_t max, int (*fn)(const u8 *data, size_t size, void *ctx),
+			void *ctx);
 
 #endif

@@ -124,14 +124,16 @@ int fuzz_dict_parse(struct fuzz_dict *d, const char *text, size_t size, const ch
 		return -ENOMEM;
 	}
 	while (at < size) {
-		const char *s = text + at, *nl = memchr(s, '\n', size - at);
-		size_t n = nl ? (size_t)(nl - s) : size - at;
+		const char *s = text + at;
+		size_t n = 0, nul = 0;
 		const char *why = NULL;
 		int r;
 
+		while (at + n < size && s[n] != '\n')
+			nul += !s[n++];
 		line++;
 		at += n + 1;
-		if (memchr(s, 0, n)) {
+		if (nul) {
 			ksnprintf(err, err_size, "%s:%u: a NUL byte (not a text file?)", file, line);
 			fuzz_dict_free(d);
 			return -EINVAL;

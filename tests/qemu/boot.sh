@@ -2,13 +2,15 @@
 # Boot topaz in QEMU (TCG) with OVMF, with a command line, and report how it ended.
 #   boot.sh [--cmdline "..."] [--via-shell | --cmdline-file printf|utf16] [--log FILE] [--debugcon FILE | --no-debugcon]
 #           [--mem SIZE] [--smp N] [--timeout S] [--show] [--fetch DIR]
-#           [--efi A.efi[,B.efi]] [--symbols DIR[,DIR]] [--esp-files DIR] [-- QEMU ARGS]
+#           [--efi A.efi[,B.efi]] [--symbols DIR[,DIR]] [--esp-files DIR] [--add-dir DIR:/PATH]
+#           [-- QEMU ARGS]
 # --cmdline-file: cmdline.txt written another way (scripts/mkesp.sh: escapes as bytes, UTF-16LE).
 # --fetch: the files topaz wrote to the boot volume's \EFI\topaz (pt.sink=file's
 # trace-NNNN.tpz) into DIR afterwards, DIR emptied first.
 # --efi: the user's images, in \EFI\tools with the samples (make run EFI=); --symbols: folders
 # of their ELF files (SYMBOLS=); --esp-files: where scripts/esp-files.sh leaves the symbol
 # files and the ELF folder for ptdecode --symbols (DIR/symbols; make run: build/esp-files).
+# --add-dir: each file of DIR onto the volume in /PATH (make fuzz-fw: a corpus to resume).
 # Exit status: QEMU's (33 = topaz passed, 35 = topaz failed), 124 on a timeout;
 # with --show (make run) 0 for passed and 1 for failed.
 set -uo pipefail
@@ -21,7 +23,7 @@ screen_filter() { LC_ALL=C sed -u -E $'s/\x1b\\[[=?]?[0-9;]*[A-La-ln-z]//g'; }
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$here/build}
 cmdline="" via="" log="" dcon=/dev/null mem=512M smp=1 timeout=120 show=0 extra=() fetch=""
-efi="" symbols="" esp_files=""
+efi="" symbols="" esp_files="" add_dirs=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--cmdline) cmdline=$2; shift 2 ;;
@@ -38,6 +40,7 @@ while [ $# -gt 0 ]; do
 	--efi) efi=$2; shift 2 ;;
 	--symbols) symbols=$2; shift 2 ;;
 	--esp-files) esp_files=$2; shift 2 ;;
+	--add-dir) add_dirs+=("$2"); shift 2 ;;
 	--) shift; extra=("$@"); break ;;
 	*) echo "boot.sh: unknown option '$1'" >&2; exit 2 ;;
 	esac
@@ -56,6 +59,11 @@ cp "$ovmf_vars" "$run/vars.fd"
 files=$("$here/scripts/esp-files.sh" "$build" "${esp_files:-$run}" "$efi" "$symbols") ||
 	{ rm -rf "$run"; exit 2; }
 mapfile -t files < <([ -n "$files" ] && printf '%s\n' "$files")
+for d in "${add_dirs[@]}"; do
+	for f in "${d%%:*}"/*; do
+		[ -f "$f" ] && files+=("$f:${d#*:}/${f##*/}")
+	done
+done
 "$here/scripts/mkesp.sh" "$build/topaz.efi" "$cmdline" "$run/esp.img" "${via:-boot}" "${files[@]}" || exit 2
 
 accel=tcg
