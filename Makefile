@@ -285,14 +285,15 @@ fuzz-seeds: $(BUILD)/fuzz/gen_seeds
 # make fuzz-fw TARGET=NAME TIME=S: a firmware fuzz campaign (fw.fuzz=) in QEMU on the
 # software trace unit, resuming from $(BUILD)/fuzz/NAME's queues, its finds back in
 # them (scripts/fuzz-fw.sh, docs/fuzzing.md); INSTANCE= one of several sharing them,
-# COVERAGE=1 the corpus's coverage, REPLAY=FILE one input traced.
+# DICT=FILE a dictionary, COVERAGE=1 the corpus's coverage, REPLAY=FILE one input traced.
 TIME ?= 60
 export FUZZ
 fuzz-fw: setup
 	$(Q)$(MAKE) --no-print-directory $(JFLAG) kernel tools
 	$(Q)scripts/fuzz-fw.sh --build $(abspath $(BUILD)) --target "$(TARGET)" --time "$(TIME)" \
 		--instance "$(INSTANCE)" --options "$$FUZZ" --efi "$(EFI)" \
-		$(if $(filter 1,$(COVERAGE)),--coverage) $(if $(REPLAY),--replay "$(REPLAY)")
+		$(if $(DICT),--dict "$(DICT)") $(if $(filter 1,$(COVERAGE)),--coverage) \
+		$(if $(REPLAY),--replay "$(REPLAY)")
 
 # ---------------------------------------------------------------- commands
 setup:
@@ -359,7 +360,7 @@ help:
 	@echo '  host-tests   build the host tests; efi-samples: the sample EFI images (build/efi/)'
 	@echo '  bench        the benchmarks (tests/bench/)'
 	@echo '  fuzz         libFuzzer on the parsers, FUZZ_SECONDS each; fuzz-build, fuzz-smoke, fuzz-replay, fuzz-seeds'
-	@echo '  fuzz-fw      fuzz firmware in QEMU: TARGET=NAME TIME=S [FUZZ=options] [INSTANCE=ID] [COVERAGE=1] [REPLAY=FILE] (docs/fuzzing.md)'
+	@echo '  fuzz-fw      fuzz firmware in QEMU: TARGET=NAME TIME=S [FUZZ=options DICT=FILE INSTANCE=ID] [COVERAGE=1 | REPLAY=FILE] (docs/fuzzing.md)'
 	@echo '  perf-corpus  Linux perf reads the committed perf.data corpus'
 	@echo '  setup        install the missing Debian packages (scripts/setup.sh)'
 	@echo '  clean        remove $(BUILD)/'

@@ -2,11 +2,14 @@
 # make fuzz-fw: a fw.fuzz= campaign in QEMU (docs/fuzzing.md), on the software trace
 # unit with the trace's coverage as feedback, its finds in libFuzzer's layout on the host.
 #   fuzz-fw.sh --target NAME [--time S] [--instance ID] [--options "fw.fuzz.seed=2 ..."]
-#              [--efi a.efi,b.efi] [--coverage | --replay FILE] [--quiet] [--build DIR]
+#              [--efi a.efi,b.efi] [--dict FILE] [--coverage | --replay FILE] [--quiet]
+#              [--build DIR]
 # Every queue of build/fuzz/NAME (its corpus/ and each instance's ID/corpus/) goes onto
 # the boot volume and starts the campaign (fw.fuzz.corpus=): a session resumes, and an
 # instance imports the others' finds (AFL's -M/-S idea, one round a run). New finds and
-# crashes come back through the debug console into build/fuzz/NAME/[ID/]corpus, crashes.
+# crashes come back through the debug console into build/fuzz/NAME/[ID/]corpus, crashes
+# (and from the volume afterwards: a file the console missed is taken from there).
+# --dict: an AFL dictionary, onto the volume for fw.fuzz.dict=.
 # --coverage: no campaign; the corpus replayed once, traced (fw.fuzz.replay=), and
 # ptdecode --coverage on that trace into build/fuzz/NAME/[ID/]coverage/.
 # --replay FILE: no campaign; FILE (a crash-SHA1) run once, traced (fw.fuzz.replay=):
@@ -15,7 +18,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$here/build}
-target="" time=60 instance="" options="" efi="" coverage=0 quiet=0 replay=""
+target="" time=60 instance="" options="" efi="" coverage=0 quiet=0 replay="" dict=""
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -26,6 +29,7 @@ while [ $# -gt 0 ]; do
 	--efi) efi=$2; shift 2 ;;
 	--coverage) coverage=1; shift ;;
 	--replay) replay=$2; shift 2 ;;
+	--dict) dict=$2; shift 2 ;;
 	--quiet) quiet=1; shift ;;
 	--build) build=$2; shift 2 ;;
 	*) echo "fuzz-fw: unknown option '$1'" >&2; exit 2 ;;
@@ -61,11 +65,19 @@ kb=$(du -sk "$run/import" | cut -f1)
 [ "$kb" -lt 12000 ] ||
 	{ echo "fuzz-fw: the queues hold ${kb} KiB: more than the 16 MiB boot volume takes; minimise them (docs/fuzzing.md)" >&2; exit 2; }
 
+hint=$options	# what FUZZ= was, for the commands suggested at the end
+if [ -n "$dict" ]; then
+	[ -f "$dict" ] || { echo "fuzz-fw: DICT=$dict: no such file" >&2; exit 2; }
+	mkdir -p "$run/dict"
+	cp "$dict" "$run/dict/"
+	add+=(--add-dir "$run/dict:/EFI/topaz/dict")
+	options="fw.fuzz.dict=\\EFI\\topaz\\dict\\${dict##*/} $options"
+fi
 if [ -n "$replay" ]; then
 	[ -f "$replay" ] || { echo "fuzz-fw: REPLAY=$replay: no such file" >&2; exit 2; }
 	mkdir -p "$run/replay"
 	cp "$replay" "$run/replay/"
-	add=(--add-dir "$run/replay:/EFI/topaz/replay")
+	add+=(--add-dir "$run/replay:/EFI/topaz/replay")
 	cmdline="fw.fuzz=$target pt=on pt.sink=debugcon fw.fuzz.replay=\\EFI\\topaz\\replay\\${replay##*/} $options"
 	coverage=2
 elif [ $coverage = 1 ]; then
@@ -84,13 +96,16 @@ case $coverage in
 esac
 echo "fuzz-fw: $target${instance:+ (instance $instance)}: $what"
 echo "fuzz-fw: command line: $cmdline"
-show=(--show)
-[ $quiet = 1 ] && show=()
-"$here/tests/qemu/boot.sh" "${show[@]}" --cmdline "$cmdline" --timeout $((time + 300)) \
-	--debugcon "$run/debugcon" --log "$log" --efi "$efi" "${add[@]}" \
-	>"$run/boot.out" 2>&1
+bootargs=(--cmdline "$cmdline" --timeout $((time + 300)) --debugcon "$run/debugcon" --log "$log"
+	  --efi "$efi" --fetch "$run/volume" "${add[@]}")
+if [ $quiet = 1 ]; then
+	"$here/tests/qemu/boot.sh" "${bootargs[@]}" >"$run/boot.out" 2>&1
+else
+	"$here/tests/qemu/boot.sh" --show "${bootargs[@]}"	# the console as it goes
+fi
 status=$?
-[ $quiet = 1 ] || cat "$run/boot.out"
+[ $quiet = 1 ] && [ $status != 33 ] && [ $status != 35 ] && cat "$run/boot.out" >&2
+status=$(( status == 0 ? 33 : status == 1 ? 35 : status ))	# (--show: 0 passed, 1 failed)
 if [ $coverage != 0 ]; then
 	cp "$run/debugcon" "$out/replay.tpz"
 	grep -a 'result: fuzz ' "$log" | sed 's/^\[[ 0-9.]*\] //'
@@ -103,15 +118,26 @@ if [ $coverage != 0 ]; then
 	echo "fuzz-fw: the corpus's coverage: $out/coverage/ (summary.txt; *.drcov for Lighthouse or Cartographer)"
 	exit $(( status == 0 || status == 33 ? 0 : 1 ))
 fi
-python3 "$here/scripts/fuzz-files.py" "$run/debugcon" "$out" --target "$target"
+cp "$run/debugcon" "$out/debugcon.bin"
+python3 "$here/scripts/fuzz-files.py" "$out/debugcon.bin" "$out" --target "$target"
 files=$?
+# what the console missed (a console-less machine; pt.sink=debugcon) from the volume
+for d in corpus crashes; do
+	n=0
+	for f in "$run/volume/fuzz/$target/$d"/*; do
+		[ -f "$f" ] && [ ! -e "$out/$d/${f##*/}" ] || continue
+		# (the imported queues are on the volume too: only this run's finds)
+		[ -e "$run/import/${f##*/}" ] || { cp "$f" "$out/$d/"; n=$((n + 1)); }
+	done
+	[ $n = 0 ] || echo "fuzz-fw: $n $d file(s) from the boot volume that the debug console did not carry"
+done
 grep -a 'result: fuzz ' "$log" | sed 's/^\[[ 0-9.]*\] //'
 echo "fuzz-fw: corpus: $out/corpus/ ($(find "$out/corpus" -type f | wc -l) files); crashes: $out/crashes/ ($(find "$out/crashes" -type f | wc -l) files); console: $log"
 for c in "$out"/crashes/crash-*; do
-	[ -f "$c" ] && echo "fuzz-fw: replay a crash, traced: make fuzz-fw TARGET=$target REPLAY=$c${options:+ FUZZ='$options'}"
+	[ -f "$c" ] && echo "fuzz-fw: replay a crash, traced: make fuzz-fw TARGET=$target REPLAY=$c${hint:+ FUZZ='$hint'}"
 	break
 done
-echo "fuzz-fw: the corpus's coverage (replays it traced, then ptdecode --coverage): make fuzz-fw TARGET=$target${instance:+ INSTANCE=$instance} COVERAGE=1${options:+ FUZZ='$options'}"
+echo "fuzz-fw: the corpus's coverage (replays it traced, then ptdecode --coverage): make fuzz-fw TARGET=$target${instance:+ INSTANCE=$instance} COVERAGE=1${hint:+ FUZZ='$hint'}"
 [ $files = 0 ] || status=35
 case $status in
 33) exit 0 ;;

@@ -555,6 +555,10 @@ run_qemu() {
 	# shellcheck disable=SC2254
 	case debug-gdb in @($only)) [ $fast = 1 ] ||
 		"$here/tests/qemu/gdb_check.sh" debug-gdb "$dir" >"$dir/debug-gdb.result" & ;; esac
+	# make fuzz-fw's files, two instances sharing a queue, a crash replayed: three short boots
+	# shellcheck disable=SC2254
+	case fuzz-fw in @($only)) [ $fast = 1 ] ||
+		"$here/tests/qemu/fuzz_fw_check.sh" fuzz-fw "$dir" >"$dir/fuzz-fw.result" & ;; esac
 	wait
 	# ptdecode's outputs that cannot be written are an error (status 2, named)
 	local t=$dir/trace-skylake.tpz err
