@@ -66,19 +66,21 @@ kb=$(du -sk "$run/import" | cut -f1)
 	{ echo "fuzz-fw: the queues hold ${kb} KiB: more than the 16 MiB boot volume takes; minimise them (docs/fuzzing.md)" >&2; exit 2; }
 
 hint=$options	# what FUZZ= was, for the commands suggested at the end
+# put VAR FILE FOLDER: FILE onto the volume in \EFI\topaz\FOLDER; its path there in VAR
+put() {
+	[ -f "$2" ] || { echo "fuzz-fw: ${3^^}=$2: no such file" >&2; exit 2; }
+	mkdir -p "$run/$3"
+	cp "$2" "$run/$3/"
+	add+=(--add-dir "$run/$3:/EFI/topaz/$3")
+	printf -v "$1" '%s' "\\EFI\\topaz\\$3\\${2##*/}"
+}
 if [ -n "$dict" ]; then
-	[ -f "$dict" ] || { echo "fuzz-fw: DICT=$dict: no such file" >&2; exit 2; }
-	mkdir -p "$run/dict"
-	cp "$dict" "$run/dict/"
-	add+=(--add-dir "$run/dict:/EFI/topaz/dict")
-	options="fw.fuzz.dict=\\EFI\\topaz\\dict\\${dict##*/} $options"
+	put path "$dict" dict
+	options="fw.fuzz.dict=$path $options"
 fi
 if [ -n "$replay" ]; then
-	[ -f "$replay" ] || { echo "fuzz-fw: REPLAY=$replay: no such file" >&2; exit 2; }
-	mkdir -p "$run/replay"
-	cp "$replay" "$run/replay/"
-	add+=(--add-dir "$run/replay:/EFI/topaz/replay")
-	cmdline="fw.fuzz=$target pt=on pt.sink=debugcon fw.fuzz.replay=\\EFI\\topaz\\replay\\${replay##*/} $options"
+	put path "$replay" replay
+	cmdline="fw.fuzz=$target pt=on pt.sink=debugcon fw.fuzz.replay=$path $options"
 	coverage=2
 elif [ $coverage = 1 ]; then
 	[ "$queued" -gt 0 ] || { echo "fuzz-fw: no corpus in $top to replay: run a campaign first" >&2; exit 2; }

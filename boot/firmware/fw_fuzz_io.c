@@ -247,7 +247,14 @@ const struct fuzz_dict *fw_fuzz_dict(void)
 
 bool fw_fuzz_time_up(u64 t0)
 {
-	return fuzz_time && tsc_to_ns(rdtsc() - t0) >= fuzz_time * 1000000000ull;
+	static bool said;
+
+	if (!fuzz_time || tsc_to_ns(rdtsc() - t0) < fuzz_time * 1000000000ull)
+		return false;
+	if (!said)
+		printk("fuzz: fw.fuzz.time=%llu: the time is up, the campaign stops\n", fuzz_time);
+	said = true;
+	return true;
 }
 
 bool fw_fuzz_replaying(void)

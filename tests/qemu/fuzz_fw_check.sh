@@ -2,8 +2,9 @@
 # make fuzz-fw's files and instances (issue 30, docs/fuzzing.md), three short boots of
 # the sample harness (tests/efi/fuzz_magic.c: a bug behind "TPZ") through
 # scripts/fuzz-fw.sh, as make fuzz-fw runs it:
-#  1. instance a, a fixed budget from no seed: its finds reach the host's queue
-#     build/.../a/corpus through the debug console, named by their SHA-1;
+#  1. instance a, 3 s from no seed (fw.fuzz.time=, as make fuzz-fw's TIME=): its finds
+#     reach the host's queue build/.../a/corpus through the debug console, named by their
+#     SHA-1;
 #  2. instance b resumes from a's queue (fw.fuzz.corpus=) with a dictionary holding
 #     the magic (fw.fuzz.dict=): it starts with more edges than a's seeds gave, finds
 #     the bug, and its crash-SHA1 reaches the host through the debug console; a copy
@@ -32,8 +33,14 @@ q=$work/fuzz/image
 : >"$dir/$name.times"
 
 # 1. instance a
-run_fw a --instance a --time 600 --options "$harness fw.fuzz.seed=1 fw.fuzz.runs=6000"
+run_fw a --instance a --time 3 --options "$harness fw.fuzz.seed=1"
 why=""
+# fw.fuzz.time=3 with fw.fuzz.runs=0 (no limit): the time ends it, 3 s after the start (the
+# kernel's clock: the "seeds:" line is a few executions after it)
+t_seeds=$(tr -d '\r' <"$q/a/serial.log" | sed -nE 's/^\[ *([0-9.]+)\] fuzz: seeds: .*/\1/p')
+t_up=$(tr -d '\r' <"$q/a/serial.log" | sed -nE 's/^\[ *([0-9.]+)\] fuzz: fw.fuzz.time=3: the time is up.*/\1/p')
+[ -n "$t_up" ] && [ -n "$t_seeds" ] && awk -v a="$t_seeds" -v b="$t_up" 'BEGIN { d = b - a; exit !(d > 2.5 && d < 3.5) }' ||
+	why="fw.fuzz.time=3 did not end the campaign 3 s in (seeds at ${t_seeds:-?}, stop at ${t_up:-?})"
 res_a=$(grep -a 'result: fuzz target=image' "$q/a/serial.log")
 seed_a=$(sed -nE 's/.* seed_edges=([0-9]+) .*/\1/p' <<<"$res_a")
 kept_a=$(sed -nE 's/.* kept=([0-9]+) .*/\1/p' <<<"$res_a")
