@@ -299,20 +299,22 @@ void fw_fuzz_save(enum fw_fuzz_kind kind, const u8 *data, size_t size)
 {
 	const char *dir = kind == FW_FUZZ_CRASH ? "crashes" : "corpus";
 	char name[FUZZ_SHA1_HEX + 8], folder[96];
+	bool console;
 
 	if (io.mute && kind == FW_FUZZ_CORPUS)
 		return;
 	fuzz_sha1_hex(data, size, name + (kind == FW_FUZZ_CRASH ? 6 : 0));
 	if (kind == FW_FUZZ_CRASH)
 		memcpy(name, "crash-", 6);
-	if (debugcon_free()) {
+	console = debugcon_free();
+	if (console) {
 		debugcon_record(dir, name, data, size);
 		io.sent[kind]++;
 	}
 	ksnprintf(folder, sizeof(folder), "\\EFI\\topaz\\fuzz\\%s\\%s", io.target, dir);
 	if (kind == FW_FUZZ_CRASH)
-		printk("fuzz: the crash input: %s\\%s (host: build/fuzz/%s/%s/%s)\n", folder, name,
-		       io.target, dir, name);
+		printk("fuzz: the crash input: %s\\%s%s\n", folder, name,
+		       console ? " (and on the debug console: make fuzz-fw's build/fuzz/NAME/crashes)" : "");
 	if (io.volume_failed)
 		return;
 	if (volume_write(folder, name, data, size)) {
