@@ -65,7 +65,7 @@ kb=$(du -sk "$run/import" | cut -f1)
 [ "$kb" -lt 12000 ] ||
 	{ echo "fuzz-fw: the queues hold ${kb} KiB: more than the 16 MiB boot volume takes; minimise them (docs/fuzzing.md)" >&2; exit 2; }
 
-hint=$options	# what FUZZ= was, for the commands suggested at the end
+path="" hint=$options	# what FUZZ= was, for the commands suggested at the end
 # put VAR FILE FOLDER: FILE onto the volume in \EFI\topaz\FOLDER; its path there in VAR
 put() {
 	[ -f "$2" ] || { echo "fuzz-fw: ${3^^}=$2: no such file" >&2; exit 2; }
