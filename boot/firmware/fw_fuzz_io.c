@@ -44,7 +44,7 @@ static struct {
 	struct fuzz_dict dict;
 	bool mute;		/* loading inputs that are files already */
 	bool volume_failed;	/* said once */
-	u64 saved[2], sent[2];
+	u64 files[2], saved[2], sent[2];	/* per kind: saves asked, on the volume, on the console */
 } io;
 
 /* ------------------------------------------------------------ the volume */
@@ -191,6 +191,7 @@ int fw_fuzz_io_begin(const char *target)
 
 	io.target = target;
 	io.mute = io.volume_failed = false;
+	memset(io.files, 0, sizeof(io.files));
 	memset(io.saved, 0, sizeof(io.saved));
 	memset(io.sent, 0, sizeof(io.sent));
 	if (!dict_file || !*dict_file)
@@ -228,13 +229,9 @@ int fw_fuzz_io_begin(const char *target)
 
 void fw_fuzz_io_end(void)
 {
-	if (io.saved[FW_FUZZ_CORPUS] + io.saved[FW_FUZZ_CRASH] + io.sent[FW_FUZZ_CORPUS] +
-	    io.sent[FW_FUZZ_CRASH])
+	if (io.files[FW_FUZZ_CORPUS] + io.files[FW_FUZZ_CRASH])
 		printk("result: fuzz files corpus=%llu crashes=%llu on_volume=%llu to_host=%llu folder=\\EFI\\topaz\\fuzz\\%s\n",
-		       io.saved[FW_FUZZ_CORPUS] > io.sent[FW_FUZZ_CORPUS] ? io.saved[FW_FUZZ_CORPUS] :
-		       io.sent[FW_FUZZ_CORPUS],
-		       io.saved[FW_FUZZ_CRASH] > io.sent[FW_FUZZ_CRASH] ? io.saved[FW_FUZZ_CRASH] :
-		       io.sent[FW_FUZZ_CRASH],
+		       io.files[FW_FUZZ_CORPUS], io.files[FW_FUZZ_CRASH],
 		       io.saved[FW_FUZZ_CORPUS] + io.saved[FW_FUZZ_CRASH],
 		       io.sent[FW_FUZZ_CORPUS] + io.sent[FW_FUZZ_CRASH], io.target);
 	fuzz_dict_free(&io.dict);
@@ -303,6 +300,7 @@ void fw_fuzz_save(enum fw_fuzz_kind kind, const u8 *data, size_t size)
 
 	if (io.mute && kind == FW_FUZZ_CORPUS)
 		return;
+	io.files[kind]++;
 	fuzz_sha1_hex(data, size, name + (kind == FW_FUZZ_CRASH ? 6 : 0));
 	if (kind == FW_FUZZ_CRASH)
 		memcpy(name, "crash-", 6);
