@@ -45,34 +45,69 @@ static __always_inline unsigned int kmalloc_index(size_t size)
 }
 
 /*
- * kmalloc()'s fast path: sizes 1..KMALLOC_SMALL_MAX straight to their cache,
- * by (size - 1) / 8, with one load (mimalloc's pages_free_direct, by cache).
- * KMALLOC_NONE before kmem_cache_init(). Larger sizes take kmalloc_index().
+ * kmalloc()'s fast path: sizes 1..KMALLOC_SMALL_MAX straight to this CPU's
+ * array of their cache, by (size + 7) / 8, in one load from this CPU's row
+ * (mimalloc's pages_free_direct, which its thread heap holds: here a row per
+ * CPU, kmalloc_row_bytes apart). Larger sizes take kmalloc_index().
  */
 #define KMALLOC_SMALL_MAX	1024
+#define KMALLOC_ROW_LEN		(KMALLOC_SMALL_MAX / 8 + 1)	/* [0]: size 0, none */
 
 /*
- * What kmalloc_small[] holds where there is no cache yet: a descriptor whose
- * one CPU array (cpu_stride 0: every CPU's) has room for nothing, so the fast
- * path misses without a test of its own and kmalloc_miss() says why. Only the
- * array's state word is ever written, and any value of it means "empty".
+ * What a row holds where there is no cache yet (before kmem_cache_init(), or
+ * beyond a cache's CPUs): an array with room for nothing (cap 0), so the fast
+ * path misses without a test of its own and kmalloc_miss() says why. Every
+ * CPU may write its state word; any value of it means "empty".
  */
 static union {
-	struct kmem_cache s;
-	char bytes[sizeof(struct kmem_cache) + sizeof(struct slab_cpu)];
+	struct slab_cpu c;
+	char bytes[64];
 } kmalloc_none __aligned(64);
-#define KMALLOC_NONE	(&kmalloc_none.s)
+#define KMALLOC_NONE	(&kmalloc_none.c)
 
-static struct kmem_cache *kmalloc_small[KMALLOC_SMALL_MAX / 8] = {
-	[0 ... KMALLOC_SMALL_MAX / 8 - 1] = KMALLOC_NONE
+static struct slab_cpu *kmalloc_none_row[KMALLOC_ROW_LEN] = {
+	[0 ... KMALLOC_ROW_LEN - 1] = KMALLOC_NONE
 };
+/* Every CPU's row (BSS: 1 KiB a CPU), filled by kmalloc_rows_fill(). */
+static struct slab_cpu *kmalloc_rows_all[NR_CPUS][KMALLOC_ROW_LEN];
 
-static void kmalloc_small_fill(void)
+/*
+ * The rows the fast path reads: kmalloc_none_row for every CPU (stride 0)
+ * until the caches exist. Both change only in kmem_cache_init() and the
+ * hosted reset, before any other CPU allocates.
+ */
+static struct slab_cpu **kmalloc_rows = kmalloc_none_row;
+static unsigned long kmalloc_row_bytes;
+
+/* This CPU's array for @size (0 .. KMALLOC_SMALL_MAX): entry (size + 7) / 8 of its row. */
+static __always_inline struct slab_cpu *kmalloc_cpu_array(size_t size)
 {
-	for (unsigned int i = 0; i < KMALLOC_SMALL_MAX / 8; i++) {
-		struct kmem_cache *s = kmalloc_caches[kmalloc_index(i * 8 + 8)];
+	const char *row = (const char *)kmalloc_rows + smp_processor_id() * kmalloc_row_bytes;
 
-		kmalloc_small[i] = s ? s : KMALLOC_NONE;
+	/* the entry's byte offset, (size + 7) / 8 * 8, without the shift */
+	return *(struct slab_cpu *const *)(row + ((size + 7) & ~(size_t)7));
+}
+
+static void kmalloc_rows_fill(void)
+{
+	bool any = false;
+
+	kmalloc_rows = kmalloc_none_row;
+	kmalloc_row_bytes = 0;
+	barrier();
+	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++) {
+		for (unsigned int i = 0; i < KMALLOC_ROW_LEN; i++) {
+			struct kmem_cache *s = i ? kmalloc_caches[kmalloc_index(i * 8)] : NULL;
+
+			any |= s != NULL;
+			kmalloc_rows_all[cpu][i] = s && cpu < s->ncpus ? slab_cpu(s, cpu) : KMALLOC_NONE;
+		}
+	}
+	barrier();
+	if (any) {
+		kmalloc_row_bytes = sizeof(kmalloc_rows_all[0]);
+		barrier();
+		kmalloc_rows = kmalloc_rows_all[0];
 	}
 }
 
@@ -103,7 +138,7 @@ void kmem_cache_init(void)
 		s->is_kmalloc = true;
 		kmalloc_caches[i] = s;
 	}
-	kmalloc_small_fill();
+	kmalloc_rows_fill();
 }
 
 #if defined(TOPAZ_HOSTED) && !defined(TOPAZ_BENCH)
@@ -127,7 +162,7 @@ int kmalloc_caches_reset(void)
 		kmem_cache_destroy(s);
 		kmalloc_caches[i] = NULL;
 	}
-	kmalloc_small_fill();
+	kmalloc_rows_fill();
 	return kept;
 }
 #endif
@@ -214,30 +249,40 @@ static void *kmalloc_caller(size_t size, gfp_t gfp, uintptr_t caller)
 			       &probe_kmalloc);
 }
 
-/* The fast path found no object: the slow path, or no caches yet. */
-static __noinline void *kmalloc_miss(size_t size, gfp_t gfp, uintptr_t caller, struct kmem_cache *s)
+/* The fast path found no object: the slow path, or no cache for this CPU yet. */
+static __noinline void *kmalloc_miss(size_t size, gfp_t gfp, uintptr_t caller, struct slab_cpu *c)
 {
-	if (unlikely(s == KMALLOC_NONE))
-		return kmalloc_noinit(size, caller);
+	struct kmem_cache *s;
+
+	if (!size)
+		return kmalloc_caller(size, gfp, caller);	/* ZERO_SIZE_PTR */
+	s = kmalloc_caches[kmalloc_index(size)];
+	if (unlikely(c == KMALLOC_NONE)) {
+		if (!s)
+			return kmalloc_noinit(size, caller);
+		/* a CPU past the cache's arrays: the checked path says so */
+		return kmalloc_caller(size, gfp, caller);
+	}
 	return slab_alloc_slow(s, gfp, caller, size, &probe_kmalloc);
 }
 
 /*
- * The fast path of __kmalloc() and __kmalloc_nz(): a small size's cache in one
- * load, a pop from this CPU's array; @may_zero: test @gfp for __GFP_ZERO.
- * Always inlined: _RET_IP_ is the API function's caller.
+ * The fast path of __kmalloc() and __kmalloc_nz(): a small size's array on
+ * this CPU in one load from its row, a pop; @may_zero: test @gfp for
+ * __GFP_ZERO. Always inlined: _RET_IP_ is the API function's caller.
  */
 static __always_inline void *kmalloc_fast(size_t size, gfp_t gfp, bool may_zero)
 {
-	struct kmem_cache *s;
+	struct slab_cpu *c;
 	void *p;
 
-	if (unlikely(size - 1 >= KMALLOC_SMALL_MAX))	/* 0 too */
+	if (unlikely(size > KMALLOC_SMALL_MAX))	/* 0: the row's none entry */
 		return kmalloc_caller(size, gfp, _RET_IP_);
-	s = kmalloc_small[(size - 1) / 8];
-	SLAB_ALLOC_FASTPATH(s, p, kmalloc_miss(size, gfp, _RET_IP_, s));
+	c = kmalloc_cpu_array(size);
+	SLAB_ALLOC_FASTPATH_CPU(c, p, kmalloc_miss(size, gfp, _RET_IP_, c));
 	if ((may_zero && unlikely(gfp & __GFP_ZERO)) || probe_enabled(kmalloc))
-		return slab_alloc_done(s, p, gfp, _RET_IP_, size, &probe_kmalloc);
+		return slab_alloc_done(kmalloc_caches[kmalloc_index(size)], p, gfp, _RET_IP_, size,
+				       &probe_kmalloc);
 	return p;
 }
 
