@@ -119,7 +119,7 @@ struct kmem_cache {
 	/* and these also outside it, on any CPU: __atomic_fetch_add (rare events) */
 	u64 alloc_failures, nmi_contended, order_fallback, errors;
 
-	unsigned int cpu_stride;
+	unsigned long cpu_stride;	/* 64 bits: the fast paths multiply by it in memory */
 	unsigned int ncpus;		/* arrays in @cpu_area: nr_cpu_ids when created */
 	unsigned int desc_order;	/* page-allocator order of this descriptor */
 	char cpu_area[] __aligned(64);	/* @ncpus struct slab_cpu, cpu_stride apart */
