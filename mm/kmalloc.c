@@ -5,11 +5,12 @@
  * requests are page-allocator blocks (their head page's slab_cache is
  * &kmalloc_large_tag and inuse the requested size).
  *
- * The fast paths, as mimalloc's: kmalloc() of up to 1 KiB finds its cache in
- * one load and pops from this CPU's array; kfree() finds the page of a
- * pointer in the largest span, checks from it alone that the pointer is an
- * object's start, and pushes onto the array of the page's cache. Everything
- * else (large blocks, other spans, misuse, probes on) takes the checked path.
+ * The fast paths, as mimalloc's: kmalloc() of up to 1 KiB finds this CPU's
+ * array of its cache in one load from this CPU's row and pops; kfree() finds
+ * the page of a pointer in the largest span, checks from it alone that the
+ * pointer is an object's start, and pushes onto the array of the page's
+ * cache. Everything else (large blocks, other spans, misuse, probes on) takes
+ * the checked path.
  */
 #define pr_fmt(fmt) "kmalloc: " fmt
 #include "slab_internal.h"
