@@ -25,8 +25,10 @@ static struct shutdown_hook slabinfo_hook = { .name = "slabinfo", .fn = slabinfo
 
 char kmalloc_large_tag;
 
-DEFINE_PROBE(kmalloc, "vm.kmalloc", slab_alloc_values);
-DEFINE_PROBE(kfree, "vm.kfree", slab_free_values);
+static void kmalloc_probe_changed(struct probe_point *pp);
+static void kfree_probe_changed(struct probe_point *pp);
+DEFINE_PROBE_NOTIFY(kmalloc, "vm.kmalloc", slab_alloc_values, kmalloc_probe_changed);
+DEFINE_PROBE_NOTIFY(kfree, "vm.kfree", slab_free_values, kfree_probe_changed);
 
 /* Index 1 is kmalloc-96, 2 is kmalloc-192, n >= 3 is kmalloc-2^n. */
 static struct kmem_cache *kmalloc_caches[KMALLOC_SHIFT_HIGH + 1];
@@ -89,27 +91,52 @@ static __always_inline struct slab_cpu *kmalloc_cpu_array(size_t size)
 	return *(struct slab_cpu *const *)(row + ((size + 7) & ~(size_t)7));
 }
 
+/*
+ * Fill every CPU's row: its arrays, or none while vm.kmalloc is on (the miss
+ * path fires the probe, so the fast path needs no test of its own) or where
+ * there is no cache. On a probe's attach or detach other CPUs may be reading:
+ * each entry is one aligned store and either value is valid. The rows are
+ * published (pointer, then stride) in kmem_cache_init(), before any other CPU
+ * allocates, and withdrawn (stride, then pointer) only once every entry says
+ * none (the hosted reset).
+ */
 static void kmalloc_rows_fill(void)
 {
-	bool any = false;
+	bool any = false, checked = probe_enabled(kmalloc);
 
-	kmalloc_rows = kmalloc_none_row;
-	kmalloc_row_bytes = 0;
-	barrier();
-	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++) {
-		for (unsigned int i = 0; i < KMALLOC_ROW_LEN; i++) {
-			struct kmem_cache *s = i ? kmalloc_caches[kmalloc_index(i * 8)] : NULL;
+	for (unsigned int i = 0; i < KMALLOC_ROW_LEN; i++) {
+		struct kmem_cache *s = i ? kmalloc_caches[kmalloc_index(i * 8)] : NULL;
 
-			any |= s != NULL;
-			kmalloc_rows_all[cpu][i] = s && cpu < s->ncpus ? slab_cpu(s, cpu) : KMALLOC_NONE;
-		}
+		any |= s != NULL;
+		for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++)
+			WRITE_ONCE(kmalloc_rows_all[cpu][i],
+				   !checked && s && cpu < s->ncpus ? slab_cpu(s, cpu) : KMALLOC_NONE);
 	}
 	barrier();
-	if (any) {
-		kmalloc_row_bytes = sizeof(kmalloc_rows_all[0]);
+	if (any && kmalloc_rows != kmalloc_rows_all[0]) {
+		WRITE_ONCE(kmalloc_rows, kmalloc_rows_all[0]);
 		barrier();
-		kmalloc_rows = kmalloc_rows_all[0];
+		WRITE_ONCE(kmalloc_row_bytes, sizeof(kmalloc_rows_all[0]));
+	} else if (!any && kmalloc_rows != kmalloc_none_row) {
+		WRITE_ONCE(kmalloc_row_bytes, 0);
+		barrier();
+		WRITE_ONCE(kmalloc_rows, kmalloc_none_row);
 	}
+}
+
+/* vm.kmalloc attached or detached: the rows send kmalloc() to the probed path or back. */
+static void kmalloc_probe_changed(struct probe_point *pp)
+{
+	kmalloc_rows_fill();
+}
+
+/* vm.kfree attached or detached: kfree()'s fast path takes no pointer while it is on. */
+static void kfree_probe_changed(struct probe_point *pp)
+{
+	bool on = READ_ONCE(pp->enabled);
+
+	page_hot_span.kfree_checked = on;
+	WRITE_ONCE(page_hot_span.kfree_bytes, on ? 0 : READ_ONCE(page_hot_span.bytes));
 }
 
 struct kmem_cache *kmalloc_cache_for(size_t size)
@@ -261,7 +288,7 @@ static __noinline void *kmalloc_miss(size_t size, gfp_t gfp, uintptr_t caller, s
 	if (unlikely(c == KMALLOC_NONE)) {
 		if (!s)
 			return kmalloc_noinit(size, caller);
-		/* a CPU past the cache's arrays: the checked path says so */
+		/* vm.kmalloc on, or a CPU past the cache's arrays: the whole path */
 		return kmalloc_caller(size, gfp, caller);
 	}
 	return slab_alloc_slow(s, gfp, caller, size, &probe_kmalloc);
@@ -281,7 +308,8 @@ static __always_inline void *kmalloc_fast(size_t size, gfp_t gfp, bool may_zero)
 		return kmalloc_caller(size, gfp, _RET_IP_);
 	c = kmalloc_cpu_array(size);
 	SLAB_ALLOC_FASTPATH_CPU(c, p, kmalloc_miss(size, gfp, _RET_IP_, c));
-	if ((may_zero && unlikely(gfp & __GFP_ZERO)) || probe_enabled(kmalloc))
+	/* vm.kmalloc on: the rows hold no array (kmalloc_rows_fill()), kmalloc_miss() fires it */
+	if (may_zero && unlikely(gfp & __GFP_ZERO))
 		return slab_alloc_done(kmalloc_caches[kmalloc_index(size)], p, gfp, _RET_IP_, size,
 				       &probe_kmalloc);
 	return p;
@@ -404,10 +432,9 @@ void kfree(const void *p)
 	struct page *page;
 	uintptr_t off;
 
-	if (unlikely(probe_enabled(kfree)))
-		goto slow;
 	off = (uintptr_t)p - page_hot_span.start;
-	if (unlikely(off >= page_hot_span.bytes))	/* NULL and ZERO_SIZE_PTR too */
+	/* NULL and ZERO_SIZE_PTR too, and every pointer while vm.kfree is on */
+	if (unlikely(off >= page_hot_span.kfree_bytes))
 		goto slow;
 	page = page_hot_span.map + (off >> PAGE_SHIFT);
 	if (unlikely(!slab_page_obj_start(page, p)))

@@ -160,6 +160,8 @@ struct page_hot_span {
 	uintptr_t start;	/* address of its first page */
 	uintptr_t bytes;	/* 0: no memory yet */
 	struct page *map;
+	uintptr_t kfree_bytes;	/* what kfree()'s fast path takes: @bytes, 0 while kfree_checked */
+	bool kfree_checked;	/* vm.kfree on: every kfree() takes the checked path */
 };
 extern struct page_hot_span page_hot_span;
 
