@@ -232,7 +232,7 @@ echo "targets:"
 check "fast path instructions per alloc+free pair, debugging off (probes compiled out)" "$fast" "<=" 20
 check "disabled probe point, instructions per call over none" "$per_idle" "<=" 2
 check "count handler, instructions per call over none" "$per_count" "<=" 80
-check "kmalloc+kfree pair over the kmem_cache pair, instructions, worst size or the mix" "$km_over" "<=" 18
+check "kmalloc+kfree pair over the kmem_cache pair, instructions, worst size or the mix" "$km_over" "<=" 14
 # shellcheck disable=SC2154
 check "kmalloc mix loop instructions per pair, at most mimalloc's malloc/free" "$km_loop" "<=" "$km_loop_mimalloc"
 if awk -v r="$worst_ratio" 'BEGIN { exit !(r >= 1) }'; then
