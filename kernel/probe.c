@@ -64,7 +64,11 @@ static int attach(struct probe_point *pp, probe_handler_t fn, void *data)
 		pp->handlers[pp->nr_handlers].data = data;
 		barrier();
 		WRITE_ONCE(pp->nr_handlers, pp->nr_handlers + 1);
-		WRITE_ONCE(pp->enabled, true);
+		if (!pp->enabled) {
+			WRITE_ONCE(pp->enabled, true);
+			if (pp->changed)
+				pp->changed(pp);
+		}
 	}
 	local_irq_restore(flags);
 	return ret;
@@ -89,8 +93,11 @@ static bool detach(struct probe_point *pp, probe_handler_t fn, void *data)
 		/* the vacated slot stays callable for a hit already past its check */
 		pp->handlers[pp->nr_handlers].fn = probe_nop;
 		pp->handlers[pp->nr_handlers].data = NULL;
-		if (!pp->nr_handlers)
+		if (!pp->nr_handlers) {
 			WRITE_ONCE(pp->enabled, false);
+			if (pp->changed)
+				pp->changed(pp);
+		}
 		found = true;
 		break;
 	}

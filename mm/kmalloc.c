@@ -5,11 +5,12 @@
  * requests are page-allocator blocks (their head page's slab_cache is
  * &kmalloc_large_tag and inuse the requested size).
  *
- * The fast paths, as mimalloc's: kmalloc() of up to 1 KiB finds its cache in
- * one load and pops from this CPU's array; kfree() finds the page of a
- * pointer in the largest span, checks from it alone that the pointer is an
- * object's start, and pushes onto the array of the page's cache. Everything
- * else (large blocks, other spans, misuse, probes on) takes the checked path.
+ * The fast paths, as mimalloc's: kmalloc() of up to 1 KiB finds this CPU's
+ * array of its cache in one load from this CPU's row and pops; kfree() finds
+ * the page of a pointer in the largest span, checks from it alone that the
+ * pointer is an object's start, and pushes onto the array of the page's
+ * cache. Everything else (large blocks, other spans, misuse, probes on) takes
+ * the checked path.
  */
 #define pr_fmt(fmt) "kmalloc: " fmt
 #include "slab_internal.h"
@@ -24,8 +25,10 @@ static struct shutdown_hook slabinfo_hook = { .name = "slabinfo", .fn = slabinfo
 
 char kmalloc_large_tag;
 
-DEFINE_PROBE(kmalloc, "vm.kmalloc", slab_alloc_values);
-DEFINE_PROBE(kfree, "vm.kfree", slab_free_values);
+static void kmalloc_probe_changed(struct probe_point *pp);
+static void kfree_probe_changed(struct probe_point *pp);
+DEFINE_PROBE_NOTIFY(kmalloc, "vm.kmalloc", slab_alloc_values, kmalloc_probe_changed);
+DEFINE_PROBE_NOTIFY(kfree, "vm.kfree", slab_free_values, kfree_probe_changed);
 
 /* Index 1 is kmalloc-96, 2 is kmalloc-192, n >= 3 is kmalloc-2^n. */
 static struct kmem_cache *kmalloc_caches[KMALLOC_SHIFT_HIGH + 1];
@@ -45,35 +48,95 @@ static __always_inline unsigned int kmalloc_index(size_t size)
 }
 
 /*
- * kmalloc()'s fast path: sizes 1..KMALLOC_SMALL_MAX straight to their cache,
- * by (size - 1) / 8, with one load (mimalloc's pages_free_direct, by cache).
- * KMALLOC_NONE before kmem_cache_init(). Larger sizes take kmalloc_index().
+ * kmalloc()'s fast path: sizes 1..KMALLOC_SMALL_MAX straight to this CPU's
+ * array of their cache, by (size + 7) / 8, in one load from this CPU's row
+ * (mimalloc's pages_free_direct, which its thread heap holds: here a row per
+ * CPU, kmalloc_row_bytes apart). Larger sizes take kmalloc_index().
  */
 #define KMALLOC_SMALL_MAX	1024
+#define KMALLOC_ROW_LEN		(KMALLOC_SMALL_MAX / 8 + 1)	/* [0]: size 0, none */
 
 /*
- * What kmalloc_small[] holds where there is no cache yet: a descriptor whose
- * one CPU array (cpu_stride 0: every CPU's) has room for nothing, so the fast
- * path misses without a test of its own and kmalloc_miss() says why. Only the
- * array's state word is ever written, and any value of it means "empty".
+ * What a row holds where there is no cache yet (before kmem_cache_init(), or
+ * beyond a cache's CPUs): an array with room for nothing (cap 0), so the fast
+ * path misses without a test of its own and kmalloc_miss() says why. Every
+ * CPU may write its state word; any value of it means "empty".
  */
 static union {
-	struct kmem_cache s;
-	char bytes[sizeof(struct kmem_cache) + sizeof(struct slab_cpu)];
+	struct slab_cpu c;
+	char bytes[64];
 } kmalloc_none __aligned(64);
-#define KMALLOC_NONE	(&kmalloc_none.s)
+#define KMALLOC_NONE	(&kmalloc_none.c)
 
-static struct kmem_cache *kmalloc_small[KMALLOC_SMALL_MAX / 8] = {
-	[0 ... KMALLOC_SMALL_MAX / 8 - 1] = KMALLOC_NONE
+static struct slab_cpu *kmalloc_none_row[KMALLOC_ROW_LEN] = {
+	[0 ... KMALLOC_ROW_LEN - 1] = KMALLOC_NONE
 };
+/* Every CPU's row (BSS: 1 KiB a CPU), filled by kmalloc_rows_fill(). */
+static struct slab_cpu *kmalloc_rows_all[NR_CPUS][KMALLOC_ROW_LEN];
 
-static void kmalloc_small_fill(void)
+/*
+ * The rows the fast path reads: kmalloc_none_row for every CPU (stride 0)
+ * until the caches exist. Both change only in kmem_cache_init() and the
+ * hosted reset, before any other CPU allocates.
+ */
+static struct slab_cpu **kmalloc_rows = kmalloc_none_row;
+static unsigned long kmalloc_row_bytes;
+
+/* This CPU's array for @size (0 .. KMALLOC_SMALL_MAX): entry (size + 7) / 8 of its row. */
+static __always_inline struct slab_cpu *kmalloc_cpu_array(size_t size)
 {
-	for (unsigned int i = 0; i < KMALLOC_SMALL_MAX / 8; i++) {
-		struct kmem_cache *s = kmalloc_caches[kmalloc_index(i * 8 + 8)];
+	const char *row = (const char *)kmalloc_rows + smp_processor_id() * kmalloc_row_bytes;
 
-		kmalloc_small[i] = s ? s : KMALLOC_NONE;
+	/* the entry's byte offset, (size + 7) / 8 * 8, without the shift */
+	return *(struct slab_cpu *const *)(row + ((size + 7) & ~(size_t)7));
+}
+
+/*
+ * Fill every CPU's row: its arrays, or none while vm.kmalloc is on (the miss
+ * path fires the probe, so the fast path needs no test of its own) or where
+ * there is no cache. On a probe's attach or detach other CPUs may be reading:
+ * each entry is one aligned store and either value is valid. The rows are
+ * published (pointer, then stride) in kmem_cache_init(), before any other CPU
+ * allocates, and withdrawn (stride, then pointer) only once every entry says
+ * none (the hosted reset).
+ */
+static void kmalloc_rows_fill(void)
+{
+	bool any = false, checked = probe_enabled(kmalloc);
+
+	for (unsigned int i = 0; i < KMALLOC_ROW_LEN; i++) {
+		struct kmem_cache *s = i ? kmalloc_caches[kmalloc_index(i * 8)] : NULL;
+
+		any |= s != NULL;
+		for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++)
+			WRITE_ONCE(kmalloc_rows_all[cpu][i],
+				   !checked && s && cpu < s->ncpus ? slab_cpu(s, cpu) : KMALLOC_NONE);
 	}
+	barrier();
+	if (any && kmalloc_rows != kmalloc_rows_all[0]) {
+		WRITE_ONCE(kmalloc_rows, kmalloc_rows_all[0]);
+		barrier();
+		WRITE_ONCE(kmalloc_row_bytes, sizeof(kmalloc_rows_all[0]));
+	} else if (!any && kmalloc_rows != kmalloc_none_row) {
+		WRITE_ONCE(kmalloc_row_bytes, 0);
+		barrier();
+		WRITE_ONCE(kmalloc_rows, kmalloc_none_row);
+	}
+}
+
+/* vm.kmalloc attached or detached: the rows send kmalloc() to the probed path or back. */
+static void kmalloc_probe_changed(struct probe_point *pp)
+{
+	kmalloc_rows_fill();
+}
+
+/* vm.kfree attached or detached: kfree()'s fast path takes no pointer while it is on. */
+static void kfree_probe_changed(struct probe_point *pp)
+{
+	bool on = READ_ONCE(pp->enabled);
+
+	page_hot_span.kfree_checked = on;
+	WRITE_ONCE(page_hot_span.kfree_bytes, on ? 0 : READ_ONCE(page_hot_span.bytes));
 }
 
 struct kmem_cache *kmalloc_cache_for(size_t size)
@@ -103,7 +166,7 @@ void kmem_cache_init(void)
 		s->is_kmalloc = true;
 		kmalloc_caches[i] = s;
 	}
-	kmalloc_small_fill();
+	kmalloc_rows_fill();
 }
 
 #if defined(TOPAZ_HOSTED) && !defined(TOPAZ_BENCH)
@@ -127,7 +190,7 @@ int kmalloc_caches_reset(void)
 		kmem_cache_destroy(s);
 		kmalloc_caches[i] = NULL;
 	}
-	kmalloc_small_fill();
+	kmalloc_rows_fill();
 	return kept;
 }
 #endif
@@ -214,30 +277,41 @@ static void *kmalloc_caller(size_t size, gfp_t gfp, uintptr_t caller)
 			       &probe_kmalloc);
 }
 
-/* The fast path found no object: the slow path, or no caches yet. */
-static __noinline void *kmalloc_miss(size_t size, gfp_t gfp, uintptr_t caller, struct kmem_cache *s)
+/* The fast path found no object: the slow path, or no cache for this CPU yet. */
+static __noinline void *kmalloc_miss(size_t size, gfp_t gfp, uintptr_t caller, struct slab_cpu *c)
 {
-	if (unlikely(s == KMALLOC_NONE))
-		return kmalloc_noinit(size, caller);
+	struct kmem_cache *s;
+
+	if (!size)
+		return kmalloc_caller(size, gfp, caller);	/* ZERO_SIZE_PTR */
+	s = kmalloc_caches[kmalloc_index(size)];
+	if (unlikely(c == KMALLOC_NONE)) {
+		if (!s)
+			return kmalloc_noinit(size, caller);
+		/* vm.kmalloc on, or a CPU past the cache's arrays: the whole path */
+		return kmalloc_caller(size, gfp, caller);
+	}
 	return slab_alloc_slow(s, gfp, caller, size, &probe_kmalloc);
 }
 
 /*
- * The fast path of __kmalloc() and __kmalloc_nz(): a small size's cache in one
- * load, a pop from this CPU's array; @may_zero: test @gfp for __GFP_ZERO.
- * Always inlined: _RET_IP_ is the API function's caller.
+ * The fast path of __kmalloc() and __kmalloc_nz(): a small size's array on
+ * this CPU in one load from its row, a pop; @may_zero: test @gfp for
+ * __GFP_ZERO. Always inlined: _RET_IP_ is the API function's caller.
  */
 static __always_inline void *kmalloc_fast(size_t size, gfp_t gfp, bool may_zero)
 {
-	struct kmem_cache *s;
+	struct slab_cpu *c;
 	void *p;
 
-	if (unlikely(size - 1 >= KMALLOC_SMALL_MAX))	/* 0 too */
+	if (unlikely(size > KMALLOC_SMALL_MAX))	/* 0: the row's none entry */
 		return kmalloc_caller(size, gfp, _RET_IP_);
-	s = kmalloc_small[(size - 1) / 8];
-	SLAB_ALLOC_FASTPATH(s, p, kmalloc_miss(size, gfp, _RET_IP_, s));
-	if ((may_zero && unlikely(gfp & __GFP_ZERO)) || probe_enabled(kmalloc))
-		return slab_alloc_done(s, p, gfp, _RET_IP_, size, &probe_kmalloc);
+	c = kmalloc_cpu_array(size);
+	SLAB_ALLOC_FASTPATH_CPU(c, p, kmalloc_miss(size, gfp, _RET_IP_, c));
+	/* vm.kmalloc on: the rows hold no array (kmalloc_rows_fill()), kmalloc_miss() fires it */
+	if (may_zero && unlikely(gfp & __GFP_ZERO))
+		return slab_alloc_done(kmalloc_caches[kmalloc_index(size)], p, gfp, _RET_IP_, size,
+				       &probe_kmalloc);
 	return p;
 }
 
@@ -358,10 +432,9 @@ void kfree(const void *p)
 	struct page *page;
 	uintptr_t off;
 
-	if (unlikely(probe_enabled(kfree)))
-		goto slow;
 	off = (uintptr_t)p - page_hot_span.start;
-	if (unlikely(off >= page_hot_span.bytes))	/* NULL and ZERO_SIZE_PTR too */
+	/* NULL and ZERO_SIZE_PTR too, and every pointer while vm.kfree is on */
+	if (unlikely(off >= page_hot_span.kfree_bytes))
 		goto slow;
 	page = page_hot_span.map + (off >> PAGE_SHIFT);
 	if (unlikely(!slab_page_obj_start(page, p)))

@@ -86,8 +86,11 @@ void page_alloc_fail_nth(unsigned long nth)
 
 void page_alloc_init(void)
 {
+	bool kfree_checked = page_hot_span.kfree_checked;	/* the probe's, not the memory's */
+
 	nr_spans = 0;
 	memset(&page_hot_span, 0, sizeof(page_hot_span));
+	page_hot_span.kfree_checked = kfree_checked;
 	memset(&stats, 0, sizeof(stats));
 	for (int o = 0; o < NR_PAGE_ORDERS; o++)
 		INIT_LIST_HEAD(&free_area[o]);
@@ -250,12 +253,15 @@ int page_alloc_add_range(phys_addr_t start, phys_addr_t end)
 	stats.total_pages += npages - map_pages;
 	if ((npages << PAGE_SHIFT) > page_hot_span.bytes) {
 		/* an interrupt's kfree() in between sees no hot span (bytes 0), never half of one */
+		WRITE_ONCE(page_hot_span.kfree_bytes, 0);
 		WRITE_ONCE(page_hot_span.bytes, 0);
 		barrier();
 		WRITE_ONCE(page_hot_span.start, (uintptr_t)phys_to_virt(first << PAGE_SHIFT));
 		WRITE_ONCE(page_hot_span.map, s->map);
 		barrier();
 		WRITE_ONCE(page_hot_span.bytes, (uintptr_t)(npages << PAGE_SHIFT));
+		if (!page_hot_span.kfree_checked)
+			WRITE_ONCE(page_hot_span.kfree_bytes, page_hot_span.bytes);
 	}
 	return 0;
 }

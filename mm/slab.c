@@ -38,6 +38,9 @@
 
 #define SLAB_MAX_ORDER		3	/* preferred slab orders: up to 32 KiB, as PAGE_ALLOC_COSTLY_ORDER */
 #define SLAB_MIN_OBJECTS	8
+/* strides are at least a free pointer; a larger-order slab holds one object */
+_Static_assert((PAGE_SIZE << SLAB_MAX_ORDER) / sizeof(void *) <= SLAB_MAX_OBJECTS &&
+	       SLAB_MAX_OBJECTS <= 0xffff, "struct page's objects is 16 bits");
 #define SLAB_KEEP_FREE_BYTES	(1UL << 20)	/* empty slabs kept per cache */
 #define SLAB_DESC_COLOURS	16	/* descriptor offsets in their page (desc_colour()) */
 #define SLAB_DESC_COLOUR_BYTES	128
@@ -259,7 +262,7 @@ static void mark_slab_pages(struct page *head, struct kmem_cache *s)
 			head[i].freelist = head;
 		}
 		head[i].slab_off = off;
-		head[i].slab_thresh = head->objects * step;
+		head[i].slab_thresh = (u32)(head->objects * step);
 		head[i].slab_magic = magic;
 	}
 }
@@ -288,7 +291,7 @@ static struct page *new_slab(struct kmem_cache *s, gfp_t gfp, uintptr_t caller)
 
 	if (!page)
 		return NULL;
-	page->objects = (u32)(slab_bytes(page) / s->size);
+	page->objects = (u16)(slab_bytes(page) / s->size);
 	page->inuse = 0;
 	mark_slab_pages(page, s);
 	if (s->debug)

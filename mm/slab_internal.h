@@ -119,7 +119,7 @@ struct kmem_cache {
 	/* and these also outside it, on any CPU: __atomic_fetch_add (rare events) */
 	u64 alloc_failures, nmi_contended, order_fallback, errors;
 
-	unsigned int cpu_stride;
+	unsigned long cpu_stride;	/* 64 bits: the fast paths multiply by it in memory */
 	unsigned int ncpus;		/* arrays in @cpu_area: nr_cpu_ids when created */
 	unsigned int desc_order;	/* page-allocator order of this descriptor */
 	char cpu_area[] __aligned(64);	/* @ncpus struct slab_cpu, cpu_stride apart */
@@ -207,8 +207,12 @@ static __always_inline u64 slab_cpu_acquire_read(struct slab_cpu *c)
 	return st;
 }
 
-#define SLAB_ALLOC_FASTPATH(s, obj, slow) do {					\
-	struct slab_cpu *__c = slab_cpu((s), smp_processor_id());			\
+#define SLAB_ALLOC_FASTPATH(s, obj, slow)					\
+	SLAB_ALLOC_FASTPATH_CPU(slab_cpu((s), smp_processor_id()), obj, slow)
+
+/* The same from this CPU's array @c of the cache (kmalloc's per-CPU rows). */
+#define SLAB_ALLOC_FASTPATH_CPU(c, obj, slow) do {				\
+	struct slab_cpu *__c = (c);						\
 	u64 __idx = slab_cpu_acquire_read(__c);					\
 										\
 	SLAB_TEST_HOOK(SLAB_HOOK_ALLOC_FAST);					\

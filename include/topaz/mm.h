@@ -43,15 +43,15 @@
  */
 struct page {
 	u32 flags;
-	u32 order;
+	u16 order;
+	u16 objects;	/* at most SLAB_MAX_OBJECTS */
 	struct list_head lru;
 	uintptr_t caller;
 	void *slab_cache;
 	void *freelist;
 	u32 inuse;
-	u32 objects;
 	u32 slab_off;
-	u32 slab_thresh;
+	u64 slab_thresh;	/* 64 bits: kfree() compares with it in memory */
 	u64 slab_magic;
 };
 
@@ -160,6 +160,8 @@ struct page_hot_span {
 	uintptr_t start;	/* address of its first page */
 	uintptr_t bytes;	/* 0: no memory yet */
 	struct page *map;
+	uintptr_t kfree_bytes;	/* what kfree()'s fast path takes: @bytes, 0 while kfree_checked */
+	bool kfree_checked;	/* vm.kfree on: every kfree() takes the checked path */
 };
 extern struct page_hot_span page_hot_span;
 

@@ -87,6 +87,8 @@ struct probe_attach {
  * @values: names and types of the values, in the order of the site's array
  * @handlers: attached handlers, run in attachment order
  * @dropped: hits not delivered because a handler was already running
+ * @changed: called after @enabled changes, interrupts off (NULL: nothing to
+ *	do): a site whose fast path does not test @enabled reroutes itself
  */
 struct probe_point {
 	bool enabled;
@@ -96,6 +98,7 @@ struct probe_point {
 	const struct probe_value_desc *values;
 	struct probe_attach handlers[PROBE_MAX_HANDLERS];
 	u64 dropped;
+	void (*changed)(struct probe_point *pp);
 };
 
 /**
@@ -123,10 +126,12 @@ struct probe_hit {
  * file that fires it; @values is a static array of struct probe_value_desc.
  * DECLARE_PROBE(id) makes it visible to other files.
  */
-#define DEFINE_PROBE(id, pname, vals)						\
+#define DEFINE_PROBE(id, pname, vals)	DEFINE_PROBE_NOTIFY(id, pname, vals, NULL)
+/* The same with @fn as the point's @changed. */
+#define DEFINE_PROBE_NOTIFY(id, pname, vals, fn)				\
 	struct probe_point probe_##id __used __section("probe_table") __aligned(8) = { \
 		.name = (pname), .values = (vals),				\
-		.nr_values = (u8)ARRAY_SIZE(vals) }
+		.nr_values = (u8)ARRAY_SIZE(vals), .changed = (fn) }
 #define DECLARE_PROBE(id) extern struct probe_point probe_##id
 
 #ifdef TOPAZ_NO_PROBES
