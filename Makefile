@@ -31,7 +31,7 @@ TRACING_SRCS := kernel/tracing/pt_session.c kernel/tracing/trace_writer.c kernel
 	kernel/tracing/pt_coverage.c
 X86_SRCS := arch/x86/lib/insn.c
 COVERAGE_SRCS := kernel/coverage/ptcov.c
-FUZZ_SRCS := kernel/fuzz/mutate.c kernel/fuzz/corpus.c
+FUZZ_SRCS := kernel/fuzz/mutate.c kernel/fuzz/corpus.c kernel/fuzz/guard_heap.c
 ENGINE_PORTABLE_SRCS := $(addprefix kernel/trace_engine/,branch_emul.c branch_sites.c \
 	trace_engine.c engine_step.c engine_dispatch.c engine_selfcheck.c engine_cache_mem.c \
 	engine_sideband.c xlat.c)
