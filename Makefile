@@ -144,6 +144,11 @@ $(BUILD)/efi/fuzz_magic.so: tests/efi/fuzz_magic.c include/topaz/fuzz_harness.h
 	$(Q)$(CC) $(filter-out -DTOPAZ_KERNEL -Iinclude,$(KCFLAGS)) -Iinclude -c $< -o $(BUILD)/efi/fuzz_magic.o
 	$(Q)$(LD) -shared -Bsymbolic -nostdlib -znocombreloc -T $(EFI_LIB)/elf_x86_64_efi.lds \
 		$(EFI_LIB)/crt0-efi-x86_64.o $(BUILD)/efi/fuzz_magic.o -L$(EFI_LIB) -lgnuefi -o $@
+$(BUILD)/efi/fuzz_guard.so: tests/efi/fuzz_guard.c include/topaz/fuzz_harness.h
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(filter-out -DTOPAZ_KERNEL -Iinclude,$(KCFLAGS)) -Iinclude -c $< -o $(BUILD)/efi/fuzz_guard.o
+	$(Q)$(LD) -shared -Bsymbolic -nostdlib -znocombreloc -T $(EFI_LIB)/elf_x86_64_efi.lds \
+		$(EFI_LIB)/crt0-efi-x86_64.o $(BUILD)/efi/fuzz_guard.o -L$(EFI_LIB) -lgnuefi -o $@
 $(BUILD)/efi/%.efi: $(BUILD)/efi/%.so
 	$(Q)$(OBJCOPY) -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
 		-j .rela -j .rel.* -j .rela.* -j .reloc --target efi-app-x86_64 --subsystem=10 $< $@
@@ -152,7 +157,7 @@ $(BUILD)/efi/hello-ia32.efi: $(BUILD)/efi/hello.efi
 	$(Q)python3 -c 'import sys,struct; d=bytearray(open(sys.argv[1],"rb").read()); \
 		pe=struct.unpack_from("<I",d,0x3c)[0]; d[pe+4:pe+6]=b"\x4c\x01"; open(sys.argv[2],"wb").write(d)' $< $@
 efi-samples: $(BUILD)/efi/hello.efi $(BUILD)/efi/hello2.efi $(BUILD)/efi/hello-ia32.efi \
-	$(BUILD)/efi/fuzz_magic.efi
+	$(BUILD)/efi/fuzz_magic.efi $(BUILD)/efi/fuzz_guard.efi
 kernel: efi-samples
 
 # The user's own EFI images, copied to \EFI\tools on the boot volume with the

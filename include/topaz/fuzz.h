@@ -164,9 +164,9 @@ void fuzz_corpus_free(struct fuzz_corpus *c);
 /*
  * fw.fuzz.guard=pool's allocator, as EDK2's HeapGuard: every allocation ends
  * at a page end with a not-present guard page after it, and freed memory
- * stays not present while it is among the last FUZZ_GUARD_QUARANTINE frees.
- * Pages no allocation holds are not present either. This is the
- * bookkeeping; the page tables are changed through @protect.
+ * stays not present while it is among the last FUZZ_GUARD_QUARANTINE frees
+ * (and until reused). This is the bookkeeping; the page tables are changed
+ * through @protect.
  */
 #define FUZZ_GUARD_QUARANTINE	64	/* frees kept not present */
 #define FUZZ_GUARD_PAGE		4096u
@@ -206,8 +206,8 @@ struct fuzz_guard_heap {
 };
 
 /**
- * fuzz_guard_init() - an empty heap on @npages pages at @base (page-aligned,
- * already not present), its records kmalloc'd
+ * fuzz_guard_init() - an empty heap on @npages pages at @base (page-aligned),
+ * its records kmalloc'd
  * Return: 0, -EINVAL (unaligned, fewer than 2 pages), -ENOMEM
  */
 int fuzz_guard_init(struct fuzz_guard_heap *h, u64 base, u32 npages,

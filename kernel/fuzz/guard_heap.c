@@ -3,9 +3,11 @@
  * The guarded heap's bookkeeping (fw.fuzz.guard=pool, docs/fuzzing.md), as
  * EDK2's HeapGuard lays allocations out: each one's last byte (less the
  * padding to its alignment) ends a page, and a not-present guard page
- * follows. Free pages are not present, so are freed allocations while they
- * are among the last FUZZ_GUARD_QUARANTINE frees: a read after free faults
- * until then. The arena is taken next-fit from where the last allocation
+ * follows. Freed allocations are not present while they are among the last
+ * FUZZ_GUARD_QUARANTINE frees (a read after free faults until then), and
+ * stay so until reused. Pages never used keep the mapping the arena came
+ * with: a firmware (EDK2's CpuDxe) cannot map 4 KiB of a 2 MiB page it
+ * unmapped whole. The arena is taken next-fit from where the last allocation
  * ended, which also puts off reusing freed pages. No firmware here: the
  * caller's @protect changes the page tables.
  */
@@ -85,7 +87,8 @@ u64 fuzz_guard_alloc(struct fuzz_guard_heap *h, u64 size, u32 align, bool pages_
 	if (s == h->nslots || first == NO_SLOT)
 		return 0;
 	page = h->base + (u64)first * FUZZ_GUARD_PAGE;
-	if (h->protect(h->ctx, page, pages * FUZZ_GUARD_PAGE, true))
+	if (h->protect(h->ctx, page, pages * FUZZ_GUARD_PAGE, true) ||
+	    h->protect(h->ctx, page + pages * FUZZ_GUARD_PAGE, FUZZ_GUARD_PAGE, false))
 		return 0;
 	for (u32 i = first; i <= first + pages; i++)
 		h->owner[i] = s;	/* the guard page too: an overflow names its allocation */
