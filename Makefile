@@ -137,18 +137,15 @@ $(BUILD)/efi/hello2.so: tests/efi/hello.c
 	$(Q)$(CC) $(filter-out -DTOPAZ_KERNEL -Iinclude,$(KCFLAGS)) -DHELLO_SHIFT -c $< -o $(BUILD)/efi/hello2.o
 	$(Q)$(LD) -shared -Bsymbolic -nostdlib -znocombreloc -T $(EFI_LIB)/elf_x86_64_efi.lds \
 		$(EFI_LIB)/crt0-efi-x86_64.o $(BUILD)/efi/hello2.o -L$(EFI_LIB) -lgnuefi -o $@
-# The sample fuzz harness (fw.fuzz=image): it includes topaz/fuzz_harness.h,
-# which needs only <efi.h>.
-$(BUILD)/efi/fuzz_magic.so: tests/efi/fuzz_magic.c include/topaz/fuzz_harness.h
+# The sample fuzz harnesses (fw.fuzz=image): fuzz_magic (a bug behind a magic)
+# and fuzz_guard (memory bugs for fw.fuzz.guard=). They include
+# topaz/fuzz_harness.h, which needs only <efi.h>.
+FUZZ_HARNESSES := $(BUILD)/efi/fuzz_magic.so $(BUILD)/efi/fuzz_guard.so
+$(FUZZ_HARNESSES): $(BUILD)/efi/%.so: tests/efi/%.c include/topaz/fuzz_harness.h
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(filter-out -DTOPAZ_KERNEL -Iinclude,$(KCFLAGS)) -Iinclude -c $< -o $(BUILD)/efi/fuzz_magic.o
+	$(Q)$(CC) $(filter-out -DTOPAZ_KERNEL -Iinclude,$(KCFLAGS)) -Iinclude -c $< -o $(BUILD)/efi/$*.o
 	$(Q)$(LD) -shared -Bsymbolic -nostdlib -znocombreloc -T $(EFI_LIB)/elf_x86_64_efi.lds \
-		$(EFI_LIB)/crt0-efi-x86_64.o $(BUILD)/efi/fuzz_magic.o -L$(EFI_LIB) -lgnuefi -o $@
-$(BUILD)/efi/fuzz_guard.so: tests/efi/fuzz_guard.c include/topaz/fuzz_harness.h
-	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(filter-out -DTOPAZ_KERNEL -Iinclude,$(KCFLAGS)) -Iinclude -c $< -o $(BUILD)/efi/fuzz_guard.o
-	$(Q)$(LD) -shared -Bsymbolic -nostdlib -znocombreloc -T $(EFI_LIB)/elf_x86_64_efi.lds \
-		$(EFI_LIB)/crt0-efi-x86_64.o $(BUILD)/efi/fuzz_guard.o -L$(EFI_LIB) -lgnuefi -o $@
+		$(EFI_LIB)/crt0-efi-x86_64.o $(BUILD)/efi/$*.o -L$(EFI_LIB) -lgnuefi -o $@
 $(BUILD)/efi/%.efi: $(BUILD)/efi/%.so
 	$(Q)$(OBJCOPY) -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
 		-j .rela -j .rel.* -j .rela.* -j .reloc --target efi-app-x86_64 --subsystem=10 $< $@

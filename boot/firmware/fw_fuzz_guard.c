@@ -152,16 +152,21 @@ static void EFIAPI timeout_fired(EFI_EVENT ev, void *ctx)
 
 /* ------------------------------------------------------- the guarded heap */
 
-static bool guarded_type(EFI_MEMORY_TYPE type)
+/*
+ * The target's allocations: not those of the firmware's timer events, which
+ * the timer's interrupt dispatches (in a trap, here) and which may be freed
+ * after the execution, through the firmware's own FreePool.
+ */
+static bool guarded(EFI_MEMORY_TYPE type)
 {
-	return type == EfiBootServicesData || type == EfiLoaderData;
+	return !g.busy && !trap_depth() && (type == EfiBootServicesData || type == EfiLoaderData);
 }
 
 static EFI_STATUS EFIAPI guard_allocate_pool(EFI_MEMORY_TYPE type, UINTN size, VOID **buf)
 {
 	u64 p;
 
-	if (g.busy || !buf || !guarded_type(type))
+	if (!buf || !guarded(type))
 		return g.alloc_pool(type, size, buf);
 	g.busy = true;	/* SetMemoryAttributes may allocate: the firmware's then */
 	p = fuzz_guard_alloc(&g.heap, size, 8, false);
@@ -179,7 +184,7 @@ static EFI_STATUS EFIAPI guard_allocate_pages(EFI_ALLOCATE_TYPE how, EFI_MEMORY_
 {
 	u64 p;
 
-	if (g.busy || how != AllocateAnyPages || !guarded_type(type) || !mem || !pages ||
+	if (how != AllocateAnyPages || !guarded(type) || !mem || !pages ||
 	    pages >= g.heap.npages)
 		return g.alloc_pages(how, type, pages, mem);
 	g.busy = true;
@@ -468,10 +473,14 @@ int fw_fuzz_guard_start(size_t max_len)
 		pr_err("fw.fuzz.timeout=%llu: the firmware gave no timer event\n", timeout_ms);
 		return -ENODEV;
 	}
+	char limit[32] = "none";
+
+	if (timeout_ms)
+		ksnprintf(limit, sizeof(limit), "%llu ms", timeout_ms);
 	printk("fuzz: guards (fw.fuzz.guard=%s): %s%s; timeout: %s\n", guard_names[guard_mode],
 	       g.in_guard ? "the input ends where an unmapped page starts" : "none",
 	       g.arena ? "; AllocatePool/AllocatePages guarded (an unmapped page after each allocation, the last 64 frees kept unmapped)" : "",
-	       timeout_ms ? "fw.fuzz.timeout=" : "none");
+	       limit);
 	return 0;
 }
 
