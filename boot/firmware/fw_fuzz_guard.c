@@ -213,8 +213,8 @@ static int guard_free(u64 addr, bool pages_api, UINTN pages, u64 site)
 	g.busy = false;
 	if (err == -ENOENT)
 		return 1;
-	if (!err || !g.armed)
-		return 0;	/* a bad free outside an execution (a reset's): said at the end */
+	if (!err || !g.armed || trap_depth())
+		return 0;	/* not the target's call: an interrupt's (no way out of it from here) */
 	record(err == -EALREADY ? "double-free" : "bad-free", ~0u, site, addr, pages);
 	crash_from_call();
 }
