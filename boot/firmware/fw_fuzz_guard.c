@@ -330,6 +330,9 @@ void fw_fuzz_fault_print(const struct fw_fuzz_fault *f)
 		name = trap_name(f->vector, &desc);
 		pr_err("crash: %s (%s) at %s, error code %#llx\n", name, desc ? desc : "?",
 		       fw_module_format(f->rip, at, sizeof(at)), f->error_code);
+	} else if (f->rip && (!strcmp(f->kind, "double-free") || !strcmp(f->kind, "bad-free"))) {
+		pr_err("crash: %s in the call that returns to %s\n", f->kind,
+		       fw_module_format(f->rip, at, sizeof(at)));
 	} else if (f->rip) {
 		pr_err("crash: %s at %s\n", f->kind, fw_module_format(f->rip, at, sizeof(at)));
 	} else if (!strcmp(f->kind, "timeout")) {

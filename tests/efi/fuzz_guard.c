@@ -8,6 +8,7 @@
  *   overread   read one byte past the input (Data[Size])
  *   overflow   write one byte past a 16-byte AllocatePool buffer
  *   uaf        read a 32-byte pool buffer after FreePool
+ *   dfree      FreePool a buffer twice
  *   hang=N     on execution N, spin forever (fw.fuzz.timeout=)
  *   after=N    the bugs only from execution N on; before, a clean
  *              AllocatePool and FreePool (the guarded heap's round trip)
@@ -22,7 +23,7 @@
 EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st);
 
 static EFI_BOOT_SERVICES *BS;
-static int do_overread, do_overflow, do_uaf;
+static int do_overread, do_overflow, do_uaf, do_dfree;
 static UINTN hang_at, after, execs;
 static volatile UINT8 sink;
 
@@ -55,6 +56,16 @@ static __attribute__((noipa)) void use_after_free(const UINT8 *Data, UINTN Size)
 	sink = ((volatile UINT8 *)p)[0];
 }
 
+static __attribute__((noipa)) void double_free(void)
+{
+	void *p;
+
+	if (BS->AllocatePool(EfiBootServicesData, 8, &p) != EFI_SUCCESS)
+		return;
+	BS->FreePool(p);
+	BS->FreePool(p);
+}
+
 static __attribute__((noipa)) void hang(void)
 {
 	for (;;)
@@ -80,6 +91,8 @@ static INTN EFIAPI TestOneInput(const UINT8 *Data, UINTN Size)
 		overflow(Data, Size);
 	if (do_uaf)
 		use_after_free(Data, Size);
+	if (do_dfree)
+		double_free();
 	if (hang_at && execs == hang_at)
 		hang();
 	return 0;
@@ -126,6 +139,8 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 			do_overflow = 1;
 		else if (word_is(o, "uaf"))
 			do_uaf = 1;
+		else if (word_is(o, "dfree"))
+			do_dfree = 1;
 		else if (word_is(o, "hang"))
 			hang_at = number(o + 5);
 		else if (word_is(o, "after"))
