@@ -166,7 +166,8 @@ trace-fw-image-load|fw.image="\EFI\tools\hello.efi load" pt=on pt.buf=16K|33|fw:
 fw-image-reload|fw.image="\EFI\tools\hello.efi reload" pt=on pt.buf=16K|33|fw: run: image \EFI\tools\hello.efi reload returned EFI status 0 in;where new code was loaded: its code cache starts again;where hello#2 was: the container keeps hello#2 there;result: fw.phase failed=0|trace=none
 # fw.fuzz=image (issue 30): the sample harness tests/efi/fuzz_magic.c hides a bug behind
 # "TPZ" compared a byte at a time. With the trace's coverage as feedback the fixed seed
-# and budget find it (at execution 72944: each byte matched is a new edge, kept); mutating
+# and budget find it (at execution 18354 on the build that wrote this: edge IDs hash code
+# addresses, so any change to topaz's code moves it; each byte matched is a new edge, kept); mutating
 # the seed alone (feedback=off) does not in the same budget. The campaign is the same on
 # every boot (calibration drops edges an interrupt made). The trace stays in memory.
 fuzz-image|fw.image=\EFI\tools\fuzz_magic.efi fw.fuzz=image pt=on pt.coverage=on pt.sink=memory fw.fuzz.runs=100000 fw.fuzz.seed=1 fw.fuzz.max_len=4|35|fuzz: image: 0 seeds, 100000 runs, seed 1, max_len 4, feedback on;new edge, kept (corpus 4);the input, 4 bytes: 54 50 00 00;result: fuzz crash kind=bug;what="planted bug behind the magic TPZ";crashes=1 feedback=on seed=1;result: fw.phase failed=1;!PANIC|trace=none
