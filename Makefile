@@ -31,7 +31,8 @@ TRACING_SRCS := kernel/tracing/pt_session.c kernel/tracing/trace_writer.c kernel
 	kernel/tracing/pt_coverage.c
 X86_SRCS := arch/x86/lib/insn.c
 COVERAGE_SRCS := kernel/coverage/ptcov.c
-FUZZ_SRCS := kernel/fuzz/mutate.c kernel/fuzz/corpus.c kernel/fuzz/sha1.c kernel/fuzz/dict.c
+FUZZ_SRCS := kernel/fuzz/mutate.c kernel/fuzz/corpus.c kernel/fuzz/sha1.c kernel/fuzz/dict.c \
+	kernel/fuzz/guard_heap.c
 ENGINE_PORTABLE_SRCS := $(addprefix kernel/trace_engine/,branch_emul.c branch_sites.c \
 	trace_engine.c engine_step.c engine_dispatch.c engine_selfcheck.c engine_cache_mem.c \
 	engine_sideband.c xlat.c)
@@ -137,13 +138,15 @@ $(BUILD)/efi/hello2.so: tests/efi/hello.c
 	$(Q)$(CC) $(filter-out -DTOPAZ_KERNEL -Iinclude,$(KCFLAGS)) -DHELLO_SHIFT -c $< -o $(BUILD)/efi/hello2.o
 	$(Q)$(LD) -shared -Bsymbolic -nostdlib -znocombreloc -T $(EFI_LIB)/elf_x86_64_efi.lds \
 		$(EFI_LIB)/crt0-efi-x86_64.o $(BUILD)/efi/hello2.o -L$(EFI_LIB) -lgnuefi -o $@
-# The sample fuzz harness (fw.fuzz=image): it includes topaz/fuzz_harness.h,
-# which needs only <efi.h>.
-$(BUILD)/efi/fuzz_magic.so: tests/efi/fuzz_magic.c include/topaz/fuzz_harness.h
+# The sample fuzz harnesses (fw.fuzz=image): fuzz_magic (a bug behind a magic)
+# and fuzz_guard (memory bugs for fw.fuzz.guard=). They include
+# topaz/fuzz_harness.h, which needs only <efi.h>.
+FUZZ_HARNESSES := $(BUILD)/efi/fuzz_magic.so $(BUILD)/efi/fuzz_guard.so
+$(FUZZ_HARNESSES): $(BUILD)/efi/%.so: tests/efi/%.c include/topaz/fuzz_harness.h
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(filter-out -DTOPAZ_KERNEL -Iinclude,$(KCFLAGS)) -Iinclude -c $< -o $(BUILD)/efi/fuzz_magic.o
+	$(Q)$(CC) $(filter-out -DTOPAZ_KERNEL -Iinclude,$(KCFLAGS)) -Iinclude -c $< -o $(BUILD)/efi/$*.o
 	$(Q)$(LD) -shared -Bsymbolic -nostdlib -znocombreloc -T $(EFI_LIB)/elf_x86_64_efi.lds \
-		$(EFI_LIB)/crt0-efi-x86_64.o $(BUILD)/efi/fuzz_magic.o -L$(EFI_LIB) -lgnuefi -o $@
+		$(EFI_LIB)/crt0-efi-x86_64.o $(BUILD)/efi/$*.o -L$(EFI_LIB) -lgnuefi -o $@
 $(BUILD)/efi/%.efi: $(BUILD)/efi/%.so
 	$(Q)$(OBJCOPY) -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
 		-j .rela -j .rel.* -j .rela.* -j .reloc --target efi-app-x86_64 --subsystem=10 $< $@
@@ -152,7 +155,7 @@ $(BUILD)/efi/hello-ia32.efi: $(BUILD)/efi/hello.efi
 	$(Q)python3 -c 'import sys,struct; d=bytearray(open(sys.argv[1],"rb").read()); \
 		pe=struct.unpack_from("<I",d,0x3c)[0]; d[pe+4:pe+6]=b"\x4c\x01"; open(sys.argv[2],"wb").write(d)' $< $@
 efi-samples: $(BUILD)/efi/hello.efi $(BUILD)/efi/hello2.efi $(BUILD)/efi/hello-ia32.efi \
-	$(BUILD)/efi/fuzz_magic.efi
+	$(BUILD)/efi/fuzz_magic.efi $(BUILD)/efi/fuzz_guard.efi
 kernel: efi-samples
 
 # The user's own EFI images, copied to \EFI\tools on the boot volume with the

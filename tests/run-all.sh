@@ -209,6 +209,17 @@ check_trace() {
 		[ -n "$rip" ] && [ "$rip" = "$last" ] ||
 			echo "the trace ends at '${last:-nothing}', the fault was at '${rip:-?}'; "
 	fi
+	if has ends-at-crash; then
+		# a fuzz crash (fw.fuzz=): the decoded trace ends at its site, the
+		# faulting instruction (the harness's symbols from $build/efi)
+		local site end
+		site=$(sed -nE 's/.*result: fuzz crash .*site=([^ ]+).*/\1/p' "$clean" | tail -n 1)
+		end=$("$build/tools/ptdecode" --elf "$build/topaz.so" --symbols "$build/efi" --insn "$tpz" 2>/dev/null |
+			sed -nE 's/^\[disabled at ([^]]+)\]$/\1/p' | tail -n 1)
+		[[ "$site" =~ ^[^+]+\+(0x)?[0-9a-f]+$ && "$end" =~ ^[^+]+\+(0x)?[0-9a-f]+$ &&
+		   "${site%+*}" = "${end%+*}" && $((${site##*+})) = $((${end##*+})) ]] ||
+			echo "the trace ends at '${end:-nothing}', the crash was at '${site:-?}'; "
+	fi
 	if has ends-in-pmi; then
 		# a panic inside a PMI: the trace ends where that PMI interrupted traced code
 		"$build/tools/ptdecode" --elf "$build/topaz.so" --insn "$tpz" 2>/dev/null | tail -n 2 |
@@ -435,7 +446,7 @@ qemu_case() {
 			cp "$build/efi/hello.efi" "$dir/$name.user/$user.efi"
 			cp "$build/efi/hello.so" "$dir/$name.user/$user.so"
 			opts+=(--efi "$dir/$name.user/$user.efi" --esp-files "$dir/$name.files") ;;
-		makerun|fast|trace|trace=none|ends-at-fault|ends-in-pmi|snapshot|stop-loss|ptwrite|each-cpu|fw|fw-aborted) ;;
+		makerun|fast|trace|trace=none|ends-at-fault|ends-at-crash|ends-in-pmi|snapshot|stop-loss|ptwrite|each-cpu|fw|fw-aborted) ;;
 		depth=+([0-9])|storm=+([0-9])|module=?*|symbols=?*|coverage|coverage=?*) ;;
 		*) unknown="${unknown:+$unknown, }'$p'" ;;
 		esac

@@ -146,6 +146,11 @@ void trap_set_handler(unsigned int vector, trap_handler_t fn)
 	handlers[vector & 0xff] = fn;
 }
 
+trap_handler_t trap_get_handler(unsigned int vector)
+{
+	return handlers[vector & 0xff];
+}
+
 void irq_set_handler(unsigned int vector, trap_handler_t fn)
 {
 	handlers[vector & 0xff] = fn;
@@ -343,8 +348,10 @@ static __noinline void trap_dispatch_full(struct pt_regs *regs)
 	tc->nesting++;
 	if (traced)
 		h->enter(regs);	/* in a code cache: RIP becomes the original's */
-	if (tc->nesting == 1)
+	if (tc->nesting == 1) {
 		tc->outer_rip = regs->rip;
+		tc->outer_regs = regs;
+	}
 	if (tc->nesting > 8) {
 		/* a handler that faults in itself: say so before the stack runs out */
 		tc->nesting = 0;

@@ -52,6 +52,7 @@ static struct {
 	u64 t0, last_new, last_status;
 	u32 seed_edges;
 	const char *bug;	/* the harness's ReportBug() in this execution */
+	u64 bug_rip;		/* where it called it */
 	bool coverage;
 } fz;
 
@@ -107,12 +108,48 @@ static void print_input(const u8 *data, size_t size)
 }
 
 /*
+ * A crash of any kind (an exception, a guard page, a bad free, a timeout,
+ * the harness's ReportBug): said with its kind, where, what it hit and the
+ * input. The campaign stops (libFuzzer's default: the firmware's state is
+ * unknown). Return: 1, one_input()'s "a crash".
+ */
+static int fuzz_crash(const struct fw_fuzz_fault *f, const u8 *data, size_t size)
+{
+	char site[160], line[160 + 96];
+	const char *kind = fw_fuzz_fault_kind(f);
+	size_t n;
+
+	fz.crashes++;
+	pr_err("fuzz: crash: kind=%s on execution %llu\n", kind, fz.execs);
+	fw_fuzz_fault_print(f);
+	print_input(data, size);
+	n = ksnprintf(line, sizeof(line), "kind=%s execs=%llu size=%zu site=%s", kind, fz.execs,
+		      size, fw_fuzz_fault_site(f, site, sizeof(site)));
+	if (f->addr && n < sizeof(line))
+		n += ksnprintf(line + n, sizeof(line) - n, " addr=%#llx", f->addr);
+	/* an exception or a timeout may have left the firmware broken */
+	fw_fuzz_save_crash(data, size, strcmp(kind, "bug") != 0);
+	printk("result: fuzz crash %s%s%s%s\n", line, f->what ? " what=\"" : "",
+	       f->what ? f->what : "", f->what ? "\"" : "");
+	return 1;
+}
+
+static int reset_target(const u8 *data, size_t size)
+{
+	return fz.t->reset();
+}
+
+/*
  * One execution of @data with its coverage (*@map: the decoder's bitmap of
- * hit counts, NULL without coverage) and the target's reset after it.
- * Return: 0 with the target's result in *@ret, or -errno having said why.
+ * hit counts, NULL without coverage) and the target's reset after it, both
+ * guarded (fw_fuzz_guarded()).
+ * Return: 0 with the target's result in *@ret, 1 it crashed (said), or
+ * -errno having said why.
  */
 static int exec_one(const u8 *data, size_t size, int *ret, const u8 **map)
 {
+	struct fw_fuzz_fault fault;
+	int r;
 	u32 n;
 
 	fz.bug = NULL;
@@ -121,8 +158,10 @@ static int exec_one(const u8 *data, size_t size, int *ret, const u8 **map)
 		pr_err("fw.fuzz: this CPU's coverage decoder is gone: the campaign stops\n");
 		return -ENODEV;
 	}
-	*ret = exec_traced(data, size);
+	data = fw_fuzz_guard_place(data, size);
 	fz.execs++;
+	if (fw_fuzz_guarded(exec_traced, data, size, ret, &fault))
+		return fuzz_crash(&fault, data, size);
 	if (fz.coverage) {
 		*map = pt_coverage_window_end(&n);
 		if (!*map || n != fz.map_size) {
@@ -130,7 +169,9 @@ static int exec_one(const u8 *data, size_t size, int *ret, const u8 **map)
 			return -ENODEV;
 		}
 	}
-	if (fz.t->reset && fz.t->reset()) {
+	if (fz.t->reset && fw_fuzz_guarded(reset_target, data, size, &r, &fault))
+		return fuzz_crash(&fault, data, size);
+	if (fz.t->reset && r) {
 		pr_err("fw.fuzz=%s: the target could not undo execution %llu: the campaign stops\n",
 		       fz.t->name, fz.execs);
 		return -EIO;
@@ -180,14 +221,12 @@ static int one_input(const u8 *data, size_t size, bool keep)
 	if (err)
 		return err;
 	if (fz.bug) {
-		fz.crashes++;
+		struct fw_fuzz_fault bug = { .kind = "bug", .vector = ~0u, .rip = fz.bug_rip,
+					     .what = fz.bug };
+
 		pr_err("fuzz: crash: the harness reported a bug: \"%s\" (execution %llu)\n", fz.bug,
 		       fz.execs);
-		print_input(data, size);
-		fw_fuzz_save(FW_FUZZ_CRASH, data, size);
-		printk("result: fuzz crash kind=bug execs=%llu size=%zu what=\"%s\"\n", fz.execs, size,
-		       fz.bug);
-		return 1;
+		return fuzz_crash(&bug, data, size);
 	}
 	if (r < 0) {
 		pr_err("fw.fuzz=%s: the target failed (%d) on execution %llu: the campaign stops\n",
@@ -273,6 +312,10 @@ static int campaign(void)
 	err = fw_fuzz_io_begin(t->name);
 	if (err)
 		goto out;
+	if (fw_fuzz_guard_start(max_len)) {
+		err = -ENODEV;
+		goto out;
+	}
 	fuzz_rng_seed(&fz.rng, fuzz_seed);
 	fz.t0 = fz.last_new = fz.last_status = rdtsc();
 	if (fw_fuzz_replaying()) {
@@ -323,6 +366,7 @@ out:
 	       "crashes=%llu feedback=%s seed=%llu\n", t->name, fz.execs, fz.corpus.n, fz.kept,
 	       fz.coverage && fz.virgin ? fuzz_count_edges(fz.virgin, fz.map_size) : 0,
 	       fz.seed_edges, fz.rejected, fz.crashes, fuzz_feedback ? "on" : "off", fuzz_seed);
+	fw_fuzz_guard_stop();
 	fw_fuzz_io_end();
 	fuzz_corpus_free(&fz.corpus);
 	kfree(buf);
@@ -330,7 +374,7 @@ out:
 	kfree(fz.scratch);
 	kfree(fz.first);
 	fz.virgin = fz.scratch = fz.first = NULL;
-	return err < 0 ? 1 : 0;
+	return err < 0 || fz.crashes ? 1 : 0;
 }
 
 int fw_fuzz_run_builtin(void)
@@ -384,14 +428,17 @@ static EFI_STATUS EFIAPI proto_run(TOPAZ_FUZZ_PROTOCOL *this, TOPAZ_TEST_ONE_INP
 	harness_fn = fn;
 	fz.t = &harness_target;
 	harness_failed = campaign();
-	if (harness_failed)
-		return EFI_DEVICE_ERROR;
-	return fz.crashes ? EFI_ABORTED : EFI_SUCCESS;
+	if (fz.crashes) {
+		harness_failed = 0;	/* the image's EFI_ABORTED fails the phase */
+		return EFI_ABORTED;
+	}
+	return harness_failed ? EFI_DEVICE_ERROR : EFI_SUCCESS;
 }
 
 static void EFIAPI proto_report_bug(TOPAZ_FUZZ_PROTOCOL *this, const CHAR8 *what)
 {
 	fz.bug = what ? (const char *)what : "(no description)";
+	fz.bug_rip = (u64)(uintptr_t)__builtin_return_address(0);
 }
 
 static TOPAZ_FUZZ_PROTOCOL proto = {

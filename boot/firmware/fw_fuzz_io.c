@@ -292,7 +292,8 @@ static void debugcon_record(const char *dir, const char *name, const u8 *data, s
 	debugcon_write(line, (size_t)n);
 }
 
-void fw_fuzz_save(enum fw_fuzz_kind kind, const u8 *data, size_t size)
+/* fw_fuzz_save(); @risky: the firmware may be broken (an exception, a timeout) */
+static void save(enum fw_fuzz_kind kind, const u8 *data, size_t size, bool risky)
 {
 	const char *dir = kind == FW_FUZZ_CRASH ? "crashes" : "corpus";
 	char name[FUZZ_SHA1_HEX + 8], folder[96];
@@ -315,6 +316,11 @@ void fw_fuzz_save(enum fw_fuzz_kind kind, const u8 *data, size_t size)
 		       console ? " (and on the debug console: make fuzz-fw's build/fuzz/NAME/crashes)" : "");
 	if (io.volume_failed)
 		return;
+	/* the file system's drivers may be what crashed: the console's copy is enough */
+	if (risky && console) {
+		printk("fuzz: the boot volume is not written after this crash (its copy went to the debug console)\n");
+		return;
+	}
 	if (volume_write(folder, name, data, size)) {
 		pr_err("the boot volume takes no more fuzz files this boot%s\n",
 		       debugcon_free() ? "; the debug console still carries them" : "");
@@ -322,6 +328,16 @@ void fw_fuzz_save(enum fw_fuzz_kind kind, const u8 *data, size_t size)
 		return;
 	}
 	io.saved[kind]++;
+}
+
+void fw_fuzz_save(enum fw_fuzz_kind kind, const u8 *data, size_t size)
+{
+	save(kind, data, size, false);
+}
+
+void fw_fuzz_save_crash(const u8 *data, size_t size, bool risky)
+{
+	save(FW_FUZZ_CRASH, data, size, risky);
 }
 
 /* ------------------------------------------------------------ loading */

@@ -117,6 +117,12 @@ void fw_fuzz_io_end(void);
  * (fw_fuzz_import(), replays) are not written again.
  */
 void fw_fuzz_save(enum fw_fuzz_kind kind, const u8 *data, size_t size);
+/**
+ * fw_fuzz_save_crash() - fw_fuzz_save(FW_FUZZ_CRASH, ...); @risky (the
+ * firmware may be broken: an exception, a timeout): the boot volume is
+ * written only when the debug console could not carry the file
+ */
+void fw_fuzz_save_crash(const u8 *data, size_t size, bool risky);
 /** fw_fuzz_dict() - fw.fuzz.dict='s tokens, or NULL */
 const struct fuzz_dict *fw_fuzz_dict(void);
 /** fw_fuzz_time_up() - fw.fuzz.time= seconds have passed since @t0 (a TSC value) */
@@ -133,5 +139,41 @@ int fw_fuzz_import(u8 *buf, size_t max, int (*fn)(const u8 *data, size_t size, v
 /** fw_fuzz_replay_each() - fw.fuzz.replay=: the file, or each file of the folder, to @fn (as fw_fuzz_import()) */
 int fw_fuzz_replay_each(u8 *buf, size_t max, int (*fn)(const u8 *data, size_t size, void *ctx),
 			void *ctx);
+
+/* fw_fuzz_guard.c: fw.fuzz='s guards, timeouts and crashes */
+/**
+ * struct fw_fuzz_fault - how an execution crashed
+ * @kind: "timeout", "double-free", "bug"...; NULL: from @vector and @addr
+ * @vector: the exception's vector, or ~0 (none)
+ * @rip: where (the faulting instruction; 0: unknown)
+ * @addr: the faulting address (#PF), the address freed (a bad free)
+ * @error_code: the exception's; a bad FreePages': its page count
+ * @what: kind=bug: the harness's words
+ */
+struct fw_fuzz_fault {
+	const char *kind;
+	unsigned int vector;
+	u64 rip, addr, error_code;
+	const char *what;
+};
+/** fw_fuzz_guard_start() - the guards fw.fuzz.guard= asks for, the timer, the exception handlers; 0 or -errno said */
+int fw_fuzz_guard_start(size_t max_len);
+/** fw_fuzz_guard_stop() - all of it back as the firmware had it */
+void fw_fuzz_guard_stop(void);
+/** fw_fuzz_guard_place() - @data copied to end at the input's guard page (or @data, unguarded) */
+const u8 *fw_fuzz_guard_place(const u8 *data, size_t size);
+/**
+ * fw_fuzz_guarded() - *@ret = @fn(@data, @size) with the guards armed
+ * Return: 0; 1 it crashed (an exception, a guard page, a bad free, the
+ * timeout: its trace stopped there), *@f says how
+ */
+int fw_fuzz_guarded(int (*fn)(const u8 *data, size_t size), const u8 *data, size_t size,
+		    int *ret, struct fw_fuzz_fault *f);
+/** fw_fuzz_fault_kind() - "overread", "pool-overflow", "use-after-free", "gp", "timeout"... */
+const char *fw_fuzz_fault_kind(const struct fw_fuzz_fault *f);
+/** fw_fuzz_fault_site() - "module!function+0x12" (or "Module+0x..." or the address) into @buf */
+const char *fw_fuzz_fault_site(const struct fw_fuzz_fault *f, char *buf, size_t n);
+/** fw_fuzz_fault_print() - the fault's lines: the instruction, the address and what it hit */
+void fw_fuzz_fault_print(const struct fw_fuzz_fault *f);
 
 #endif

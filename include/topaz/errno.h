@@ -19,5 +19,6 @@
 #define ENODATA		61
 #define EOPNOTSUPP	95
 #define ETIMEDOUT	110
+#define EALREADY	114
 #endif
 #endif

@@ -216,4 +216,94 @@ const struct fuzz_input *fuzz_corpus_pick(const struct fuzz_corpus *c, struct fu
 /** fuzz_corpus_free() - free every input and the table */
 void fuzz_corpus_free(struct fuzz_corpus *c);
 
+/* ------------------------------------------------------- the guarded heap */
+
+/*
+ * fw.fuzz.guard=pool's allocator, as EDK2's HeapGuard: every allocation ends
+ * at a page end with a not-present guard page after it, and freed memory
+ * stays not present while it is among the last FUZZ_GUARD_QUARANTINE frees
+ * (and until reused). This is the bookkeeping; the page tables are changed
+ * through @protect.
+ */
+#define FUZZ_GUARD_QUARANTINE	64	/* frees kept not present */
+#define FUZZ_GUARD_PAGE		4096u
+
+enum fuzz_guard_state { FUZZ_GA_UNUSED, FUZZ_GA_LIVE, FUZZ_GA_FREED };
+
+/**
+ * struct fuzz_guard_alloc - one allocation
+ * @addr: what the caller got; @size: the bytes asked for
+ * @page: its first page; @pages: its data pages (the guard page follows)
+ * @state: enum fuzz_guard_state; @pages_api: AllocatePages (not pool)
+ * @freed_at: the heap's free count when it was freed
+ */
+struct fuzz_guard_alloc {
+	u64 addr, size, page;
+	u32 pages;
+	u8 state;
+	bool pages_api;
+	u64 freed_at;
+};
+
+/**
+ * struct fuzz_guard_heap - the arena [@base, @base + @npages pages)
+ * @owner: per page, the slot holding it (data or guard page), or ~0
+ * @slot: @nslots allocation records
+ * @protect: make [addr, addr + len) present (@present) or not; 0 or -errno
+ */
+struct fuzz_guard_heap {
+	u64 base;
+	u32 npages, nslots, cursor, live;
+	u32 *owner;
+	struct fuzz_guard_alloc *slot;
+	u32 quarantine[FUZZ_GUARD_QUARANTINE], q_head, q_n;
+	u64 frees;
+	int (*protect)(void *ctx, u64 addr, u64 len, bool present);
+	void *ctx;
+};
+
+/**
+ * fuzz_guard_init() - an empty heap on @npages pages at @base (page-aligned),
+ * its records kmalloc'd
+ * Return: 0, -EINVAL (unaligned, fewer than 2 pages), -ENOMEM
+ */
+int fuzz_guard_init(struct fuzz_guard_heap *h, u64 base, u32 npages,
+		    int (*protect)(void *ctx, u64 addr, u64 len, bool present), void *ctx);
+/** fuzz_guard_destroy() - free the records (the arena's pages are the caller's) */
+void fuzz_guard_destroy(struct fuzz_guard_heap *h);
+/**
+ * fuzz_guard_alloc() - @size bytes ending at a page end, less the padding
+ * to @align (a power of two; pool: 8), or whole pages (@pages_api: the
+ * address is the page, @size a multiple of a page)
+ * Return: the address, or 0 when the arena has no room or @protect failed
+ */
+u64 fuzz_guard_alloc(struct fuzz_guard_heap *h, u64 size, u32 align, bool pages_api);
+/**
+ * fuzz_guard_free() - free the allocation at @addr: not present from now,
+ * quarantined; the oldest quarantined one's pages become free again
+ * @pages_api: FreePages (else FreePool); @what: the record concerned
+ * Return: 0; -ENOENT @addr is outside the arena (not ours); -EALREADY a
+ * double free (*@what the freed allocation); -EINVAL no allocation starts
+ * at @addr or the wrong API frees it (*@what the one there, or NULL);
+ * -EIO @protect failed
+ */
+int fuzz_guard_free(struct fuzz_guard_heap *h, u64 addr, bool pages_api,
+		    const struct fuzz_guard_alloc **what);
+
+enum fuzz_guard_hit {
+	FUZZ_GUARD_OUTSIDE,	/* not in the arena */
+	FUZZ_GUARD_OVERFLOW,	/* in an allocation's guard page or end padding: past its end */
+	FUZZ_GUARD_UAF,		/* in a freed (quarantined) allocation */
+	FUZZ_GUARD_INSIDE,	/* in a live allocation's bytes */
+	FUZZ_GUARD_UNDERFLOW,	/* before a live allocation's first byte, in its first page */
+	FUZZ_GUARD_WILD,	/* in the arena, no allocation there */
+};
+
+/**
+ * fuzz_guard_lookup() - what @addr is in the heap; *@what the allocation
+ * (NULL for OUTSIDE and WILD)
+ */
+enum fuzz_guard_hit fuzz_guard_lookup(const struct fuzz_guard_heap *h, u64 addr,
+				      const struct fuzz_guard_alloc **what);
+
 #endif

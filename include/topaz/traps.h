@@ -53,6 +53,8 @@ void idt_firmware_enter(void);
 void idt_firmware_leave(void);
 /** trap_set_handler() - handle exception (or NMI) @vector before the fixup/panic path */
 void trap_set_handler(unsigned int vector, trap_handler_t fn);
+/** trap_get_handler() - the handler of @vector now (to chain to it), or NULL */
+trap_handler_t trap_get_handler(unsigned int vector);
 /** irq_set_handler() - handle interrupt @vector (32-255); EOI is sent after it */
 void irq_set_handler(unsigned int vector, trap_handler_t fn);
 
@@ -94,6 +96,7 @@ void trap_set_trace_hooks(const struct trap_trace_hooks *h);
 struct trap_cpu {
 	unsigned int nesting, nmi_depth;
 	u64 outer_rip;		/* where the outermost trap handler running interrupted */
+	struct pt_regs *outer_regs;	/* its frame (its IRETQ's target can be changed) */
 };
 DECLARE_PER_CPU(struct trap_cpu, trap_cpu);
 
@@ -108,6 +111,15 @@ bool trap_in_entry_code(u64 ip);
 static inline u64 trap_outer_rip(void)
 {
 	return READ_ONCE(this_cpu_ptr(trap_cpu)->outer_rip);
+}
+
+/**
+ * trap_outer_regs() - inside a handler: the outermost trap's frame, where
+ * its return goes (a handler deeper down may send it elsewhere)
+ */
+static inline struct pt_regs *trap_outer_regs(void)
+{
+	return READ_ONCE(this_cpu_ptr(trap_cpu)->outer_regs);
 }
 
 static inline unsigned int trap_depth(void)

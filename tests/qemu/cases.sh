@@ -24,6 +24,7 @@
 #                  that traces without "trace" fails, unless it says "trace=none"
 #                  (its trace is not meant to decode)
 #   ends-at-fault  the decoded trace ends where the panic's fault was
+#   ends-at-crash  it ends at the site of the fuzz crash ("result: fuzz crash ... site=")
 #   ends-in-pmi    it ends at the instruction a panicking PMI interrupted
 #   snapshot       the flight recorder's last bytes only: decode errors, no totals
 #   stop-loss      the ToPA filled and STOP held: the loss recorded and reported
@@ -165,8 +166,19 @@ trace-fw-image-load|fw.image="\EFI\tools\hello.efi load" pt=on pt.buf=16K|33|fw:
 fw-image-reload|fw.image="\EFI\tools\hello.efi reload" pt=on pt.buf=16K|33|fw: run: image \EFI\tools\hello.efi reload returned EFI status 0 in;where new code was loaded: its code cache starts again;where hello#2 was: the container keeps hello#2 there;result: fw.phase failed=0|trace=none
 # fw.fuzz=image (issue 30): the sample harness tests/efi/fuzz_magic.c hides a bug behind
 # "TPZ" compared a byte at a time. With the trace's coverage as feedback the fixed seed
-# and budget find it (at execution 72944: each byte matched is a new edge, kept); mutating
+# and budget find it (at execution 18354 on the build that wrote this: edge IDs hash code
+# addresses, so any change to topaz's code moves it; each byte matched is a new edge, kept); mutating
 # the seed alone (feedback=off) does not in the same budget. The campaign is the same on
 # every boot (calibration drops edges an interrupt made). The trace stays in memory.
 fuzz-image|fw.image=\EFI\tools\fuzz_magic.efi fw.fuzz=image pt=on pt.coverage=on pt.sink=memory fw.fuzz.runs=100000 fw.fuzz.seed=1 fw.fuzz.max_len=4|35|fuzz: image: 0 seeds, 100000 runs, seed 1, max_len 4, feedback on;new edge, kept (corpus 4);the input, 4 bytes: 54 50 00 00;result: fuzz crash kind=bug;what="planted bug behind the magic TPZ";crashes=1 feedback=on seed=1;result: fw.phase failed=1;!PANIC|trace=none
 fuzz-image-nofeedback|fw.image=\EFI\tools\fuzz_magic.efi fw.fuzz=image pt=on pt.coverage=on pt.sink=memory fw.fuzz.runs=100000 fw.fuzz.seed=1 fw.fuzz.max_len=4 fw.fuzz.feedback=off|33|fuzz: image: 0 seeds, 100000 runs, seed 1, max_len 4, feedback off;result: fuzz target=image execs=;corpus=1 kept=0 ;crashes=0 feedback=off seed=1;!result: fuzz crash;!kept (corpus;result: fw.phase failed=0;!PANIC|trace=none
+# fw.fuzz's guards (tests/efi/fuzz_guard.c: its bugs hit on every input, so these test the
+# guard, not the search). fw.fuzz.guard=pool: 199 executions round-trip AllocatePool/FreePool
+# through the guarded heap (its quarantine wraps), then a write one byte past a 16-byte
+# buffer is caught at the instruction, and the trace ends there; the input's guard page
+# (fw.fuzz.guard=input, the default) catches a read past the input; a read after FreePool;
+# without guards the three bugs run silently until a hang at execution 300 is a timeout
+fuzz-guard-pool|fw.image="\EFI\tools\fuzz_guard.efi overflow after=200" fw.fuzz=image fw.fuzz.guard=pool pt=on pt.coverage=on pt.buf=8K pt.region=4K fw.fuzz.runs=1000 fw.fuzz.max_len=16|35|fuzz: guards (fw.fuzz.guard=pool): the input ends where an unmapped page starts; AllocatePool/AllocatePages guarded;fuzz: crash: kind=pool-overflow on execution 200;#PF (page fault) at 0x;, fuzz_guard!overflow+0x;write of 0x;: 0 bytes after the 16-byte allocation at 0x;(AllocatePool);result: fuzz crash kind=pool-overflow execs=200 size=;site=fuzz_guard!overflow+0x;result: fw.phase failed=1;!PANIC|trace,ends-at-crash
+fuzz-guard-input|fw.image="\EFI\tools\fuzz_guard.efi overread" fw.fuzz=image fw.fuzz.feedback=off fw.fuzz.runs=10|35|fuzz: guards (fw.fuzz.guard=input): the input ends where an unmapped page starts; timeout: none;fuzz: crash: kind=overread on execution 1;read of 0x;: 0 bytes after the 1-byte input at 0x;(its guard page);fuzz: the input, 1 bytes: 00;result: fuzz crash kind=overread execs=1 size=1 site=fuzz_guard!overread+0;result: fw.phase failed=1;!PANIC
+fuzz-guard-uaf|fw.image="\EFI\tools\fuzz_guard.efi uaf" fw.fuzz=image fw.fuzz.guard=pool fw.fuzz.feedback=off fw.fuzz.runs=10|35|fuzz: crash: kind=use-after-free on execution 1;read of 0x;: 0 bytes into the 32-byte allocation at 0x;(AllocatePool, freed);result: fuzz crash kind=use-after-free execs=1 size=1 site=fuzz_guard!use_after_free+0x;result: fw.phase failed=1;!PANIC
+fuzz-guard-off|fw.image="\EFI\tools\fuzz_guard.efi overread overflow uaf hang=300" fw.fuzz=image fw.fuzz.guard=none fw.fuzz.timeout=200 fw.fuzz.feedback=off fw.fuzz.runs=1000|35|fuzz: guards (fw.fuzz.guard=none): none; timeout: 200 ms;fuzz: crash: kind=timeout on execution 300;still running after 200 ms (fw.fuzz.timeout=): it hung there;result: fuzz crash kind=timeout execs=300 size=;site=fuzz_guard!hang+0x;result: fw.phase failed=1;!kind=overread;!kind=pool-overflow;!kind=use-after-free;!PANIC
