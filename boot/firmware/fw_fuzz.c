@@ -50,9 +50,10 @@ static struct {
 	struct fuzz_rng rng;
 	u64 execs, rejected, kept, crashes;
 	u64 t0, last_new, last_status;
-	u32 seed_edges;
+	u32 seed_edges, edges;
 	const char *bug;	/* the harness's ReportBug() in this execution */
 	bool coverage;
+	bool untraced;		/* fw.fuzz.bench's first pass: no trace window */
 } fz;
 
 bool fw_fuzz_wanted(void)
@@ -70,10 +71,14 @@ static __noinline int exec_traced(const u8 *data, size_t size)
 {
 	int r;
 
-	if (!pt_boot_active())
-		return fz.t->run(data, size);
+	if (!pt_boot_active() || fz.untraced) {
+		r = fz.t->run(data, size);
+		fw_fuzz_stamp(FW_FUZZ_T_RAN);
+		return r;
+	}
 	pt_trace_begin();
 	r = fz.t->run(data, size);
+	fw_fuzz_stamp(FW_FUZZ_T_RAN);
 	pt_trace_end();
 	return r;
 }
@@ -121,7 +126,9 @@ static int exec_one(const u8 *data, size_t size, int *ret, const u8 **map)
 		pr_err("fw.fuzz: this CPU's coverage decoder is gone: the campaign stops\n");
 		return -ENODEV;
 	}
+	fw_fuzz_stamp(FW_FUZZ_T_START);
 	*ret = exec_traced(data, size);
+	fw_fuzz_stamp(FW_FUZZ_T_STOPPED);
 	fz.execs++;
 	if (fz.coverage) {
 		*map = pt_coverage_window_end(&n);
@@ -130,6 +137,8 @@ static int exec_one(const u8 *data, size_t size, int *ret, const u8 **map)
 			return -ENODEV;
 		}
 	}
+	fw_fuzz_stamp(FW_FUZZ_T_DECODED);
+	fw_fuzz_bench_sample();
 	if (fz.t->reset && fz.t->reset()) {
 		pr_err("fw.fuzz=%s: the target could not undo execution %llu: the campaign stops\n",
 		       fz.t->name, fz.execs);
@@ -218,6 +227,58 @@ static int one_input(const u8 *data, size_t size, bool keep)
 	return 0;
 }
 
+/* @runs mutants of the corpus, each kept when new and @keep. 0, 1 a crash, or -errno. */
+static int mutants(u64 runs, u8 *buf, size_t max_len, bool keep)
+{
+	u64 tsc_status = (u64)STATUS_EVERY_S * 1000 * tsc_khz;
+	int err = 0;
+
+	for (u64 i = 0; i < runs && !err; i++) {
+		const struct fuzz_input *in = fuzz_corpus_pick(&fz.corpus, &fz.rng);
+		const struct fuzz_input *other = fuzz_corpus_pick(&fz.corpus, &fz.rng);
+		size_t n = in->size < max_len ? in->size : max_len;
+
+		memcpy(buf, in->data, n);
+		n = fuzz_mutate(&fz.rng, buf, n, max_len, other->data, other->size, NULL);
+		err = one_input(buf, n, keep);
+		if (rdtsc() - fz.last_status >= tsc_status) {
+			fz.last_status = rdtsc();
+			status_line("");
+		}
+	}
+	return err;
+}
+
+/*
+ * fw.fuzz.bench=N: the first N mutants untraced, then the same N (the same
+ * PRNG state, nothing kept) traced with coverage, each pass timed.
+ */
+static int bench(u8 *buf, size_t max_len)
+{
+	struct fuzz_rng start = fz.rng;
+	bool coverage = fz.coverage;
+	u64 n = fw_fuzz_bench_runs();
+	int err;
+
+	fz.untraced = true;
+	fz.coverage = false;
+	err = fw_fuzz_bench_begin(false, fz.execs);
+	if (!err)
+		err = mutants(n, buf, max_len, false);
+	fw_fuzz_bench_end(fz.execs);
+	fz.untraced = false;
+	fz.coverage = coverage;
+	fz.rng = start;
+	if (!err)
+		err = fw_fuzz_bench_begin(true, fz.execs);
+	if (!err)
+		err = mutants(n, buf, max_len, false);
+	fw_fuzz_bench_end(fz.execs);
+	if (!err)
+		fw_fuzz_bench_report(fz.t->name);
+	return err;
+}
+
 /* The campaign on fz.t: the seeds, then fw.fuzz.runs mutants. Returns failures (0 or 1). */
 static int campaign(void)
 {
@@ -225,7 +286,6 @@ static int campaign(void)
 	size_t max_len = (size_t)fuzz_max_len;
 	u8 *buf = NULL;
 	int err = 0;
-	u64 tsc_status = (u64)STATUS_EVERY_S * 1000 * tsc_khz;
 
 	fz.coverage = pt_boot_active() && !pt_coverage_window_begin();
 	if (fuzz_feedback && !fz.coverage) {
@@ -271,25 +331,15 @@ static int campaign(void)
 	fz.seed_edges = fz.coverage ? fuzz_count_edges(fz.virgin, fz.map_size) : 0;
 	status_line("seeds:");
 
-	for (u64 i = 0; i < fuzz_runs && !err; i++) {
-		const struct fuzz_input *in = fuzz_corpus_pick(&fz.corpus, &fz.rng);
-		const struct fuzz_input *other = fuzz_corpus_pick(&fz.corpus, &fz.rng);
-		size_t n = in->size < max_len ? in->size : max_len;
-
-		memcpy(buf, in->data, n);
-		n = fuzz_mutate(&fz.rng, buf, n, max_len, other->data, other->size, NULL);
-		err = one_input(buf, n, fuzz_feedback);
-		if (rdtsc() - fz.last_status >= tsc_status) {
-			fz.last_status = rdtsc();
-			status_line("");
-		}
-	}
+	if (!err)
+		err = fw_fuzz_bench_runs() ? bench(buf, max_len) :
+					     mutants(fuzz_runs, buf, max_len, fuzz_feedback);
 	status_line("done:");
 out:
+	fz.edges = fz.coverage && fz.virgin ? fuzz_count_edges(fz.virgin, fz.map_size) : 0;
 	printk("result: fuzz target=%s execs=%llu corpus=%u kept=%llu edges=%u seed_edges=%u rejected=%llu "
 	       "crashes=%llu feedback=%s seed=%llu\n", t->name, fz.execs, fz.corpus.n, fz.kept,
-	       fz.coverage && fz.virgin ? fuzz_count_edges(fz.virgin, fz.map_size) : 0,
-	       fz.seed_edges, fz.rejected, fz.crashes, fuzz_feedback ? "on" : "off", fuzz_seed);
+	       fz.edges, fz.seed_edges, fz.rejected, fz.crashes, fuzz_feedback ? "on" : "off", fuzz_seed);
 	fuzz_corpus_free(&fz.corpus);
 	kfree(buf);
 	kfree(fz.virgin);
@@ -299,31 +349,28 @@ out:
 	return err < 0 ? 1 : 0;
 }
 
+/* One built-in target's campaign (fw_fuzz_each() ran its init), from a clean state. */
+static int builtin_campaign(const struct fuzz_target *t, struct fw_fuzz_outcome *o)
+{
+	int failed;
+
+	memset(&fz, 0, sizeof(fz));
+	fz.t = t;
+	failed = campaign();
+	o->seed_edges = fz.seed_edges;
+	o->edges = fz.edges;
+	o->execs = fz.execs;
+	o->crashes = fz.crashes;
+	return failed;
+}
+
 int fw_fuzz_run_builtin(void)
 {
-	const struct fuzz_target *t;
-	int err;
-
 	if (!strcmp(fuzz_spec, "list")) {
 		fuzz_target_list();
 		return 0;
 	}
-	t = fuzz_target_find(fuzz_spec);
-	if (!t) {
-		pr_err("fw.fuzz=%s: no such target (fw.fuzz=list names them; image: the harness fw.image= runs)\n",
-		       fuzz_spec);
-		fuzz_target_list();
-		return 1;
-	}
-	if (t->init) {
-		err = t->init();
-		if (err) {
-			pr_err("fw.fuzz=%s: the target is not available here (%d)\n", t->name, err);
-			return 1;
-		}
-	}
-	fz.t = t;
-	return campaign();
+	return fw_fuzz_each(fuzz_spec, builtin_campaign) ? 1 : 0;
 }
 
 /* ---------------------------------------------------------------- fw.fuzz=image */
