@@ -141,6 +141,16 @@ static u64 median_ns(u64 *v, u32 n)
 	return tsc_to_ns(n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
 }
 
+/* The mean of @v in ns (before median_ns() sorts it). */
+static u64 mean_ns(const u64 *v, u32 n)
+{
+	u64 sum = 0;
+
+	for (u32 i = 0; i < n; i++)
+		sum += v[i];
+	return n ? tsc_to_ns(sum / n) : 0;
+}
+
 static u64 per_second(u64 execs, u64 ticks)
 {
 	u64 ns = tsc_to_ns(ticks);
@@ -152,6 +162,11 @@ void fw_fuzz_bench_report(const char *name)
 {
 	struct bench_pass *u = &bench.pass[0], *t = &bench.pass[1];
 	u64 urate = per_second(u->execs, u->ticks), trate = per_second(t->execs, t->ticks);
+	/* means first: the medians sort the samples */
+	u64 tmean = mean_ns(t->target, t->n), smean = mean_ns(t->stop, t->n);
+	u64 dmean = mean_ns(t->decode, t->n);
+	u64 per_exec = t->execs ? tsc_to_ns(t->ticks) / t->execs : 0;
+	u64 parts = tmean + smean + dmean;
 	u64 umed = median_ns(u->target, u->n);
 	u64 tmed = median_ns(t->target, t->n), smed = median_ns(t->stop, t->n);
 	u64 dmed = median_ns(t->decode, t->n);
@@ -162,5 +177,8 @@ void fw_fuzz_bench_report(const char *name)
 	printk("result: fuzz bench split target=%s untraced_target_ns=%llu target_ns=%llu stop_ns=%llu "
 	       "decode_ns=%llu (medians of %u and %u executions)\n", name, umed, tmed, smed, dmed,
 	       u->n, t->n);
+	printk("result: fuzz bench mean target=%s per_exec_ns=%llu target_ns=%llu stop_ns=%llu decode_ns=%llu "
+	       "loop_ns=%llu (the loop: the window's start, mutation, bitmap compare, calibration)\n", name,
+	       per_exec, tmean, smean, dmean, per_exec > parts ? per_exec - parts : 0);
 	bench_free();
 }
