@@ -538,6 +538,14 @@ static int seeds_rounds(const struct fuzz_target *t, unsigned int rounds, u32 *r
 	return 0;
 }
 
+/* What @after holds more than @before: pool allocations, and pages taken. */
+static void mem_delta(const struct fw_mem_usage *before, const struct fw_mem_usage *after,
+		      long long *dpool, long long *dpages)
+{
+	*dpool = (long long)after->pool_live - (long long)before->pool_live;
+	*dpages = (long long)before->free_pages - (long long)after->free_pages;
+}
+
 /* One target: init, its seeds, the memory compared; 0 when it all held. */
 static int seeds_check(const struct fuzz_target *t)
 {
@@ -561,9 +569,11 @@ static int seeds_check(const struct fuzz_target *t)
 		printk("result: fw.fuzzseeds %s: error %d\n", t->name, err);
 		return 1;
 	}
-	long long dpool = (long long)after.pool_live - (long long)before.pool_live;
-	long long dpages = (long long)before.free_pages - (long long)after.free_pages;
-	bool ok = !rejected && !dpool && !dpages;
+	long long dpool, dpages;
+	bool ok;
+
+	mem_delta(&before, &after, &dpool, &dpages);
+	ok = !rejected && !dpool && !dpages;
 
 	printk("result: fw.fuzzseeds %s: %u seeds x %u, ran %u, rejected %u, pool %+lld, pages %+lld: %s\n",
 	       t->name, t->nseeds, SEED_ROUNDS, ran, rejected, dpool, dpages,
@@ -591,9 +601,11 @@ u64 fw_fuzz_seeds(void)
 static int campaign_check(const struct fuzz_target *t, const struct fw_fuzz_outcome *o,
 			  const struct fw_mem_usage *before, const struct fw_mem_usage *after)
 {
-	long long dpool = (long long)after->pool_live - (long long)before->pool_live;
-	long long dpages = (long long)before->free_pages - (long long)after->free_pages;
-	bool leak = dpool || dpages;
+	long long dpool, dpages;
+	bool leak;
+
+	mem_delta(before, after, &dpool, &dpages);
+	leak = dpool || dpages;
 
 	printk("result: fuzz check target=%s edges=%s pool=%+lld pages=%+lld leak=%s "
 	       "(edges %u after the seeds, %u after %llu executions)\n", t->name,
