@@ -453,13 +453,14 @@ $(BUILD)/bench/cov-bare: tests/bench/cov_bare.c $(COV_BARE_OBJS)
 	$(Q)$(CC) $(BCFLAGS) -Itools/ptdecode $^ $(TOOL_LIBS) -lelf -ldl -o $@
 BENCH_BINS += $(BUILD)/bench/cov-bare
 
-bench: setup $(BENCH_BINS) kernel tools $(BUILD)/host/test_trace_input
+bench: setup $(BENCH_BINS) kernel tools efi-samples $(BUILD)/host/test_trace_input
 	$(Q)status=0; tests/bench/run.sh $(BUILD)/bench || status=$$?; \
 	tests/bench/trace_speed.sh $(BUILD) sort || status=$$?; \
 	tests/bench/trace_speed.sh $(BUILD) slab || status=$$?; \
 	for w in recursion dispatch firmware; do \
 		BOOTS=1 tests/bench/trace_speed.sh $(BUILD) $$w || status=$$?; done; \
 	tests/bench/fw_speed.sh $(BUILD) vars || status=$$?; \
+	tests/bench/fuzz_speed.sh $(BUILD) || status=$$?; \
 	tests/bench/decode_speed.sh $(BUILD) || status=$$?; \
 	tests/bench/decode_bare.sh $(BUILD) || status=$$?; \
 	tests/bench/decode_scale.sh $(BUILD) || status=$$?; exit $$status

@@ -50,10 +50,11 @@ static struct {
 	struct fuzz_rng rng;
 	u64 execs, rejected, kept, crashes;
 	u64 t0, last_new, last_status;
-	u32 seed_edges;
+	u32 seed_edges, edges;
 	const char *bug;	/* the harness's ReportBug() in this execution */
 	u64 bug_rip;		/* where it called it */
 	bool coverage;
+	bool untraced;		/* fw.fuzz.bench's first pass: no trace window */
 } fz;
 
 bool fw_fuzz_wanted(void)
@@ -71,10 +72,14 @@ static __noinline int exec_traced(const u8 *data, size_t size)
 {
 	int r;
 
-	if (!pt_boot_active())
-		return fz.t->run(data, size);
+	if (!pt_boot_active() || fz.untraced) {
+		r = fz.t->run(data, size);
+		fw_fuzz_stamp(FW_FUZZ_T_RAN);
+		return r;
+	}
 	pt_trace_begin();
 	r = fz.t->run(data, size);
+	fw_fuzz_stamp(FW_FUZZ_T_RAN);
 	pt_trace_end();
 	return r;
 }
@@ -160,8 +165,10 @@ static int exec_one(const u8 *data, size_t size, int *ret, const u8 **map)
 	}
 	data = fw_fuzz_guard_place(data, size);
 	fz.execs++;
+	fw_fuzz_stamp(FW_FUZZ_T_START);
 	if (fw_fuzz_guarded(exec_traced, data, size, ret, &fault))
 		return fuzz_crash(&fault, data, size);
+	fw_fuzz_stamp(FW_FUZZ_T_STOPPED);
 	if (fz.coverage) {
 		*map = pt_coverage_window_end(&n);
 		if (!*map || n != fz.map_size) {
@@ -169,6 +176,8 @@ static int exec_one(const u8 *data, size_t size, int *ret, const u8 **map)
 			return -ENODEV;
 		}
 	}
+	fw_fuzz_stamp(FW_FUZZ_T_DECODED);
+	fw_fuzz_bench_sample();
 	if (fz.t->reset && fw_fuzz_guarded(reset_target, data, size, &r, &fault))
 		return fuzz_crash(&fault, data, size);
 	if (fz.t->reset && r) {
@@ -280,6 +289,59 @@ static int replay_one(const u8 *data, size_t size, void *unused)
 	return err;
 }
 
+/* @runs mutants of the corpus, each kept when new and @keep. 0, 1 a crash, or -errno. */
+static int mutants(u64 runs, u8 *buf, size_t max_len, bool keep)
+{
+	u64 tsc_status = (u64)STATUS_EVERY_S * 1000 * tsc_khz;
+	int err = 0;
+
+	for (u64 i = 0; (!runs || i < runs) && !err && !fw_fuzz_time_up(fz.t0); i++) {
+		const struct fuzz_input *in = fuzz_corpus_pick(&fz.corpus, &fz.rng);
+		const struct fuzz_input *other = fuzz_corpus_pick(&fz.corpus, &fz.rng);
+		size_t n = in->size < max_len ? in->size : max_len;
+
+		memcpy(buf, in->data, n);
+		n = fuzz_mutate_dict(&fz.rng, buf, n, max_len, other->data, other->size, fw_fuzz_dict(),
+				     NULL);
+		err = one_input(buf, n, keep);
+		if (rdtsc() - fz.last_status >= tsc_status) {
+			fz.last_status = rdtsc();
+			status_line("");
+		}
+	}
+	return err;
+}
+
+/*
+ * fw.fuzz.bench=N: the first N mutants untraced, then the same N (the same
+ * PRNG state, nothing kept) traced with coverage, each pass timed.
+ */
+static int bench(u8 *buf, size_t max_len)
+{
+	struct fuzz_rng start = fz.rng;
+	bool coverage = fz.coverage;
+	u64 n = fw_fuzz_bench_runs();
+	int err;
+
+	fz.untraced = true;
+	fz.coverage = false;
+	err = fw_fuzz_bench_begin(false, fz.execs);
+	if (!err)
+		err = mutants(n, buf, max_len, false);
+	fw_fuzz_bench_end(fz.execs);
+	fz.untraced = false;
+	fz.coverage = coverage;
+	fz.rng = start;
+	if (!err)
+		err = fw_fuzz_bench_begin(true, fz.execs);
+	if (!err)
+		err = mutants(n, buf, max_len, false);
+	fw_fuzz_bench_end(fz.execs);
+	if (!err)
+		fw_fuzz_bench_report(fz.t->name);
+	return err;
+}
+
 /* The campaign on fz.t: the seeds, then fw.fuzz.runs mutants. Returns failures (0 or 1). */
 static int campaign(void)
 {
@@ -287,7 +349,6 @@ static int campaign(void)
 	size_t max_len = (size_t)fuzz_max_len;
 	u8 *buf = NULL;
 	int err = 0;
-	u64 tsc_status = (u64)STATUS_EVERY_S * 1000 * tsc_khz;
 
 	fz.coverage = pt_boot_active() && !pt_coverage_window_begin();
 	if (fuzz_feedback && !fz.coverage && !fw_fuzz_replaying()) {
@@ -346,26 +407,15 @@ static int campaign(void)
 	fz.seed_edges = fz.coverage ? fuzz_count_edges(fz.virgin, fz.map_size) : 0;
 	status_line("seeds:");
 
-	for (u64 i = 0; (!fuzz_runs || i < fuzz_runs) && !err && !fw_fuzz_time_up(fz.t0); i++) {
-		const struct fuzz_input *in = fuzz_corpus_pick(&fz.corpus, &fz.rng);
-		const struct fuzz_input *other = fuzz_corpus_pick(&fz.corpus, &fz.rng);
-		size_t n = in->size < max_len ? in->size : max_len;
-
-		memcpy(buf, in->data, n);
-		n = fuzz_mutate_dict(&fz.rng, buf, n, max_len, other->data, other->size, fw_fuzz_dict(),
-				     NULL);
-		err = one_input(buf, n, fuzz_feedback);
-		if (rdtsc() - fz.last_status >= tsc_status) {
-			fz.last_status = rdtsc();
-			status_line("");
-		}
-	}
+	if (!err)
+		err = fw_fuzz_bench_runs() ? bench(buf, max_len) :
+					     mutants(fuzz_runs, buf, max_len, fuzz_feedback);
 	status_line("done:");
 out:
+	fz.edges = fz.coverage && fz.virgin ? fuzz_count_edges(fz.virgin, fz.map_size) : 0;
 	printk("result: fuzz target=%s execs=%llu corpus=%u kept=%llu edges=%u seed_edges=%u rejected=%llu "
 	       "crashes=%llu feedback=%s seed=%llu\n", t->name, fz.execs, fz.corpus.n, fz.kept,
-	       fz.coverage && fz.virgin ? fuzz_count_edges(fz.virgin, fz.map_size) : 0,
-	       fz.seed_edges, fz.rejected, fz.crashes, fuzz_feedback ? "on" : "off", fuzz_seed);
+	       fz.edges, fz.seed_edges, fz.rejected, fz.crashes, fuzz_feedback ? "on" : "off", fuzz_seed);
 	fw_fuzz_guard_stop();
 	fw_fuzz_io_end();
 	fuzz_corpus_free(&fz.corpus);
@@ -377,31 +427,28 @@ out:
 	return err < 0 || fz.crashes ? 1 : 0;
 }
 
+/* One built-in target's campaign (fw_fuzz_each() ran its init), from a clean state. */
+static int builtin_campaign(const struct fuzz_target *t, struct fw_fuzz_outcome *o)
+{
+	int failed;
+
+	memset(&fz, 0, sizeof(fz));
+	fz.t = t;
+	failed = campaign();
+	o->seed_edges = fz.seed_edges;
+	o->edges = fz.edges;
+	o->execs = fz.execs;
+	o->crashes = fz.crashes;
+	return failed;
+}
+
 int fw_fuzz_run_builtin(void)
 {
-	const struct fuzz_target *t;
-	int err;
-
 	if (!strcmp(fuzz_spec, "list")) {
 		fuzz_target_list();
 		return 0;
 	}
-	t = fuzz_target_find(fuzz_spec);
-	if (!t) {
-		pr_err("fw.fuzz=%s: no such target (fw.fuzz=list names them; image: the harness fw.image= runs)\n",
-		       fuzz_spec);
-		fuzz_target_list();
-		return 1;
-	}
-	if (t->init) {
-		err = t->init();
-		if (err) {
-			pr_err("fw.fuzz=%s: the target is not available here (%d)\n", t->name, err);
-			return 1;
-		}
-	}
-	fz.t = t;
-	return campaign();
+	return fw_fuzz_each(fuzz_spec, builtin_campaign) ? 1 : 0;
 }
 
 /* ---------------------------------------------------------------- fw.fuzz=image */

@@ -26,9 +26,16 @@ struct efi_decompress_protocol {
 					VOID *scratch, UINT32 scratch_size);
 };
 
-/* a larger output than this is refused (rejected), not allocated */
-#define DECOMPRESS_MAX_OUT	(1u << 20)
-#define DECOMPRESS_MAX_SCRATCH	(64u << 10)
+/*
+ * A stream whose header announces more output than this is rejected, not
+ * decoded: the decoder's time is its output's size (a block of 0-bit codes
+ * writes any length from a few bytes), and a 1 MiB output cost a second of
+ * traced time per execution. 16 KiB is twice the UEFI format's 8 KiB window
+ * (EfiCompress's WNDBIT 13), so every match distance stays reachable. The
+ * scratch GetInfo asks for is a fixed size (13376 bytes in OVMF).
+ */
+#define DECOMPRESS_MAX_OUT	(16u << 10)
+#define DECOMPRESS_MAX_SCRATCH	(16u << 10)
 
 static struct efi_decompress_protocol *decompress;
 
@@ -116,7 +123,7 @@ static const u32 dc_sizes[] = {
 
 static const struct fuzz_target fuzz_decompress = {
 	.name = "decompress",
-	.help = "EFI_DECOMPRESS_PROTOCOL GetInfo then Decompress (DxeCore's UEFI decompressor)",
+	.help = "EFI_DECOMPRESS_PROTOCOL GetInfo then Decompress (DxeCore's UEFI decompressor); an output over 16 KiB or a scratch over 16 KiB is rejected",
 	.init = decompress_init, .run = decompress_run, .reset = nothing_to_reset,
 	.seeds = dc_seeds, .seed_sizes = dc_sizes, .nseeds = ARRAY_SIZE(dc_seeds),
 };
@@ -294,6 +301,32 @@ static int hii_init(void)
 	return locate(g, (void **)&hii, "EFI_HII_DATABASE_PROTOCOL");
 }
 
+/*
+ * Whether the packages of @data tile it and end with the end package.
+ * HiiDatabaseDxe trusts this framing (its AddPackages walks each header's
+ * length with no bound): a package running past the list made it read past
+ * the buffer and hang, at the campaign's second mutant. The target checks it
+ * as a careful caller must, and fuzzes what is inside the packages.
+ */
+static bool hii_framed(const u8 *data, size_t size)
+{
+	size_t off = sizeof(struct hii_list_header);
+
+	while (off + 4 <= size) {
+		u32 head, len;
+
+		memcpy(&head, data + off, 4);	/* EFI_HII_PACKAGE_HEADER: length 24 bits, type 8 */
+		len = head & 0xffffff;
+
+		if (len < 4 || len > size - off)
+			return false;
+		if (head >> 24 == 0xdf)		/* EFI_HII_PACKAGE_END */
+			return off + len == size;
+		off += len;
+	}
+	return false;
+}
+
 /* The input as a package list, its length field made the input's size. */
 static int hii_run(const u8 *data, size_t size)
 {
@@ -301,7 +334,7 @@ static int hii_run(const u8 *data, size_t size)
 	void *handle = NULL;
 	EFI_STATUS s;
 
-	if (size < sizeof(*list) || size > HII_MAX_LIST)
+	if (size < sizeof(*list) || size > HII_MAX_LIST || !hii_framed(data, size))
 		return 1;
 	list = kmalloc(size, GFP_KERNEL);
 	if (!list)
@@ -388,7 +421,7 @@ static const u32 hii_sizes[] = { sizeof(hii_strings), sizeof(hii_guid), sizeof(h
 
 static const struct fuzz_target fuzz_hii = {
 	.name = "hii",
-	.help = "EFI_HII_DATABASE_PROTOCOL NewPackageList then RemovePackageList (HiiDatabaseDxe)",
+	.help = "EFI_HII_DATABASE_PROTOCOL NewPackageList then RemovePackageList (HiiDatabaseDxe); a list whose packages do not tile it up to the end package is rejected",
 	.init = hii_init, .run = hii_run, .reset = hii_reset,
 	.seeds = hii_seeds, .seed_sizes = hii_sizes, .nseeds = ARRAY_SIZE(hii_seeds),
 };
@@ -505,6 +538,14 @@ static int seeds_rounds(const struct fuzz_target *t, unsigned int rounds, u32 *r
 	return 0;
 }
 
+/* What @after holds more than @before: pool allocations, and pages taken. */
+static void mem_delta(const struct fw_mem_usage *before, const struct fw_mem_usage *after,
+		      long long *dpool, long long *dpages)
+{
+	*dpool = (long long)after->pool_live - (long long)before->pool_live;
+	*dpages = (long long)before->free_pages - (long long)after->free_pages;
+}
+
 /* One target: init, its seeds, the memory compared; 0 when it all held. */
 static int seeds_check(const struct fuzz_target *t)
 {
@@ -528,9 +569,11 @@ static int seeds_check(const struct fuzz_target *t)
 		printk("result: fw.fuzzseeds %s: error %d\n", t->name, err);
 		return 1;
 	}
-	long long dpool = (long long)after.pool_live - (long long)before.pool_live;
-	long long dpages = (long long)before.free_pages - (long long)after.free_pages;
-	bool ok = !rejected && !dpool && !dpages;
+	long long dpool, dpages;
+	bool ok;
+
+	mem_delta(&before, &after, &dpool, &dpages);
+	ok = !rejected && !dpool && !dpages;
 
 	printk("result: fw.fuzzseeds %s: %u seeds x %u, ran %u, rejected %u, pool %+lld, pages %+lld: %s\n",
 	       t->name, t->nseeds, SEED_ROUNDS, ran, rejected, dpool, dpages,
@@ -549,5 +592,99 @@ u64 fw_fuzz_seeds(void)
 	printk("result: fw.fuzzseeds targets=%u failed=%u\n", (unsigned int)ARRAY_SIZE(builtin_targets),
 	       failed);
 	fw_fuzz_seeds_failed += failed;	/* the boot fails with them */
+	return failed;
+}
+
+/* ---- fw.fuzz=NAME,NAME... or builtin: campaigns in a row, leak-checked ---- */
+
+/* The firmware's memory @before and @after a campaign: 0 when nothing leaked, said either way. */
+static int campaign_check(const struct fuzz_target *t, const struct fw_fuzz_outcome *o,
+			  const struct fw_mem_usage *before, const struct fw_mem_usage *after)
+{
+	long long dpool, dpages;
+	bool leak;
+
+	mem_delta(before, after, &dpool, &dpages);
+	leak = dpool || dpages;
+
+	printk("result: fuzz check target=%s edges=%s pool=%+lld pages=%+lld leak=%s "
+	       "(edges %u after the seeds, %u after %llu executions)\n", t->name,
+	       o->edges > o->seed_edges ? "more" : "same", dpool, dpages, leak ? "yes" : "no",
+	       o->seed_edges, o->edges, o->execs);
+	if (leak)
+		pr_err("fw.fuzz=%s: the campaign leaked firmware memory: %lld pool allocations, %lld pages\n",
+		       t->name, dpool, dpages);
+	return leak;
+}
+
+/* One target by name: init, warm-up, the campaign between two memory readings. */
+static int each_one(const char *name, size_t len, bool *stop,
+		    int (*campaign)(const struct fuzz_target *t, struct fw_fuzz_outcome *o))
+{
+	struct fw_mem_usage before, after;
+	struct fw_fuzz_outcome o = { 0 };
+	const struct fuzz_target *t = NULL;
+	u32 ran = 0, rejected = 0;
+	char want[32];
+	int err, failed;
+
+	if (len < sizeof(want)) {
+		memcpy(want, name, len);
+		want[len] = 0;
+		t = fuzz_target_find(want);
+	}
+	if (!t) {
+		pr_err("fw.fuzz=%.*s: no such target (fw.fuzz=list names them; builtin: all of them; image: the harness fw.image= runs)\n",
+		       (int)len, name);
+		fuzz_target_list();
+		return 1;
+	}
+	err = t->init ? t->init() : 0;
+	if (err) {
+		pr_err("fw.fuzz=%s: the target is not available here (%d)\n", t->name, err);
+		return 1;
+	}
+	/* the seeds once: what the firmware allocates for good on a first call is not a leak */
+	fw_pool_track(true);
+	err = seeds_rounds(t, 1, &ran, &rejected);
+	if (!err)
+		err = fw_mem_usage(&before);
+	failed = err ? 1 : campaign(t, &o);
+	if (!err)
+		err = fw_mem_usage(&after);
+	fw_pool_track(false);
+	if (err) {
+		pr_err("fw.fuzz=%s: the memory check failed (error %d)\n", t->name, err);
+		return 1;
+	}
+	failed += campaign_check(t, &o, &before, &after);
+	if (o.crashes) {
+		*stop = true;	/* the firmware's state is unknown after a crash */
+		failed++;
+	}
+	return failed;
+}
+
+int fw_fuzz_each(const char *spec,
+		 int (*campaign)(const struct fuzz_target *t, struct fw_fuzz_outcome *o))
+{
+	bool stop = false;
+	int failed = 0;
+
+	if (!strcmp(spec, "builtin")) {
+		for (unsigned int i = 0; i < ARRAY_SIZE(builtin_targets) && !stop; i++)
+			failed += each_one(builtin_targets[i]->name, strlen(builtin_targets[i]->name),
+					   &stop, campaign);
+		return failed;
+	}
+	while (*spec && !stop) {
+		const char *comma = strchr(spec, ',');
+		size_t len = comma ? (size_t)(comma - spec) : strlen(spec);
+
+		failed += each_one(spec, len, &stop, campaign);
+		spec += len + (comma ? 1 : 0);
+	}
+	if (stop && *spec)
+		pr_err("fw.fuzz=: a crash stopped the list: '%s' not run\n", spec);
 	return failed;
 }

@@ -63,6 +63,47 @@ int fw_mem_usage(struct fw_mem_usage *u);
 /** fw_pool_track() - hook AllocatePool/FreePool in the boot services table (or unhook) */
 void fw_pool_track(bool on);
 
+/*
+ * fw_fuzz_targets.c: fw.fuzz=NAME,NAME... or builtin: the campaigns one
+ * after another, the firmware's memory compared around each
+ */
+struct fuzz_target;
+/* What a campaign reached, for the check after it. */
+struct fw_fuzz_outcome {
+	u32 seed_edges, edges;	/* the edges after the seeds, and at the end */
+	u64 execs, crashes;
+};
+/**
+ * fw_fuzz_each() - each target @spec names (a comma-separated list, or
+ * builtin for every built-in target): init, its seeds once to warm the
+ * firmware up, @campaign, and the firmware's pool and pages compared before
+ * and after it ("result: fuzz check" lines). A crash stops the list.
+ * Return: the failed campaigns, leaks and unknown names (each said)
+ */
+int fw_fuzz_each(const char *spec,
+		 int (*campaign)(const struct fuzz_target *t, struct fw_fuzz_outcome *o));
+
+/* fw_fuzz_bench.c: fw.fuzz.bench=N, the loop timed untraced and traced */
+enum {
+	FW_FUZZ_T_START,	/* before the trace window opens */
+	FW_FUZZ_T_RAN,		/* the target returned (before pt_trace_end) */
+	FW_FUZZ_T_STOPPED,	/* pt_trace_end returned */
+	FW_FUZZ_T_DECODED,	/* pt_coverage_window_end returned */
+	FW_FUZZ_T_NR
+};
+/** fw_fuzz_bench_runs() - fw.fuzz.bench=: the mutants each pass runs, 0 for a campaign */
+u64 fw_fuzz_bench_runs(void);
+/** fw_fuzz_stamp() - the time of point @i of this execution (while a pass is timed) */
+void fw_fuzz_stamp(unsigned int i);
+/** fw_fuzz_bench_sample() - this execution's stamps into the pass's samples */
+void fw_fuzz_bench_sample(void);
+/** fw_fuzz_bench_begin() - time a pass (@traced or not) from @execs executions on; 0 or -ENOMEM (said) */
+int fw_fuzz_bench_begin(bool traced, u64 execs);
+/** fw_fuzz_bench_end() - the pass ends at @execs executions */
+void fw_fuzz_bench_end(u64 execs);
+/** fw_fuzz_bench_report() - the two passes' rates and medians as result: lines, samples freed */
+void fw_fuzz_bench_report(const char *name);
+
 /* fw_phase.c */
 /** fw_bs_crc() - the boot services table's CRC, after topaz changed an entry */
 void fw_bs_crc(void);
