@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Run the host tests and the QEMU smoke tests; end with "N passed, N failed".
-#   run-all.sh [--fast] [--host-only | --qemu-only] [--no-oracle] [--only GLOB] [-j N]
+#   run-all.sh [--fast | --full] [--host-only | --qemu-only] [--no-oracle] [--only GLOB] [-j N]
 # --fast: the fast tier (make check): every host test, each fuzz harness's
 #   corpus replayed (no fuzzing), the QEMU cases flagged "fast" in cases.sh,
 #   and the oracle's fast configurations (oracle.sh --fast).
+# --full: more than make test: Linux perf's decoder and the call tree checked
+#   on every traced case (make test: on the "fast" and "crosscheck" ones, see
+#   cases.sh), and every oracle configuration (oracle.sh --full).
 # --only GLOB: only the QEMU cases whose name matches (shell patterns, '|' between).
 # -j N: how many host tests, harnesses and QEMU boots run at once (nproc).
 # The QEMU part ends with the fidelity oracle (tests/qemu/oracle.sh): each of
@@ -12,10 +15,11 @@ set -uo pipefail
 shopt -s extglob
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$here/build}
-mode=all jobs=$(nproc 2>/dev/null || echo 2) oracle=1 only='*' fast=0
+mode=all jobs=$(nproc 2>/dev/null || echo 2) oracle=1 only='*' fast=0 full=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--fast) fast=1; shift ;;
+	--full) full=1; shift ;;
 	--no-oracle) oracle=0; shift ;;
 	--host-only) mode=host; shift ;;
 	--qemu-only) mode=qemu; shift ;;
@@ -24,6 +28,7 @@ while [ $# -gt 0 ]; do
 	*) echo "run-all.sh: unknown option '$1'" >&2; exit 2 ;;
 	esac
 done
+[ $fast = 1 ] && [ $full = 1 ] && { echo "run-all.sh: --fast or --full, not both" >&2; exit 2; }
 # Every checker (perf_check.py, calltree_check.py, coverage_check.py, ...,
 # the oracle's comparisons) runs under this memory bound, in KiB of address
 # space a process (ulimit -v; tests/qemu/checked.sh): 2 GiB, twenty times
@@ -446,7 +451,7 @@ qemu_case() {
 			cp "$build/efi/hello.efi" "$dir/$name.user/$user.efi"
 			cp "$build/efi/hello.so" "$dir/$name.user/$user.so"
 			opts+=(--efi "$dir/$name.user/$user.efi" --esp-files "$dir/$name.files") ;;
-		makerun|fast|trace|trace=none|ends-at-fault|ends-at-crash|ends-in-pmi|snapshot|stop-loss|ptwrite|each-cpu|fw|fw-aborted) ;;
+		makerun|fast|crosscheck|trace|trace=none|ends-at-fault|ends-at-crash|ends-in-pmi|snapshot|stop-loss|ptwrite|each-cpu|fw|fw-aborted) ;;
 		depth=+([0-9])|storm=+([0-9])|module=?*|symbols=?*|coverage|coverage=?*) ;;
 		*) unknown="${unknown:+$unknown, }'$p'" ;;
 		esac
@@ -456,11 +461,13 @@ qemu_case() {
 		echo "FAIL qemu.$name: unknown flag $unknown in tests/qemu/cases.sh" >"$res"
 		return
 	fi
-	local t0=$SECONDS t1
+	local t0=$SECONDS t1 c0 c1 c2
+	cpu_ticks c0
 	"$here/tests/qemu/boot.sh" "${opts[@]}" --cmdline "$cmdline" --log "$log" \
 		--timeout 180 >"$dir/$name.out" 2>&1
 	status=$?
 	t1=$SECONDS
+	cpu_ticks c1
 	# the case's checks on a copy (check_makerun ends with the folder cleared)
 	if { has makerun || has espfile; } && [ "$tpz" != /dev/null ]; then
 		src=$run/trace.tpz
@@ -520,17 +527,22 @@ qemu_case() {
 		why=${why%; }
 		if [ -z "$why" ]; then echo "PASS qemu.$name"; else echo "FAIL qemu.$name: $why"; fi
 		# the same trace through Linux perf's decoder (tests/qemu/perf_check.py),
-		# and the call tree against a stack rebuilt from the instruction list
+		# and the call tree against a stack rebuilt from the instruction list:
+		# on the cases flagged fast or crosscheck (each trace shape once: a
+		# storm, a loss, a snapshot, a panic, several CPUs, the firmware
+		# phase's modules), on all with --full (docs/developing.md)
 		if [ "$tpz" != /dev/null ] && [ -s "$tpz" ]; then
 			coverage_verdict "$name" "$dir/$name.stats"
-			checked "qemu.perf.$name" python3 "$here/tests/qemu/perf_check.py" \
-				--ptdecode "$build/tools/ptdecode" --elf "$build/topaz.so" --container "$tpz" \
-				--name "qemu.perf.$name"
-			local out
-			out=$(checked "qemu.calltree.$name" python3 "$here/tests/qemu/calltree_check.py" \
-				--name "qemu.calltree.$name" "$build/tools/ptdecode" "$build/topaz.so" "$tpz")
-			printf '%s\n' "$out" >"$dir/$name.calltree"	# the differences, if any
-			grep -E '^(PASS|FAIL) ' <<<"$out"
+			if [ $full = 1 ] || has fast || has crosscheck; then
+				checked "qemu.perf.$name" python3 "$here/tests/qemu/perf_check.py" \
+					--ptdecode "$build/tools/ptdecode" --elf "$build/topaz.so" --container "$tpz" \
+					--name "qemu.perf.$name"
+				local out
+				out=$(checked "qemu.calltree.$name" python3 "$here/tests/qemu/calltree_check.py" \
+					--name "qemu.calltree.$name" "$build/tools/ptdecode" "$build/topaz.so" "$tpz")
+				printf '%s\n' "$out" >"$dir/$name.calltree"	# the differences, if any
+				grep -E '^(PASS|FAIL) ' <<<"$out"
+			fi
 			# ptdecode --coverage: drcov as its readers parse it, lcov
 			# through genhtml (the kernel's, or coverage=MODULE's with
 			# the sample images' symbols)
@@ -546,7 +558,23 @@ qemu_case() {
 			fi
 		fi
 	} >"$res"
-	echo "$((SECONDS - t0)) $name (boot $((t1 - t0)) s, checks $((SECONDS - t1)) s)" >"$dir/$name.time"
+	cpu_ticks c2
+	# wall time (a loaded host stretches it) and CPU time (it does not)
+	echo "$((SECONDS - t0)) $name (boot $((t1 - t0)) s, checks $((SECONDS - t1)) s;" \
+		"CPU: boot $(cpu_secs $((c1 - c0))) s, checks $(cpu_secs $((c2 - c1))) s)" >"$dir/$name.time"
+}
+
+# cases.sh's lines, the longest cases first (as oracle.sh orders its
+# configurations), so that the last to finish are short and no core waits
+# alone at the end: the firmware phase's fuzzing (a minute or two), then
+# traced boots on several CPUs or in the firmware phase, then the other traced
+# ones, then the rest; in the file's order within each.
+cases_longest_first() {
+	awk -F'|' '/^[^#]/ { w = 0
+		if ($2 ~ /fw\.fuzz\.runs=/) w = 3
+		else if ($5 ~ /(^|,)trace(,|$)/) w = ($2 ~ /fw\./ || $5 ~ /smp=/) ? 2 : 1
+		printf "%d|%s\n", w, $0 }' "$here/tests/qemu/cases.sh" |
+		sort -s -t'|' -k1,1nr | cut -d'|' -f2-
 }
 
 run_qemu() {
@@ -561,7 +589,7 @@ run_qemu() {
 		qemu_case "$name" "$cmdline" "$want" "$patterns" "$dir" "$flags" &
 		running=$((running + 1))
 		if [ $running -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
-	done <"$here/tests/qemu/cases.sh"
+	done < <(cases_longest_first)
 	# make debug with gdb in batch mode (and what --show displays): one boot
 	# shellcheck disable=SC2254
 	case debug-gdb in @($only)) [ $fast = 1 ] ||
@@ -621,7 +649,8 @@ run_qemu() {
 
 # The fidelity oracle: QEMU's log of executed instructions against the decoded trace.
 run_oracle() {
-	tally "  " < <("$here/tests/qemu/oracle.sh" -j "$jobs" $([ $fast = 1 ] && echo --fast))
+	tally "  " < <("$here/tests/qemu/oracle.sh" -j "$jobs" $([ $fast = 1 ] && echo --fast) \
+		$([ $full = 1 ] && echo --full))
 }
 
 # each part's wall time, for the line before the summary

@@ -17,12 +17,14 @@
 # The checks a traced case gets, each declared here (tests/run-all.sh, check_trace):
 #   trace          the boot's container is kept and checked: it decodes with no error,
 #                  every byte produced was delivered or reported lost, at least 2 PMIs,
-#                  no INT3 missed; Linux perf decodes the same instructions
-#                  (perf_check.py), the call tree matches the instruction list
-#                  (calltree_check.py), and the coverage decoder finds libipt's blocks
+#                  no INT3 missed, and the coverage decoder finds libipt's blocks
 #                  and edges (ptdecode --coverage-check: qemu.coverage.NAME). A boot
 #                  that traces without "trace" fails, unless it says "trace=none"
 #                  (its trace is not meant to decode)
+#   crosscheck     (and every "fast" trace case; all of them with run-all.sh --full) Linux
+#                  perf decodes the same instructions (perf_check.py) and the call tree
+#                  matches the instruction list (calltree_check.py): for a trace shape
+#                  no fast case has
 #   ends-at-fault  the decoded trace ends where the panic's fault was
 #   ends-at-crash  it ends at the site of the fuzz crash ("result: fuzz crash ... site=")
 #   ends-in-pmi    it ends at the instruction a panicking PMI interrupted
@@ -72,13 +74,13 @@ pt-bad-options|pt=on pt.profile=broadwell pt.mtc=1 pt.ptw=1 pt.psb_period=3 pt.f
 trace-snapshot-fault|pt=on pt.step=single pt.snapshot=1 pt.buf=16K run=sort,fault|35|PANIC: exception #PF (page fault, vector 14);fault_walk+0x;pt: panic: writing the trace (the flight recorder's last bytes)|fast,trace,ends-at-fault,snapshot
 trace-snapshot-fault-topa|pt=on pt.snapshot=1 pt.buf=16K pt.region=4K pt.profile=broadwell run=recursion,fault|35|PANIC: exception #PF;pt: panic: writing the trace|trace,ends-at-fault,snapshot
 trace-ptwrite|pt=on pt.profile=arrowlake pt.ptw=1 pt.step=branch pt.buf=8K pt.region=4K probe=vm.kmalloc:trace run=slab|33|probe: trace attached to 1 point matching 'vm.kmalloc'|trace,ptwrite
-trace-stop-loss|pt=on pt.buf=4K pt.region=4K run=slab|33|tracing with the software trace unit|trace,stop-loss
+trace-stop-loss|pt=on pt.buf=4K pt.region=4K run=slab|33|tracing with the software trace unit|trace,stop-loss,crosscheck
 trace-serial|pt=on pt.sink=serial pt.noretcomp pt.buf=8K pt.region=4K run=sort,slab|33|sink serial;@TPZ-BEGIN;@TPZ-END|fast,trace
 help|help|33|command line parameters:;pt.buf;core:;memory:;tracing:;firmware phase:;fault injection:;'help' without run= or test=: nothing else to do;!ktest:;!run:
 trace-no-debugcon|pt=on pt.buf=8K pt.region=4K pt.noretcomp run=sort,slab|33|no debug console at port 0xe9;sink serial;@TPZ-BEGIN;@TPZ-END|trace,nodebugcon
 # PMI storms: the smallest ToPA (two 4K regions), every timing packet at its highest rate, no
 # RET compression, the timer at 5 kHz interrupting traced code, over a million instructions
-trace-storm-vector|pt=on pt.profile=arrowlake pt.buf=8K pt.region=4K pt.tsc=1 pt.mtc=1 pt.cyc=1 pt.mtc_period=0 pt.cyc_thresh=0 pt.psb_period=0 pt.noretcomp pt.pmi=vector pt.step=branch timer.hz=5000 run=slab,slab,slab,slab,slab,slab,slab,sort,recursion,dispatch,timer,firmware|33|profile arrowlake;run: firmware returned|trace,storm=1000
+trace-storm-vector|pt=on pt.profile=arrowlake pt.buf=8K pt.region=4K pt.tsc=1 pt.mtc=1 pt.cyc=1 pt.mtc_period=0 pt.cyc_thresh=0 pt.psb_period=0 pt.noretcomp pt.pmi=vector pt.step=branch timer.hz=5000 run=slab,slab,slab,slab,slab,slab,slab,sort,recursion,dispatch,timer,firmware|33|profile arrowlake;run: firmware returned|trace,storm=1000,crosscheck
 trace-storm-nmi|pt=on pt.profile=tigerlake pt.buf=8K pt.region=4K pt.tsc=1 pt.mtc=1 pt.cyc=1 pt.mtc_period=0 pt.cyc_thresh=0 pt.psb_period=0 pt.noretcomp pt.pmi=nmi pt.step=single timer.hz=5000 run=slab,slab,slab,slab,slab,slab,slab,sort,recursion,dispatch,timer,firmware|33|profile tigerlake;run: firmware returned|trace,storm=1000
 # Faults while tracing: a panic inside a PMI handler with the trace unit stopped mid-service
 # (the default step mode's, translate's, page fault and vector PMI: trace-translate-*)
@@ -88,7 +90,7 @@ pt-buf-too-big|pt=on pt.buf=1G run=sort|35|pt.buf=1048576K is more than the free
 trace-mem-128m|pt=on pt.buf=8K pt.region=4K pt.noretcomp run=demo|33|memory map: conventional;run: firmware returned|trace,mem=128M
 # A filter whose traced code is called back from untraced code (work_slab calls kmem_cache_create,
 # which calls page_to_pfn): the call tree keeps work_slab below page_to_pfn (calltree_check)
-trace-filter-callback|pt=on pt.filter="filter work_slab, filter page_to_pfn" pt.buf=8K pt.region=4K pt.noretcomp run=slab|33|tracing with the software trace unit|trace
+trace-filter-callback|pt=on pt.filter="filter work_slab, filter page_to_pfn" pt.buf=8K pt.region=4K pt.noretcomp run=slab|33|tracing with the software trace unit|trace,crosscheck
 # The CPUs the firmware's MADT lists (the start of SMP: found and named, not yet started)
 smp-1|test=smp|33|smp: 1 of 1 CPUs online (APIC IDs 0);ktest: 10 passed, 0 failed|smp=1
 smp-2|test=smp run=psort,slab_xcpu,ipi|33|smp: 2 of 2 CPUs online (APIC IDs 0, 1);psort: 4096 keys in 2 parts on 2 CPUs;sorted, a permutation of the input;slab_xcpu: 2 CPUs, 8 rounds: 8192 objects allocated, 8192 freed on the next CPU, 0 bad stamps, 0 failures;ipi: 2 CPUs each sent 64 calls;(want 64 each): ok;ktest: 10 passed, 0 failed;!FAILED|smp=2
@@ -119,14 +121,14 @@ trace-translate-smp-2|pt=on pt.step=translate pt.buf=32K pt.region=4K pt.coverag
 trace-fw-builtin|fw.run=vars,file,handles,pool pt=on pt.buf=16K|33|fw: firmware phase: fw.run=vars,file,handles,pool;fw: run: file returned;firmware modules in the trace's sideband;result: fw.phase failed=0;!stray|trace,fw
 trace-fw-translate|fw.run=vars,pool pt=on pt.step=translate pt.profile=broadwell pt.noretcomp pt.pmi=nmi pt.buf=16K|33|trace: translate: a ;fw: run: pool returned;(translate-step: ;0 exits to branch-step;translate: the code caches given back, their pages' flags as before;result: fw.phase failed=0|trace,fw
 # no SetMemoryAttributes from the firmware (fault injection): no code cache, the phase branch-steps
-trace-fw-no-mem-attrs|fw.run=vars fw.no_mem_attrs pt=on pt.buf=16K|33|SetMemoryAttributes: EFI status 0x8000000000000003, fw.no_mem_attrs;pt.step=translate: no code cache here (error -95): branch-step;(branch-step: ;result: fw.phase failed=0;!given back|trace,fw
+trace-fw-no-mem-attrs|fw.run=vars fw.no_mem_attrs pt=on pt.buf=16K|33|SetMemoryAttributes: EFI status 0x8000000000000003, fw.no_mem_attrs;pt.step=translate: no code cache here (error -95): branch-step;(branch-step: ;result: fw.phase failed=0;!given back|trace,fw,crosscheck
 trace-fw-image|fw.image="\EFI\tools\hello.efi 18" pt=on pt.buf=16K pt.pmi=nmi pt.profile=tigerlake pt.noretcomp pt.coverage=on|33|result: coverage cpu=0 ;fw.image=\EFI\tools\hello.efi: loaded at;options "\EFI\tools\hello.efi 18";returned EFI status 0 in;result: fw.phase failed=0|fast,trace,fw,module=hello,symbols=hello!fib,coverage=hello
 # a user's own image added as make run EFI= adds it (the sample as myapp.efi, myapp.so beside it:
 # \EFI\tools\myapp.sym made from it), a filter by its function (Module!symbol, resolved when the
 # image is loaded), and make run's summary naming it with its symbols: only fib traced
 trace-fw-user-efi|fw.image="\EFI\tools\myapp.efi 21 quiet" pt=on pt.buf=8K pt.region=4K pt.pmi=nmi pt.filter="filter myapp!fib"|33|symbols from \EFI\tools\myapp.sym;fw.image=\EFI\tools\myapp.efi: loaded at;result: fw.phase failed=0;and the symbols in ;modules (instructions): myapp ;top functions: myapp!fib 100.0%|trace,user-efi=myapp
 trace-fw-image-ebs|fw.run=vars fw.image="\EFI\tools\hello.efi ebs" pt=on pt.buf=16K|33|the image called ExitBootServices from 0x;, hello!efi_main+0x;the trace ends there and is written first;result: fw.phase failed=0|trace,fw,module=hello
-trace-fw-timeout|fw.run=vars fw.image="\EFI\tools\hello.efi spin" fw.timeout=500 pt=on pt.buf=16K|35|still running after 500 ms (fw.timeout=): at 0x;, hello!efi_main+0x;result: fw.phase failed=1|trace,fw-aborted,module=hello
+trace-fw-timeout|fw.run=vars fw.image="\EFI\tools\hello.efi spin" fw.timeout=500 pt=on pt.buf=16K|35|still running after 500 ms (fw.timeout=): at 0x;, hello!efi_main+0x;result: fw.phase failed=1|trace,fw-aborted,module=hello,crosscheck
 # the time limit's event dispatched in a firmware call of the traced image (RestoreTPL), so
 # in traced code, not in the timer's interrupt: its trace ends as a window does (an abort there
 # left the code cache running untraced: a #PF on its record buffer's guard page, a panic);
@@ -158,7 +160,7 @@ fw-image-fv-missing|fw.image=fv:NoSuchApp|35|fw.image=fv:NoSuchApp: no applicati
 trace-fw-then-kernel|fw.run=pool fw.then=kernel pt=on pt.buf=16K run=sort|33|result: fw.phase failed=0;the firmware phase's trace was written; the kernel phase is not traced;run: sort returned;topaz: power off (success)|trace,fw
 # An image that loads an image (LoadImage from traced code, as a shell starts a program): the
 # new one is named and copied when it loads, and decodes though it is unloaded at its exit
-trace-fw-image-load|fw.image="\EFI\tools\hello.efi load" pt=on pt.buf=16K|33|fw: module hello loaded at;fw: sideband: hello at;returned EFI status 0 in;result: fw.phase failed=0|trace,fw,module=hello
+trace-fw-image-load|fw.image="\EFI\tools\hello.efi load" pt=on pt.buf=16K|33|fw: module hello loaded at;fw: sideband: hello at;returned EFI status 0 in;result: fw.phase failed=0|trace,fw,module=hello,crosscheck
 # an image loaded where another the code cache translated was unloaded (hello.efi, then
 # hello2.efi, its code elsewhere, at the same place): the cache forgets the old blocks, or
 # hello2 would run hello's and return as it does (EFI_INCOMPATIBLE_VERSION). Not a trace-

@@ -33,3 +33,18 @@ checked() {
 	[ -z "$out" ] || sed -E 's/^(PASS|FAIL) /  (not counted) \1 /' <<<"$out"
 	echo "FAIL $name: $why${last:+; its last line: ${last:0:200}}"
 }
+
+# cpu_ticks VAR: the CPU time (user + system, in clock ticks: getconf
+# CLK_TCK) of the shell's waited-for children so far, into VAR; read from
+# /proc without a fork, so that a case's own share is known on a loaded host
+# where wall time is not.
+cpu_ticks() {
+	local s
+	read -ra s <"/proc/$BASHPID/stat"
+	printf -v "$1" '%s' $((s[15] + s[16]))
+}
+# cpu_secs TICKS: TICKS as seconds with one decimal
+cpu_secs() {
+	local hz=${CLK_TCK:=$(getconf CLK_TCK 2>/dev/null || echo 100)}
+	printf '%d.%d' $(($1 / hz)) $(($1 * 10 / hz % 10))
+}

@@ -8,9 +8,10 @@
 # broadwell-noretcomp-nofilter-branch (single-entry ToPA, NMI PMIs).
 # One "PASS|FAIL oracle.NAME: ..." line per configuration, out of every
 # profile x RET compression on/off x filter on/off (broadwell has no IP
-# filtering): in single-step mode five of them, one per feature (see
-# configs()), and in branch-step mode the broadwell ones,
-# skylake-retcomp-nofilter and arrowlake-noretcomp-filter (--full: all of them);
+# filtering): in single-step mode three of them, what only that mode does (see
+# configs()), and in branch-step mode three, one per feature:
+# broadwell-noretcomp-nofilter, skylake-retcomp-nofilter and
+# arrowlake-noretcomp-filter (--full: all of them);
 # in translate mode (pt.step=translate) four of them, one per profile (--full:
 # all of them and one on two CPUs).
 # Some add: small ToPA buffers (PMIs in traced code), timing packets, PMIs as
@@ -184,21 +185,24 @@ configs() {
 	for rc in retcomp noretcomp; do
 		[ $prof = broadwell ] && [ $filt = filter ] && continue
 		# branch-step (slower: it needs -d nochain; the fallback of the
-		# default mode, translate) each feature once, unless --full: both
-		# broadwell ones (single-entry ToPA), timing packets with NMI PMIs
-		# (skylake) and an IP filter with a range (arrowlake)
-		if [ $step = branch ] && [ $full = 0 ] && [ $prof != broadwell ]; then
+		# default mode, translate) each feature once, unless --full:
+		# single-entry ToPA with NMI PMIs (broadwell; its RET compression is
+		# skylake's), timing packets with NMI PMIs (skylake) and an IP
+		# filter with a range (arrowlake)
+		if [ $step = branch ] && [ $full = 0 ]; then
 			case $prof-$rc-$filt in
-			skylake-retcomp-nofilter|arrowlake-noretcomp-filter) ;;
+			broadwell-noretcomp-nofilter|skylake-retcomp-nofilter|arrowlake-noretcomp-filter) ;;
 			*) continue ;;
 			esac
 		fi
 		# single-step (the slowest mode, no longer the default): the
-		# self-test's base and one per feature (single-entry ToPA with NMI
-		# PMIs, an IP filter with PMIs, timing packets, PTWRITE), unless --full
+		# self-test's base and what only single-step does (PMIs as NMIs
+		# inside its #DB handler with timing packets, PTWRITE's #UD under
+		# TF), unless --full; the IP filter and single-entry ToPA are
+		# branch-step's and translate's (docs/developing.md)
 		if [ $step = single ] && [ $full = 0 ]; then
 			case $prof-$rc-$filt in
-			broadwell-noretcomp-nofilter|skylake-retcomp-nofilter|skylake-noretcomp-filter|tigerlake-retcomp-nofilter|arrowlake-noretcomp-nofilter) ;;
+			skylake-retcomp-nofilter|tigerlake-retcomp-nofilter|arrowlake-noretcomp-nofilter) ;;
 			*) continue ;;
 			esac
 		fi
@@ -288,6 +292,7 @@ discover_machine() {
 	"$here/tests/qemu/boot.sh" --smp "$n" --cmdline "$cmd" --log "$dir/$tag.log" \
 		--debugcon "$dir/$tag.tpz" --timeout $((n > 1 ? 300 : 180)) >"$dir/$tag.out" 2>&1
 	status=$?
+	checks_from=$SECONDS; cpu_ticks checks_cpu
 	if [ $status != 33 ]; then
 		echo "the discovery boot (-smp $n $cmd) ended with status $status (log: $dir/$tag.log)" >"$dir/dfilter-$n.fail"
 		return
@@ -295,12 +300,26 @@ discover_machine() {
 	# on several CPUs the paths taken depend on timing (a lock's holder, a
 	# full CPU array): every function of the code they share is compared
 	[ "$n" -gt 1 ] && files=(--files "$smp_files")
-	if df=$(python3 "$py" plan --elf "$elf" --ptdecode "$tool" --container "$dir/$tag.tpz" \
+	if ! df=$(python3 "$py" plan --elf "$elf" --ptdecode "$tool" --container "$dir/$tag.tpz" \
 			"${files[@]}" --out "$plan"); then
-		echo "$df" >"$dir/dfilter-$n.tmp" && mv "$dir/dfilter-$n.tmp" "$dir/dfilter-$n"
-	else
 		echo "no plan from the discovery boot (-smp $n)" >"$dir/dfilter-$n.fail"
+		return
 	fi
+	# op_add..op_rot as one START/SIZE range, for the filters that name it
+	if [ "$n" = 1 ] && ! python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))
+r = {n: (lo, hi) for lo, hi, n in p["compared"]}
+lo, hi = r["op_add"][0], r["op_rot"][1]
+print(f"{lo:#x}/{hi - lo:#x}")' "$plan" >"$dir/op_span"; then
+		echo "no op_add..op_rot in the plan of the discovery boot" >"$dir/dfilter-$n.fail"
+		return
+	fi
+	echo "$df" >"$dir/dfilter-$n.tmp" && mv "$dir/dfilter-$n.tmp" "$dir/dfilter-$n"
+	# perf on its trace too (no QEMU log: perf against libipt only)
+	[ "$n" = 1 ] && [ "$only" = '*' ] &&
+		checked oracle.perf.discovery python3 "$perf_py" --ptdecode "$tool" --elf "$elf" \
+			--container "$dir/discovery.tpz" --name oracle.perf.discovery >"$dir/discovery.perf"
 }
 # The compared ranges of machine N, once its discovery is done (printed), or
 # status 1 with why in $dir/dfilter-N.fail.
@@ -313,20 +332,11 @@ dfilter_of() {
 	done
 	[ -e "$dir/dfilter-$n" ] && cat "$dir/dfilter-$n"
 }
-# The machines of several CPUs discover as the first jobs of the pool below
-# (a vCPU that spins for a starved one burns what it waits for: no more
-# QEMUs than jobs), while the one-CPU configurations run; their own
-# configurations wait for it (dfilter_of()).
-if [[ " $smps " == *" 1 "* ]]; then
-	discover_machine 1
-	[ -e "$dir/dfilter-1" ] || fail_setup "$(cat "$dir/dfilter-1.fail")"
-	op_span=$(python3 -c '
-import json, sys
-p = json.load(open(sys.argv[1]))
-r = {n: (lo, hi) for lo, hi, n in p["compared"]}
-lo, hi = r["op_add"][0], r["op_rot"][1]
-print(f"{lo:#x}/{hi - lo:#x}")' "$dir/plan.json") || fail_setup "no op_add..op_rot in the plan"
-fi
+# The machines discover as jobs of the pool below (a vCPU that spins for a
+# starved one burns what it waits for: no more QEMUs than jobs): the one-CPU
+# machine's first, beside the firmware phase's configurations (they discover
+# on their own), then those of several CPUs while the one-CPU configurations
+# run; each configuration waits for its machine's (dfilter_of()).
 
 # Translate mode: the code caches' ranges, from the xlat-map lines of
 # configuration NAME's discovery boot (exit STATUS) with PLAN; printed, or
@@ -384,6 +394,7 @@ one_fw() {
 		echo "FAIL oracle.$name: exit status $status, expected 33 (log: $dir/$name.log)" >"$res"
 		return
 	fi
+	checks_from=$SECONDS; cpu_ticks checks_cpu
 	checked "oracle.$name" python3 "$py" compare --plan "$plan" --elf "$elf" --ptdecode "$tool" \
 		--step "$step" --qemu-log "$dir/$name.qlog" --insn-out "$dir/$name.insn" \
 		--container "$dir/$name.tpz" --name "oracle.$name" "${xargs[@]}" --log "$dir/$name.log" --log-started-late \
@@ -414,6 +425,7 @@ one() {
 		echo "FAIL oracle.$name: $(cat "$dir/dfilter-$smp.fail")" >"$res"
 		return
 	fi
+	[[ $extra == *"$op_span"* ]] && extra=${extra//"$op_span"/$(<"$dir/op_span")}
 	if [ "$step" = translate ]; then
 		# where the code caches are (fixed for one command line): a
 		# discovery boot of this configuration, its xlat-map lines
@@ -434,6 +446,7 @@ one() {
 		return
 	fi
 	qlogs=("$dir/$name.qlog"*)
+	checks_from=$SECONDS; cpu_ticks checks_cpu
 	checked "oracle.$name" python3 "$py" compare --plan "$plan" --elf "$elf" --ptdecode "$tool" \
 		--step "$step" --qemu-log "${qlogs[@]}" --insn-out "$dir/$name.insn" --cpus "$smp" \
 		--container "$dir/$name.tpz" --name "oracle.$name" "${xargs[@]}" \
@@ -459,23 +472,42 @@ longest_first() {
 		printf "%d|%s\n", w, $0 }' | sort -s -t'|' -k1,1nr | cut -d'|' -f2-
 }
 
+# timed NAME CMD...: CMD, then NAME's wall and CPU time in $dir/NAME.time, the
+# boots' and the checks' (from checks_from and checks_cpu, set by one() when
+# its compared boot ended)
+timed() {
+	local name=$1 t0=$SECONDS c0 c1 checks_from checks_cpu
+	shift
+	cpu_ticks c0
+	checks_from=$SECONDS checks_cpu=$c0
+	"$@"
+	cpu_ticks c1
+	echo "$((SECONDS - t0)) $name (boots $((checks_from - t0)) s, checks $((SECONDS - checks_from)) s;" \
+		"CPU: boots $(cpu_secs $((checks_cpu - c0))) s, checks $(cpu_secs $((c1 - checks_cpu))) s)" \
+		>"$dir/$name.time"
+}
+
 names=()
 running=0
 while IFS='|' read -r name step w smp extra; do
 	# shellcheck disable=SC2053
 	if [ "$name" = @discover ]; then
-		discover_machine "$smp" &
+		timed "discovery$([ "$smp" = 1 ] || echo "-smp$smp")" discover_machine "$smp" &
 	else
 		[[ $name == $only ]] || continue
 		names+=("$name")
-		one "$name" "$step" "$w" "$smp" "$extra" &
+		timed "$name" one "$name" "$step" "$w" "$smp" "$extra" &
 	fi
 	running=$((running + 1))
 	if [ $running -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
-done < <(for n in $(tr ' ' '\n' <<<"$smps" | sort -nur); do
-		[ "$n" = 1 ] || echo "@discover|||$n|"
-	done
-	configs | longest_first)
+done < <(configs | longest_first | awk -v smps="$smps" '
+	# the one-CPU machine, the firmware phase beside it, the others (most CPUs first)
+	BEGIN { n = split(smps, m, " "); if (smps ~ /(^| )1( |$)/) print "@discover|||1|" }
+	!done && $0 !~ /^[^|]*\|[^|]*\|fw:/ {
+		for (i = n; i >= 1; i--) if (m[i] != 1) print "@discover|||" m[i] "|"
+		done = 1 }
+	{ print }
+	END { if (!done) for (i = n; i >= 1; i--) if (m[i] != 1) print "@discover|||" m[i] "|" }')
 wait
 
 # The self-tests: a trace with one branch outcome wrong must not pass.
@@ -513,12 +545,9 @@ for st in $selftests; do
 	selftest_one "$cfg" "$ststep" "$stname" &
 done
 
-# perf on the discovery boot's trace too (no QEMU log: perf against libipt only)
-if [ "$only" = '*' ]; then
-	checked oracle.perf.discovery python3 "$perf_py" --ptdecode "$tool" --elf "$elf" \
-		--container "$dir/discovery.tpz" --name oracle.perf.discovery >"$dir/discovery.perf" &
-	names+=(discovery)
-fi
+# perf on the discovery boot's trace (discover_machine(): no QEMU log, perf
+# against libipt only)
+[ "$only" = '*' ] && names+=(discovery)
 wait
 
 passed=0 failed=0 insns=0 perf_insns=0
@@ -542,5 +571,8 @@ for name in "${names[@]}"; do
 		fi
 	done
 done
+# where the time went: the slowest configurations (wall time, $jobs at once)
+echo "oracle: the slowest configurations, in seconds:"
+cat "$dir"/*.time 2>/dev/null | sort -rn | head -n 8 | sed 's/^/  /'
 echo "oracle: $passed passed, $failed failed, $insns instructions compared with QEMU, $perf_insns with perf, in $(( $(date +%s) - t0 )) s"
 [ $failed = 0 ] && [ $passed -gt 0 ]
