@@ -297,6 +297,8 @@ static void save(enum fw_fuzz_kind kind, const u8 *data, size_t size, bool risky
 {
 	const char *dir = kind == FW_FUZZ_CRASH ? "crashes" : "corpus";
 	char name[FUZZ_SHA1_HEX + 8], folder[96];
+	struct fw_mem_usage mem;
+	int began, failed;
 	bool console;
 
 	if (io.mute && kind == FW_FUZZ_CORPUS)
@@ -321,7 +323,10 @@ static void save(enum fw_fuzz_kind kind, const u8 *data, size_t size, bool risky
 		printk("fuzz: the boot volume is not written after this crash (its copy went to the debug console)\n");
 		return;
 	}
-	if (volume_write(folder, name, data, size)) {
+	began = fw_mem_own_begin(&mem);
+	failed = volume_write(folder, name, data, size);
+	fw_mem_own_end(&mem, began);
+	if (failed) {
 		pr_err("the boot volume takes no more fuzz files this boot%s\n",
 		       debugcon_free() ? "; the debug console still carries them" : "");
 		io.volume_failed = true;

@@ -509,6 +509,33 @@ int fw_mem_usage(struct fw_mem_usage *u)
 	return 0;
 }
 
+/* What the fuzzer's own firmware calls (its files) took since the last fw_mem_own_take(). */
+static struct {
+	long long pool, pages;
+} own;
+
+int fw_mem_own_begin(struct fw_mem_usage *u)
+{
+	return fw_mem_usage(u);
+}
+
+void fw_mem_own_end(const struct fw_mem_usage *before, int began)
+{
+	struct fw_mem_usage after;
+
+	if (began || fw_mem_usage(&after))
+		return;
+	own.pool += (long long)after.pool_live - (long long)before->pool_live;
+	own.pages += (long long)before->free_pages - (long long)after.free_pages;
+}
+
+void fw_mem_own_take(long long *pool, long long *pages)
+{
+	*pool = own.pool;
+	*pages = own.pages;
+	own.pool = own.pages = 0;
+}
+
 /* ---- fw.run=fuzzseeds: every target's seeds, run and reset, leak-checked ---- */
 
 static const struct fuzz_target *const builtin_targets[] = {
@@ -604,13 +631,20 @@ static int campaign_check(const struct fuzz_target *t, const struct fw_fuzz_outc
 	long long dpool, dpages;
 	bool leak;
 
+	long long opool, opages;
+
 	mem_delta(before, after, &dpool, &dpages);
+	/* the corpus files the campaign wrote to the volume: the FAT driver's, not the target's */
+	fw_mem_own_take(&opool, &opages);
+	dpool -= opool;
+	dpages -= opages;
 	leak = dpool || dpages;
 
 	printk("result: fuzz check target=%s edges=%s pool=%+lld pages=%+lld leak=%s "
-	       "(edges %u after the seeds, %u after %llu executions)\n", t->name,
+	       "(edges %u after the seeds, %u after %llu executions; the fuzzer's own files took "
+	       "pool %+lld, pages %+lld, left out)\n", t->name,
 	       o->edges > o->seed_edges ? "more" : "same", dpool, dpages, leak ? "yes" : "no",
-	       o->seed_edges, o->edges, o->execs);
+	       o->seed_edges, o->edges, o->execs, opool, opages);
 	if (leak)
 		pr_err("fw.fuzz=%s: the campaign leaked firmware memory: %lld pool allocations, %lld pages\n",
 		       t->name, dpool, dpages);
@@ -649,6 +683,7 @@ static int each_one(const char *name, size_t len, bool *stop,
 	err = seeds_rounds(t, 1, &ran, &rejected);
 	if (!err)
 		err = fw_mem_usage(&before);
+	fw_mem_own_take(&(long long){ 0 }, &(long long){ 0 });
 	failed = err ? 1 : campaign(t, &o);
 	if (!err)
 		err = fw_mem_usage(&after);

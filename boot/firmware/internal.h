@@ -60,6 +60,15 @@ struct fw_mem_usage {
 };
 /** fw_mem_usage() - the firmware's memory use now; 0 or -errno (said) */
 int fw_mem_usage(struct fw_mem_usage *u);
+/**
+ * fw_mem_own_begin() - fw_mem_usage() into @u before one of the fuzzer's own
+ * firmware calls (its files on the volume); its return goes to fw_mem_own_end()
+ */
+int fw_mem_own_begin(struct fw_mem_usage *u);
+/** fw_mem_own_end() - what that call took, added to the fuzzer's own use */
+void fw_mem_own_end(const struct fw_mem_usage *before, int began);
+/** fw_mem_own_take() - the fuzzer's own use since the last take (a campaign's leak check leaves it out) */
+void fw_mem_own_take(long long *pool, long long *pages);
 /** fw_pool_track() - hook AllocatePool/FreePool in the boot services table (or unhook) */
 void fw_pool_track(bool on);
 
