@@ -345,6 +345,8 @@ static int bench(u8 *buf, size_t max_len)
 /* The campaign on fz.t: the seeds, then fw.fuzz.runs mutants. Returns failures (0 or 1). */
 static int campaign(void)
 {
+	struct fw_mem_usage mem;
+	int began;
 	const struct fuzz_target *t = fz.t;
 	size_t max_len = (size_t)fuzz_max_len;
 	u8 *buf = NULL;
@@ -370,13 +372,16 @@ static int campaign(void)
 	}
 	if (fz.virgin)
 		memset(fz.virgin, 0xff, fz.map_size);
+	/* the guards' and the files' firmware memory is the fuzzer's, not the target's */
+	began = fw_mem_own_begin(&mem);
 	err = fw_fuzz_io_begin(t->name);
 	if (err)
 		goto out;
-	if (fw_fuzz_guard_start(max_len)) {
+	if (!err && fw_fuzz_guard_start(max_len))
 		err = -ENODEV;
+	fw_mem_own_end(&mem, began);
+	if (err)
 		goto out;
-	}
 	fuzz_rng_seed(&fz.rng, fuzz_seed);
 	fz.t0 = fz.last_new = fz.last_status = rdtsc();
 	if (fw_fuzz_replaying()) {
@@ -416,8 +421,10 @@ out:
 	printk("result: fuzz target=%s execs=%llu corpus=%u kept=%llu edges=%u seed_edges=%u rejected=%llu "
 	       "crashes=%llu feedback=%s seed=%llu\n", t->name, fz.execs, fz.corpus.n, fz.kept,
 	       fz.edges, fz.seed_edges, fz.rejected, fz.crashes, fuzz_feedback ? "on" : "off", fuzz_seed);
+	began = fw_mem_own_begin(&mem);
 	fw_fuzz_guard_stop();
 	fw_fuzz_io_end();
+	fw_mem_own_end(&mem, began);
 	fuzz_corpus_free(&fz.corpus);
 	kfree(buf);
 	kfree(fz.virgin);
