@@ -49,17 +49,6 @@ static struct {
 
 /* ------------------------------------------------------------ the volume */
 
-static EFI_STATUS volume_root(EFI_FILE_HANDLE *root)
-{
-	EFI_GUID fs_guid = SIMPLE_FILE_SYSTEM_PROTOCOL;
-	EFI_FILE_IO_INTERFACE *fs;
-
-	if (fw.bs->HandleProtocol(fw.li->DeviceHandle, &fs_guid, (void **)&fs) != EFI_SUCCESS ||
-	    fs->OpenVolume(fs, root) != EFI_SUCCESS)
-		return EFI_NO_MEDIA;
-	return EFI_SUCCESS;
-}
-
 /* Each folder of @path (ASCII, "\a\b\c") made when missing, the last one opened in *@dir. */
 static EFI_STATUS make_dirs(EFI_FILE_HANDLE root, const char *path, EFI_FILE_HANDLE *dir)
 {
@@ -92,7 +81,7 @@ static int volume_write(const char *folder, const char *name, const u8 *data, si
 	UINTN n = size;
 	EFI_STATUS s;
 
-	if (volume_root(&root) != EFI_SUCCESS) {
+	if (fw_volume_root(&root) != EFI_SUCCESS) {
 		pr_err("topaz's boot volume has no file system: %s\\%s is not written\n", folder, name);
 		return -ENODEV;
 	}
@@ -110,17 +99,12 @@ static int volume_write(const char *folder, const char *name, const u8 *data, si
 		dir->Close(dir);
 		return 0;
 	}
-	s = dir->Open(dir, &file, wname, EFI_FILE_MODE_READ | EFI_FILE_MODE_WRITE |
-		      EFI_FILE_MODE_CREATE, 0);
+	s = fw_write_new_file(dir, wname, data, &n);
 	dir->Close(dir);
-	if (s != EFI_SUCCESS) {
+	if (s != EFI_SUCCESS && !n) {
 		pr_err("cannot create %s\\%s (EFI status %#lx)\n", folder, name, (unsigned long)s);
 		return -EIO;
 	}
-	s = file->Write(file, &n, (void *)data);
-	if (s == EFI_SUCCESS)
-		s = file->Flush(file);
-	file->Close(file);
 	if (s != EFI_SUCCESS || n != size) {
 		pr_err("writing %s\\%s stopped after %llu of %zu bytes (EFI status %#lx): a full volume?\n",
 		       folder, name, (unsigned long long)n, size, (unsigned long)s);

@@ -31,13 +31,10 @@ void fw_ascii_to_ucs2(CHAR16 *dst, const char *src, size_t n)
  */
 EFI_STATUS fw_open_on_volume(const CHAR16 *wpath, EFI_FILE_HANDLE *file)
 {
-	EFI_GUID fs_guid = SIMPLE_FILE_SYSTEM_PROTOCOL;
-	EFI_FILE_IO_INTERFACE *fs;
 	EFI_FILE_HANDLE root;
 	EFI_STATUS s;
 
-	if (fw.bs->HandleProtocol(fw.li->DeviceHandle, &fs_guid, (void **)&fs) != EFI_SUCCESS ||
-	    fs->OpenVolume(fs, &root) != EFI_SUCCESS)
+	if (fw_volume_root(&root) != EFI_SUCCESS)
 		return EFI_NO_MEDIA;
 	s = root->Open(root, file, (CHAR16 *)wpath, EFI_FILE_MODE_READ, 0);
 	root->Close(root);

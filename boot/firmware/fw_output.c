@@ -24,6 +24,36 @@ static void name_for(CHAR16 *out, char *ascii, unsigned int n)
 	}
 }
 
+EFI_STATUS fw_volume_root(EFI_FILE_HANDLE *root)
+{
+	EFI_GUID fs_guid = SIMPLE_FILE_SYSTEM_PROTOCOL;
+	EFI_FILE_IO_INTERFACE *fs;
+
+	if (fw.bs->HandleProtocol(fw.li->DeviceHandle, &fs_guid, (void **)&fs) != EFI_SUCCESS ||
+	    fs->OpenVolume(fs, root) != EFI_SUCCESS)
+		return EFI_NO_MEDIA;
+	return EFI_SUCCESS;
+}
+
+EFI_STATUS fw_write_new_file(EFI_FILE_HANDLE dir, const CHAR16 *name, const void *data,
+			     UINTN *size)
+{
+	EFI_FILE_HANDLE file;
+	EFI_STATUS s;
+
+	s = dir->Open(dir, &file, (CHAR16 *)name, EFI_FILE_MODE_READ | EFI_FILE_MODE_WRITE |
+		      EFI_FILE_MODE_CREATE, 0);
+	if (s != EFI_SUCCESS) {
+		*size = 0;
+		return s;
+	}
+	s = file->Write(file, size, (void *)data);
+	if (s == EFI_SUCCESS)
+		s = file->Flush(file);
+	file->Close(file);
+	return s;
+}
+
 /* A folder under @root, made when it is missing. */
 EFI_STATUS fw_open_dir(EFI_FILE_HANDLE root, CHAR16 *path, EFI_FILE_HANDLE *dir)
 {
@@ -41,8 +71,6 @@ EFI_STATUS fw_open_dir(EFI_FILE_HANDLE root, CHAR16 *path, EFI_FILE_HANDLE *dir)
  */
 int fw_write_trace_file(void)
 {
-	EFI_GUID fs_guid = SIMPLE_FILE_SYSTEM_PROTOCOL;
-	EFI_FILE_IO_INTERFACE *fs;
 	EFI_FILE_HANDLE root, dir, file;
 	u64 len, failed_at;
 	const void *buf = pt_boot_container(&len, &failed_at);
@@ -56,8 +84,7 @@ int fw_write_trace_file(void)
 		pr_err("pt.sink=file: no trace in memory to write\n");
 		return -ENODATA;
 	}
-	if (fw.bs->HandleProtocol(fw.li->DeviceHandle, &fs_guid, (void **)&fs) != EFI_SUCCESS ||
-	    fs->OpenVolume(fs, &root) != EFI_SUCCESS) {
+	if (fw_volume_root(&root) != EFI_SUCCESS) {
 		pr_err("pt.sink=file: topaz's boot volume has no file system: the trace (%llu bytes) stays in memory at %p\n",
 		       len, buf);
 		return -ENODEV;
@@ -86,18 +113,13 @@ int fw_write_trace_file(void)
 		root->Close(root);
 		return -ENOSPC;
 	}
-	s = root->Open(root, &file, wname, EFI_FILE_MODE_READ | EFI_FILE_MODE_WRITE | EFI_FILE_MODE_CREATE, 0);
-	if (s != EFI_SUCCESS) {
+	size = len;
+	s = fw_write_new_file(root, wname, buf, &size);
+	root->Close(root);
+	if (s != EFI_SUCCESS && !size) {
 		pr_err("pt.sink=file: cannot create %s (EFI status %#lx)\n", name, (unsigned long)s);
-		root->Close(root);
 		return -EIO;
 	}
-	size = len;
-	s = file->Write(file, &size, (void *)buf);
-	if (s == EFI_SUCCESS)
-		s = file->Flush(file);
-	file->Close(file);
-	root->Close(root);
 	if (s != EFI_SUCCESS || size != len) {
 		pr_err("pt.sink=file: writing %s stopped after %llu of %llu bytes (EFI status %#lx): a full volume?\n",
 		       name, (unsigned long long)size, len, (unsigned long)s);

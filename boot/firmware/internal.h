@@ -131,6 +131,15 @@ void fw_ascii_to_ucs2(CHAR16 *dst, const char *src, size_t n);
 EFI_STATUS fw_open_on_volume(const CHAR16 *wpath, EFI_FILE_HANDLE *file);
 /* fw_output.c: pt.sink=file */
 int fw_write_trace_file(void);
+/** fw_volume_root() - the root folder of topaz's boot volume; EFI_NO_MEDIA: no file system */
+EFI_STATUS fw_volume_root(EFI_FILE_HANDLE *root);
+/**
+ * fw_write_new_file() - @name under @dir created (or opened) and *@size bytes
+ * of @data written and flushed; *@size: the bytes written (0 when the file
+ * could not be created)
+ */
+EFI_STATUS fw_write_new_file(EFI_FILE_HANDLE dir, const CHAR16 *name, const void *data,
+			     UINTN *size);
 /** fw_open_dir() - the folder @path under @root opened, made when it is missing */
 EFI_STATUS fw_open_dir(EFI_FILE_HANDLE root, CHAR16 *path, EFI_FILE_HANDLE *dir);
 
