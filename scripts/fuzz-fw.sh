@@ -100,12 +100,36 @@ echo "fuzz-fw: $target${instance:+ (instance $instance)}: $what"
 echo "fuzz-fw: command line: $cmdline"
 bootargs=(--cmdline "$cmdline" --timeout $((time + 300)) --debugcon "$run/debugcon" --log "$log"
 	  --efi "$efi" --fetch "$run/volume" "${add[@]}")
+# A crash may leave the firmware broken (a target that wrote over its memory), and the
+# phase's end (the files, the leak check, ExitBootServices) may then hang: once the
+# crash's line is out, the boot gets $grace s to end, then QEMU is stopped.
+grace=${FUZZ_FW_GRACE:-30}
+: >"$log"
+(
+	while ! grep -aq 'result: fuzz crash' "$log" 2>/dev/null; do
+		sleep 1
+		[ -e "$run/ended" ] && exit 0
+	done
+	for _ in $(seq "$grace"); do
+		sleep 1
+		[ -e "$run/ended" ] && exit 0
+	done
+	touch "$run/stopped"
+	pkill -TERM -f -- "file:$run/debugcon" 2>/dev/null
+) &
+watch=$!
 if [ $quiet = 1 ]; then
 	"$here/tests/qemu/boot.sh" "${bootargs[@]}" >"$run/boot.out" 2>&1
 else
 	"$here/tests/qemu/boot.sh" --show "${bootargs[@]}"	# the console as it goes
 fi
 status=$?
+touch "$run/ended"
+wait $watch 2>/dev/null
+if [ -e "$run/stopped" ]; then
+	echo "fuzz-fw: the firmware did not end the boot within ${grace} s of the crash (the crash can leave it broken): QEMU stopped; what the debug console carried is kept" >&2
+	status=35
+fi
 [ $quiet = 1 ] && [ $status != 33 ] && [ $status != 35 ] && cat "$run/boot.out" >&2
 status=$(( status == 0 ? 33 : status == 1 ? 35 : status ))	# (--show: 0 passed, 1 failed)
 if [ $coverage != 0 ]; then

@@ -154,6 +154,8 @@ static int reset_target(const u8 *data, size_t size)
 static int exec_one(const u8 *data, size_t size, int *ret, const u8 **map)
 {
 	struct fw_fuzz_fault fault;
+	/* the input as given: the target may write over its guarded copy (a crash's file is this) */
+	const u8 *given = data;
 	int r;
 	u32 n;
 
@@ -167,7 +169,7 @@ static int exec_one(const u8 *data, size_t size, int *ret, const u8 **map)
 	fz.execs++;
 	fw_fuzz_stamp(FW_FUZZ_T_START);
 	if (fw_fuzz_guarded(exec_traced, data, size, ret, &fault))
-		return fuzz_crash(&fault, data, size);
+		return fuzz_crash(&fault, given, size);
 	fw_fuzz_stamp(FW_FUZZ_T_STOPPED);
 	if (fz.coverage) {
 		*map = pt_coverage_window_end(&n);
@@ -179,7 +181,7 @@ static int exec_one(const u8 *data, size_t size, int *ret, const u8 **map)
 	fw_fuzz_stamp(FW_FUZZ_T_DECODED);
 	fw_fuzz_bench_sample();
 	if (fz.t->reset && fw_fuzz_guarded(reset_target, data, size, &r, &fault))
-		return fuzz_crash(&fault, data, size);
+		return fuzz_crash(&fault, given, size);
 	if (fz.t->reset && r) {
 		pr_err("fw.fuzz=%s: the target could not undo execution %llu: the campaign stops\n",
 		       fz.t->name, fz.execs);
