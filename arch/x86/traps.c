@@ -156,6 +156,13 @@ void irq_set_handler(unsigned int vector, trap_handler_t fn)
 	handlers[vector & 0xff] = fn;
 }
 
+static irq_return_hook_t irq_return_hook;
+
+void irq_set_return_hook(irq_return_hook_t fn)
+{
+	WRITE_ONCE(irq_return_hook, fn);
+}
+
 static void pf_error_desc(u64 e, char *buf, size_t n)
 {
 	ksnprintf(buf, n, " [%s %s %s%s%s]", e & 1 ? "protection-violation" : "not-present",
@@ -373,7 +380,12 @@ static __noinline void trap_dispatch_full(struct pt_regs *regs)
 			handlers[X86_TRAP_NMI](regs);	/* a PMI NMI with it */
 		tc->nmi_depth--;
 	} else {
+		irq_return_hook_t ret_hook;
+
 		dispatch(regs);
+		ret_hook = READ_ONCE(irq_return_hook);
+		if (ret_hook && regs->vector >= 32 && tc->nesting == 1)
+			ret_hook(regs);	/* before the engine's exit: it may move the return */
 	}
 	if (traced)
 		h->exit(regs);

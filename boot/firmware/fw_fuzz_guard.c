@@ -9,7 +9,8 @@
  *    (kernel/fuzz/guard_heap.c, as EDK2's HeapGuard): each allocation ends at
  *    a page end before a not-present page, freed memory stays not present
  *    for the last FUZZ_GUARD_QUARANTINE frees;
- *  - fw.fuzz.timeout=MS: a timer event ends an execution that runs too long.
+ *  - fw.fuzz.timeout=MS: an interrupt that returns to an execution past its
+ *    deadline ends it there (irq_set_return_hook()).
  * Page attributes change through the firmware (set_memory_flags() reaches
  * its SetMemoryAttributes in this phase). An execution runs under
  * fw_fuzz_guarded(): an exception in it (in the target or in firmware it
@@ -26,6 +27,9 @@
 #include <topaz/paging.h>
 #include <topaz/cpu.h>
 #include <topaz/errno.h>
+#include <topaz/time.h>
+
+extern const char __text_start[] __hidden, __text_end[] __hidden;
 
 enum { GUARD_NONE, GUARD_INPUT, GUARD_POOL };
 static int guard_mode = GUARD_INPUT;
@@ -60,7 +64,7 @@ static struct {
 	EFI_FREE_PAGES free_pages;
 	bool hooked, busy;
 	u64 fallbacks;		/* allocations the full heap left to the firmware */
-	EFI_EVENT timer;
+	u64 deadline;		/* fw.fuzz.timeout=: ktime_get_ns() the execution ends at */
 	/* the execution running */
 	volatile bool armed;
 	void *jb[5];		/* __builtin_setjmp's */
@@ -128,26 +132,27 @@ static bool crash_trap(struct pt_regs *regs)
 }
 
 /*
- * fw.fuzz.timeout=: from the timer's interrupt (the firmware dispatches the
- * event as it returns), the interrupted frame goes to recover(); from a
- * firmware call of the target's (RestoreTPL, CheckEvent), traced code: it
- * ends as a window does.
+ * fw.fuzz.timeout=, as an interrupt returns to the execution: the firmware's
+ * timer ticks (10 ms on OVMF) whatever the TPL the target runs at (the TPL
+ * holds back event notifications, not interrupts), so a loop at TPL_NOTIFY
+ * (HiiDatabaseDxe's, holding its lock) is caught, which a timer event could
+ * never be. Past the deadline, by the kernel's clock, the interrupted frame
+ * goes to recover(): its RIP is where the target hung. Not while topaz's own
+ * code runs in the execution (the guarded heap's bookkeeping, kmalloc, the
+ * trace engine: their state half changed): the next tick in the target's.
  */
-static void EFIAPI timeout_fired(EFI_EVENT ev, void *ctx)
+static void timeout_check(struct pt_regs *regs)
 {
-	struct pt_regs *outer;
+	u64 rip = regs->rip;
 
-	if (!g.armed)
+	if (!g.armed || g.busy || ktime_get_ns() < g.deadline)
 		return;
-	if (trap_depth()) {
-		outer = trap_outer_regs();
-		record("timeout", ~0u, outer->rip, 0, 0);
-		pt_trace_abort();
-		redirect(outer);
+	if (rip >= (uintptr_t)__text_start && rip < (uintptr_t)__text_end)
 		return;
-	}
-	record("timeout", ~0u, 0, 0, 0);
-	crash_from_call();
+	record("timeout", ~0u, rip, 0, 0);
+	/* the trace ends where the interrupt came in, as at a fault */
+	pt_trace_abort();
+	redirect(regs);
 }
 
 /* ------------------------------------------------------- the guarded heap */
@@ -261,8 +266,8 @@ static void hook_heap(bool on)
 static void disarm(void)
 {
 	g.armed = false;
-	if (g.timer)
-		fw.bs->SetTimer(g.timer, TimerCancel, 0);
+	if (timeout_ms)
+		irq_set_return_hook(NULL);
 	hook_heap(false);
 }
 
@@ -289,8 +294,10 @@ int fw_fuzz_guarded(int (*fn)(const u8 *data, size_t size), const u8 *data, size
 	__asm__ volatile("pushfq; pop %0" : "=r"(g.rflags));
 	if (guard_mode == GUARD_POOL)
 		hook_heap(true);
-	if (g.timer)
-		fw.bs->SetTimer(g.timer, TimerRelative, timeout_ms * 10000);
+	if (timeout_ms) {
+		g.deadline = ktime_get_ns() + timeout_ms * 1000000;
+		irq_set_return_hook(timeout_check);
+	}
 	g.armed = true;
 	*result = fn(data, size);
 	disarm();
@@ -335,9 +342,6 @@ void fw_fuzz_fault_print(const struct fw_fuzz_fault *f)
 		       fw_module_format(f->rip, at, sizeof(at)));
 	} else if (f->rip) {
 		pr_err("crash: %s at %s\n", f->kind, fw_module_format(f->rip, at, sizeof(at)));
-	} else if (!strcmp(f->kind, "timeout")) {
-		pr_err("crash: timeout after %llu ms (fw.fuzz.timeout=), in a firmware call the target made (an event it dispatched)\n",
-		       timeout_ms);
 	}
 	if (!strcmp(f->kind, "timeout") && f->rip)
 		pr_err("crash: still running after %llu ms (fw.fuzz.timeout=): it hung there\n",
@@ -469,13 +473,6 @@ int fw_fuzz_guard_start(size_t max_len)
 			return err;
 		}
 	}
-	if (timeout_ms &&
-	    fw.bs->CreateEvent(EVT_TIMER | EVT_NOTIFY_SIGNAL, TPL_NOTIFY, timeout_fired, NULL,
-			       &g.timer) != EFI_SUCCESS) {
-		g.timer = NULL;
-		pr_err("fw.fuzz.timeout=%llu: the firmware gave no timer event\n", timeout_ms);
-		return -ENODEV;
-	}
 	char limit[32] = "none";
 
 	if (timeout_ms)
@@ -492,8 +489,6 @@ void fw_fuzz_guard_stop(void)
 	if (!g.started)
 		return;
 	disarm();
-	if (g.timer)
-		fw.bs->CloseEvent(g.timer);
 	for (unsigned int i = 0; i < ARRAY_SIZE(crash_vectors); i++)
 		trap_set_handler(crash_vectors[i], g.prev[crash_vectors[i]]);
 	if (g.in_mem) {

@@ -638,13 +638,16 @@ static int campaign_check(const struct fuzz_target *t, const struct fw_fuzz_outc
 	fw_mem_own_take(&opool, &opages);
 	dpool -= opool;
 	dpages -= opages;
-	leak = dpool || dpages;
+	/* a crash cut the last execution off inside the firmware: what it held is not undone */
+	leak = (dpool || dpages) && !o->crashes;
 
 	printk("result: fuzz check target=%s edges=%s pool=%+lld pages=%+lld leak=%s "
 	       "(edges %u after the seeds, %u after %llu executions; the fuzzer's own files took "
-	       "pool %+lld, pages %+lld, left out)\n", t->name,
-	       o->edges > o->seed_edges ? "more" : "same", dpool, dpages, leak ? "yes" : "no",
-	       o->seed_edges, o->edges, o->execs, opool, opages);
+	       "pool %+lld, pages %+lld, left out%s)\n", t->name,
+	       o->edges > o->seed_edges ? "more" : "same", dpool, dpages,
+	       o->crashes ? "unknown" : leak ? "yes" : "no",
+	       o->seed_edges, o->edges, o->execs, opool, opages,
+	       o->crashes ? "; the crash stopped an execution halfway, its memory not given back" : "");
 	if (leak)
 		pr_err("fw.fuzz=%s: the campaign leaked firmware memory: %lld pool allocations, %lld pages\n",
 		       t->name, dpool, dpages);

@@ -58,6 +58,23 @@ trap_handler_t trap_get_handler(unsigned int vector);
 /** irq_set_handler() - handle interrupt @vector (32-255); EOI is sent after it */
 void irq_set_handler(unsigned int vector, trap_handler_t fn);
 
+/* Called as an interrupt returns; may change @regs (rip, rsp, rflags) to resume elsewhere. */
+typedef void (*irq_return_hook_t)(struct pt_regs *regs);
+/**
+ * irq_set_return_hook() - call @fn as each interrupt (vector 32-255, not
+ * NMI) that came from code outside any trap handler is about to return there
+ * @fn: the hook (NULL: none); one at a time, a second replaces the first
+ *
+ * @fn runs after the vector's handler (and the firmware's gate, in the
+ * firmware phase) with the frame the interrupt returns to: the interrupted
+ * RIP as the trace engine reports it (the original code's, not a code
+ * cache's), before the engine's exit hook sees where execution goes on.
+ * It runs with interrupts off, at trap_depth() 1, on every tick: keep it
+ * short. fw.fuzz.timeout= uses it to end an execution that hangs at any TPL
+ * (the firmware's TPL holds events back, not interrupts).
+ */
+void irq_set_return_hook(irq_return_hook_t fn);
+
 /* The last fault that an exception-table fixup recovered from. */
 struct fault_record {
 	u64 vector, error_code, rip, cr2, fixup;

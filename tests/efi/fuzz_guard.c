@@ -9,7 +9,8 @@
  *   overflow   write one byte past a 16-byte AllocatePool buffer
  *   uaf        read a 32-byte pool buffer after FreePool
  *   dfree      FreePool a buffer twice
- *   hang=N     on execution N, spin forever (fw.fuzz.timeout=)
+ *   hang=N     on execution N, spin forever at TPL_NOTIFY (fw.fuzz.timeout=:
+ *              the TPL holds timer events back, not the timer's interrupt)
  *   after=N    the bugs only from execution N on; before, a clean
  *              AllocatePool and FreePool (the guarded heap's round trip)
  *
@@ -68,6 +69,7 @@ static __attribute__((noipa)) void double_free(void)
 
 static __attribute__((noipa)) void hang(void)
 {
+	BS->RaiseTPL(TPL_NOTIFY);	/* as a driver holding its lock (HiiDatabaseDxe's) */
 	for (;;)
 		__asm__ volatile("pause");
 }
