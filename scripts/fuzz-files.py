@@ -61,7 +61,8 @@ def extract(data, out, target=None):
         if target and tgt != target:
             continue
         if name.endswith(".tpz"):
-            problem = container_problem(body)
+            problem = container_problem(body) if name.startswith("crash-") and kind == "crashes" \
+                else "a trace is a crash's, crashes/crash-SHA1.tpz"
             if problem:
                 errors.append(f"byte {at}: {kind}/{name}: not a whole trace container: {problem}")
                 continue
