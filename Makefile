@@ -28,7 +28,7 @@ PT_MODEL_SRCS := $(addprefix drivers/pt_model/,pt_packet_enc.c pt_model.c pt_mod
 	pt_model_topa.c pt_model_events.c pt_model_batch.c pt_model_profiles.c)
 TRACING_SRCS := kernel/tracing/pt_session.c kernel/tracing/trace_writer.c kernel/tracing/pt_unit.c \
 	kernel/tracing/trace_window.c kernel/tracing/mem_sink.c kernel/tracing/pt_session_options.c \
-	kernel/tracing/pt_coverage.c
+	kernel/tracing/pt_coverage.c kernel/tracing/window_trace.c
 X86_SRCS := arch/x86/lib/insn.c
 COVERAGE_SRCS := kernel/coverage/ptcov.c
 FUZZ_SRCS := kernel/fuzz/mutate.c kernel/fuzz/corpus.c kernel/fuzz/sha1.c kernel/fuzz/dict.c \

@@ -8,7 +8,8 @@
 # the boot volume and starts the campaign (fw.fuzz.corpus=): a session resumes, and an
 # instance imports the others' finds (AFL's -M/-S idea, one round a run). New finds and
 # crashes come back through the debug console into build/fuzz/NAME/[ID/]corpus, crashes
-# (and from the volume afterwards: a file the console missed is taken from there).
+# (and from the volume afterwards: a file the console missed is taken from there); each
+# crash's trace beside it, crash-SHA1.tpz, for ptdecode.
 # --dict: an AFL dictionary, onto the volume for fw.fuzz.dict=.
 # --coverage: no campaign; the corpus replayed once, traced (fw.fuzz.replay=), and
 # ptdecode --coverage on that trace into build/fuzz/NAME/[ID/]coverage/.
@@ -160,7 +161,9 @@ done
 grep -a 'result: fuzz ' "$log" | sed 's/^\[[ 0-9.]*\] //'
 echo "fuzz-fw: corpus: $out/corpus/ ($(find "$out/corpus" -type f | wc -l) files); crashes: $out/crashes/ ($(find "$out/crashes" -type f | wc -l) files); console: $log"
 for c in "$out"/crashes/crash-*; do
-	[ -f "$c" ] && echo "fuzz-fw: replay a crash, traced: make fuzz-fw TARGET=$target REPLAY=$c${hint:+ FUZZ='$hint'}"
+	[ -f "$c" ] && [ "${c%.tpz}" = "$c" ] || continue
+	echo "fuzz-fw: replay a crash, traced: make fuzz-fw TARGET=$target REPLAY=$c${hint:+ FUZZ='$hint'}"
+	[ -f "$c.tpz" ] && echo "fuzz-fw: its trace, up to the crash: $build/tools/ptdecode --elf $build/topaz.so --symbols $build/efi --insn $c.tpz | tail"
 	break
 done
 echo "fuzz-fw: the corpus's coverage (replays it traced, then ptdecode --coverage): make fuzz-fw TARGET=$target${instance:+ INSTANCE=$instance} COVERAGE=1${hint:+ FUZZ='$hint'}"

@@ -45,6 +45,7 @@ static struct {
 	bool mute;		/* loading inputs that are files already */
 	bool volume_failed;	/* said once */
 	u64 files[2], saved[2], sent[2];	/* per kind: saves asked, on the volume, on the console */
+	u64 traces;		/* crash-SHA1.tpz files made (counted in saved, sent) */
 } io;
 
 /* ------------------------------------------------------------ the volume */
@@ -76,7 +77,7 @@ static EFI_STATUS make_dirs(EFI_FILE_HANDLE root, const char *path, EFI_FILE_HAN
 /* @data as FOLDER\NAME on the boot volume, unless it is there already. */
 static int volume_write(const char *folder, const char *name, const u8 *data, size_t size)
 {
-	static CHAR16 wname[FUZZ_SHA1_HEX + 8];
+	static CHAR16 wname[FUZZ_SHA1_HEX + 16];	/* crash-SHA1.tpz */
 	EFI_FILE_HANDLE root, dir, file;
 	UINTN n = size;
 	EFI_STATUS s;
@@ -178,6 +179,7 @@ int fw_fuzz_io_begin(const char *target)
 	memset(io.files, 0, sizeof(io.files));
 	memset(io.saved, 0, sizeof(io.saved));
 	memset(io.sent, 0, sizeof(io.sent));
+	io.traces = 0;
 	if (!dict_file || !*dict_file)
 		return 0;
 	r = open_path(dict_file, "fw.fuzz.dict", &file, &is_dir);
@@ -214,10 +216,10 @@ int fw_fuzz_io_begin(const char *target)
 void fw_fuzz_io_end(void)
 {
 	if (io.files[FW_FUZZ_CORPUS] + io.files[FW_FUZZ_CRASH])
-		printk("result: fuzz files corpus=%llu crashes=%llu on_volume=%llu to_host=%llu folder=\\EFI\\topaz\\fuzz\\%s\n",
+		printk("result: fuzz files corpus=%llu crashes=%llu on_volume=%llu to_host=%llu traces=%llu folder=\\EFI\\topaz\\fuzz\\%s\n",
 		       io.files[FW_FUZZ_CORPUS], io.files[FW_FUZZ_CRASH],
 		       io.saved[FW_FUZZ_CORPUS] + io.saved[FW_FUZZ_CRASH],
-		       io.sent[FW_FUZZ_CORPUS] + io.sent[FW_FUZZ_CRASH], io.target);
+		       io.sent[FW_FUZZ_CORPUS] + io.sent[FW_FUZZ_CRASH], io.traces, io.target);
 	fuzz_dict_free(&io.dict);
 }
 
@@ -276,37 +278,27 @@ static void debugcon_record(const char *dir, const char *name, const u8 *data, s
 	debugcon_write(line, (size_t)n);
 }
 
-/* fw_fuzz_save(); @risky: the firmware may be broken (an exception, a timeout) */
-static void save(enum fw_fuzz_kind kind, const u8 *data, size_t size, bool risky)
+/*
+ * FOLDER\NAME's bytes to the debug console (when free) and the volume.
+ * Return: whether the console carried it; *@saved when the volume took it.
+ */
+static bool put_file(const char *dir, const char *name, const u8 *data, size_t size, bool risky,
+		     bool *saved)
 {
-	const char *dir = kind == FW_FUZZ_CRASH ? "crashes" : "corpus";
-	char name[FUZZ_SHA1_HEX + 8], folder[96];
 	struct fw_mem_usage mem;
+	char folder[96];
 	int began, failed;
-	bool console;
+	bool console = debugcon_free();
 
-	if (io.mute && kind == FW_FUZZ_CORPUS)
-		return;
-	io.files[kind]++;
-	fuzz_sha1_hex(data, size, name + (kind == FW_FUZZ_CRASH ? 6 : 0));
-	if (kind == FW_FUZZ_CRASH)
-		memcpy(name, "crash-", 6);
-	console = debugcon_free();
-	if (console) {
+	*saved = false;
+	if (console)
 		debugcon_record(dir, name, data, size);
-		io.sent[kind]++;
-	}
 	ksnprintf(folder, sizeof(folder), "\\EFI\\topaz\\fuzz\\%s\\%s", io.target, dir);
-	if (kind == FW_FUZZ_CRASH)
-		printk("fuzz: the crash input: %s\\%s%s\n", folder, name,
-		       console ? " (and on the debug console: make fuzz-fw's build/fuzz/NAME/crashes)" : "");
 	if (io.volume_failed)
-		return;
+		return console;
 	/* the file system's drivers may be what crashed: the console's copy is enough */
-	if (risky && console) {
-		printk("fuzz: the boot volume is not written after this crash (its copy went to the debug console)\n");
-		return;
-	}
+	if (risky && console)
+		return console;
 	began = fw_mem_own_begin(&mem);
 	failed = volume_write(folder, name, data, size);
 	fw_mem_own_end(&mem, began);
@@ -314,9 +306,68 @@ static void save(enum fw_fuzz_kind kind, const u8 *data, size_t size, bool risky
 		pr_err("the boot volume takes no more fuzz files this boot%s\n",
 		       debugcon_free() ? "; the debug console still carries them" : "");
 		io.volume_failed = true;
+		return console;
+	}
+	*saved = true;
+	return console;
+}
+
+/*
+ * The crash's trace beside its input, crash-SHA1.tpz: the crashing
+ * execution's window as a container of its own (pt_window_trace()), whatever
+ * pt.sink is, so that ptdecode shows the way to the faulting instruction.
+ */
+static void save_crash_trace(const char *name, bool risky)
+{
+	struct pt_window_info info;
+	char tname[FUZZ_SHA1_HEX + 16];
+	const void *tpz;
+	bool console, saved;
+	u64 len;
+
+	if (!pt_boot_active())
+		return;
+	tpz = pt_window_trace(FW_FUZZ_TRACE_MAX, &len, &info);
+	if (!tpz) {
+		pr_err("no trace file for this crash (said above)\n");
 		return;
 	}
-	io.saved[kind]++;
+	ksnprintf(tname, sizeof(tname), "%s.tpz", name);
+	console = put_file("crashes", tname, tpz, (size_t)len, risky, &saved);
+	pt_window_trace_free();
+	io.traces++;
+	io.sent[FW_FUZZ_CRASH] += console;
+	io.saved[FW_FUZZ_CRASH] += saved;
+	printk("fuzz: the crash's trace: \\EFI\\topaz\\fuzz\\%s\\crashes\\%s (%s%s), %llu bytes of trace, %s\n",
+	       io.target, tname, saved ? "on the volume" : "not on the volume",
+	       console ? ", on the debug console" : "", info.trace_bytes,
+	       info.cut ? "the execution's last bytes (a decoder starts at their first PSB)" :
+			  "from the last PSB before the execution");
+}
+
+/* fw_fuzz_save(); @risky: the firmware may be broken (an exception, a timeout) */
+static void save(enum fw_fuzz_kind kind, const u8 *data, size_t size, bool risky)
+{
+	const char *dir = kind == FW_FUZZ_CRASH ? "crashes" : "corpus";
+	char name[FUZZ_SHA1_HEX + 8];
+	bool console, saved, failed_before = io.volume_failed;
+
+	if (io.mute && kind == FW_FUZZ_CORPUS)
+		return;
+	io.files[kind]++;
+	fuzz_sha1_hex(data, size, name + (kind == FW_FUZZ_CRASH ? 6 : 0));
+	if (kind == FW_FUZZ_CRASH)
+		memcpy(name, "crash-", 6);
+	console = put_file(dir, name, data, size, risky, &saved);
+	io.sent[kind] += console;
+	io.saved[kind] += saved;
+	if (kind != FW_FUZZ_CRASH)
+		return;
+	printk("fuzz: the crash input: \\EFI\\topaz\\fuzz\\%s\\crashes\\%s%s\n", io.target, name,
+	       console ? " (and on the debug console: make fuzz-fw's build/fuzz/NAME/crashes)" : "");
+	if (risky && console && !failed_before)
+		printk("fuzz: the boot volume is not written after this crash (its copy went to the debug console)\n");
+	save_crash_trace(name, risky);
 }
 
 void fw_fuzz_save(enum fw_fuzz_kind kind, const u8 *data, size_t size)

@@ -160,6 +160,8 @@ int fw_fuzz_protocol(bool on);
 /* fw_fuzz_io.c: fw.fuzz's files: corpus and crash output, fw.fuzz.corpus=, .dict=, .time=, .replay= */
 struct fuzz_dict;
 enum fw_fuzz_kind { FW_FUZZ_CORPUS, FW_FUZZ_CRASH };
+/* a crash's trace file (crash-SHA1.tpz): at most the execution's last so many bytes of trace */
+#define FW_FUZZ_TRACE_MAX	(1u << 20)
 /**
  * fw_fuzz_io_begin() - a campaign on @target starts: read fw.fuzz.dict=;
  * 0, or -errno having said what is wrong (file:line for a bad dictionary line)

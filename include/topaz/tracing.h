@@ -42,6 +42,35 @@ void pt_ptwrite_register(void);
  */
 const void *pt_boot_container(u64 *len, u64 *failed_at);
 /**
+ * struct pt_window_info - what pt_window_trace() kept
+ * @trace_bytes: bytes of trace in the container
+ * @before_window: of which before the window opened (from the last PSB
+ *	before it: the end of what ran before)
+ * @cut: the window's start is not in it (the window was longer than the
+ *	bound or the ring, or lost bytes): its last bytes only, which a
+ *	decoder reads from their first PSB, as a flight recorder's
+ */
+struct pt_window_info {
+	u64 trace_bytes, before_window;
+	bool cut;
+};
+/**
+ * pt_window_trace() - this CPU's last traced window (a fuzzer's crashing
+ * execution) as a trace container of its own, in memory, whatever pt.sink:
+ * the session's header, the window's trace from the last PSB before it (at
+ * most its last @max bytes), the sideband of the code that ran (the
+ * engine's pages, the modules), the trailer. A window a crash aborted is
+ * stopped first. Not with pt.snapshot=1 (the session's flight recorder).
+ * @max: the most trace bytes kept (the ring, pt.buf, bounds them too)
+ * @len: the container's bytes
+ * @info: what it kept
+ * Return: the container, valid until pt_window_trace_free() or the next
+ * call, or NULL having said why.
+ */
+const void *pt_window_trace(u64 max, u64 *len, struct pt_window_info *info);
+/** pt_window_trace_free() - give back pt_window_trace()'s container */
+void pt_window_trace_free(void);
+/**
  * pt_boot_init() - with pt=on: open the session on pt.sink=; 0, or -errno
  * (reported; a pt.* word refused is named in @bi's command-line result)
  */

@@ -191,6 +191,7 @@ int pt_session_start(void)
 	if (err)
 		return err;
 	st->running = true;
+	st->window_head = st->aux->head;	/* the window's bytes start here (pt_window_trace()) */
 	/* the header carries the configuration as the first CPU programmed it
 	 * (drains wait for it: until then the data stays in the rings) */
 	if (writer_lock(s, &f)) {
@@ -310,6 +311,8 @@ static void drain_stream(struct pt_stream *st, bool parked)
 	/* A trace unit that counts says how many, 0 included; silicon cannot. */
 	if (lost || (stopped && s->unit.bytes_lost))
 		st->gap_pending = true;
+	if (lost || stopped)
+		st->gap_head = aux->head;	/* the ring's bytes before this are another run's */
 	st->lost_pending += lost;
 	st->lost_bytes += lost;
 	writer_unlock(s, f);

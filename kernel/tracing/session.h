@@ -122,6 +122,8 @@ struct pt_stream {
 	bool parked;		/* stopped by a panic's NMI, its trace published, not written yet */
 	u64 parked_lost;	/* ... what its trace unit dropped since the last drain */
 	u64 parked_pos;		/* ... a flight recorder's write position then */
+	u64 window_head;	/* the ring's head when this CPU's last window opened */
+	u64 gap_head;		/* the ring's head at the last loss or truncation */
 };
 DECLARE_PER_CPU(struct pt_stream, pt_streams);
 

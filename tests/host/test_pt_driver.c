@@ -1038,6 +1038,111 @@ static void test_memory_sink_growth_fails(void **state)
 	assert_true(failed >= 2);	/* the first block, and a growth */
 }
 
+/* The last PSB in gen[] starting at or before @at. */
+static size_t gen_last_psb(size_t at)
+{
+	static const u8 psb[16] = { 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82 };
+
+	for (size_t i = at + 1; i-- > 0;)
+		if (i + sizeof(psb) <= gen_len && !memcmp(gen + i, psb, sizeof(psb)))
+			return i;
+	fail_msg("no PSB before stream offset %zu", at);
+	return 0;
+}
+
+/* pt_window_trace()'s container: intact, one trace record, which it returns. */
+static const struct ptd_record *window_record(struct ptd_container *c, const void *tpz, u64 len)
+{
+	const struct ptd_record *trace = NULL;
+
+	assert_int_equal(ptd_container_parse(c, "window.tpz", tpz, (size_t)len), 0);
+	for (size_t i = 0; i < c->diags.n; i++) {
+		char line[1024];
+
+		ptd_diag_format(&c->diags.v[i], "window.tpz", line, sizeof(line));
+		fail_msg("%s", line);
+	}
+	assert_true(c->have_header && c->have_trailer);
+	for (size_t i = 0; i < c->nrecs; i++)
+		if (c->recs[i].type == TPZ_REC_TRACE) {
+			assert_null(trace);
+			trace = &c->recs[i];
+		}
+	assert_non_null(trace);
+	assert_int_equal(trace->body.trace.offset, 0);
+	return trace;
+}
+
+/*
+ * A fuzzer's crash (pt_window_trace()): the last window's trace, from the
+ * last PSB before it, as a container of its own, whatever the session's
+ * sink holds; the window left running is stopped first (a crash aborts it).
+ * Bounded: a window longer than @max keeps its last @max bytes, marked
+ * wrapped. The session's own container still gets every byte.
+ */
+static void test_window_trace_from_the_last_psb(void **state)
+{
+	struct trace_sink sink = { file_write, NULL };
+	struct pt_session_unit unit = { .model = true, .bytes_lost = pt_model_bytes_lost };
+	struct pt_options o = session_options(65536);
+	struct pt_window_info info;
+	struct ptd_container c;
+	const struct ptd_record *r;
+	unsigned int types[8] = { 0 };
+	size_t win, psb, n;
+	const void *tpz;
+	u8 *joined;
+	u64 len;
+
+	setup_machine("skylake");
+	file_len = 0;
+	flow_start();
+	assert_int_equal(pt_session_open(&o, false, &sink, &unit, 0x100000, 0x20000, NULL), 0);
+	for (int i = 0; i < 6; i++) {
+		assert_int_equal(pt_session_start(), 0);
+		flow(150);
+		pt_session_stop();
+	}
+	win = gen_len;
+	assert_int_equal(pt_session_start(), 0);
+	flow(30);
+	tpz = pt_window_trace(1u << 20, &len, &info);
+	assert_non_null(tpz);
+	psb = gen_last_psb(win);
+	assert_true(psb > 0 && psb <= win);	/* not every window starts with one */
+	r = window_record(&c, tpz, len);
+	assert_int_equal(r->body.trace.flags, 0);
+	assert_false(info.cut);
+	assert_int_equal(info.trace_bytes, gen_len - psb);
+	assert_int_equal(info.before_window, win - psb);
+	assert_int_equal(r->payload_size, gen_len - psb);
+	assert_memory_equal(r->payload, gen + psb, gen_len - psb);
+	ptd_container_free(&c);
+
+	/* a window longer than the bound: its last bytes */
+	win = gen_len;
+	assert_int_equal(pt_session_start(), 0);
+	flow(400);
+	pt_session_stop();
+	assert_true(gen_len - win > 2048);
+	tpz = pt_window_trace(1024, &len, &info);
+	assert_non_null(tpz);
+	r = window_record(&c, tpz, len);
+	assert_true(info.cut);
+	assert_int_equal(r->body.trace.flags, TPZ_TRACE_WRAPPED);
+	assert_int_equal(r->payload_size, 1024);
+	assert_memory_equal(r->payload, gen + gen_len - 1024, 1024);
+	ptd_container_free(&c);
+	pt_window_trace_free();
+
+	pt_session_close();
+	joined = malloc(file_len);
+	n = container_trace(joined, file_len, types);
+	assert_int_equal(n, gen_len);
+	assert_memory_equal(joined, gen, n);
+	free(joined);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1061,6 +1166,7 @@ int main(void)
 		cmocka_unit_test(test_pmi_on_a_cpu_without_event),
 		cmocka_unit_test(test_session_sink_fails_midway),
 		cmocka_unit_test(test_memory_sink_growth_fails),
+		cmocka_unit_test(test_window_trace_from_the_last_psb),
 	};
 	return cmocka_run_group_tests_name("pt_driver", tests, NULL, NULL);
 }

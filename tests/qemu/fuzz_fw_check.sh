@@ -7,9 +7,15 @@
 #     SHA-1;
 #  2. instance b resumes from a's queue (fw.fuzz.corpus=) with a dictionary holding
 #     the magic (fw.fuzz.dict=): it starts with more edges than a's seeds gave, finds
-#     the bug, and its crash-SHA1 reaches the host through the debug console; a copy
-#     of the console cut inside a record is said to be cut;
-#  3. the crash replayed (fw.fuzz.replay=): the same crash line, its trace decodes.
+#     the bug, and its crash-SHA1 and crash-SHA1.tpz reach the host through the debug
+#     console, the trace decodes; a copy of the console cut inside a record is said to
+#     be cut;
+#  3. the crash replayed (fw.fuzz.replay=): the same crash line, its trace decodes;
+#  4. a crash in firmware memory (tests/efi/fuzz_guard.c: a pool overflow on its 50th
+#     execution) as make fuzz-fw runs it, pt.sink=memory: its trace, crash-SHA1.tpz,
+#     reaches the host beside the input, decodes without a problem and ends at the
+#     crash's site; the file cut short or damaged is an error ptdecode names, and a
+#     damaged one on the console is not written.
 #   fuzz_fw_check.sh NAME RESULT_DIR     prints PASS/FAIL NAME.* lines
 set -uo pipefail
 name=$1 dir=$2
@@ -80,15 +86,19 @@ grep -qa 'fuzz: dictionary .EFI.topaz.dict.magic.dict: 1 tokens' "$q/b/serial.lo
 	why="${why:+$why; }b started with ${seed_b:-no} edges, a's seeds gave $seed_a"
 verdict instance-b-resumes "$why"
 why=""
-crash=$(ls "$q"/b/crashes/crash-* 2>/dev/null | head -1)
+crash=$(ls "$q"/b/crashes/crash-* 2>/dev/null | grep -v '\.tpz$' | head -1)
 grep -qa 'result: fuzz crash kind=bug .*what="planted bug behind the magic TPZ"' "$q/b/serial.log" ||
 	why="b did not find the bug"
 if [ -f "$crash" ]; then
 	[ "crash-$(sha1sum <"$crash" | cut -c1-40)" = "${crash##*/}" ] || why="${why:+$why; }${crash##*/} is not crash-SHA1"
 	[ "$(head -c3 "$crash")" = TPZ ] || why="${why:+$why; }${crash##*/} does not start with TPZ"
-	grep -q 'fuzz-files: 1 crashes file(s) into .*/b/crashes/ (1 new)' "$dir/$name.b.out" ||
-		why="${why:+$why; }the crash did not come through the debug console"
-	grep -qa "result: fuzz files corpus=[0-9]* crashes=1 on_volume=" "$q/b/serial.log" ||
+	grep -q 'fuzz-files: 2 crashes file(s) into .*/b/crashes/ (2 new)' "$dir/$name.b.out" ||
+		why="${why:+$why; }the crash and its trace did not come through the debug console"
+	# a bug the harness reports: the trace ends where the execution's window does
+	"$build/tools/ptdecode" --elf "$build/topaz.so" --symbols "$build/efi" -q "$crash.tpz" \
+		>"$work/b-crash.decode" 2>&1 ||
+		why="${why:+$why; }its trace ${crash##*/}.tpz does not decode: $(tail -2 "$work/b-crash.decode")"
+	grep -qa "result: fuzz files corpus=[0-9]* crashes=1 on_volume=.* traces=1 " "$q/b/serial.log" ||
 		why="${why:+$why; }no files line"
 else
 	why="${why:+$why; }no crash file on the host"
@@ -97,13 +107,14 @@ fi
 for f in "$q"/a/corpus/*; do
 	[ -e "$q/b/corpus/${f##*/}" ] && why="${why:+$why; }b wrote a's ${f##*/} again"
 done
-# a console cut inside the crash record (the last one: the campaign stops there): named,
-# not written
+# a console cut inside the crash's trace record (the last one: the campaign stops there):
+# named, not written; the input before it is
 if grep -aq '@TPZ-FUZZ-FILE 1 image crashes' "$q/b/debugcon.bin"; then
 	head -c -10 "$q/b/debugcon.bin" >"$work/cut.bin"
 	out=$(python3 "$here/scripts/fuzz-files.py" "$work/cut.bin" "$work/cut" 2>&1)
-	[ $? = 1 ] && grep -q 'crashes/crash-.*cut short: the boot ended inside it' <<<"$out" &&
-		[ ! -e "$work/cut/crashes" ] || why="${why:+$why; }a cut record: '$out'"
+	[ $? = 1 ] && grep -q "crashes/${crash##*/}.tpz ([0-9]* bytes) cut short: the boot ended inside it" <<<"$out" &&
+		[ -f "$work/cut/crashes/${crash##*/}" ] && [ ! -e "$work/cut/crashes/${crash##*/}.tpz" ] ||
+		why="${why:+$why; }a cut record: '$out'"
 else
 	why="${why:+$why; }no crash record on the debug console"
 fi
@@ -124,5 +135,53 @@ else
 	why="no crash to replay"
 fi
 verdict replay "$why"
+# 4. a crash's trace as make fuzz-fw keeps it (pt.sink=memory)
+why=""
+run_fw guard --instance g --time 600 \
+	--options 'fw.image="\EFI\tools\fuzz_guard.efi overflow after=50" fw.fuzz.guard=pool fw.fuzz.max_len=16 fw.fuzz.runs=1000'
+site=$(sed -nE 's/.*result: fuzz crash kind=pool-overflow .*site=([^ ]+).*/\1/p' "$q/g/serial.log" | tail -n 1)
+crash=$(ls "$q"/g/crashes/crash-* 2>/dev/null | grep -v '\.tpz$' | head -1)
+tpz=$crash.tpz
+if [ -z "$site" ]; then
+	why="no pool-overflow crash with a site"
+elif [ ! -f "$crash" ] || [ ! -f "$tpz" ]; then
+	why="no crash input with its trace on the host: $(ls "$q/g/crashes" | paste -sd' ')"
+else
+	grep -q "its trace, up to the crash: .*ptdecode .*--insn $tpz" "$dir/$name.guard.out" ||
+		why="fuzz-fw.sh did not say how to decode the crash's trace"
+	dec() { "$build/tools/ptdecode" --elf "$build/topaz.so" --symbols "$build/efi" --insn "$@"; }
+	dec "$tpz" >"$work/g.insn" 2>"$work/g.err"
+	rc=$?
+	end=$(sed -nE 's/^\[disabled at ([^]]+)\]$/\1/p' "$work/g.insn" | tail -n 1)
+	[ $rc = 0 ] && [ ! -s "$work/g.err" ] ||
+		why="${why:+$why; }ptdecode: exit $rc, $(head -2 "$work/g.err")"
+	[ "$(tail -n 1 "$work/g.insn")" = "[end of trace]" ] && [ -n "$end" ] &&
+		[ "${site%+*}" = "${end%+*}" ] && [ $((${site##*+})) = $((${end##*+})) ] ||
+		why="${why:+$why; }the crash's trace ends at '${end:-nothing}' ($(tail -n 1 "$work/g.insn")), the crash was at '$site'"
+	# the file cut short, and a byte of its trace damaged: errors that say so
+	size=$(stat -c %s "$tpz")
+	head -c $((size / 2)) "$tpz" >"$work/g-cut.tpz"
+	out=$(dec "$work/g-cut.tpz" 2>&1 >/dev/null)
+	[ $? != 0 ] && grep -q 'truncated: the record has' <<<"$out" && grep -q 'no trailer record' <<<"$out" ||
+		why="${why:+$why; }a cut trace file: '$(head -2 <<<"$out")'"
+	cp "$tpz" "$work/g-bad.tpz"
+	printf '\377' | dd of="$work/g-bad.tpz" bs=1 seek=400 conv=notrunc status=none
+	out=$(dec "$work/g-bad.tpz" 2>&1 >/dev/null)
+	[ $? != 0 ] && grep -q 'payload CRC mismatch' <<<"$out" ||
+		why="${why:+$why; }a damaged trace file: '$(head -2 <<<"$out")'"
+	# on the console: the same damage in the trace's record is named, nothing written
+	python3 - "$q/g/debugcon.bin" "$work/g-bad.bin" "${tpz##*/}" <<'PY'
+import sys
+data = bytearray(open(sys.argv[1], "rb").read())
+at = data.index(b" crashes " + sys.argv[3].encode() + b" ")
+at = data.index(b"\n", at) + 1 + 400
+data[at] ^= 0xff
+open(sys.argv[2], "wb").write(data)
+PY
+	out=$(python3 "$here/scripts/fuzz-files.py" "$work/g-bad.bin" "$work/g-bad" 2>&1)
+	[ $? = 1 ] && grep -q "crashes/${tpz##*/}: not a whole trace container: record 1 .*CRC is wrong" <<<"$out" &&
+		[ ! -e "$work/g-bad/crashes/${tpz##*/}" ] || why="${why:+$why; }a damaged trace record: '$out'"
+fi
+verdict crash-trace "$why"
 # for run-all.sh's list of the slowest: the three boots' seconds
 echo "$(awk '{ s += $2 } END { print s }' "$dir/$name.times") $name ($(paste -sd, "$dir/$name.times"))" >"$dir/$name.time"
