@@ -44,7 +44,8 @@ KPARAM_BOOL("fw.fuzz.feedback", fw_fuzz_feedback, &fuzz_feedback,
 static struct {
 	const struct fuzz_target *t;
 	u8 *virgin;		/* the hit-count classes not yet seen (AFL's virgin map) */
-	u8 *scratch, *first;	/* calibration: a virgin map to try, the first run's map */
+	u8 *first;		/* calibration: the first run's entries (at @first_at only) */
+	u32 *first_at;		/* the first run's non-zero entries */
 	u32 map_size;
 	struct fuzz_corpus corpus;
 	struct fuzz_rng rng;
@@ -145,13 +146,23 @@ static int reset_target(const u8 *data, size_t size)
 }
 
 /*
- * One execution of @data with its coverage (*@map: the decoder's bitmap of
- * hit counts, NULL without coverage) and the target's reset after it, both
- * guarded (fw_fuzz_guarded()).
+ * An execution's coverage: the decoder's bitmap of hit counts (NULL without
+ * coverage) and its non-zero entries, all that the news test looks at (the
+ * bitmap is 64 KiB; a window hits a few hundred entries).
+ */
+struct exec_cov {
+	const u8 *map;
+	const u32 *at;
+	u32 n;
+};
+
+/*
+ * One execution of @data with its coverage (*@cov) and the target's reset
+ * after it, both guarded (fw_fuzz_guarded()).
  * Return: 0 with the target's result in *@ret, 1 it crashed (said), or
  * -errno having said why.
  */
-static int exec_one(const u8 *data, size_t size, int *ret, const u8 **map)
+static int exec_one(const u8 *data, size_t size, int *ret, struct exec_cov *cov)
 {
 	struct fw_fuzz_fault fault;
 	/* the input as given: the target may write over its guarded copy (a crash's file is this) */
@@ -160,7 +171,7 @@ static int exec_one(const u8 *data, size_t size, int *ret, const u8 **map)
 	u32 n;
 
 	fz.bug = NULL;
-	*map = NULL;
+	cov->map = NULL;
 	if (fz.coverage && pt_coverage_window_begin()) {
 		pr_err("fw.fuzz: this CPU's coverage decoder is gone: the campaign stops\n");
 		return -ENODEV;
@@ -172,8 +183,9 @@ static int exec_one(const u8 *data, size_t size, int *ret, const u8 **map)
 		return fuzz_crash(&fault, given, size);
 	fw_fuzz_stamp(FW_FUZZ_T_STOPPED);
 	if (fz.coverage) {
-		*map = pt_coverage_window_end(&n);
-		if (!*map || n != fz.map_size) {
+		cov->map = pt_coverage_window_end(&n);
+		cov->at = pt_coverage_window_touched(&cov->n);
+		if (!cov->map || !cov->at || n != fz.map_size) {
 			pr_err("fw.fuzz: no coverage for execution %llu: the campaign stops\n", fz.execs);
 			return -ENODEV;
 		}
@@ -191,30 +203,38 @@ static int exec_one(const u8 *data, size_t size, int *ret, const u8 **map)
 }
 
 /*
- * What @map has that fz.virgin has not seen, and that a second execution of
+ * What @cov has that fz.virgin has not seen, and that a second execution of
  * the same input shows too (AFL's calibration, in short): an interrupt in
  * the window cuts the flow, and the block after it is reached with no edge
  * into it, a bitmap entry no input can bring back. Only entries in the same
- * hit-count class both times count; they are marked seen.
+ * hit-count class both times count; they are marked seen. Only the first
+ * run's non-zero entries are looked at: the others cannot be news.
  */
-static int calibrated_news(const u8 *data, size_t size, const u8 *map, enum fuzz_news *news)
+static int calibrated_news(const u8 *data, size_t size, const struct exec_cov *cov,
+			   enum fuzz_news *news)
 {
-	const u8 *again;
+	struct exec_cov again;
+	u32 n = cov->n;
 	int err, r;
 
-	memcpy(fz.scratch, fz.virgin, fz.map_size);
-	if (fuzz_has_new_bits(fz.scratch, map, fz.map_size) == FUZZ_NEW_NONE) {
+	if (fuzz_news_at(fz.virgin, cov->map, cov->at, n) == FUZZ_NEW_NONE) {
 		*news = FUZZ_NEW_NONE;
 		return 0;
 	}
-	memcpy(fz.first, map, fz.map_size);
+	/* the decoder's bitmap and list are the next window's */
+	memcpy(fz.first_at, cov->at, n * sizeof(u32));
+	for (u32 k = 0; k < n; k++)
+		fz.first[fz.first_at[k]] = cov->map[fz.first_at[k]];
 	err = exec_one(data, size, &r, &again);
 	if (err)
 		return err;
-	for (u32 i = 0; i < fz.map_size; i++)
-		if (fz.first[i] && fuzz_bucket(fz.first[i]) != fuzz_bucket(again[i]))
+	for (u32 k = 0; k < n; k++) {
+		u32 i = fz.first_at[k];
+
+		if (fuzz_bucket(fz.first[i]) != fuzz_bucket(again.map[i]))
 			fz.first[i] = 0;
-	*news = fuzz_has_new_bits(fz.virgin, fz.first, fz.map_size);
+	}
+	*news = fuzz_has_new_bits_at(fz.virgin, fz.first, fz.first_at, n);
 	return 0;
 }
 
@@ -225,10 +245,10 @@ static int calibrated_news(const u8 *data, size_t size, const u8 *map, enum fuzz
 static int one_input(const u8 *data, size_t size, bool keep)
 {
 	enum fuzz_news news = FUZZ_NEW_NONE;
-	const u8 *map;
+	struct exec_cov cov;
 	int r, err;
 
-	err = exec_one(data, size, &r, &map);
+	err = exec_one(data, size, &r, &cov);
 	if (err)
 		return err;
 	if (fz.bug) {
@@ -248,8 +268,8 @@ static int one_input(const u8 *data, size_t size, bool keep)
 		fz.rejected++;
 		return 0;
 	}
-	if (map) {
-		err = calibrated_news(data, size, map, &news);
+	if (cov.map) {
+		err = calibrated_news(data, size, &cov, &news);
 		if (err)
 			return err;
 	}
@@ -362,11 +382,11 @@ static int campaign(void)
 	if (fz.coverage) {
 		(void)pt_coverage_window_end(&fz.map_size);
 		fz.virgin = kmalloc(fz.map_size, GFP_KERNEL);
-		fz.scratch = kmalloc(fz.map_size, GFP_KERNEL);
 		fz.first = kmalloc(fz.map_size, GFP_KERNEL);
+		fz.first_at = kmalloc(fz.map_size * sizeof(u32), GFP_KERNEL);
 	}
 	buf = kmalloc(max_len + 1, GFP_KERNEL);	/* + 1: a file longer than max_len is seen so */
-	if ((fz.coverage && (!fz.virgin || !fz.scratch || !fz.first)) || !buf ||
+	if ((fz.coverage && (!fz.virgin || !fz.first || !fz.first_at)) || !buf ||
 	    fuzz_corpus_init(&fz.corpus, CORPUS_MAX)) {
 		pr_err("fw.fuzz: no memory for the campaign (fw.mem=)\n");
 		err = -ENOMEM;
@@ -430,9 +450,10 @@ out:
 	fuzz_corpus_free(&fz.corpus);
 	kfree(buf);
 	kfree(fz.virgin);
-	kfree(fz.scratch);
 	kfree(fz.first);
-	fz.virgin = fz.scratch = fz.first = NULL;
+	kfree(fz.first_at);
+	fz.virgin = fz.first = NULL;
+	fz.first_at = NULL;
 	return err < 0 || fz.crashes ? 1 : 0;
 }
 

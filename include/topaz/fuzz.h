@@ -186,6 +186,18 @@ enum fuzz_news {
  * Return: enum fuzz_news, the most news found.
  */
 enum fuzz_news fuzz_has_new_bits(u8 *virgin, const u8 *map, u32 size);
+/**
+ * fuzz_has_new_bits_at() - fuzz_has_new_bits() looking at @map's entries
+ * @idx[0..@n) only (the coverage decoder's ptcov_bitmap_touched()): the
+ * same answer and the same @virgin when they hold every non-zero entry of
+ * @map (an entry listed twice, or a zero one, changes nothing)
+ */
+enum fuzz_news fuzz_has_new_bits_at(u8 *virgin, const u8 *map, const u32 *idx, u32 n);
+/**
+ * fuzz_news_at() - what fuzz_has_new_bits_at() would return, @virgin left
+ * as it is (a first look, before calibration)
+ */
+enum fuzz_news fuzz_news_at(const u8 *virgin, const u8 *map, const u32 *idx, u32 n);
 /** fuzz_count_edges() - the entries of @virgin seen at least once */
 u32 fuzz_count_edges(const u8 *virgin, u32 size);
 

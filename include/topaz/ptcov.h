@@ -180,6 +180,14 @@ const struct ptcov_stats *ptcov_get_stats(const struct ptcov *c);
 const u8 *ptcov_bitmap(const struct ptcov *c, u32 *size);
 
 /**
+ * ptcov_bitmap_touched() - the bitmap's non-zero entries, each once, in the
+ * order first hit: what a fuzzer's news test needs to look at, instead of
+ * the whole bitmap (kernel/fuzz's fuzz_has_new_bits_at())
+ * @n: their number
+ */
+const u32 *ptcov_bitmap_touched(const struct ptcov *c, u32 *n);
+
+/**
  * ptcov_bitmap_digest() - a 32-bit digest of the bitmap's hit-count buckets
  * (AFL's classes: 1, 2, 3, 4-7, 8-15, 16-31, 32-127, 128+), so that a guest
  * and a host decoding the same trace can compare one number

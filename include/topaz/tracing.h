@@ -129,6 +129,15 @@ int pt_coverage_window_begin(void);
  * when this CPU has no decoder
  */
 const u8 *pt_coverage_window_end(u32 *size);
+/**
+ * pt_coverage_window_touched() - after pt_coverage_window_end(): the
+ * bitmap's non-zero entries, each once (ptcov_bitmap_touched()), so that the
+ * fuzzer looks at those only
+ * @n: their number
+ * Return: their indices (the decoder's, valid until the next window), or
+ * NULL when this CPU has no decoder
+ */
+const u32 *pt_coverage_window_touched(u32 *n);
 
 /* ---------------------------------------------------------------- the engine's seam */
 

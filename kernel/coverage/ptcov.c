@@ -79,6 +79,8 @@ struct ptcov {
 	/* what was reached */
 	u8 *bitmap;
 	u32 mapmask;
+	u32 *touched;		/* the bitmap's non-zero entries, in the order first hit */
+	u32 ntouched;
 	u32 *reached;		/* block indices, in the order first reached */
 	struct ptcov_edge *edges;
 	u32 nedges, *ehash, emask, edge_gen;
@@ -163,6 +165,7 @@ static u32 pow2_at_least(u32 n)
 #define REACH_BYTES(c)	((size_t)(c)->cfg.max_blocks * sizeof(u32))
 #define EDGE_BYTES(c)	((size_t)(c)->cfg.max_edges * sizeof(struct ptcov_edge))
 #define EHASH_BYTES(c)	((size_t)((c)->emask + 1) * sizeof(u32))
+#define TOUCH_BYTES(c)	((size_t)(c)->cfg.bitmap_size * sizeof(u32))
 
 struct ptcov *ptcov_create(const struct ptcov_config *cfg, unsigned int gfp)
 {
@@ -190,7 +193,9 @@ struct ptcov *ptcov_create(const struct ptcov_config *cfg, unsigned int gfp)
 	c->edges = mem_alloc(EDGE_BYTES(c), gfp);
 	c->ehash = mem_alloc(EHASH_BYTES(c), gfp);
 	c->bitmap = mem_alloc(c->cfg.bitmap_size, gfp);
-	if (!c->blk || !c->bhash || !c->reached || !c->edges || !c->ehash || !c->bitmap) {
+	c->touched = mem_alloc(TOUCH_BYTES(c), gfp);
+	if (!c->blk || !c->bhash || !c->reached || !c->edges || !c->ehash || !c->bitmap ||
+	    !c->touched) {
 		ptcov_destroy(c);
 		return NULL;
 	}
@@ -216,6 +221,8 @@ void ptcov_destroy(struct ptcov *c)
 		mem_free(c->ehash, EHASH_BYTES(c));
 	if (c->bitmap)
 		mem_free(c->bitmap, c->cfg.bitmap_size);
+	if (c->touched)
+		mem_free(c->touched, TOUCH_BYTES(c));
 	mem_free(c, sizeof(*c));
 }
 
@@ -426,15 +433,27 @@ static void count_edge(struct ptcov *c, struct cblock *p, struct cblock *b, u32 
 		*slot = e;
 }
 
+/*
+ * One more hit of bitmap entry @i (saturating); its first is listed, so that
+ * a fuzzer's news test and ptcov_clear() visit the window's entries only
+ * (an entry is zero only until its first hit: each is listed once).
+ */
+static __always_inline void bitmap_hit(u8 *map, u32 *touched, u32 *ntouched, u32 i)
+{
+	u8 v = map[i];
+
+	if (!v)
+		touched[(*ntouched)++] = i;
+	map[i] = v + (v != 0xff);
+}
+
 /* The current block's first instruction ran: count its entry. */
 static __always_inline void commit_fast(struct ptcov *c)
 {
 	struct cblock *b = c->cur;
-	u8 *slot;
 
 	c->pend = false;
-	slot = &c->bitmap[(b->loc ^ c->prev_loc) & c->mapmask];
-	*slot += *slot != 0xff;
+	bitmap_hit(c->bitmap, c->touched, &c->ntouched, (b->loc ^ c->prev_loc) & c->mapmask);
 	c->prev_loc = b->loc >> 1;
 	if (!b->pub.hits++ && b != &c->scratch && c->st.blocks < c->cfg.max_blocks)
 		c->reached[c->st.blocks++] = blk_index(c, b);
@@ -573,6 +592,7 @@ static void walk_cached(struct ptcov *c, u32 *directp)
 {
 	struct cblock *blk = c->blk, *b = c->cur, *from = c->pend_from;
 	u8 *map = c->bitmap;
+	u32 *touched = c->touched, ntouched = c->ntouched;
 	struct ptcov_edge *edges = c->edges;
 	u32 *slot = c->pend_slot, mask = c->mapmask, gen = c->edge_gen;
 	u32 prev_loc = c->prev_loc, ntnt = c->ntnt;
@@ -607,9 +627,7 @@ static void walk_cached(struct ptcov *c, u32 *directp)
 			break;
 		if (pend) {
 			/* b's first instruction ran: count its entry */
-			u8 *m = &map[(b->loc ^ prev_loc) & mask];
-
-			*m += *m != 0xff;
+			bitmap_hit(map, touched, &ntouched, (b->loc ^ prev_loc) & mask);
 			prev_loc = b->loc >> 1;
 			if (!b->pub.hits++) {
 				if (c->st.blocks < c->cfg.max_blocks)
@@ -642,6 +660,7 @@ static void walk_cached(struct ptcov *c, u32 *directp)
 		b = &blk[n];
 	}
 	c->cur = b;
+	c->ntouched = ntouched;
 	c->pend = pend;
 	c->pend_from = from;
 	c->pend_slot = slot;
@@ -1238,7 +1257,13 @@ void ptcov_clear(struct ptcov *c)
 	for (i = 0; i < c->st.blocks; i++)
 		c->blk[c->reached[i]].pub.hits = 0;
 	c->scratch.pub.hits = 0;
-	memset(c->bitmap, 0, c->cfg.bitmap_size);
+	/* a fuzzer's window hits a few hundred entries of 64 KiB */
+	if (c->ntouched > c->cfg.bitmap_size / 64)
+		memset(c->bitmap, 0, c->cfg.bitmap_size);
+	else
+		for (i = 0; i < c->ntouched; i++)
+			c->bitmap[c->touched[i]] = 0;
+	c->ntouched = 0;
 	clear_edge_hash(c);
 	c->nedges = 0;
 	c->edge_gen++;
@@ -1296,6 +1321,12 @@ u32 ptcov_bitmap_digest(const struct ptcov *c)
 		h = (h ^ bucket(c->bitmap[i])) * 0x01000193;
 	}
 	return h;
+}
+
+const u32 *ptcov_bitmap_touched(const struct ptcov *c, u32 *n)
+{
+	*n = c->ntouched;
+	return c->touched;
 }
 
 const struct ptcov_block *ptcov_block(const struct ptcov *c, size_t i)

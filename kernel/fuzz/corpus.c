@@ -76,6 +76,47 @@ enum fuzz_news fuzz_has_new_bits(u8 *virgin, const u8 *map, u32 size)
 	return ret;
 }
 
+/* What one entry brings: @cls against @virgin's classes not yet seen. */
+static enum fuzz_news entry_news(u8 virgin, u8 cls)
+{
+	if (!(cls & virgin))
+		return FUZZ_NEW_NONE;
+	return virgin == 0xff ? FUZZ_NEW_EDGE : FUZZ_NEW_COUNT;
+}
+
+enum fuzz_news fuzz_has_new_bits_at(u8 *virgin, const u8 *map, const u32 *idx, u32 n)
+{
+	enum fuzz_news ret = FUZZ_NEW_NONE;
+
+	lut_init();
+	for (u32 k = 0; k < n; k++) {
+		u32 i = idx[k];
+		u8 cls = class_lut[map[i]];
+		enum fuzz_news e = entry_news(virgin[i], cls);
+
+		if (e == FUZZ_NEW_NONE)
+			continue;
+		if (e > ret)
+			ret = e;
+		virgin[i] &= (u8)~cls;
+	}
+	return ret;
+}
+
+enum fuzz_news fuzz_news_at(const u8 *virgin, const u8 *map, const u32 *idx, u32 n)
+{
+	enum fuzz_news ret = FUZZ_NEW_NONE;
+
+	lut_init();
+	for (u32 k = 0; k < n && ret != FUZZ_NEW_EDGE; k++) {
+		enum fuzz_news e = entry_news(virgin[idx[k]], class_lut[map[idx[k]]]);
+
+		if (e > ret)
+			ret = e;
+	}
+	return ret;
+}
+
 u32 fuzz_count_edges(const u8 *virgin, u32 size)
 {
 	u32 n = 0;

@@ -124,3 +124,11 @@ const u8 *pt_coverage_window_end(u32 *size)
 	pt_session_drain();
 	return ptcov_bitmap(c, size);
 }
+
+const u32 *pt_coverage_window_touched(u32 *n)
+{
+	struct ptcov *c = *this_cpu_ptr(cov_cpu);
+
+	*n = 0;
+	return c ? ptcov_bitmap_touched(c, n) : NULL;
+}

@@ -180,6 +180,76 @@ static void test_new_bits(void **state)
 	assert_int_equal(map[60], 200);	/* the map is not changed */
 }
 
+/*
+ * The sparse news test against the full scan on random bitmaps: with the
+ * list of every non-zero entry (shuffled, a zero entry and a duplicate
+ * added), the same answer and the same virgin map, on a virgin map that
+ * has seen random classes; fuzz_news_at() answers the same and changes
+ * nothing. A list missing one entry that brings news differs: the check
+ * would see a sparse test that skipped a slot.
+ */
+#define SPARSE_MAP	4096
+static void test_new_bits_sparse(void **state)
+{
+	static u8 map[SPARSE_MAP], v_full[SPARSE_MAP], v_at[SPARSE_MAP], v_miss[SPARSE_MAP];
+	static u8 before[SPARSE_MAP], v_dup[SPARSE_MAP];
+	static u32 at[SPARSE_MAP + 2];
+	u64 rng = 30;
+	int missed_differs = 0, with_news = 0;
+
+	memset(v_full, 0xff, sizeof(v_full));
+	for (int round = 0; round < 400; round++) {
+		u32 n = 0, dense = 1 + hosted_rand(&rng) % 64, news_k = ~0u;
+		enum fuzz_news full, sparse, look;
+
+		memset(map, 0, sizeof(map));
+		for (u32 i = 0; i < SPARSE_MAP; i++) {
+			if (hosted_rand(&rng) % 1024 >= dense)
+				continue;
+			/* counts of every class, saturated ones too */
+			map[i] = (u8)(1 + hosted_rand(&rng) % (hosted_rand(&rng) & 1 ? 8 : 255));
+			at[n++] = i;
+		}
+		for (u32 i = n; i > 1; i--) {	/* the decoder's order is not the index order */
+			u32 j = (u32)(hosted_rand(&rng) % i), t = at[i - 1];
+
+			at[i - 1] = at[j];
+			at[j] = t;
+		}
+		memcpy(v_at, v_full, sizeof(v_at));
+		memcpy(before, v_full, sizeof(before));
+		memcpy(v_miss, v_full, sizeof(v_miss));
+		for (u32 k = 0; k < n && news_k == ~0u; k++)
+			if (fuzz_bucket(map[at[k]]) & v_full[at[k]])
+				news_k = k;
+		memcpy(v_dup, v_full, sizeof(v_dup));
+		look = fuzz_news_at(v_at, map, at, n);
+		assert_memory_equal(v_at, before, sizeof(before));
+		full = fuzz_has_new_bits(v_full, map, SPARSE_MAP);
+		sparse = fuzz_has_new_bits_at(v_at, map, at, n);
+		assert_int_equal(sparse, full);
+		assert_int_equal(look, full);
+		assert_memory_equal(v_at, v_full, sizeof(v_full));
+		/* a listed zero entry and an entry listed twice change nothing */
+		at[n] = n ? at[0] : 0;
+		at[n + 1] = (u32)(hosted_rand(&rng) % SPARSE_MAP);
+		if (map[at[n + 1]])
+			at[n + 1] = at[n];
+		assert_int_equal(fuzz_has_new_bits_at(v_dup, map, at, n + 2), full);
+		assert_memory_equal(v_dup, v_full, sizeof(v_full));
+		if (news_k != ~0u) {
+			/* the list without the first entry that brings news */
+			with_news++;
+			at[news_k] = at[n - 1];
+			fuzz_has_new_bits_at(v_miss, map, at, n - 1);
+			missed_differs += memcmp(v_miss, v_full, sizeof(v_full)) != 0;
+		}
+	}
+	assert_true(with_news > 100);
+	assert_int_equal(missed_differs, with_news);
+	assert_true(fuzz_count_edges(v_full, SPARSE_MAP) > SPARSE_MAP / 4);
+}
+
 static void test_corpus(void **state)
 {
 	struct fuzz_corpus c;
@@ -445,6 +515,7 @@ int main(void)
 		cmocka_unit_test(test_mutate_bounds),
 		cmocka_unit_test(test_buckets),
 		cmocka_unit_test(test_new_bits),
+		cmocka_unit_test(test_new_bits_sparse),
 		cmocka_unit_test(test_corpus),
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_loop_feedback),

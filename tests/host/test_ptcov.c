@@ -360,6 +360,33 @@ static void test_pieces(void **state)
 
 /* ------------------------------------------------------------ the bitmap */
 
+/*
+ * ptcov_bitmap_touched() lists exactly the bitmap's non-zero entries, each
+ * once (the fuzzer's news test and ptcov_clear() look at those only).
+ * Return: their number.
+ */
+static u32 check_touched(const struct ptcov *c)
+{
+	u32 size, n;
+	const u8 *m = ptcov_bitmap(c, &size);
+	const u32 *at = ptcov_bitmap_touched(c, &n);
+	u8 *seen = calloc(size, 1);
+	u32 nz = 0;
+
+	assert_non_null(seen);
+	for (u32 k = 0; k < n; k++) {
+		assert_true(at[k] < size);
+		assert_int_not_equal(m[at[k]], 0);
+		assert_int_equal(seen[at[k]], 0);
+		seen[at[k]] = 1;
+	}
+	for (u32 i = 0; i < size; i++)
+		nz += m[i] != 0;
+	assert_int_equal(nz, n);
+	free(seen);
+	return n;
+}
+
 static u32 nonzero(const struct ptcov *c, u64 *sum)
 {
 	u32 size, n = 0;
@@ -806,6 +833,7 @@ static void test_clear_keeps_code(void **state)
 	syn_walk(&t, true, false, false);
 	feed(c, &t);
 	feed(fresh, &t);
+	assert_true(check_touched(c) > 0);
 	ptcov_clear(c);
 	assert_int_equal(ptcov_get_stats(c)->blocks, 0);
 	assert_int_equal(ptcov_get_stats(c)->transitions, 0);
@@ -813,12 +841,14 @@ static void test_clear_keeps_code(void **state)
 		u64 sum;
 
 		assert_int_equal(nonzero(c, &sum), 0);
+		assert_int_equal(check_touched(c), 0);
 	}
 	decodes = ptcov_get_stats(c)->block_decodes;
 	reads = code.reads;
 	feed(c, &t);
 	assert_int_equal(ptcov_get_stats(c)->block_decodes, decodes);
 	assert_int_equal(code.reads, reads);
+	assert_int_equal(check_touched(c), check_touched(fresh));
 	check_blocks(c, walk_blocks, ARRAY_SIZE(walk_blocks));
 	check_edges(c, walk_edges, ARRAY_SIZE(walk_edges));
 	assert_int_equal(ptcov_bitmap_digest(c), ptcov_bitmap_digest(fresh));
@@ -931,6 +961,7 @@ static void check_consistent(const struct ptcov *c, u64 fed)
 
 	assert_int_equal(s->bytes, fed);
 	assert_int_equal(ne, s->edges);
+	check_touched(c);
 	for (size_t i = 0; i < s->blocks; i++) {
 		const struct ptcov_block *b = ptcov_block(c, i);
 
