@@ -1251,8 +1251,10 @@ static void init_cache_desc(struct kmem_cache *s, const char *name, unsigned int
 	s->cpu_stride = l->cpu_stride;
 	s->desc_order = l->desc_order;
 	s->ncpus = nr_cpu_ids;
-	for (unsigned int cpu = 0; cpu < s->ncpus; cpu++)
+	for (unsigned int cpu = 0; cpu < s->ncpus; cpu++) {
 		slab_cpu(s, cpu)->cap = l->cap;
+		slab_cpu(s, cpu)->push_limit = SLAB_CPU_BUSY + l->cap;
+	}
 }
 
 static struct kmem_cache *__kmem_cache_create_caller(const char *name, unsigned int size,

@@ -34,7 +34,13 @@
 
 struct slab_cpu {
 	u32 state;
-	u32 pad;
+	/*
+	 * SLAB_CPU_BUSY + @cap: a push owns the array and has room exactly when
+	 * the state it read is below this (nesting 1, count < cap), so the free
+	 * fast path compares the state itself, without first taking the count
+	 * out of it. 0 (no array): every push takes the slow path.
+	 */
+	u32 push_limit;
 	u64 cap;	/* objects @objs holds; 0 for debug caches (no array). 64 bits,
 			 * so the index compares without a zero-extension */
 	/* slow-path entries on this CPU (slab_cpu_stat_inc()), summed by slabinfo */
@@ -181,7 +187,7 @@ static __always_inline void slab_free_fast(struct kmem_cache *s, void *obj, uint
 	st = READ_ONCE(c->state);
 	SLAB_TEST_HOOK(SLAB_HOOK_FREE_FAST);
 	idx = st - SLAB_CPU_BUSY;	/* count when we own the array */
-	if (likely(idx < c->cap)) {
+	if (likely(st < c->push_limit)) {
 		c->objs[idx] = obj;
 		/* release and count + 1 in one instruction: state is BUSY + idx */
 		__asm__ __volatile__("subl %1, %0" : "+m"(c->state) : "i"(SLAB_CPU_BUSY - 1) : "memory");
@@ -235,14 +241,14 @@ static __always_inline u64 slab_cpu_acquire_read(struct slab_cpu *c)
 	u64 __idx = slab_cpu_acquire_read(__c);					\
 										\
 	SLAB_TEST_HOOK(SLAB_HOOK_FREE_FAST);					\
-	__idx -= SLAB_CPU_BUSY;		/* count when we own the array */	\
-	if (unlikely(__idx >= __c->cap)) {					\
+	/* owned with room (push_limit); 32 bits: compared in memory as read */	\
+	if (unlikely((u32)__idx >= __c->push_limit)) {				\
 		__asm__ __volatile__("subl %1, %0" : "+m"(__c->state)		\
 				     : "i"(SLAB_CPU_BUSY) : "memory");		\
 		slow;								\
 		return;								\
 	}									\
-	__c->objs[__idx] = (obj);						\
+	__c->objs[__idx - SLAB_CPU_BUSY] = (obj);	/* at the count */	\
 	__asm__ __volatile__("subl %1, %0" : "+m"(__c->state)			\
 			     : "i"(SLAB_CPU_BUSY - 1) : "memory");		\
 } while (0)
