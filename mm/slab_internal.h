@@ -125,15 +125,29 @@ struct kmem_cache {
 	/* and these also outside it, on any CPU: __atomic_fetch_add (rare events) */
 	u64 alloc_failures, nmi_contended, order_fallback, errors;
 
-	unsigned long cpu_stride;	/* 64 bits: the fast paths multiply by it in memory */
 	unsigned int ncpus;		/* arrays in @cpu_area: nr_cpu_ids when created */
 	unsigned int desc_order;	/* page-allocator order of this descriptor */
-	char cpu_area[] __aligned(64);	/* @ncpus struct slab_cpu, cpu_stride apart */
+	char cpu_area[] __aligned(64);	/* @ncpus struct slab_cpu, SLAB_CPU_STRIDE apart */
 };
+
+/*
+ * Every cache's per-CPU arrays are SLAB_CPU_STRIDE apart, room for the
+ * largest array whatever the cache's own cap: the fast paths multiply the CPU
+ * number by a constant, so the array's address waits for no load of the
+ * cache's (kfree(): page, then cache, then array, not page, cache, stride,
+ * array). Debug caches (cap 0) and caches of large objects pay with larger
+ * descriptors.
+ */
+#define SLAB_CPU_CAP_MAX	1024
+#define SLAB_CPU_STRIDE		((sizeof(struct slab_cpu) + SLAB_CPU_CAP_MAX * sizeof(void *) + 63) & ~63UL)
 
 static __always_inline struct slab_cpu *slab_cpu(struct kmem_cache *s, unsigned int cpu)
 {
-	return (struct slab_cpu *)(s->cpu_area + (size_t)cpu * s->cpu_stride);
+	size_t off = cpu;
+
+	/* one multiply: GCC would spell it as four shifts and adds */
+	__asm__("imulq %[k], %[o], %[o]" : [o] "+r"(off) : [k] "i"(SLAB_CPU_STRIDE));
+	return (struct slab_cpu *)(s->cpu_area + off);
 }
 
 /* Test seam: the hosted tests run "an interrupt" at points inside critical
