@@ -48,12 +48,11 @@ _Static_assert((PAGE_SIZE << SLAB_MAX_ORDER) / sizeof(void *) <= SLAB_MAX_OBJECT
  * A per-CPU array holds up to 1 MiB of free objects and at most 1024 of
  * them, as tcmalloc's per-CPU caches hold about that much: a batch of 1024
  * allocations and frees then stays on the fast path (see tests/bench). The
- * array itself is 8 KiB per CPU at most; kmem_cache_shrink() and memory
- * pressure empty it.
+ * array takes 8 KiB per CPU in every cache (SLAB_CPU_STRIDE, slab_internal.h);
+ * kmem_cache_shrink() and memory pressure empty it.
  */
 #define SLAB_CPU_ARRAY_BYTES	(1UL << 20)
 #define SLAB_CPU_CAP_MIN	16
-#define SLAB_CPU_CAP_MAX	1024
 
 LIST_HEAD(slab_caches);
 
@@ -1127,7 +1126,7 @@ static bool create_args_ok(const char *name, unsigned int size, unsigned int ali
 struct cache_layout {
 	unsigned int align;
 	unsigned long rl, inuse, fp, meta, track, stride;
-	unsigned int order, min_order, cap, cpu_stride, desc_order;
+	unsigned int order, min_order, cap, desc_order;
 	unsigned long desc_bytes;
 };
 
@@ -1178,9 +1177,8 @@ static bool cache_layout(struct cache_layout *l, unsigned int size, unsigned int
 		return false;
 	l->order = calc_order(l->stride, &l->min_order);
 	l->cap = debug ? 0 : cpu_array_cap(l->stride);
-	l->cpu_stride = (unsigned int)ALIGN_UP(sizeof(struct slab_cpu) + l->cap * sizeof(void *), 64UL);
 	/* the arrays of the CPUs there are (nr_cpu_ids is set before the first cache) */
-	l->desc_bytes = sizeof(struct kmem_cache) + (unsigned long)nr_cpu_ids * l->cpu_stride +
+	l->desc_bytes = sizeof(struct kmem_cache) + (unsigned long)nr_cpu_ids * SLAB_CPU_STRIDE +
 			(SLAB_DESC_COLOURS - 1) * SLAB_DESC_COLOUR_BYTES;
 	l->desc_order = get_order(l->desc_bytes);
 	return true;
@@ -1189,7 +1187,7 @@ static bool cache_layout(struct cache_layout *l, unsigned int size, unsigned int
 /*
  * Descriptors start at one of SLAB_DESC_COLOURS offsets in their first page
  * (slab colouring, applied to the descriptor): page-aligned, every cache's
- * fast-path lines (cpu_stride, each CPU array's state and top objects) had
+ * fast-path lines (each CPU array's state and top objects) had
  * the same address bits below 4 KiB, so kmalloc's mixed sizes fought over a
  * few L1 sets and stalled on 4K aliasing between their loads and stores.
  */
@@ -1248,11 +1246,12 @@ static void init_cache_desc(struct kmem_cache *s, const char *name, unsigned int
 	INIT_LIST_HEAD(&s->free);
 	s->min_free = slab_keep_free(s);
 	s->batch = l->cap / 2 ? l->cap / 2 : 1;
-	s->cpu_stride = l->cpu_stride;
 	s->desc_order = l->desc_order;
 	s->ncpus = nr_cpu_ids;
-	for (unsigned int cpu = 0; cpu < s->ncpus; cpu++)
+	for (unsigned int cpu = 0; cpu < s->ncpus; cpu++) {
 		slab_cpu(s, cpu)->cap = l->cap;
+		slab_cpu(s, cpu)->push_limit = SLAB_CPU_BUSY + l->cap;
+	}
 }
 
 static struct kmem_cache *__kmem_cache_create_caller(const char *name, unsigned int size,

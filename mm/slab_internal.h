@@ -34,7 +34,13 @@
 
 struct slab_cpu {
 	u32 state;
-	u32 pad;
+	/*
+	 * SLAB_CPU_BUSY + @cap: a push owns the array and has room exactly when
+	 * the state it read is below this (nesting 1, count < cap), so the free
+	 * fast path compares the state itself, without first taking the count
+	 * out of it. 0 (no array): every push takes the slow path.
+	 */
+	u32 push_limit;
 	u64 cap;	/* objects @objs holds; 0 for debug caches (no array). 64 bits,
 			 * so the index compares without a zero-extension */
 	/* slow-path entries on this CPU (slab_cpu_stat_inc()), summed by slabinfo */
@@ -119,15 +125,29 @@ struct kmem_cache {
 	/* and these also outside it, on any CPU: __atomic_fetch_add (rare events) */
 	u64 alloc_failures, nmi_contended, order_fallback, errors;
 
-	unsigned long cpu_stride;	/* 64 bits: the fast paths multiply by it in memory */
 	unsigned int ncpus;		/* arrays in @cpu_area: nr_cpu_ids when created */
 	unsigned int desc_order;	/* page-allocator order of this descriptor */
-	char cpu_area[] __aligned(64);	/* @ncpus struct slab_cpu, cpu_stride apart */
+	char cpu_area[] __aligned(64);	/* @ncpus struct slab_cpu, SLAB_CPU_STRIDE apart */
 };
+
+/*
+ * Every cache's per-CPU arrays are SLAB_CPU_STRIDE apart, room for the
+ * largest array whatever the cache's own cap: the fast paths multiply the CPU
+ * number by a constant, so the array's address waits for no load of the
+ * cache's (kfree(): page, then cache, then array, not page, cache, stride,
+ * array). Debug caches (cap 0) and caches of large objects pay with larger
+ * descriptors.
+ */
+#define SLAB_CPU_CAP_MAX	1024
+#define SLAB_CPU_STRIDE		((sizeof(struct slab_cpu) + SLAB_CPU_CAP_MAX * sizeof(void *) + 63) & ~63UL)
 
 static __always_inline struct slab_cpu *slab_cpu(struct kmem_cache *s, unsigned int cpu)
 {
-	return (struct slab_cpu *)(s->cpu_area + (size_t)cpu * s->cpu_stride);
+	size_t off = cpu;
+
+	/* one multiply: GCC would spell it as four shifts and adds */
+	__asm__("imulq %[k], %[o], %[o]" : [o] "+r"(off) : [k] "i"(SLAB_CPU_STRIDE));
+	return (struct slab_cpu *)(s->cpu_area + off);
 }
 
 /* Test seam: the hosted tests run "an interrupt" at points inside critical
@@ -181,7 +201,7 @@ static __always_inline void slab_free_fast(struct kmem_cache *s, void *obj, uint
 	st = READ_ONCE(c->state);
 	SLAB_TEST_HOOK(SLAB_HOOK_FREE_FAST);
 	idx = st - SLAB_CPU_BUSY;	/* count when we own the array */
-	if (likely(idx < c->cap)) {
+	if (likely(st < c->push_limit)) {
 		c->objs[idx] = obj;
 		/* release and count + 1 in one instruction: state is BUSY + idx */
 		__asm__ __volatile__("subl %1, %0" : "+m"(c->state) : "i"(SLAB_CPU_BUSY - 1) : "memory");
@@ -235,14 +255,14 @@ static __always_inline u64 slab_cpu_acquire_read(struct slab_cpu *c)
 	u64 __idx = slab_cpu_acquire_read(__c);					\
 										\
 	SLAB_TEST_HOOK(SLAB_HOOK_FREE_FAST);					\
-	__idx -= SLAB_CPU_BUSY;		/* count when we own the array */	\
-	if (unlikely(__idx >= __c->cap)) {					\
+	/* owned with room (push_limit); 32 bits: compared in memory as read */	\
+	if (unlikely((u32)__idx >= __c->push_limit)) {				\
 		__asm__ __volatile__("subl %1, %0" : "+m"(__c->state)		\
 				     : "i"(SLAB_CPU_BUSY) : "memory");		\
 		slow;								\
 		return;								\
 	}									\
-	__c->objs[__idx] = (obj);						\
+	__c->objs[__idx - SLAB_CPU_BUSY] = (obj);	/* at the count */	\
 	__asm__ __volatile__("subl %1, %0" : "+m"(__c->state)			\
 			     : "i"(SLAB_CPU_BUSY - 1) : "memory");		\
 } while (0)

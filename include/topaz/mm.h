@@ -162,7 +162,8 @@ struct page_hot_span {
 	struct page *map;
 	uintptr_t kfree_bytes;	/* what kfree()'s fast path takes: @bytes, 0 while kfree_checked */
 	bool kfree_checked;	/* vm.kfree on: every kfree() takes the checked path */
-};
+} __aligned(64);	/* a line of its own: read by every kfree() on every CPU, and
+			 * the page allocator's lock beside it would be written */
 extern struct page_hot_span page_hot_span;
 
 /* topaz maps physical memory 1:1, in the kernel and (over the arena) hosted. */

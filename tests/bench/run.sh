@@ -19,7 +19,8 @@
 # Probe costs: api instructions per call with the probe points compiled out
 # (bench-topaz-noprobe), present with no handler, and with the count handler.
 # Then the threaded benchmark (tests/bench/slab_smp.c): 1, 2 and 4 threads
-# as CPUs, each pattern's median of RUNS runs; SLAB_SMP_ONLY=1 runs only it.
+# as CPUs, each pattern's median of RUNS rounds, the allocators interleaved
+# (one run each per round); SLAB_SMP_ONLY=1 runs only it.
 # Exits 1 when a deterministic (instruction-count) target is missed, or when
 # topaz does not get every page back after the threaded runs.
 set -eu
@@ -37,8 +38,9 @@ SMP_ALLOCS="topaz mimalloc jemalloc glibc"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-smp_mops() {	# alloc pattern threads -> the median Mop/s slab_smp printed, or nothing
-	sed -n "s/^slab_smp .* pattern=$2 threads=$3 .* mops=\([0-9.]*\) .*/\1/p" "$TMP/smp.$1" | tail -1
+smp_mops() {	# alloc pattern threads -> the median over the rounds' Mop/s, or nothing
+	sed -n "s/^slab_smp .* pattern=$2 threads=$3 .* mops=\([0-9.]*\) .*/\1/p" "$TMP/smp.$1" | sort -n |
+		awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else if (NR) printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
 ratio() {	# a b -> a / b with two decimals, or - when either is missing
@@ -50,13 +52,22 @@ slab_smp_table() {
 	smp_status=0
 	threads=$(echo "$SMP_THREADS" | tr ' ' ,)
 	cpus=$(nproc)
-	for a in $SMP_ALLOCS; do
-		"$B/slab_smp-$a" --threads "$threads" --runs "$RUNS" --ms $SMP_MS >"$TMP/smp.$a" \
-			2>"$TMP/smperr.$a" || smp_status=1
+	# Interleaved rounds: each round runs every allocator once at each pattern
+	# and thread count, so a change in the machine's load (other jobs on a
+	# shared machine) falls on every allocator alike, not on whichever ran then.
+	for a in $SMP_ALLOCS; do : >"$TMP/smp.$a"; : >"$TMP/smperr.$a"; done
+	r=0
+	while [ $r -lt "$RUNS" ]; do
+		for a in $SMP_ALLOCS; do
+			"$B/slab_smp-$a" --threads "$threads" --runs 1 --ms $SMP_MS >>"$TMP/smp.$a" \
+				2>>"$TMP/smperr.$a" || smp_status=1
+		done
+		r=$((r + 1))
 	done
 	echo "threaded slab benchmark (slab_smp): threads as CPUs, Mop/s = million objects allocated"
-	echo "and freed per second over all threads, median of $RUNS runs of $SMP_MS ms; xN/1 = N-thread over"
-	echo "1-thread throughput; /mimalloc, /jemalloc = topaz over the peer at the same thread count."
+	echo "and freed per second over all threads, median of $RUNS interleaved rounds (each round runs every"
+	echo "allocator once, $SMP_MS ms a run); xN/1 = N-thread over 1-thread throughput; /mimalloc,"
+	echo "/jemalloc = topaz over the peer at the same thread count."
 	echo "  local:   each thread allocates a batch of 128 64-byte objects (kmem_cache; malloc), frees them"
 	echo "  kmalloc: the same with sizes 16-512 B (kmalloc/kfree; malloc/free)"
 	echo "  pc:      producer/consumer pairs through a lock-free SPSC ring, the consumer frees (remote"
