@@ -103,11 +103,12 @@ bootargs=(--cmdline "$cmdline" --timeout $((time + 300)) --debugcon "$run/debugc
 	  --efi "$efi" --fetch "$run/volume" "${add[@]}")
 # A crash may leave the firmware broken (a target that wrote over its memory), and the
 # phase's end (the files, the leak check, ExitBootServices) may then hang: once the
-# crash's line is out, the boot gets $grace s to end, then QEMU is stopped.
-grace=${FUZZ_FW_GRACE:-30}
+# crash's first line is out, the boot gets $grace s to end, then QEMU is stopped (the
+# crash can break topaz's memory too: a zero fill across it).
+grace=${FUZZ_FW_GRACE:-60}
 : >"$log"
 (
-	while ! grep -aq 'result: fuzz crash' "$log" 2>/dev/null; do
+	while ! grep -aq 'fuzz: crash: kind=' "$log" 2>/dev/null; do
 		sleep 1
 		[ -e "$run/ended" ] && exit 0
 	done
