@@ -13,11 +13,10 @@
 #include "session.h"
 #include <topaz/arch.h>
 #include <topaz/mm.h>
+#include <topaz/pt_packet.h>
 #include <topaz/kernel.h>
 #include <topaz/errno.h>
 
-static const u8 psb[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-			    0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82 };
 
 /* The container being built (one at a time) and its writer, for add_image(). */
 static struct trace_mem_sink win_sink;
@@ -31,10 +30,13 @@ static void add_image(const char *name, u64 vaddr, const void *data, u64 size)
 /* The last PSB starting at or before @at in @p (@n bytes), or -1. */
 static s64 last_psb(const u8 *p, u64 n, u64 at)
 {
-	if (n < sizeof(psb))
+	u8 psb[PTPK_MAX_SIZE];
+	int len = ptpk_encode(&(struct ptpk){ .type = PTPK_PSB }, psb);	/* the one encoding */
+
+	if (len <= 0 || n < (u64)len)
 		return -1;
-	for (s64 i = (s64)min(at, n - sizeof(psb)); i >= 0; i--)
-		if (p[i] == 0x02 && !memcmp(p + i, psb, sizeof(psb)))
+	for (s64 i = (s64)min(at, n - len); i >= 0; i--)
+		if (p[i] == psb[0] && !memcmp(p + i, psb, len))
 			return i;
 	return -1;
 }
