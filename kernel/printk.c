@@ -23,15 +23,7 @@ bool oops_in_progress;
 
 static bool printk_lock_take(void)
 {
-	if (spin_is_locked_by_me(&printk_lock))
-		return false;
-	for (u64 spins = 0;; spins++) {
-		if (spin_trylock(&printk_lock))
-			return true;
-		if (READ_ONCE(oops_in_progress) && spins > 20000000)
-			return false;
-		cpu_relax();
-	}
+	return spin_lock_unless_stuck(&printk_lock, &oops_in_progress);
 }
 
 static char *capture_buf;

@@ -167,14 +167,7 @@ static DEFINE_SPINLOCK(slab_caches_lock);
  */
 static bool slab_caches_lock_take(void)
 {
-	if (spin_is_locked_by_me(&slab_caches_lock))
-		return false;
-	for (u64 spins = 0; !spin_trylock(&slab_caches_lock); spins++) {
-		if (READ_ONCE(oops_in_progress) && spins > 20000000)
-			return false;
-		cpu_relax();
-	}
-	return true;
+	return spin_lock_unless_stuck(&slab_caches_lock, &oops_in_progress);
 }
 
 enum { SLAB_EMPTY, SLAB_PARTIAL, SLAB_FULL };

@@ -82,6 +82,26 @@ static inline int spin_lock_owner(const spinlock_t *l)
 	return (int)__atomic_load_n(&l->owner, __ATOMIC_RELAXED) - 1;
 }
 
+/**
+ * spin_lock_unless_stuck() - take @l, unless this CPU holds it already or,
+ * once *@giving_up is set (a panic: oops_in_progress), its holder keeps it
+ * for 20 million spins: a CPU the panic stopped never lets go
+ *
+ * Return: true when taken; false (not taken) otherwise, and the caller goes
+ * on without it, as a panic's last words must.
+ */
+static inline bool spin_lock_unless_stuck(spinlock_t *l, const bool *giving_up)
+{
+	if (spin_is_locked_by_me(l))
+		return false;
+	for (u64 spins = 0; !spin_trylock(l); spins++) {
+		if (__atomic_load_n(giving_up, __ATOMIC_RELAXED) && spins > 20000000)
+			return false;
+		cpu_relax();
+	}
+	return true;
+}
+
 #define spin_lock_irqsave(l, flags)	do { (flags) = local_irq_save(); spin_lock(l); } while (0)
 #define spin_unlock_irqrestore(l, flags) do { spin_unlock(l); local_irq_restore(flags); } while (0)
 

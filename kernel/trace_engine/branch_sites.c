@@ -14,6 +14,7 @@
 #include <topaz/mm.h>
 #include <topaz/errno.h>
 #include <topaz/kernel.h>
+#include <topaz/printk.h>
 
 #define INT3	0xcc
 
@@ -107,15 +108,20 @@ void branch_sites_exit(void)
 	bs->blocks = NULL;
 }
 
+/* Also a panic's (the trace written at the end): the lock's holder may be
+ * a stopped CPU, or this one, interrupted in a block's making; the bytes go
+ * back all the same (the other CPUs run no more). */
 unsigned int branch_sites_restore(void)
 {
 	unsigned long f = local_irq_save();
+	bool locked = spin_lock_unless_stuck(&sites_lock, &oops_in_progress);
 	unsigned int n;
 
-	spin_lock(&sites_lock);
 	n = branch_sites_restore_locked();
 	tracers = 0;
-	spin_unlock_irqrestore(&sites_lock, f);
+	if (locked)
+		spin_unlock(&sites_lock);
+	local_irq_restore(f);
 	return n;
 }
 
@@ -141,13 +147,28 @@ static unsigned int branch_sites_restore_locked(void)
 	return n;
 }
 
+/*
+ * A block's start is its publication: written last, with release order, and
+ * read with acquire order, so that another CPU that finds the start (the
+ * lock-free lookup in branch_block_get()) also finds its site and count.
+ * Written the other way, a CPU could see the start and a NULL site (a slot
+ * still empty) while another made the block: a page fault in the #BP path.
+ */
+static inline u64 block_start(const struct branch_block *b)
+{
+	return __atomic_load_n(&b->start, __ATOMIC_ACQUIRE);
+}
+
 static struct branch_block *block_slot(u64 ip)
 {
 	u32 mask = (1u << bs->block_bits) - 1;
 
-	for (u32 i = branch_sites_hash(ip, bs->block_bits);; i = (i + 1) & mask)
-		if (bs->blocks[i].start == ip || !bs->blocks[i].start)
+	for (u32 i = branch_sites_hash(ip, bs->block_bits);; i = (i + 1) & mask) {
+		u64 start = block_start(&bs->blocks[i]);
+
+		if (start == ip || !start)
 			return &bs->blocks[i];
+	}
 }
 
 void branch_site_disable(struct branch_site *s)
@@ -285,7 +306,7 @@ const struct branch_block *branch_block_get(u64 ip, bool *created, int *err)
 		return NULL;
 	}
 	b = block_slot(ip);
-	if (b->start == ip && !b->site->disabled)
+	if (block_start(b) == ip && !READ_ONCE(b->site)->disabled)
 		return b;	/* made already: no lock */
 	f = local_irq_save();
 	if (!spin_lock_or_owned(&sites_lock)) {
@@ -339,7 +360,9 @@ static const struct branch_block *block_get_locked(u64 ip, bool *created, int *e
 			bs->block_used[bs->nr_block_used++] = (u32)(b - bs->blocks);
 			bs->st.blocks++;
 		}
-		*b = (struct branch_block){ .start = ip, .site = s, .insns = n };
+		WRITE_ONCE(b->site, s);
+		WRITE_ONCE(b->insns, n);
+		__atomic_store_n(&b->start, ip, __ATOMIC_RELEASE);	/* last: see block_start() */
 		*created = true;
 		return b;
 	}

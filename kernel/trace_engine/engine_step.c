@@ -274,6 +274,38 @@ static bool bp_untraced(struct engine *e, struct pt_regs *regs, struct branch_si
 	return true;
 }
 
+/*
+ * The INT3 at @ip was ours, but another CPU gave its byte back
+ * (branch_site_disable()) between this CPU's trap and its lookup: the
+ * original instruction is there again. Run it: single-stepped when this
+ * CPU traces it (as bp_emulate() does with a branch that faults), else
+ * as it is. False when @ip never had a site.
+ */
+static bool bp_gone(struct engine *e, struct pt_regs *regs, u64 ip)
+{
+	struct branch_site *s;
+
+	if (!branch_sites.sites)
+		return false;
+	s = branch_site_slot(ip);
+	if (s->ip != ip || !READ_ONCE(s->disabled))
+		return false;
+	regs->rip = ip;
+	if ((e->state == ENG_FOLLOWING || e->state == ENG_PAUSED) && trap_depth() <= 1) {
+		if (e->state == ENG_PAUSED)
+			engine_resume(e);
+		if (e->how == HOW_STEP)
+			e->pending = 0;
+		e->st.insns += e->pending;
+		e->how = HOW_STEP;
+		e->prev = ip;
+		regs->rflags |= X86_EFLAGS_TF;
+	} else if (trap_in_nmi() || e->state == ENG_CHECK_UNTRACED) {
+		trap_return_without_iret();
+	}
+	return true;
+}
+
 /* The branch at @ip, emulated: the model hears of it. False when it faults. */
 static bool bp_emulate(struct engine *e, struct pt_regs *regs, struct branch_site *s, u64 ip,
 		       struct branch_result *res)
@@ -328,7 +360,7 @@ bool engine_on_breakpoint(struct pt_regs *regs)
 	if (unlikely(!s || s->ip != ip || s->disabled))
 		s = branch_site_find(ip);
 	if (!s)
-		return false;	/* not ours: the panic path reports it */
+		return bp_gone(e, regs, ip);	/* else not ours: the panic path reports it */
 	if (!following(e) || trap_depth() > 1)
 		return bp_untraced(e, regs, s, ip);
 	if (unlikely(e->state == ENG_CHECKING))

@@ -23,6 +23,7 @@
 #include "ptdecode.h"
 #include "trace_helpers.h"
 #include "../../kernel/tracing/session.h"
+#include "../../kernel/trace_engine/branch_sites.h"
 #include <topaz/trace_engine.h>
 #include <topaz/pt_model.h>
 #include <topaz/pt_options.h>
@@ -355,6 +356,30 @@ static void test_second_interrupt_after_the_code_ran_on(void **state)
 }
 
 /*
+ * Four CPUs share the INT3s: this one traps on the branch at +4, and before
+ * its handler looks the site up another CPU gives the site's byte back
+ * (branch_site_disable(): its emulation faulted there). The INT3 was ours:
+ * the handler runs the original JMP single-stepped, and the trace has it
+ * (this was a panic: "not ours").
+ */
+static void test_site_given_back_by_another_cpu(void **state)
+{
+	struct pt_regs r = regs_at(at(4) + 1, X86_TRAP_BP);
+	struct trace_engine_stats st;
+
+	(void)state;
+	begin_window("\x90\x90\x90\x90\xeb\x0a");
+	assert_int_equal(code[4], 0xcc);
+	branch_site_disable(branch_site_find(at(4)));	/* "the other CPU" */
+	assert_int_equal(code[4], 0xeb);
+	assert_true(hosted_trap_handlers[X86_TRAP_BP](&r));
+	assert_int_equal(r.rip, at(4));		/* the JMP runs again, on the CPU */
+	assert_true(r.rflags & X86_EFLAGS_TF);
+	step_to(at(0x10));			/* its #DB */
+	end_window_ran_five(&st);
+}
+
+/*
  * A second interrupt at the first one's return point (pending at the IRET):
  * the code did not run, the trace stays paused, nothing is counted twice.
  */
@@ -584,6 +609,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_second_interrupt_after_the_code_ran_on, branch_skylake),
 		T(test_second_interrupt_before_the_code_ran, branch_skylake),
+		T(test_site_given_back_by_another_cpu, branch_skylake),
 		T(test_single_step_interrupt_and_sti, single_skylake),
 		T(test_ptwrite_single_step_ud, single_arrowlake_ptw),
 		T(test_ptwrite_branch_step, branch_arrowlake_ptw),
