@@ -275,23 +275,26 @@ static bool bp_untraced(struct engine *e, struct pt_regs *regs, struct branch_si
 }
 
 /*
- * The INT3 at @ip was ours, but another CPU gave its byte back
- * (branch_site_disable()) between this CPU's trap and its lookup: the
- * original instruction is there again. Run it: single-stepped when this
- * CPU traces it (as bp_emulate() does with a branch that faults), else
- * as it is. False when @ip never had a site.
+ * No live site at @ip, yet this CPU trapped on an INT3 there: another CPU
+ * put the byte back between this CPU's trap and its lookup. Either it gave
+ * that one site up (branch_site_disable(): its emulation faulted) or the
+ * last tracer's end restored them all (branch_sites_put()); the byte is
+ * restored before the site leaves the table, so the instruction is the
+ * original again (as Linux's kprobes tell a removed INT3). Run it:
+ * single-stepped when this CPU traces it (as bp_emulate() does with a
+ * branch that faults), else as it is. False when an INT3 is still there:
+ * not ours.
  */
 static bool bp_gone(struct engine *e, struct pt_regs *regs, u64 ip)
 {
-	struct branch_site *s;
+	struct branch_site *s = branch_sites.sites ? branch_site_slot(ip) : NULL;
+	bool disabled = s && s->ip == ip && READ_ONCE(s->disabled);
 
-	if (!branch_sites.sites)
-		return false;
-	s = branch_site_slot(ip);
-	if (s->ip != ip || !READ_ONCE(s->disabled))
+	if (!disabled && *(const volatile u8 *)(uintptr_t)ip == 0xcc)
 		return false;
 	regs->rip = ip;
-	if ((e->state == ENG_FOLLOWING || e->state == ENG_PAUSED) && trap_depth() <= 1) {
+	if (disabled && (e->state == ENG_FOLLOWING || e->state == ENG_PAUSED) &&
+	    trap_depth() <= 1) {
 		if (e->state == ENG_PAUSED)
 			engine_resume(e);
 		if (e->how == HOW_STEP)

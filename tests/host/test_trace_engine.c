@@ -380,6 +380,32 @@ static void test_site_given_back_by_another_cpu(void **state)
 }
 
 /*
+ * Another CPU, not tracing, traps on an INT3 just as the last tracer's end
+ * puts every byte back: no site is left at its address, but the byte there
+ * is the original again, so the INT3 was ours and the instruction runs
+ * again. An INT3 that is still there is not ours: the panic path's.
+ */
+static void test_int3_restored_under_another_cpu(void **state)
+{
+	struct pt_regs r = regs_at(at(4) + 1, X86_TRAP_BP);
+
+	(void)state;
+	begin_window("\x90\x90\x90\x90\xeb\x0a");
+	assert_int_equal(breakpoint(at(4)), at(0x10));
+	assert_int_equal(code[0x11], 0xcc);	/* the RET's site */
+	pt_trace_end();				/* the last tracer: the bytes go back */
+	assert_int_equal(code[4], 0xeb);
+	assert_true(hosted_trap_handlers[X86_TRAP_BP](&r));
+	assert_int_equal(r.rip, at(4));
+	assert_false(r.rflags & X86_EFLAGS_TF);
+	code[4] = 0xcc;				/* one that is not ours */
+	r = regs_at(at(4) + 1, X86_TRAP_BP);
+	assert_false(hosted_trap_handlers[X86_TRAP_BP](&r));
+	code[4] = 0xeb;
+	pt_session_close();
+}
+
+/*
  * A second interrupt at the first one's return point (pending at the IRET):
  * the code did not run, the trace stays paused, nothing is counted twice.
  */
@@ -610,6 +636,7 @@ int main(void)
 		T(test_second_interrupt_after_the_code_ran_on, branch_skylake),
 		T(test_second_interrupt_before_the_code_ran, branch_skylake),
 		T(test_site_given_back_by_another_cpu, branch_skylake),
+		T(test_int3_restored_under_another_cpu, branch_skylake),
 		T(test_single_step_interrupt_and_sti, single_skylake),
 		T(test_ptwrite_single_step_ud, single_arrowlake_ptw),
 		T(test_ptwrite_branch_step, branch_arrowlake_ptw),
