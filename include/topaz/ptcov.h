@@ -170,6 +170,15 @@ void ptcov_gap(struct ptcov *c, enum ptcov_gap kind);
  */
 void ptcov_clear(struct ptcov *c);
 
+/**
+ * ptcov_set_edge_list() - list the edges taken (@on, the default), or keep
+ * only the bitmap, its touched list, the blocks reached and the counts: a
+ * fuzzer's windows need no more, and the list (an edge's first step in each
+ * window is a hash lookup) is most of a short window's decode. Off, the
+ * bitmap is the same and ptcov_edges() is empty (stats.edges 0).
+ */
+void ptcov_set_edge_list(struct ptcov *c, bool on);
+
 /** ptcov_flush_code() - forget the decoded code too (code was changed or unloaded) */
 void ptcov_flush_code(struct ptcov *c);
 

@@ -84,6 +84,7 @@ struct ptcov {
 	u32 *reached;		/* block indices, in the order first reached */
 	struct ptcov_edge *edges;
 	u32 nedges, *ehash, emask, edge_gen;
+	bool no_edges;		/* ptcov_set_edge_list(c, false): the bitmap only */
 
 	/* the stream */
 	enum state state;
@@ -413,6 +414,8 @@ static void count_edge(struct ptcov *c, struct cblock *p, struct cblock *b, u32 
 {
 	u32 e;
 
+	if (c->no_edges)
+		return;
 	if (slot && p->edge_gen == c->edge_gen && *slot) {
 		c->edges[*slot - 1].hits++;
 		return;
@@ -600,6 +603,7 @@ static void walk_cached(struct ptcov *c, u32 *directp)
 	bool pend = c->pend;
 	/* the cached edge from @from is known good after the first step */
 	bool slot_ok = from && slot && from->edge_gen == gen && *slot;
+	bool edges_on = !c->no_edges;
 	u32 direct = *directp;
 
 	while (ntnt && direct < LOOP_LIMIT) {
@@ -623,7 +627,7 @@ static void walk_cached(struct ptcov *c, u32 *directp)
 		} else {
 			break;
 		}
-		if (!n || b->edge_gen != gen || !*nslot)
+		if (!n || (edges_on && (b->edge_gen != gen || !*nslot)))
 			break;
 		if (pend) {
 			/* b's first instruction ran: count its entry */
@@ -635,9 +639,9 @@ static void walk_cached(struct ptcov *c, u32 *directp)
 			}
 			trans++;
 			insns += b->pub.ninsn;
-			if (slot_ok)
+			if (edges_on && slot_ok)
 				edges[*slot - 1].hits++;
-			else if (from)
+			else if (edges_on && from)
 				count_edge(c, from, b, slot);
 		}
 		if (b->kind == K_COND || b->kind == K_RET) {
@@ -1269,6 +1273,15 @@ void ptcov_clear(struct ptcov *c)
 	c->edge_gen++;
 	memset(&c->st, 0, sizeof(c->st));
 	c->st.gap_kind = PTCOV_NR_GAPS;
+}
+
+void ptcov_set_edge_list(struct ptcov *c, bool on)
+{
+	clear_edge_hash(c);
+	c->nedges = 0;
+	c->st.edges = 0;
+	c->edge_gen++;	/* no cached edge index survives a change */
+	c->no_edges = !on;
 }
 
 void ptcov_flush_code(struct ptcov *c)

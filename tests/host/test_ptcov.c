@@ -856,6 +856,55 @@ static void test_clear_keeps_code(void **state)
 	ptcov_destroy(fresh);
 }
 
+/* The counts a decoder without its edge list must share with one that has it. */
+static void check_same_but_edges(const struct ptcov *c, const struct ptcov *ref)
+{
+	const struct ptcov_stats *a = ptcov_get_stats(c), *b = ptcov_get_stats(ref);
+	size_t ne;
+
+	assert_int_equal(ptcov_bitmap_digest(c), ptcov_bitmap_digest(ref));
+	assert_int_equal(check_touched(c), check_touched(ref));
+	assert_int_equal(a->blocks, b->blocks);
+	assert_int_equal(a->transitions, b->transitions);
+	assert_int_equal(a->insns, b->insns);
+	assert_int_equal(a->tnt_bits, b->tnt_bits);
+	assert_int_equal(a->edges, 0);
+	assert_true(b->edges > 0);
+	(void)ptcov_edges(c, &ne);
+	assert_int_equal(ne, 0);
+}
+
+/*
+ * A fuzzer's decoder keeps the bitmap only (ptcov_set_edge_list(c, false)):
+ * window after window (ptcov_clear()), the same bitmap, touched list and
+ * counts as a decoder that lists the edges, on the first window (nothing
+ * cached) and the later ones (every successor cached: walk_cached() goes
+ * on without the edges' slots). And back on, the list is whole again.
+ */
+static void test_bitmap_only(void **state)
+{
+	struct syn_trace t;
+	struct ptcov *c = make(), *ref = make();
+
+	syn_init(&t);
+	syn_walk(&t, true, false, false);
+	ptcov_set_edge_list(c, false);
+	for (int w = 0; w < 3; w++) {
+		ptcov_clear(c);
+		ptcov_clear(ref);
+		feed(c, &t);
+		feed(ref, &t);
+		check_same_but_edges(c, ref);
+	}
+	ptcov_set_edge_list(c, true);
+	ptcov_clear(c);
+	feed(c, &t);
+	check_blocks(c, walk_blocks, ARRAY_SIZE(walk_blocks));
+	check_edges(c, walk_edges, ARRAY_SIZE(walk_edges));
+	ptcov_destroy(c);
+	ptcov_destroy(ref);
+}
+
 /* The code changes (XOR EAX,EAX becomes two NOPs): the cache keeps the old
  * block until ptcov_flush_code() */
 static void test_flush_code(void **state)
@@ -1099,6 +1148,7 @@ int main(void)
 		cmocka_unit_test_setup(test_end_stream, setup),
 		cmocka_unit_test_setup(test_begin_stream, setup),
 		cmocka_unit_test_setup(test_clear_keeps_code, setup),
+		cmocka_unit_test_setup(test_bitmap_only, setup),
 		cmocka_unit_test_setup(test_flush_code, setup),
 		cmocka_unit_test_setup(test_limits, setup),
 		cmocka_unit_test_setup(test_invalid_config, setup),
