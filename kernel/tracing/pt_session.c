@@ -401,6 +401,21 @@ void pt_session_park_this_cpu(void)
 	__atomic_store_n(&st->parked, true, __ATOMIC_RELEASE);
 }
 
+int trace_write_live_image(struct trace_writer *w, const char *name, u64 vaddr, const void *data,
+			   size_t size)
+{
+	unsigned int order = get_order(size ? size : 1);
+	void *copy = (void *)__get_free_pages(GFP_ATOMIC | __GFP_NOWARN, order);
+	int err;
+
+	if (!copy)
+		return trace_write_image(w, name, vaddr, data, size);
+	memcpy(copy, data, size);
+	err = trace_write_image(w, name, vaddr, copy, size);
+	free_pages((uintptr_t)copy, order);
+	return err;
+}
+
 void pt_session_add_image(const char *name, u64 vaddr, const void *data, u64 size)
 {
 	struct pt_stream *st = this_cpu_ptr(pt_streams);
@@ -411,7 +426,7 @@ void pt_session_add_image(const char *name, u64 vaddr, const void *data, u64 siz
 	if (!s->open || !writer_lock(s, &f))
 		return;
 	header_once(s, st->event.hw_config | RTIT_CTL_TRACEEN);
-	trace_write_image(&s->writer, name, vaddr, data, (size_t)size);
+	trace_write_live_image(&s->writer, name, vaddr, data, (size_t)size);
 	writer_unlock(s, f);
 }
 

@@ -163,6 +163,16 @@ bool pt_session_ptwrite_on(void);
 void pt_session_drain(void);
 /** pt_session_snapshot() - write the last @len bytes of a snapshot ring */
 void pt_session_snapshot(u64 len);
+/**
+ * trace_write_live_image() - trace_write_image() of memory that changes as
+ * it is written: a module's data (DxeCore's, at every timer tick) changed
+ * between the CRC's pass over it and the copy's, and the record failed its
+ * CRC. The bytes are copied once, then written from the copy; without the
+ * memory for one, from where they are (as before).
+ */
+int trace_write_live_image(struct trace_writer *w, const char *name, u64 vaddr, const void *data,
+			   size_t size);
+
 /** pt_session_add_image() - a sideband memory image of traced code outside the kernel */
 void pt_session_add_image(const char *name, u64 vaddr, const void *data, u64 size);
 /**

@@ -24,7 +24,7 @@ static struct trace_writer win_writer;
 
 static void add_image(const char *name, u64 vaddr, const void *data, u64 size)
 {
-	trace_write_image(&win_writer, name, vaddr, data, (size_t)size);
+	trace_write_live_image(&win_writer, name, vaddr, data, (size_t)size);
 }
 
 /* The last PSB starting at or before @at in @p (@n bytes), or -1. */
