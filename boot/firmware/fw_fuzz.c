@@ -410,6 +410,10 @@ static int campaign(void)
 		err = fw_fuzz_replay_each(buf, max_len, replay_one, NULL);
 		goto out;
 	}
+	/* a memory sink would keep every window until memory ran out, and no
+	 * one reads them: a crash's window is written from the ring */
+	if (fz.coverage && pt_boot_sink_is_memory())
+		pt_session_keep_trace(false);
 	printk("fuzz: %s: %u seeds, %llu runs, seed %llu, max_len %zu, feedback %s, coverage %s\n",
 	       t->name, t->nseeds, fuzz_runs, fuzz_seed, max_len, fuzz_feedback ? "on" : "off",
 	       fz.coverage ? "from the trace" : "none (untraced)");
@@ -439,6 +443,7 @@ static int campaign(void)
 					     mutants(fuzz_runs, buf, max_len, fuzz_feedback);
 	status_line("done:");
 out:
+	pt_session_keep_trace(true);
 	fz.edges = fz.coverage && fz.virgin ? fuzz_count_edges(fz.virgin, fz.map_size) : 0;
 	printk("result: fuzz target=%s execs=%llu corpus=%u kept=%llu edges=%u seed_edges=%u rejected=%llu "
 	       "crashes=%llu feedback=%s seed=%llu\n", t->name, fz.execs, fz.corpus.n, fz.kept,

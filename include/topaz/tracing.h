@@ -97,6 +97,17 @@ bool pt_boot_pmi_nmi(void);
  * Return: true when the open (or last) session's sink is the file.
  */
 bool pt_boot_writes_file(void);
+/** pt_boot_sink_is_memory() - the open (or last) session's container stays in RAM (pt.sink=memory) */
+bool pt_boot_sink_is_memory(void);
+/**
+ * pt_session_keep_trace() - whether drained trace goes into the session's
+ * container (@keep, the default) or only to the coverage decoder: a fuzz
+ * campaign's windows, millions of them, that a memory sink would keep
+ * until memory ran out and nobody reads (a crash's window is written from
+ * the ring, pt_window_trace()). The bytes not kept are counted, not lost:
+ * the next kept piece says the flow was cut there.
+ */
+void pt_session_keep_trace(bool keep);
 /**
  * pt_session_buffer_size() - each CPU's ring in the open session (pt.buf=)
  * Return: bytes, 0 with no session open.

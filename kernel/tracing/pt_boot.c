@@ -160,6 +160,11 @@ bool pt_boot_writes_file(void)
 	return sink_kind == PT_SINK_FILE;
 }
 
+bool pt_boot_sink_is_memory(void)
+{
+	return sink_kind == PT_SINK_MEMORY;
+}
+
 const void *pt_boot_container(u64 *len, u64 *failed_at)
 {
 	*len = mem_sink.len;
@@ -276,6 +281,9 @@ static void gather_cpu(unsigned int cpu, const struct trace_engine_ops *engine,
 	pr_info("trace: CPU %u: %llu instructions, %llu bytes, %llu lost, %llu PMIs\n", cpu,
 		st.insns, bytes,
 		stream->lost_bytes, ds.pmis);
+	if (stream->not_kept)
+		pr_info("trace: CPU %u: %llu more bytes went to the coverage decoder only (a fuzz campaign's windows, pt.sink=memory)\n",
+			cpu, stream->not_kept);
 	if (st.missed)
 		pr_warn("trace: CPU %u ran past %llu INT3s without stopping, the first at %pS: "
 			"the trace lacks those branches and will not decode there\n", cpu,

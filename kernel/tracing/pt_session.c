@@ -263,6 +263,7 @@ static void drain_stream(struct pt_stream *st, bool parked)
 	u64 ring, lost;
 	bool stopped = false;
 	unsigned long f;
+	u32 feed_flags;
 
 	if (!s->open || !aux || aux->snapshot || !s->header.rtit_ctl)
 		return;
@@ -303,9 +304,28 @@ static void drain_stream(struct pt_stream *st, bool parked)
 			st->truncations_seen = aux->truncated_records;
 			stopped = true;
 		}
-		trace_write_trace(&s->writer, &c, p, (size_t)n);
-		pt_coverage_feed(c.cpu, c.flags, p, (size_t)n);
-		st->stream_off += n;
+		/* the decoder's flags: what the trace unit did, not the container's cut */
+		feed_flags = c.flags;
+		if (likely(!s->drop_trace)) {
+			if (unlikely(st->cut_pending)) {
+				/* bytes were not kept before this piece: a cut, with
+				 * any loss they carried */
+				c.flags |= TPZ_TRACE_LOST;
+				c.lost += st->cut_lost;
+				c.offset += st->cut_lost;
+				st->stream_off += st->cut_lost;
+				st->cut_lost = 0;
+				st->cut_pending = false;
+			}
+			trace_write_trace(&s->writer, &c, p, (size_t)n);
+			st->stream_off += n;
+		} else {
+			st->stream_off -= c.lost;
+			st->cut_lost += c.lost;
+			st->cut_pending = true;
+			st->not_kept += n;
+		}
+		pt_coverage_feed(c.cpu, feed_flags, p, (size_t)n);
 		aux->tail += n;
 	}
 	/* A trace unit that counts says how many, 0 included; silicon cannot. */
@@ -316,6 +336,11 @@ static void drain_stream(struct pt_stream *st, bool parked)
 	st->lost_pending += lost;
 	st->lost_bytes += lost;
 	writer_unlock(s, f);
+}
+
+void pt_session_keep_trace(bool keep)
+{
+	WRITE_ONCE(pt_session.drop_trace, !keep);
 }
 
 void pt_session_drain(void)
@@ -514,6 +539,13 @@ void pt_session_close(void)
 			continue;
 		pt_get_cpu_stats((int)cpu, &ds);
 		t.pmis += ds.pmis;
+		if (st->cut_pending) {
+			/* the stream ended in bytes not kept: a cut at its end */
+			st->lost_pending += st->cut_lost;
+			st->gap_pending = true;
+			st->cut_lost = 0;
+			st->cut_pending = false;
+		}
 		if (s->cpus == 1) {
 			/* dropped after the last chunk: the container's end says so */
 			t.lost_at_end = st->lost_pending;

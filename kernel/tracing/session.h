@@ -102,6 +102,7 @@ struct pt_session {
 	u64 cpus;		/* CPUs with a stream (the online ones at open) */
 	u64 buffer_size;	/* each stream's ring, bytes */
 	bool open;
+	bool drop_trace;	/* pt_session_keep_trace(false): drains feed the decoder only */
 };
 extern struct pt_session pt_session;
 
@@ -124,6 +125,9 @@ struct pt_stream {
 	u64 parked_pos;		/* ... a flight recorder's write position then */
 	u64 window_head;	/* the ring's head when this CPU's last window opened */
 	u64 gap_head;		/* the ring's head at the last loss or truncation */
+	u64 not_kept;		/* drained to the coverage decoder only (pt_session_keep_trace()) */
+	bool cut_pending;	/* ... so the next piece in the container follows a cut */
+	u64 cut_lost;		/* ... and the loss the bytes not kept carried */
 };
 DECLARE_PER_CPU(struct pt_stream, pt_streams);
 

@@ -1144,6 +1144,83 @@ static void test_window_trace_from_the_last_psb(void **state)
 	free(joined);
 }
 
+/*
+ * A fuzz campaign with pt.sink=memory (pt_session_keep_trace(false)): its
+ * windows' bytes are drained (to the coverage decoder) but not written into
+ * the container, and counted; a crash's window still comes from the ring.
+ * Kept again, the container goes on where it stopped, its next piece
+ * flagged as a cut (no bytes lost), and holds exactly the kept windows.
+ */
+static void test_windows_not_kept(void **state)
+{
+	struct trace_sink sink = { file_write, NULL };
+	struct pt_session_unit unit = { .model = true, .bytes_lost = pt_model_bytes_lost };
+	struct pt_options o = session_options(65536);
+	struct pt_window_info info;
+	unsigned int types[8] = { 0 };
+	size_t kept_a, drop_from, drop_to, n;
+	u8 *joined, *want;
+	const void *tpz;
+	u64 len;
+	int cuts = 0;
+
+	setup_machine("skylake");
+	file_len = 0;
+	flow_start();
+	assert_int_equal(pt_session_open(&o, false, &sink, &unit, 0x100000, 0x20000, NULL), 0);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(pt_session_start(), 0);
+		flow(100);
+		pt_session_stop();
+	}
+	kept_a = drop_from = gen_len;
+	pt_session_keep_trace(false);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(pt_session_start(), 0);
+		flow(100);
+		pt_session_stop();
+	}
+	tpz = pt_window_trace(1u << 20, &len, &info);	/* a crash's window: from the ring */
+	assert_non_null(tpz);
+	assert_true(info.trace_bytes > 0);
+	pt_window_trace_free();
+	drop_to = gen_len;
+	assert_int_equal(this_cpu_ptr(pt_streams)->not_kept, drop_to - drop_from);
+	pt_session_keep_trace(true);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(pt_session_start(), 0);
+		flow(100);
+		pt_session_stop();
+	}
+	pt_session_close();
+
+	want = malloc(gen_len);
+	memcpy(want, gen, kept_a);
+	memcpy(want + kept_a, gen + drop_to, gen_len - drop_to);
+	joined = malloc(file_len);
+	n = container_trace(joined, file_len, types);	/* offsets contiguous: nothing lost */
+	assert_int_equal(n, kept_a + gen_len - drop_to);
+	assert_memory_equal(joined, want, n);
+	for (size_t off = 0; off + TPZ_REC_SIZE <= file_len;) {
+		struct tpz_rec r;
+		struct tpz_trace t;
+
+		memcpy(&r, file + off, sizeof(r));
+		if (r.type == TPZ_REC_TRACE) {
+			memcpy(&t, file + off + TPZ_REC_SIZE, sizeof(t));
+			if (t.flags & TPZ_TRACE_LOST) {
+				assert_int_equal(t.offset, kept_a);	/* the cut, where the kept bytes resume */
+				assert_int_equal(t.lost, 0);
+				cuts++;
+			}
+		}
+		off += r.size;
+	}
+	assert_int_equal(cuts, 1);
+	free(joined);
+	free(want);
+}
+
 /* A module's data, changed all the time by another thread (a timer tick). */
 #define LIVE_SIZE	(512u << 10)
 static volatile bool live_stop;
@@ -1236,6 +1313,7 @@ int main(void)
 		cmocka_unit_test(test_memory_sink_growth_fails),
 		cmocka_unit_test(test_window_trace_from_the_last_psb),
 		cmocka_unit_test(test_live_image_written_from_a_copy),
+		cmocka_unit_test(test_windows_not_kept),
 	};
 	return cmocka_run_group_tests_name("pt_driver", tests, NULL, NULL);
 }
