@@ -16,8 +16,6 @@
 #include <topaz/kernel.h>
 #include <topaz/printk.h>
 
-#define INT3	0xcc
-
 struct branch_sites_table branch_sites;
 static struct branch_sites_table *const bs = &branch_sites;
 
@@ -206,7 +204,7 @@ void branch_sites_see_through(u64 addr, u8 *buf, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		struct branch_site *s;
 
-		if (buf[i] != INT3)
+		if (buf[i] != BRANCH_SITE_INT3)
 			continue;
 		s = branch_site_slot(addr + i);
 		if (s->ip == addr + i && !s->disabled)
@@ -277,7 +275,7 @@ static struct branch_site *site_get(u64 ip, const struct x86_insn *in, int *err)
 	 * traced code shares a function with the engine), and an INT3 there
 	 * must be known */
 	*s = n;
-	if (arch_text_poke(ip, INT3)) {
+	if (arch_text_poke(ip, BRANCH_SITE_INT3)) {
 		s->ip = 0;	/* the last slot taken: no probe runs past it */
 		*err = -EPERM;
 		return NULL;

@@ -14,6 +14,7 @@
 #include <topaz/types.h>
 #include "branch_emul.h"
 
+#define BRANCH_SITE_INT3	0xcc	/* the byte a site puts on its branch */
 #define BRANCH_BLOCK_MAX	256	/* instructions scanned for the next branch */
 
 struct branch_block;

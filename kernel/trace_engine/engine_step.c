@@ -109,6 +109,14 @@ static void note_block(struct engine *e, const struct branch_block *b)
 	engine_note_range(e, b->start, b->site->ip + b->site->emul.len - 1);
 }
 
+/* Single-step from @ip: a #DB after it, which retires it (engine_on_debug()). */
+static inline void step_from(struct engine *e, struct pt_regs *regs, u64 ip)
+{
+	e->how = HOW_STEP;
+	e->prev = ip;
+	regs->rflags |= X86_EFLAGS_TF;
+}
+
 /*
  * Let the code at @regs->rip run until the next stop. Branch-step: its block
  * (straight-line code up to an INT3 on the next branch) runs freely; code
@@ -128,9 +136,7 @@ static inline void arm_block(struct engine *e, struct pt_regs *regs, const struc
 	}
 	if (engine_step_mode != TRACE_STEP_SINGLE)
 		e->st.fallbacks++;
-	e->how = HOW_STEP;
-	e->prev = regs->rip;
-	regs->rflags |= X86_EFLAGS_TF;
+	step_from(e, regs, regs->rip);
 }
 
 /**
@@ -274,6 +280,17 @@ static bool bp_untraced(struct engine *e, struct pt_regs *regs, struct branch_si
 	return true;
 }
 
+/* A traced stop at the branch at @ip: the block before it ran; RIP back on the branch. */
+static inline void bp_block_ran(struct engine *e, struct pt_regs *regs, u64 ip)
+{
+	if (e->state == ENG_PAUSED)
+		engine_resume(e);
+	if (e->how == HOW_STEP)
+		e->pending = 0;	/* each instruction before it had its #DB */
+	regs->rip = ip;
+	e->st.insns += e->pending;
+}
+
 /*
  * No live site at @ip, yet this CPU trapped on an INT3 there: another CPU
  * put the byte back between this CPU's trap and its lookup. Either it gave
@@ -290,20 +307,16 @@ static bool bp_gone(struct engine *e, struct pt_regs *regs, u64 ip)
 	struct branch_site *s = branch_sites.sites ? branch_site_slot(ip) : NULL;
 	bool disabled = s && s->ip == ip && READ_ONCE(s->disabled);
 
-	if (!disabled && *(const volatile u8 *)(uintptr_t)ip == 0xcc)
+	if (!disabled && *(const volatile u8 *)(uintptr_t)ip == BRANCH_SITE_INT3)
 		return false;
-	regs->rip = ip;
 	if (disabled && (e->state == ENG_FOLLOWING || e->state == ENG_PAUSED) &&
 	    trap_depth() <= 1) {
-		if (e->state == ENG_PAUSED)
-			engine_resume(e);
-		if (e->how == HOW_STEP)
-			e->pending = 0;
-		e->st.insns += e->pending;
-		e->how = HOW_STEP;
-		e->prev = ip;
-		regs->rflags |= X86_EFLAGS_TF;
-	} else if (trap_in_nmi() || e->state == ENG_CHECK_UNTRACED) {
+		bp_block_ran(e, regs, ip);
+		step_from(e, regs, ip);
+		return true;
+	}
+	regs->rip = ip;
+	if (trap_in_nmi() || e->state == ENG_CHECK_UNTRACED) {
 		trap_return_without_iret();
 	}
 	return true;
@@ -317,9 +330,7 @@ static bool bp_emulate(struct engine *e, struct pt_regs *regs, struct branch_sit
 		/* It faults (a bad pointer, the stack): the CPU must raise that
 		 * itself, so the instruction goes back and is single-stepped. */
 		branch_site_disable(s);
-		e->how = HOW_STEP;
-		e->prev = ip;
-		regs->rflags |= X86_EFLAGS_TF;
+		step_from(e, regs, ip);
 		return false;
 	}
 	e->st.insns++;
@@ -380,12 +391,7 @@ bool engine_on_breakpoint(struct pt_regs *regs)
 			e->st.missed_ip = e->next_site->ip;
 	}
 	e->st.bp_traps++;
-	if (e->state == ENG_PAUSED)
-		engine_resume(e);
-	if (e->how == HOW_STEP)
-		e->pending = 0;	/* each instruction before it had its #DB */
-	regs->rip = ip;
-	e->st.insns += e->pending;
+	bp_block_ran(e, regs, ip);
 	if (!bp_emulate(e, regs, s, ip, &res))
 		return true;
 	if (regs->rip == (uintptr_t)pt_trace_end) {
