@@ -117,6 +117,16 @@ run_suite() {
 	else
 		fail suite.make-help "make help does not name:${missing:- (no .PHONY targets found)}"
 	fi
+	# make bench's decoders link ptdecode's library objects, which make test
+	# builds only inside the tool: they must still link (a helper once moved
+	# into a file they leave out broke make bench unseen)
+	local out
+	if out=$(make --no-print-directory -C "$here" BUILD="$build" "$build/bench/ipt-bare" \
+		"$build/bench/cov-bare" 2>&1); then
+		pass "suite.bench-link: make bench's ipt-bare and cov-bare link against ptdecode's objects"
+	else
+		fail suite.bench-link "$(grep -m3 -E 'error|undefined' <<<"$out" | tr '\n' ' ')"
+	fi
 }
 
 # The map's rules (docs/layers.rules) against the sources' includes and the

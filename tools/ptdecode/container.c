@@ -17,6 +17,17 @@
 #include <zlib.h>
 #include "ptdecode.h"
 
+void *ptd_grow(void *v, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return v;
+	*cap = *cap ? *cap * 2 : 1024;
+	v = realloc(v, *cap * size);
+	if (!v)
+		abort();
+	return v;
+}
+
 u32 ptd_crc32(u32 crc, const void *buf, size_t n)
 {
 	const u8 *p = buf;

@@ -101,17 +101,6 @@ static u64 edge_hash(const struct cov_edge *e)
 	return mix(mix(mix(mix(0, e->from_mod), e->from_off), e->to_mod), e->to_off);
 }
 
-void *ptd_grow(void *v, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return v;
-	*cap = *cap ? *cap * 2 : 1024;
-	v = realloc(v, *cap * size);
-	if (!v)
-		abort();
-	return v;
-}
-
 /* Rebuild @ix for @n entries when it is half full; @hash_of gives entry i's hash. */
 static void index_grow(struct cov_index *ix, size_t n, u64 (*hash_of)(const struct ptd_cov *, size_t),
 		       const struct ptd_cov *cv)
