@@ -591,7 +591,7 @@ enum stop {
  * loop of direct branches is cut after LOOP_LIMIT in all (counted afresh on
  * each call, walk() let 2^32 by, and the block's hit count wrapped).
  */
-static void walk_cached(struct ptcov *c, u32 *directp)
+static __always_inline void walk_cached_as(struct ptcov *c, u32 *directp, const bool edges_on)
 {
 	struct cblock *blk = c->blk, *b = c->cur, *from = c->pend_from;
 	u8 *map = c->bitmap;
@@ -603,7 +603,6 @@ static void walk_cached(struct ptcov *c, u32 *directp)
 	bool pend = c->pend;
 	/* the cached edge from @from is known good after the first step */
 	bool slot_ok = from && slot && from->edge_gen == gen && *slot;
-	bool edges_on = !c->no_edges;
 	u32 direct = *directp;
 
 	while (ntnt && direct < LOOP_LIMIT) {
@@ -611,6 +610,51 @@ static void walk_cached(struct ptcov *c, u32 *directp)
 		u32 n;
 		u32 *nslot;
 
+		if (!edges_on && pend) {
+			/*
+			 * The bitmap only (a fuzzer's windows): runs of conditional
+			 * branches and direct JMPs and CALLs with nothing else to
+			 * do, the next bit at the top of @t. The loop below takes
+			 * the block this stops at (a RET, a successor not cached).
+			 */
+			u64 t = tnt << (64 - ntnt);	/* ntnt is 1 to 64 */
+
+			for (;;) {
+				if (b->kind == K_COND) {
+					bit = (unsigned int)(t >> 63);
+					n = b->succ[bit];
+					if (!n)
+						break;
+					t <<= 1;
+					ntnt--;
+					bits++;
+					direct = 0;
+				} else if (b->kind == K_JMP || b->kind == K_CALL) {
+					bit = 1;
+					n = b->succ[1];
+					if (!n)
+						break;
+					direct++;
+					if (b->kind == K_CALL && b->target != b->pub.end)
+						rs_push(c, b->pub.end);
+				} else {
+					break;
+				}
+				bitmap_hit(map, touched, &ntouched, (b->loc ^ prev_loc) & mask);
+				prev_loc = b->loc >> 1;
+				if (unlikely(!b->pub.hits++) && c->st.blocks < c->cfg.max_blocks)
+					c->reached[c->st.blocks++] = (u32)(b - blk);
+				trans++;
+				insns += b->pub.ninsn;
+				from = b;
+				slot = &b->edge[bit];
+				b = &blk[n];
+				if (!ntnt || direct >= LOOP_LIMIT)
+					break;
+			}
+			if (!ntnt || direct >= LOOP_LIMIT)
+				break;
+		}
 		if (b->kind == K_COND) {
 			bit = (tnt >> (ntnt - 1)) & 1;
 			n = b->succ[bit];
@@ -674,6 +718,16 @@ static void walk_cached(struct ptcov *c, u32 *directp)
 	c->st.insns += insns;
 	c->st.tnt_bits += bits;
 	*directp = direct;
+}
+
+/* walk_cached_as() made twice: with the edge list, and for the bitmap only
+ * (a fuzzer's windows), where the compiler drops the edges' work */
+static __noinline void walk_cached(struct ptcov *c, u32 *directp)
+{
+	if (c->no_edges)
+		walk_cached_as(c, directp, false);
+	else
+		walk_cached_as(c, directp, true);
 }
 
 static enum stop walk(struct ptcov *c, bool eager)

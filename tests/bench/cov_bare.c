@@ -12,7 +12,10 @@
  * has not cached). One decoder for the whole trace: each CPU's stream starts
  * with ptcov_begin_stream(), a segment after a gap with ptcov_gap(LOST).
  *
- *   cov-bare [--runs N] --elf ELF TRACE
+ *   cov-bare [--runs N] [--bitmap-only] --elf ELF TRACE
+ *
+ * --bitmap-only: no edge list, as a fuzzer's windows decode
+ * (ptcov_set_edge_list(false)).
  *
  * Prints "insns=N decode_s=S blocks=B edges=E transitions=T gaps=G
  * decodes=D", S the decoding only, the fastest of N runs in this process,
@@ -72,6 +75,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "elf", required_argument, NULL, 'e' },
 		{ "runs", required_argument, NULL, 'r' },
+		{ "bitmap-only", no_argument, NULL, 'b' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *elf = NULL, *trace;
@@ -83,12 +87,14 @@ int main(int argc, char **argv)
 	struct ptcov *c;
 	double best = 0;
 	int runs = 1, opt;
+	bool bitmap_only = false;
 	u64 load = 0, gaps = 0;
 
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'e': elf = optarg; break;
 		case 'r': runs = atoi(optarg); break;
+		case 'b': bitmap_only = true; break;
 		default: goto usage;
 		}
 	}
@@ -118,6 +124,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cov-bare: ptcov_create failed\n");
 		return 2;
 	}
+	if (bitmap_only)
+		ptcov_set_edge_list(c, false);
 	for (int r = 0; r < runs; r++) {
 		double t0, t;
 
@@ -132,8 +140,9 @@ int main(int argc, char **argv)
 	st = ptcov_get_stats(c);
 	for (int g = 0; g < PTCOV_NR_GAPS; g++)
 		gaps += st->gaps[g];
-	printf("insns=%llu decode_s=%.6f blocks=%llu edges=%llu transitions=%llu gaps=%llu decodes=%llu\n",
-	       st->insns, best, st->blocks, st->edges, st->transitions, gaps, st->block_decodes);
+	printf("insns=%llu decode_s=%.6f blocks=%llu edges=%llu transitions=%llu gaps=%llu decodes=%llu "
+	       "digest=%08x\n", st->insns, best, st->blocks, st->edges, st->transitions, gaps,
+	       st->block_decodes, ptcov_bitmap_digest(c));
 	for (int g = 0; g < PTCOV_NR_GAPS; g++)
 		if (st->gaps[g])
 			printf("gap %s=%llu\n", ptcov_gap_name(g), st->gaps[g]);
@@ -145,6 +154,6 @@ int main(int argc, char **argv)
 	return 0;
 
 usage:
-	fprintf(stderr, "usage: cov-bare [--runs N] --elf ELF TRACE\n");
+	fprintf(stderr, "usage: cov-bare [--runs N] [--bitmap-only] --elf ELF TRACE\n");
 	return 2;
 }

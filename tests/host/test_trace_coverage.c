@@ -114,7 +114,7 @@ static void check(const struct membuf *m, struct checked *k)
 		fprintf(stderr, "%s", report);
 	free(report);
 	assert_true(k->res.match);
-	cov = ptd_coverage_run(&x, 0);
+	cov = ptd_coverage_run(&x, 0, false);
 	assert_non_null(cov);
 	k->digest = ptcov_bitmap_digest(cov);
 	assert_int_equal(k->digest, k->res.digest);

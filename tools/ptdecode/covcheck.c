@@ -261,7 +261,7 @@ static size_t read_code(void *ctx, u64 addr, u8 *buf, size_t len)
 	return n > 0 ? (size_t)n : 0;
 }
 
-struct ptcov *ptd_coverage_run(struct ptd_ctx *x, u32 max_blocks)
+struct ptcov *ptd_coverage_run(struct ptd_ctx *x, u32 max_blocks, bool bitmap_only)
 {
 	struct ptcov_config cfg = {
 		.read = read_code, .read_ctx = x->img,
@@ -271,6 +271,7 @@ struct ptcov *ptd_coverage_run(struct ptd_ctx *x, u32 max_blocks)
 
 	if (!c)
 		return NULL;
+	ptcov_set_edge_list(c, !bitmap_only);
 	for (size_t k = 0; k < x->segs.ncpus; k++) {
 		const struct ptd_cpu_stream *st = &x->segs.cpus[k];
 
@@ -293,6 +294,32 @@ struct ptcov *ptd_coverage_run(struct ptd_ctx *x, u32 max_blocks)
 }
 
 /* ------------------------------------------------------------ comparison */
+
+/*
+ * A fuzzer's decoder keeps the bitmap only (its own loop in walk_cached()):
+ * over the same streams it must reach the same blocks, bitmap and counts as
+ * @c, which listed the edges. A difference counts as a block difference.
+ */
+static void bitmap_only_check(struct ptd_ctx *x, struct ptcov *c, u32 max_blocks,
+			      struct ptd_covcheck *res, FILE *out)
+{
+	const struct ptcov_stats *a = ptcov_get_stats(c), *b;
+	struct ptcov *bo = ptd_coverage_run(x, max_blocks, true);
+
+	if (!bo)
+		return;
+	b = ptcov_get_stats(bo);
+	if (a->blocks != b->blocks || a->transitions != b->transitions || a->insns != b->insns ||
+	    ptcov_bitmap_digest(c) != ptcov_bitmap_digest(bo)) {
+		res->block_diffs++;
+		if (out)
+			fprintf(out, "coverage-check: the bitmap-only decode differs: blocks %llu against %llu, "
+				"transitions %llu against %llu, instructions %llu against %llu, digest 0x%08x against 0x%08x\n",
+				b->blocks, a->blocks, b->transitions, a->transitions, b->insns, a->insns,
+				ptcov_bitmap_digest(bo), ptcov_bitmap_digest(c));
+	}
+	ptcov_destroy(bo);
+}
 
 /* "cpu 1 stream offset 0x1234 (record 7, file offset 0x5678)" */
 static const char *where(const struct ptd_segment *seg, u64 off, char *buf, size_t size)
@@ -480,12 +507,14 @@ bool ptd_coverage_check(struct ptd_ctx *x, struct ptd_covref *r, FILE *out, size
 	struct ptcov *c;
 	const struct ptcov_stats *st;
 	bool *bseen, *eseen;
+	u32 max_blocks;
 
 	memset(res, 0, sizeof(*res));
 	res->ref_blocks = r->nblocks;
 	res->ref_edges = r->nedges;
 	/* room for every block the reference found, and then some */
-	c = ptd_coverage_run(x, (u32)max(2 * r->nblocks + 1024, (size_t)16384));
+	max_blocks = (u32)max(2 * r->nblocks + 1024, (size_t)16384);
+	c = ptd_coverage_run(x, max_blocks, false);
 	if (!c) {
 		if (out)
 			fprintf(out, "coverage-check: cannot create the coverage decoder\n");
@@ -510,6 +539,7 @@ bool ptd_coverage_check(struct ptd_ctx *x, struct ptd_covref *r, FILE *out, size
 	}
 	if (r->transitions != st->transitions)
 		res->block_diffs++;
+	bitmap_only_check(x, c, max_blocks, res, out);
 	res->match = !res->block_diffs && !res->edge_diffs;
 	if (out) {
 		if (d.shown > d.max)

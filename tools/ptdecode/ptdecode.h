@@ -26,6 +26,9 @@
 #include <topaz/types.h>
 #include <topaz/trace_format.h>
 
+/** ptd_grow() - @v with room for one more of @size bytes (@n used of *@cap;
+ * doubles; aborts when memory is out, as the decoder's tables do) */
+void *ptd_grow(void *v, size_t *cap, size_t n, size_t size);
 /** ptd_crc32() - the container's CRC-32 (zlib's crc32(), which the kernel's
  * trace_crc32() matches; tests/host/test_trace_writer.c checks both agree) */
 u32 ptd_crc32(u32 crc, const void *buf, size_t n);
@@ -928,9 +931,10 @@ void ptd_covref_free(struct ptd_covref *r);
  * its segments after the first, the bytes record by record, ptcov_end_stream()
  * at its end
  * @max_blocks: the decoder's list sizes (struct ptcov_config; 0: its default)
+ * @bitmap_only: as a fuzzer's windows decode, without the edge list
  * Return: the decoder (ptcov_destroy() it), NULL when it cannot be made.
  */
-struct ptcov *ptd_coverage_run(struct ptd_ctx *x, u32 max_blocks);
+struct ptcov *ptd_coverage_run(struct ptd_ctx *x, u32 max_blocks, bool bitmap_only);
 
 /**
  * struct ptd_covcheck - ptd_coverage_check()'s verdict
@@ -966,9 +970,6 @@ bool ptd_coverage_check(struct ptd_ctx *x, struct ptd_covref *r, FILE *out, size
  */
 struct ptd_cov;
 
-/** ptd_grow() - @v with room for one more of @size bytes (@n used of *@cap;
- * doubles; aborts when memory is out, as the decoder's tables do) */
-void *ptd_grow(void *v, size_t *cap, size_t n, size_t size);
 
 /**
  * ptd_cov_new() - an empty coverage report
