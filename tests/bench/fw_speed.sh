@@ -3,6 +3,7 @@
 # live) under TCG: untraced, translate and branch-step, guest-timed, in the
 # same run (make bench).
 #   fw_speed.sh BUILD_DIR [WORKLOAD]     (vars; BOOTS=3 RUNS=8 by default)
+#   TRACE_OPTS="..." adds options to the traced boots (pt.inline_tnt, say)
 #
 # As trace_speed.sh for the kernel's workloads: every boot runs the firmware
 # workload RUNS times; the traced boots run it untraced first (the ratio is
@@ -17,6 +18,7 @@
 wl=${2:-vars}
 boots=${BOOTS:-3}
 runs=${RUNS:-8}
+opts=${TRACE_OPTS:-}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? a / b : 0 }'; }
 rep() { for _ in $(seq "$runs"); do printf '%s%s,' "$wl" "$1"; done; }
 job=$(rep "")
@@ -34,7 +36,7 @@ boot_mode() {
 		boot --cmdline "fw.run=$job" --log "$log"
 		times=$(sed -nE "s/.*run: $wl returned .* in ([0-9]+) us.*/\1/p" "$log")
 	else
-		boot --cmdline "fw.run=$ujob$job pt=on pt.step=$mode pt.buf=1M" --log "$log" \
+		boot --cmdline "fw.run=$ujob$job pt=on pt.step=$mode pt.buf=1M $opts" --log "$log" \
 			--debugcon "$tmp/$mode.tpz"
 		times=$(traced_times "$log")
 		echo "$(untraced_times "$log" | tail -n +2 | median) $(tail -n +2 <<<"$times" | median)" \
@@ -61,7 +63,7 @@ icount_run() {
 		boot --cmdline "fw.run=$job" --log "$log" -- -icount shift=0,sleep=off
 		sed -nE "s/.*run: $wl returned .* in ([0-9]+) us.*/\1/p" "$log" | tail -n +2 | median
 	else
-		boot --cmdline "fw.run=$job pt=on pt.step=$mode pt.buf=1M" --log "$log" \
+		boot --cmdline "fw.run=$job pt=on pt.step=$mode pt.buf=1M $opts" --log "$log" \
 			--debugcon "$tmp/icount.tpz" -- -icount shift=0,sleep=off
 		traced_times "$log" | tail -n +2 | median
 	fi

@@ -3,6 +3,7 @@
 # instruction log (-d exec,nochain -singlestep -dfilter over the workload's
 # code), on the same workload, in the same run (make bench).
 #   trace_speed.sh BUILD_DIR [WORKLOAD]     (BOOTS=3 RUNS=8 by default)
+#   TRACE_OPTS="..." adds options to the traced boots (pt.inline_tnt, say)
 #
 # Every boot runs the workload RUNS times; the modes (untraced, QEMU's log,
 # topaz single-step, branch-step, translate) boot in turn, BOOTS times, so the
@@ -27,6 +28,7 @@ boots=${BOOTS:-3}
 # cache's blocks after the first run's last links), so the later runs'
 # median needs more than four to be the steady state
 runs=${RUNS:-8}
+opts=${TRACE_OPTS:-}
 job=$(for _ in $(seq "$runs"); do printf '%s,' "$wl"; done)
 job=${job%,}
 # the traced boots run the workload untraced first, in the same boot: boots
@@ -64,7 +66,7 @@ boot_mode() {
 		bytes=$(stat -c %s "$tmp/exec.log")
 		rm -f "$tmp/exec.log"
 	else
-		boot --cmdline "pt=on pt.step=$mode pt.buf=1M run=$ujob$job" --log "$log" \
+		boot --cmdline "pt=on pt.step=$mode pt.buf=1M $opts run=$ujob$job" --log "$log" \
 			--debugcon "$tmp/$mode.tpz"
 		t1=$(date +%s.%N)
 		times=$(sed -nE "s/.*trace: $wl ran traced in ([0-9]+) us.*/\1/p" "$log")
@@ -141,7 +143,7 @@ done
 # instruction): a later run's "us" times 1000 are its instructions.
 icount_run() {	# mode -> median guest instructions of a later run
 	local mode=$1 log=$tmp/icount-$1.log cmd="run=$job"
-	[ "$mode" = untraced ] || cmd="pt=on pt.step=$mode pt.buf=1M run=$job"
+	[ "$mode" = untraced ] || cmd="pt=on pt.step=$mode pt.buf=1M $opts run=$job"
 	boot --cmdline "$cmd" --log "$log" --debugcon "$tmp/icount.tpz" -- -icount shift=0,sleep=off
 	if [ "$mode" = untraced ]; then
 		sed -nE "s/.*run: $wl returned .* in ([0-9]+) us.*/\1/p" "$log"
