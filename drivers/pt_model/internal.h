@@ -135,6 +135,10 @@ bool ptm_output_start(void);	/* false after an operational error */
 void ptm_output_write(const u8 *b, int n);
 /* ptm_output_write()'s common case; false (nothing stored) when it is not that */
 bool ptm_output_put(const u8 *b, unsigned int n);
+/* where ptm_output_put() would store now, *@room: it takes n bytes while n < *@room */
+u8 *ptm_output_room(u64 *room);
+/* @n bytes were stored there (at most what ptm_output_room() allowed) */
+void ptm_output_stored(u64 n);
 void ptm_output_flush_pmi(void);
 bool ptm_output_single_entry(void);
 

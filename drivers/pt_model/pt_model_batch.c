@@ -235,6 +235,49 @@ bool pt_model_tnt_timed(void)
 	return this_cpu_ptr(pt_model_cpu)->ctl & (RTIT_CTL_TSC_EN | RTIT_CTL_CYCLEACC);
 }
 
+u8 *pt_model_tnt_direct(u64 *room)
+{
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+	u64 out_room;
+	u8 *to;
+
+	/* edges_tnt_fast()'s conditions, for every packet from an empty TNT */
+	if (!edges_gate(m) || !m->cfg.long_tnt || m->tnt_n || (m->ctl & RTIT_CTL_CYCLEACC))
+		return NULL;
+	to = ptm_output_room(&out_room);
+	if (!to)
+		return NULL;
+	/* no PSB due after any of them: byte_cnt + 8 < the period (the gate
+	 * says none is pending, so byte_cnt is below it) */
+	*room = min(out_room, ptm_psb_period() - m->byte_cnt);
+	return to;
+}
+
+void pt_model_tnt_direct_done(u64 n, u64 to)
+{
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+	u64 packets = n / 8, results = packets * PTPK_TNT64_MAX, room;
+	const u8 *b = ptm_output_room(&room);
+
+	if (!n)
+		return;
+	/* what edges_tnt_fast() does for each (the hook sees them now, in order) */
+	for (u64 i = 0; m->hook && b && i < packets; i++) {
+		struct ptpk p = { .type = PTPK_TNT64, .tnt = { .nbits = PTPK_TNT64_MAX,
+							      .bits = ptpk_tnt64_full_bits(b + 8 * i) } };
+
+		m->hook(&p, b + 8 * i, 8, m->st.bytes + 8 * i, m->hook_ctx);
+	}
+	ptm_output_stored(n);
+	m->st.packets += packets;
+	m->st.bytes += n;
+	m->byte_cnt += n;
+	m->tsc += m->cfg.cycles_per_event * results;	/* tick() without MTC */
+	m->st.fast += results;
+	if (to)
+		m->ip = to;
+}
+
 /*
  * @n results as ev_insn_fast() takes them one by one (the room checked when
  * they were allowed: none fills the packet but maybe the last); a last one

@@ -270,24 +270,35 @@ static void write_topa(const u8 *b, u64 n)
 }
 
 /*
- * Where @n bytes go in the common case, as write_topa() does it: a ToPA
- * region with room for them short of its end, no PMI point (a single entry's
- * early one) in the way, no PMI skid being counted. NULL otherwise.
+ * The common case, as write_topa() does it: a ToPA region, no PMI point (a
+ * single entry's early one) in the way, no PMI skid being counted. Its
+ * limit: @n bytes go at *@off while *@off + @n < it; 0 otherwise.
  */
-static __always_inline u8 *fast_room(u64 n)
+static __always_inline u64 fast_limit(u64 *off)
 {
 	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
 
 	if (likely(m->out_ready && !m->pmi_armed &&
 		   (m->ctl & (RTIT_CTL_TOPA | RTIT_CTL_FABRIC_EN)) == RTIT_CTL_TOPA)) {
-		u64 off = out_offset(), lim = m->region_size;
+		u64 lim = m->region_size;
 
+		*off = out_offset();
 		if ((m->entry & TOPA_INT) && ptm_output_single_entry() && !m->early_done &&
 		    m->cfg.single_pmi_early < lim)
 			lim -= m->cfg.single_pmi_early;
-		if (off + n < lim)
-			return phys_to_virt(m->region_base + off);
+		return lim;
 	}
+	return 0;
+}
+
+/* Where @n bytes go in the common case (fast_limit()); NULL otherwise. */
+static __always_inline u8 *fast_room(u64 n)
+{
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+	u64 off = 0, lim = fast_limit(&off);
+
+	if (off + n < lim)
+		return phys_to_virt(m->region_base + off);
 	return NULL;
 }
 
@@ -309,6 +320,22 @@ bool ptm_output_put(const u8 *b, unsigned int n)
 	memcpy(to, b, n);
 	fast_done(n);
 	return true;
+}
+
+u8 *ptm_output_room(u64 *room)
+{
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+	u64 off = 0, lim = fast_limit(&off);
+
+	if (off >= lim)
+		return NULL;
+	*room = lim - off;
+	return phys_to_virt(m->region_base + off);
+}
+
+void ptm_output_stored(u64 n)
+{
+	fast_done(n);
 }
 
 void ptm_output_write(const u8 *b, int n)

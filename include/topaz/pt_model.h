@@ -388,6 +388,25 @@ const char *pt_model_tnt_inline_off(void);
  */
 bool pt_model_tnt_timed(void);
 /**
+ * pt_model_tnt_direct() - where a translating engine's code may store full
+ * TNT-64 packets (47 results each, ptpk_encode_tnt64()) itself, one after
+ * another, when nothing is pending in the TNT: the packet a 47th result
+ * fills goes there when nothing else is due at it (no CYC before it, no
+ * PSB after it, the ToPA region's end and its PMI point short of it), so
+ * the model would have stored the same bytes there. The next may go at
+ * the byte after it while their sum plus 8 stays below *@room.
+ * Nothing may reach the model before pt_model_tnt_direct_done().
+ * Return: where the first goes, or NULL when the model must send them.
+ */
+u8 *pt_model_tnt_direct(u64 *room);
+/**
+ * pt_model_tnt_direct_done() - @n bytes of full TNT-64 packets were stored
+ * where pt_model_tnt_direct() said: the model's state as if it had sent
+ * them (pt_model_ev_tnt() of their results); @to where the last result went
+ * (0: unknown). Before any other hand-over of results.
+ */
+void pt_model_tnt_direct_done(u64 n, u64 to);
+/**
  * pt_model_ev_tnt() - @n Jcc results @bits (the oldest highest), as @n
  * events of the common case, which pt_model_tnt_room() allowed (@n at most
  * its value). When they fill the packet it goes out at the last, then what

@@ -105,6 +105,18 @@ static inline int ptpk_encode_tnt64(u8 *buf, unsigned int nbits, u64 bits)
 }
 
 /**
+ * ptpk_tnt64_full_bits() - the 47 results of a full TNT-64 (ptpk_encode_tnt64()
+ * of PTPK_TNT64_MAX results) read back from its 8 bytes at @buf
+ */
+static inline u64 ptpk_tnt64_full_bits(const u8 *buf)
+{
+	u64 v = 0;
+
+	__builtin_memcpy(&v, buf + 2, 6);
+	return v & ((1ULL << PTPK_TNT64_MAX) - 1);	/* the stop bit above them */
+}
+
+/**
  * ptpk_ip_compress() - the shortest IPBytes that reconstructs @ip from @last_ip
  * @ip: the IP to send
  * @last_ip: the decoder's last IP (0 after a PSB or OVF)

@@ -48,8 +48,10 @@ static bool xlat_pending(const struct xlat_cpu *x)
 
 /*
  * pt.inline_tnt: Jcc stubs that put their TNT bit straight into the trace
- * unit's pending TNT (xlat.h). Off by default: on sort it is slower than
- * the records so far (a runtime call each 47 results; docs/trace-engine.md).
+ * unit's pending TNT (xlat.h), the full packets stored by the code itself.
+ * Off by default: a third faster on loops of Jccs (sort), but slower where
+ * calls and returns turn it off between them (slab, the firmware's vars:
+ * docs/trace-engine.md).
  */
 static bool xlat_inline_tnt;
 KPARAM_BOOL("pt.inline_tnt", pt_inline_tnt, &xlat_inline_tnt,
@@ -124,7 +126,7 @@ static void xlat_consume(struct engine *e, bool reset, u64 to)
 		x->rec_read = x->rec_base;
 		x->rec_ptr = (uintptr_t)x->rec_base;
 	}
-	xlat_tnt_arm(x, xlat_room(x));
+	xlat_tnt_arm_out(x, xlat_room(x));
 }
 
 /* The block at @ip, translated if new (its code pages noted for the sideband). */
@@ -180,7 +182,7 @@ bool xlat_enter(struct engine *e, struct pt_regs *regs)
 	if (!s || (s->kind == XK_EXIT && s->stub == s->entry && s->ip != engine_xenv.end_ip))
 		return false;	/* it cannot be translated right here: branch-step it */
 	if (!xlat_pending(e->xc))
-		xlat_tnt_arm(e->xc, xlat_room(e->xc));	/* the model moved on outside */
+		xlat_tnt_arm_out(e->xc, xlat_room(e->xc));	/* the model moved on outside */
 	xlat_say_tnt(e->xc);
 	e->how = HOW_CACHE;
 	e->next_site = NULL;
@@ -322,7 +324,7 @@ bool xlat_async_enter(struct engine *e, struct pt_regs *regs)
 		e->event = EV_EMULATED;	/* engine_on_page_fault() deals with it: not an event */
 		return true;
 	}
-	if (at == (uintptr_t)xlat_rt_ret)
+	if (at == (uintptr_t)xlat_rt_ret || xlat_put_tail(e->xc, at))
 		at = *(const u64 *)(uintptr_t)regs->rsp;	/* where the runtime returns */
 	if (!xlat_where(e->xc, at, &pos)) {
 		/* the runtime's own code, or an entry: it reports what ran */

@@ -75,6 +75,10 @@ static void xlat_print_map(void)
 		pr_info("xlat-map: cpu=%u code=%#lx-%#lx blocks=%u resets=%llu\n", cpu,
 			(unsigned long)(uintptr_t)x->code, (unsigned long)(uintptr_t)x->code_end,
 			x->nr_sites, x->st.resets);
+		if (x->tnt_put)	/* instrumentation, as the runtime (xlat_rt.S) */
+			pr_info("xlat-map: cpu=%u runtime=%#lx-%#lx\n", cpu,
+				(unsigned long)(uintptr_t)x->tnt_put,
+				(unsigned long)(uintptr_t)(x->region + x->put_end));
 		for (u32 i = 0; i < x->nr_sites; i++) {
 			const struct xlat_site *s = &x->sites[i];
 			u64 base = (uintptr_t)x->region;

@@ -40,6 +40,7 @@ void xlat_reset(struct xlat_cpu *x)
 {
 	table_clear(x);
 	x->code_cur = x->code;
+	x->tnt_put = NULL;	/* made again first (xlat_translate()) */
 	x->nr_sites = 0;
 	x->st.resets++;
 }
@@ -86,17 +87,69 @@ unsigned int xlat_tnt_taken(const struct xlat_cpu *x, u64 *bits)
 
 unsigned int xlat_tnt_hand_over(struct xlat_cpu *x, u64 to, u64 *insns)
 {
-	u64 bits;
+	u64 bits, stored = x->tnt_out - x->tnt_out0;
 	unsigned int n = xlat_tnt_taken(x, &bits);
+	unsigned int all = n + (unsigned int)(stored / 8) * PTPK_TNT64_MAX;
 
-	if (n) {
+	if (stored) {
+		/* the packets came before the results still in tnt_w */
+		pt_model_tnt_direct_done(stored, to);
+		x->tnt_out0 = x->tnt_out;
+		x->st.tnt_direct += stored / 8;
+	}
+	if (n)
 		pt_model_ev_tnt(bits, n, to);
+	if (all) {
 		*insns += x->tnt_ins;
-		x->st.inline_tnt += n;
+		x->st.inline_tnt += all;
 	}
 	x->tnt_w = x->tnt_w0 = XLAT_TNT_OFF;	/* until armed again */
 	x->tnt_ins = 0;
-	return n;
+	x->tnt_lim = 0;
+	return all;
+}
+
+void xlat_tnt_arm_out(struct xlat_cpu *x, unsigned int room)
+{
+	u64 out_room;
+	u8 *out;
+
+	xlat_tnt_arm(x, room);
+	if (room != PTPK_TNT64_MAX || !x->tnt_put)
+		return;
+	out = pt_model_tnt_direct(&out_room);
+	if (!out)
+		return;
+	x->tnt_out = x->tnt_out0 = (uintptr_t)out;
+	x->tnt_lim = (uintptr_t)out + out_room;
+}
+
+bool xlat_tnt64_layout(u64 *hdr, unsigned int *shift)
+{
+	static const u64 tries[] = { 0, 0x5a5a5a5a5a5aull, ~0ull };
+	u8 buf[PTPK_MAX_SIZE];
+	u64 one, w, v;
+
+	if (ptpk_encode_tnt64(buf, PTPK_TNT64_MAX, 0) != 8)
+		return false;
+	memcpy(hdr, buf, 8);	/* the header and the stop bit: no result set */
+	ptpk_encode_tnt64(buf, PTPK_TNT64_MAX, 1);
+	memcpy(&one, buf, 8);
+	if (!(one ^ *hdr))
+		return false;
+	*shift = (unsigned int)__builtin_ctzll(one ^ *hdr);	/* where the newest result goes */
+	/* w: the results in its low 47 bits, the newest lowest, its stop bit
+	 * at XLAT_TNT_TOP shifted out; checked as the encoder makes it */
+	for (unsigned int i = 0; i < ARRAY_SIZE(tries); i++) {
+		u64 bits = tries[i] & ((1ull << PTPK_TNT64_MAX) - 1);
+
+		ptpk_encode_tnt64(buf, PTPK_TNT64_MAX, bits);
+		memcpy(&v, buf, 8);
+		w = 1ull << XLAT_TNT_TOP | bits;
+		if (v != ((w << *shift) | *hdr))
+			return false;
+	}
+	return true;
 }
 
 void xlat_set_batch(struct xlat_cpu *x, unsigned int records)
@@ -307,6 +360,68 @@ static bool direct_path(struct emit *e, const struct xlat_env *env, struct xlat_
 }
 
 /*
+ * tnt_put, at the start of an empty cache's code (xlat.h): called by a Jcc
+ * stub whose bit filled the packet (RCX is free: the stub pushed it). When
+ * the trace unit allowed it (tnt_lim) and the packet ends below tnt_lim, it
+ * stores the packet at tnt_out and starts the inline TNT again; else it goes
+ * to the runtime's flush, the stub's return address on top as it expects.
+ *
+ *	pushfq; cli; push %rax
+ *	mov tnt_out(%rip),%rax; lea 8(%rax),%rax; cmp tnt_lim(%rip),%rax; jae SLOW
+ *	mov tnt_w(%rip),%rcx; shl $shift,%rcx; or tnt_hdr(%rip),%rcx; mov %rcx,-8(%rax)
+ *	mov %rax,tnt_out(%rip); mov tnt_w0(%rip),%rcx; mov %rcx,tnt_w(%rip)
+ *	pop %rax; popfq
+ * RET:	ret
+ * SLOW: pop %rax; popfq
+ * JMP:	jmp rt_flush
+ *
+ * Interrupts wait until RET or JMP (put_tail): the stub's place then. (Host
+ * tests run it in user space, where CLI faults: a NOP there.)
+ */
+static bool emit_tnt_put(struct emit *e, const struct xlat_env *env)
+{
+	static const u8 ld_rax[] = { 0x48, 0x8b, 0x05 }, st_rax[] = { 0x48, 0x89, 0x05 },
+			cmp_rax[] = { 0x48, 0x3b, 0x05 }, ld_rcx[] = { 0x48, 0x8b, 0x0d },
+			st_rcx[] = { 0x48, 0x89, 0x0d }, or_rcx[] = { 0x48, 0x0b, 0x0d };
+	struct xlat_cpu *x = e->x;
+	unsigned int shift;
+	u8 *slow, *put = e->p;
+	bool ok;
+
+	x->tnt_put = NULL;
+	if (!xlat_tnt64_layout(&x->tnt_hdr, &shift))
+		return true;	/* every full packet to the runtime */
+#ifdef TOPAZ_HOSTED
+	bn(e, (const u8[]){ 0x9c, 0x90, 0x50 }, 3);			/* pushfq; nop; push %rax */
+#else
+	bn(e, (const u8[]){ 0x9c, 0xfa, 0x50 }, 3);			/* pushfq; cli; push %rax */
+#endif
+	ok = rip_op(e, ld_rax, 3, (uintptr_t)&x->tnt_out);
+	bn(e, (const u8[]){ 0x48, 0x8d, 0x40, 0x08 }, 4);		/* lea 8(%rax),%rax */
+	ok &= rip_op(e, cmp_rax, 3, (uintptr_t)&x->tnt_lim);
+	b1(e, 0x73);							/* jae SLOW */
+	slow = e->p++;
+	ok &= rip_op(e, ld_rcx, 3, (uintptr_t)&x->tnt_w);
+	bn(e, (const u8[]){ 0x48, 0xc1, 0xe1, (u8)shift }, 4);		/* shl $shift,%rcx */
+	ok &= rip_op(e, or_rcx, 3, (uintptr_t)&x->tnt_hdr);
+	bn(e, (const u8[]){ 0x48, 0x89, 0x48, 0xf8 }, 4);		/* mov %rcx,-8(%rax) */
+	ok &= rip_op(e, st_rax, 3, (uintptr_t)&x->tnt_out);
+	ok &= rip_op(e, ld_rcx, 3, (uintptr_t)&x->tnt_w0);
+	ok &= rip_op(e, st_rcx, 3, (uintptr_t)&x->tnt_w);
+	bn(e, (const u8[]){ 0x58, 0x9d }, 2);				/* pop %rax; popfq */
+	x->put_tail[0] = here(e);
+	b1(e, 0xc3);							/* ret */
+	*slow = (u8)(e->p - (slow + 1));
+	bn(e, (const u8[]){ 0x58, 0x9d }, 2);				/* SLOW: pop %rax; popfq */
+	x->put_tail[1] = here(e);
+	ok &= jmp_to(e, env->rt_flush);
+	x->put_end = here(e);
+	if (ok)
+		x->tnt_put = put;
+	return ok;
+}
+
+/*
  * A Jcc's outcome @taken: its TNT bit straight into the inline TNT when
  * armed, else a record (xlat.h). Then the direct edge to @to.
  *
@@ -318,7 +433,7 @@ static bool direct_path(struct emit *e, const struct xlat_env *env, struct xlat_
  * RETRY: call xlat_rt_flush; jmp CHECK
  * START: mov tnt_ins(%rip),%rcx; lea insns(%rcx),%rcx; mov %rcx,tnt_ins(%rip)
  * COUNTED: mov tnt_w(%rip),%rcx; lea taken(%rcx,%rcx),%rcx; mov %rcx,tnt_w(%rip)
- * RETIRED: movzbl tnt_w+7(%rip),%ecx; jrcxz Z; call xlat_rt_flush	the packet is full
+ * RETIRED: movzbl tnt_w+7(%rip),%ecx; jrcxz Z; call tnt_put	the packet is full
  * Z:	pop %rcx; jmp <edge>
  *
  * An event in [CHECK, its record's publication) or [RETRY, RETIRED)
@@ -366,9 +481,9 @@ static bool cond_path(struct emit *e, const struct xlat_env *env, struct xlat_si
 	ok &= rip_op(e, movzb, 3, w + 7);
 	b1(e, 0xe3);							/* jrcxz Z */
 	j_full = e->p++;
-	b1(e, 0xe8);							/* call xlat_rt_flush */
+	b1(e, 0xe8);							/* call tnt_put */
 	e->p += 4;
-	ok &= put_rel32(e->p - 4, env->rt_flush);
+	ok &= put_rel32(e->p - 4, e->x->tnt_put ? (uintptr_t)e->x->tnt_put : env->rt_flush);
 	*j_rec = (u8)(e->p - (j_rec + 1));
 	*j_full = (u8)(e->p - (j_full + 1));
 	b1(e, 0x59);							/* Z: pop %rcx */
@@ -682,6 +797,13 @@ struct xlat_site *xlat_translate(struct xlat_cpu *x, const struct xlat_env *env,
 		if (x->nr_sites >= x->max_sites) {
 			xlat_reset(x);
 			continue;
+		}
+		if (x->code_cur == x->code) {
+			/* an empty cache: its tnt_put first (none when it cannot be made) */
+			e = (struct emit){ .p = x->code_cur, .start = x->code_cur, .x = x };
+			if (!emit_tnt_put(&e, env))
+				x->tnt_put = NULL;
+			x->code_cur = e.p;
 		}
 		s = &x->sites[x->nr_sites];
 		e = (struct emit){ .p = x->code_cur, .start = x->code_cur, .x = x };

@@ -90,6 +90,7 @@ struct xlat_site {
 struct xlat_stats {
 	u64 blocks, code_bytes, resets, links, misses, flushes, exits[XE_NR];
 	u64 inline_tnt;		/* Jcc results the code put straight into the pending TNT */
+	u64 tnt_direct;		/* ... full TNT packets it stored in the output itself */
 };
 
 /*
@@ -108,6 +109,15 @@ struct xlat_stats {
 #define XLAT_TNT_TOP		56
 #define XLAT_TNT_WAIT		0xe0	/* 32 Jcc records, then a hand-over */
 #define XLAT_TNT_OFF		(1ull << XLAT_TNT_TOP)	/* 255 Jcc records, then a hand-over */
+/*
+ * The packet a Jcc fills goes into the output from the cache's code itself
+ * (its tnt_put routine, xlat.c) when the trace unit allows it
+ * (pt_model_tnt_direct(): armed for a whole packet, nothing else due): the
+ * packet is tnt_w in the encoder's TNT-64 layout (xlat_tnt64_layout()),
+ * stored at tnt_out while tnt_out + 8 stays below tnt_lim; the bytes from
+ * tnt_out0 go to the model's account at the hand-over, before the results
+ * still in tnt_w. tnt_lim 0: every full packet goes to the runtime.
+ */
 enum { XLAT_INL_CHECK, XLAT_INL_START, XLAT_INL_COUNTED, XLAT_INL_RETIRED };
 
 /*
@@ -123,6 +133,13 @@ struct xlat_cpu {
 	u64 tnt_w0;		/* tnt_w as armed (XLAT_TNT_OFF: not) */
 	u64 tnt_sink;		/* where direct JMP and CALL stubs' store goes when
 				 * they leave the inline TNT on (!@timed) */
+	u64 tnt_out, tnt_lim;	/* the full packets' output (above), written by tnt_put */
+	u64 tnt_hdr;		/* what tnt_put ORs into tnt_w shifted (xlat_tnt64_layout()) */
+	u64 tnt_out0;		/* tnt_out at the arming: the model knows up to there */
+	u8 *tnt_put;		/* the routine (NULL: the runtime's flush) */
+	u32 put_tail[2];	/* its RET and its JMP to the runtime: an interrupt
+				 * there goes on where the stub does */
+	u32 put_end;		/* past its code */
 	bool inline_tnt;	/* the Jcc stubs were made with the inline TNT */
 	bool timed;		/* ... for timing packets: a direct JMP or CALL
 				 * turns the inline TNT off (xlat_set_stubs()) */
@@ -240,6 +257,27 @@ static inline void xlat_tnt_arm(struct xlat_cpu *x, unsigned int room)
 	x->tnt_w0 = room ? 1ull << (XLAT_TNT_TOP - room) : XLAT_TNT_OFF;
 	x->tnt_w = x->tnt_w0;
 	x->tnt_ins = 0;
+	x->tnt_lim = 0;	/* full packets to the runtime, until xlat_tnt_arm_out() */
+}
+/**
+ * xlat_tnt_arm_out() - xlat_tnt_arm(), and when @room is a whole TNT-64,
+ * the full packets straight into the output where the trace unit allows it
+ * (pt_model_tnt_direct()). After a hand-over (xlat_tnt_hand_over()).
+ */
+void xlat_tnt_arm_out(struct xlat_cpu *x, unsigned int room);
+/**
+ * xlat_tnt64_layout() - a full TNT-64 packet (47 results) as the 8 bytes
+ * of the little-endian word (w << *@shift) | *@hdr, w the inline TNT's
+ * full word (the results in bits 46..0, the newest lowest; its own stop
+ * bit, XLAT_TNT_TOP, shifted out), read off ptpk_encode_tnt64() and checked
+ * against it. Return: false when it has no such layout.
+ */
+bool xlat_tnt64_layout(u64 *hdr, unsigned int *shift);
+/** xlat_put_tail() - is @addr tnt_put's RET or its JMP to the runtime? */
+static inline bool xlat_put_tail(const struct xlat_cpu *x, u64 addr)
+{
+	return x->tnt_put && (addr == (uintptr_t)x->region + x->put_tail[0] ||
+			      addr == (uintptr_t)x->region + x->put_tail[1]);
 }
 /** xlat_tnt_wait() - the inline TNT off until some Jccs ask for it again (records are waiting) */
 static inline void xlat_tnt_wait(struct xlat_cpu *x)
@@ -253,11 +291,12 @@ static inline void xlat_tnt_wait(struct xlat_cpu *x)
  */
 unsigned int xlat_tnt_taken(const struct xlat_cpu *x, u64 *bits);
 /**
- * xlat_tnt_hand_over() - the inline TNT's results to the trace unit
- * (pt_model_ev_tnt(), @to where the last went: 0 when unknown, only when
- * they do not fill the packet), their instructions added to *@insns; off
- * until armed again. Before any record waiting: they came first.
- * Return: how many.
+ * xlat_tnt_hand_over() - the inline TNT's results to the trace unit: the
+ * full packets the code stored (pt_model_tnt_direct_done()), then those in
+ * tnt_w (pt_model_ev_tnt(), @to where the last went: 0 when unknown, only
+ * when they do not fill the packet), their instructions added to *@insns;
+ * off until armed again. Before any record waiting: they came first.
+ * Return: how many results.
  */
 unsigned int xlat_tnt_hand_over(struct xlat_cpu *x, u64 to, u64 *insns);
 /**

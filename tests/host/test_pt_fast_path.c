@@ -14,6 +14,10 @@
  * (kernel/trace_engine/xlat.h: the results straight into the pending TNT
  * while no record waits, handed over when the packet fills and before any
  * other event): the same again; and with one result's bit dropped, not.
+ * Its full TNT packets go into the output as the code's tnt_put routine
+ * stores them (xlat.c) where the model allows it (pt_model_tnt_direct()),
+ * and must have done so in the loops; with their bytes kept from the
+ * model's account at the hand-over, the trace must change.
  */
 #include "test_pt_common.h"
 #include <topaz/x86_insn.h>
@@ -52,6 +56,7 @@ static bool batched;
 static bool inlined;
 static struct xlat_cpu inl_x;
 static u64 inl_taken, inl_drop;	/* inl_drop: the taken result whose bit is dropped (a mutation) */
+static bool inl_unaccounted;	/* a mutation: the stored packets kept from the model */
 
 /* As the engine's xlat_consume(): the inline results, the records, armed again. */
 static void batch_flush(u64 to)
@@ -67,16 +72,36 @@ static void batch_flush(u64 to)
 	       (edges[(lead - recs) >> 1].cls == PTM_JUMP || edges[(lead - recs) >> 1].cls == PTM_CALL))
 		lead += 2;
 	assert_ptr_equal(pt_model_ev_edges(recs, lead, edges, &insns), lead);
+	if (inlined && inl_unaccounted)
+		inl_x.tnt_out0 = inl_x.tnt_out;
 	if (inlined)
 		n = xlat_tnt_hand_over(&inl_x, to, &tnt_insns);
-	assert_int_equal(tnt_insns, n);	/* each result one instruction here */
+	if (!inl_unaccounted)
+		assert_int_equal(tnt_insns, n);	/* each result one instruction here */
 	assert_ptr_equal(pt_model_ev_edges(lead, end, edges, &insns), end);
 	edge_insns += insns;
 	assert_int_equal(insns, nrec);	/* each edge stands for one instruction here */
 	nrec = 0;
 	nedge = 0;
 	if (inlined)
-		xlat_tnt_arm(&inl_x, pt_model_tnt_room());
+		xlat_tnt_arm_out(&inl_x, pt_model_tnt_room());
+}
+
+/* tnt_put (xlat.c): the full packet into the output when the model allowed it, else the flush */
+static void inline_full(u64 to)
+{
+	u64 hdr, w;
+	unsigned int shift;
+
+	assert_true(xlat_tnt64_layout(&hdr, &shift));
+	if (inl_x.tnt_lim && inl_x.tnt_out + 8 < inl_x.tnt_lim) {
+		w = (inl_x.tnt_w << shift) | hdr;
+		memcpy((void *)(uintptr_t)inl_x.tnt_out, &w, 8);
+		inl_x.tnt_out += 8;
+		inl_x.tnt_w = inl_x.tnt_w0;
+		return;
+	}
+	batch_flush(to);	/* xlat_rt_flush: the packet is full */
 }
 
 /* A Jcc's stub while armed (cond_path() in xlat.c): count, bit, and the check. */
@@ -85,7 +110,7 @@ static void inline_jcc(bool taken, u64 to)
 	inl_x.tnt_ins += 1;
 	inl_x.tnt_w = 2 * inl_x.tnt_w + (taken && ++inl_taken != inl_drop);
 	if (inl_x.tnt_w >> XLAT_TNT_TOP)
-		batch_flush(to);	/* xlat_rt_flush: the packet is full */
+		inline_full(to);
 }
 
 /* A near branch: to the model at once, or as a record of the batch. */
@@ -148,6 +173,8 @@ static void run_flow(const struct fp_config *c, bool no_fast, u8 **bytes, size_t
 
 	lowmem_init();
 	xlat_tnt_arm(&inl_x, 0);
+	inl_x.tnt_out = inl_x.tnt_out0 = 0;
+	inl_x.tnt_put = (u8 *)&inl_x;	/* not called: inline_full() stands for it */
 	memset(&inl_x.st, 0, sizeof(inl_x.st));
 	inl_taken = 0;
 	model_setup(c->profile);
@@ -271,13 +298,21 @@ static void check_config(const struct fp_config *c)
 	batched = inlined = true;
 	edges = calloc(BATCH, sizeof(*edges));
 	run_flow(c, false, &b, &nb, &fast);
-	print_message("%s: %llu of the Jcc results inline\n", c->name,
-		      (unsigned long long)inl_x.st.inline_tnt);
+	print_message("%s: %llu of the Jcc results inline, %llu full packets stored from the code\n",
+		      c->name, (unsigned long long)inl_x.st.inline_tnt,
+		      (unsigned long long)inl_x.st.tnt_direct);
 	same_bytes(c->name, "the inline TNT", a, na, b, nb);
 	/* (a record turns it off until a run of Jccs asks again: the loops' Jccs) */
 	if (c->fast_expected && c->loops && inl_x.st.inline_tnt < 5000)
 		fail_msg("%s: only %llu results went inline", c->name,
 			 (unsigned long long)inl_x.st.inline_tnt);
+	if (c->fast_expected && c->loops && !c->short_tnt && !(c->ctl & RTIT_CTL_CYCLEACC) &&
+	    inl_x.st.tnt_direct < 50)
+		fail_msg("%s: only %llu full packets went from the code", c->name,
+			 (unsigned long long)inl_x.st.tnt_direct);
+	if ((c->short_tnt || (c->ctl & RTIT_CTL_CYCLEACC)) && inl_x.st.tnt_direct)
+		fail_msg("%s: %llu full packets went from the code where they must not", c->name,
+			 (unsigned long long)inl_x.st.tnt_direct);
 	if (!c->fast_expected && inl_x.st.inline_tnt)
 		fail_msg("%s: %llu results went inline where they must not", c->name,
 			 (unsigned long long)inl_x.st.inline_tnt);
@@ -291,6 +326,15 @@ static void check_config(const struct fp_config *c)
 		inl_drop = 0;
 		if (na == nb && !memcmp(a, b, na))
 			fail_msg("%s: a dropped TNT bit left the same trace", c->name);
+		free(b);
+	}
+	if (inl_x.st.tnt_direct) {
+		/* a mutation: the packets the code stored kept from the model's account */
+		inl_unaccounted = true;
+		run_flow(c, false, &b, &nb, &fast);
+		inl_unaccounted = false;
+		if (na == nb && !memcmp(a, b, na))
+			fail_msg("%s: packets the model never counted left the same trace", c->name);
 		free(b);
 	}
 	batched = inlined = false;

@@ -46,6 +46,21 @@ static size_t nsteps, cap;
 static u64 flushes_full, flushes_tnt, inline_results;
 static u64 flow_at;	/* where the flow is after the steps so far */
 #define TEST_ROOM	5	/* the inline TNT's room: fills every few results */
+static unsigned int room = TEST_ROOM;
+/* test_direct_packets(): the output tnt_put stores full packets in, as the
+ * model would allow (pt_model_tnt_direct()): its bytes until the limit */
+static u8 direct_out[4096];
+static u64 direct_room, direct_packets;
+
+/* The arming, as the engine's after a hand-over (xlat_tnt_arm_out()). */
+static void arm(void)
+{
+	xlat_tnt_arm(X, room);
+	if (direct_room && room == PTPK_TNT64_MAX && X->tnt_put) {
+		X->tnt_out = X->tnt_out0 = (uintptr_t)direct_out;
+		X->tnt_lim = (uintptr_t)direct_out + direct_room;
+	}
+}
 
 static void add_step(const struct step *st)
 {
@@ -85,14 +100,45 @@ static void consume(void)
 {
 	u64 *p = X->rec_read, *end = (u64 *)(uintptr_t)X->rec_ptr, *lead = p, bits, insns = 0;
 	unsigned int n = xlat_tnt_taken(X, &bits), i = n;
+	/* full packets tnt_put stored: their results come first, oldest first */
+	unsigned int full = (unsigned int)((X->tnt_out - X->tnt_out0) / 8), k = 0;
+	u64 pbits = 0;
 
 	while (lead < end && (X->sites[xlat_word_site(lead[0])].kind == XK_JMP ||
 			      X->sites[xlat_word_site(lead[0])].kind == XK_CALL))
 		lead += 2;
+	if (full) {
+		u64 hdr;
+		unsigned int shift;
+
+		assert_true(xlat_tnt64_layout(&hdr, &shift));
+		for (unsigned int j = 0; j < full; j++) {
+			u64 v;
+
+			memcpy(&v, (const u8 *)(uintptr_t)X->tnt_out0 + 8 * j, 8);
+			assert_int_equal(v & hdr, hdr);	/* header and stop bit */
+			assert_int_equal(v & 0xffff, hdr & 0xffff);
+		}
+		direct_packets += full;
+		n += full * PTPK_TNT64_MAX;
+		i = n;
+	}
 	while (i || p < lead) {
 		const struct xlat_site *s = xlat_lookup(X, flow_at);
 
-		if (s && s->kind == XK_COND && i) {
+		if (s && s->kind == XK_COND && i && k < full * PTPK_TNT64_MAX) {
+			/* from the packets: each 47 results, the oldest highest */
+			if (k % PTPK_TNT64_MAX == 0)
+				pbits = ptpk_tnt64_full_bits((const u8 *)(uintptr_t)X->tnt_out0 +
+							     8 * (k / PTPK_TNT64_MAX));
+			bool taken = (pbits >> (PTPK_TNT64_MAX - 1 - k % PTPK_TNT64_MAX)) & 1;
+
+			k++;
+			i--;
+			insns += s->insns;
+			add_step(&(struct step){ .start = s->start, .kind = s->kind, .cls = s->cls,
+						 .taken = taken, .to = taken ? s->target : s->next });
+		} else if (s && s->kind == XK_COND && i) {
 			bool taken = (bits >> --i) & 1;
 
 			insns += s->insns;
@@ -112,7 +158,8 @@ static void consume(void)
 		rec_step(p);
 	X->rec_read = X->rec_base;
 	X->rec_ptr = (uintptr_t)X->rec_base;
-	xlat_tnt_arm(X, TEST_ROOM);
+	X->tnt_out0 = X->tnt_out;
+	arm();
 }
 
 /* The store into the guard page (a full buffer): as the kernel's #PF path. */
@@ -304,7 +351,7 @@ static u64 run(u64 (*fn)(u64), u64 arg)
 	assert_int_not_equal(s->kind, XK_EXIT);
 	nsteps = 0;
 	flow_at = at;
-	xlat_tnt_arm(X, TEST_ROOM);
+	arm();
 	r = t_run(xlat_entry(X, s), arg);
 	consume();
 	assert_true(nsteps > 0);
@@ -361,6 +408,32 @@ static void test_record_kinds(void **state)
 	assert_int_equal(call, 17);
 	assert_int_equal(ind, 33);
 	assert_int_equal(ret, 17 + 33 + 1);
+}
+
+/*
+ * The full packets the code stores itself (tnt_put): armed for a whole
+ * TNT-64 with room in the output, the Jccs' results go out as packets; their
+ * results, read back from the bytes, join the path (consume()). With room
+ * for three, the fourth goes to the runtime's flush, and on.
+ */
+static void test_direct_packets(void **state)
+{
+	u64 flushes = flushes_tnt;
+
+	(void)state;
+	room = PTPK_TNT64_MAX;
+	direct_room = sizeof(direct_out);
+	direct_packets = 0;
+	assert_int_equal(run(f_sort, 100), f_sort(100));
+	assert_true(direct_packets >= 50);
+	assert_non_null(X->tnt_put);
+	direct_room = 3 * 8 + 1;	/* three packets, then the runtime */
+	direct_packets = 0;
+	assert_int_equal(run(f_sort, 100), f_sort(100));
+	assert_true(direct_packets >= 3);
+	assert_true(flushes_tnt > flushes);
+	direct_room = 0;
+	room = TEST_ROOM;
 }
 
 static void test_buffer_fills(void **state)
@@ -526,6 +599,7 @@ int main(void)
 		cmocka_unit_test(test_results_and_flow),
 		cmocka_unit_test(test_record_kinds),
 		cmocka_unit_test(test_buffer_fills),
+		cmocka_unit_test(test_direct_packets),
 		cmocka_unit_test(test_where),
 		cmocka_unit_test(test_where_cond),
 		cmocka_unit_test(test_resets),

@@ -52,8 +52,9 @@ cache, a copy of it; the kernel log (pt.translate_map) has the map, one
 instructions from start, the instruction at stub stands for the branch at ip
 (kind=branch; an exit's INT3 for nothing: the instruction at ip then runs at
 its own address, branch-stepped), every other instruction of [stub, end) is
-instrumentation and so is the runtime (xlat_rt_link .. xlat_rt_ret) and what
-it calls (anything it runs until it goes back into the cache). QEMU logs the
+instrumentation and so is the runtime (xlat_rt_link .. xlat_rt_ret, and each
+cache's own tnt_put: an "xlat-map: cpu=N runtime=LO-HI" line) and what it
+calls (anything it runs until it goes back into the cache). QEMU logs the
 cache and the runtime too; their instructions are mapped back to the original
 ones (or dropped) once what each TB retired is known, and compared as above.
 A cache reset (resets= above 0) leaves the map incomplete: the run fails.
@@ -200,6 +201,7 @@ class Ranges:
 # ------------------------------------------------------------------ translate
 XMAP_HEAD_RE = re.compile(r'xlat-map: cpu=(\d+) code=(0x[0-9a-f]+|0)-(0x[0-9a-f]+|0) '
                           r'blocks=(\d+) resets=(\d+)')
+XMAP_RT_RE = re.compile(r'xlat-map: cpu=(\d+) runtime=(0x[0-9a-f]+)-(0x[0-9a-f]+)')
 XMAP_BLOCK_RE = re.compile(r'xlat-map: cpu=(\d+) entry=(0x[0-9a-f]+) stub=(0x[0-9a-f]+) '
                            r'end=(0x[0-9a-f]+) start=(0x[0-9a-f]+) ip=(0x[0-9a-f]+) kind=(\w+)')
 XLAT_RT = ('xlat_rt_link', 'xlat_rt_lookup', 'xlat_rt_flush', 'xlat_rt_tail', 'xlat_rt_ret')	# those it has
@@ -216,8 +218,9 @@ def xlat_runtime(text, load):
 
 
 def read_xlat_map(path):
-    """{cpu: {'code': (lo, hi), 'blocks': N, 'resets': N}} and the blocks
-    [(entry, stub, end, start, ip, kind, cpu)] of a kernel log's xlat-map lines."""
+    """{cpu: {'code': (lo, hi), 'blocks': N, 'resets': N, 'rt': [(lo, hi)]}} and
+    the blocks [(entry, stub, end, start, ip, kind, cpu)] of a kernel log's
+    xlat-map lines ('rt': the cache's own runtime code, its tnt_put)."""
     heads, blocks = {}, []
     for line in open(path, errors='replace'):
         if 'xlat-map: ' not in line:
@@ -230,7 +233,12 @@ def read_xlat_map(path):
         m = XMAP_HEAD_RE.search(line)
         if m:
             heads[int(m.group(1))] = {'code': (int(m.group(2), 16), int(m.group(3), 16)),
-                                      'blocks': int(m.group(4)), 'resets': int(m.group(5))}
+                                      'blocks': int(m.group(4)), 'resets': int(m.group(5)),
+                                      'rt': []}
+            continue
+        m = XMAP_RT_RE.search(line)
+        if m and int(m.group(1)) in heads:
+            heads[int(m.group(1))]['rt'].append((int(m.group(2), 16), int(m.group(3), 16)))
     return heads, blocks
 
 
@@ -241,12 +249,12 @@ class XMap:
         self.blocks = sorted(blocks)
         self.entries = [b[0] for b in self.blocks]
         self.codes = sorted(h['code'] for h in heads.values())
-        self.rt = runtime
+        self.rts = [runtime] + [r for h in heads.values() for r in h['rt']]
         self.unmapped = {}	# cache address in no block: times seen
 
     def tag(self, pc):
         """'rt' (the runtime), 'cache' (a CPU's code cache) or None."""
-        if self.rt[0] <= pc < self.rt[1]:
+        if any(lo <= pc < hi for lo, hi in self.rts):
             return 'rt'
         for lo, hi in self.codes:
             if lo <= pc < hi:
