@@ -257,12 +257,14 @@ void pt_model_tnt_direct_done(u64 n, u64 to)
 {
 	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
 	u64 packets = n / 8, results = packets * PTPK_TNT64_MAX, room;
-	const u8 *b = ptm_output_room(&room);
+	const u8 *b;
 
 	if (!n)
 		return;
-	/* what edges_tnt_fast() does for each (the hook sees them now, in order) */
-	for (u64 i = 0; m->hook && b && i < packets; i++) {
+	/* what edges_tnt_fast() does for each (the hook sees them now, in order,
+	 * where the model has not moved on: ptm_output_room() says where) */
+	b = m->hook ? ptm_output_room(&room) : NULL;
+	for (u64 i = 0; b && i < packets; i++) {
 		struct ptpk p = { .type = PTPK_TNT64, .tnt = { .nbits = PTPK_TNT64_MAX,
 							      .bits = ptpk_tnt64_full_bits(b + 8 * i) } };
 

@@ -591,6 +591,17 @@ enum stop {
  * loop of direct branches is cut after LOOP_LIMIT in all (counted afresh on
  * each call, walk() let 2^32 by, and the block's hit count wrapped).
  */
+/* walk_cached(): block @b's first instruction ran; its entry counted in the loop's locals */
+static __always_inline void walk_entry(struct ptcov *c, struct cblock *b, u8 *map, u32 *touched,
+				       u32 *ntouched, u32 mask, u32 *prev_loc, u64 *insns)
+{
+	bitmap_hit(map, touched, ntouched, (b->loc ^ *prev_loc) & mask);
+	*prev_loc = b->loc >> 1;
+	if (unlikely(!b->pub.hits++) && c->st.blocks < c->cfg.max_blocks)
+		c->reached[c->st.blocks++] = (u32)(b - c->blk);
+	*insns += b->pub.ninsn;
+}
+
 static __always_inline void walk_cached_as(struct ptcov *c, u32 *directp, const bool edges_on)
 {
 	struct cblock *blk = c->blk, *b = c->cur, *from = c->pend_from;
@@ -640,12 +651,8 @@ static __always_inline void walk_cached_as(struct ptcov *c, u32 *directp, const 
 				} else {
 					break;
 				}
-				bitmap_hit(map, touched, &ntouched, (b->loc ^ prev_loc) & mask);
-				prev_loc = b->loc >> 1;
-				if (unlikely(!b->pub.hits++) && c->st.blocks < c->cfg.max_blocks)
-					c->reached[c->st.blocks++] = (u32)(b - blk);
+				walk_entry(c, b, map, touched, &ntouched, mask, &prev_loc, &insns);
 				trans++;
-				insns += b->pub.ninsn;
 				from = b;
 				slot = &b->edge[bit];
 				b = &blk[n];
@@ -675,14 +682,8 @@ static __always_inline void walk_cached_as(struct ptcov *c, u32 *directp, const 
 			break;
 		if (pend) {
 			/* b's first instruction ran: count its entry */
-			bitmap_hit(map, touched, &ntouched, (b->loc ^ prev_loc) & mask);
-			prev_loc = b->loc >> 1;
-			if (!b->pub.hits++) {
-				if (c->st.blocks < c->cfg.max_blocks)
-					c->reached[c->st.blocks++] = (u32)(b - blk);
-			}
+			walk_entry(c, b, map, touched, &ntouched, mask, &prev_loc, &insns);
 			trans++;
-			insns += b->pub.ninsn;
 			if (edges_on && slot_ok)
 				edges[*slot - 1].hits++;
 			else if (edges_on && from)
