@@ -7,7 +7,9 @@
  * indirect branch, FUP/TIP.PGE/TIP.PGD where an event cut the flow. The rest
  * comes from the code, decoded once per block: a block is cached with its
  * final branch, and each of its successors, once known, is a pointer, so a
- * hot loop costs a lookup per TNT bit, as in libxdc.
+ * hot loop costs a lookup per TNT bit. A fuzzer's windows (the bitmap only)
+ * go a TNT byte at a time through a cache of what it does from a block, as
+ * libxdc does (struct tchunk).
  *
  * The decoder is driven by the packets as they arrive: a TNT appends bits
  * and walks as far as they go; a TIP first walks the direct flow to the
@@ -29,6 +31,10 @@
 #define LOOP_LIMIT	(1u << 16)	/* direct branches without a packet: a loop */
 #define BLOCK_MAX_INSNS	(1u << 16)	/* straight code without a branch: not code */
 #define NONE		0u	/* no block: indices start at 1 */
+#define CHUNK_BITS	8	/* TNT bits a chunk takes: a byte, as libxdc's cache */
+#define CHUNK_MAX	16	/* block entries a chunk counts */
+#define CHUNK_PUSH	2	/* return addresses a chunk may hold pushed */
+#define CHUNK_ORDER	11	/* 2^11 chunks of 128 bytes: 256 KiB */
 
 /* How a block ends, and so what its successor needs. */
 enum kind {
@@ -59,6 +65,38 @@ struct cblock {
 	u8 kind;
 };
 
+/*
+ * What CHUNK_BITS TNT bits do from a block, as libxdc caches it: the blocks
+ * they enter and the bitmap entries those entries hit, so that a hot loop in
+ * a fuzzer's window (the bitmap only) costs a lookup per TNT byte
+ * (chunk_build(), walk_cached_as()). The walk only counts how often it took
+ * each chunk; the counts become block hits and bitmap hits when the call
+ * that fed the bytes returns (chunks_settle()). The chunk starts at a
+ * conditional branch of block @from whose entry is counted, goes through
+ * conditional branches, direct JMPs and CALLs, and RETs to the return
+ * addresses it pushed itself, and ends at block @to with its entry pending,
+ * after @nbits bits. Invariant: it holds only what the cached successors
+ * say, which stay until ptcov_flush_code() (which empties the chunks too),
+ * and no count: it is good for every window. @from NONE: an empty slot.
+ */
+struct tchunk {
+	u32 from, to;
+	u32 last;		/* the block whose branch entered @to */
+	u32 insns;		/* instructions of @from and the entries it counts */
+	u8 byte;		/* the bits, the oldest at bit 7, those past @avail 0 */
+	u8 avail;		/* bits there were (1 to CHUNK_BITS): a TNT's last few have chunks too */
+	u8 nbits;		/* bits taken (1 to @avail) */
+	u8 nent;		/* entries counted: @ent[], @map[] */
+	u8 npush;		/* return addresses left pushed: the ends of @push[] */
+	u8 depth;		/* pushes held at once when one was popped again (0: none popped) */
+	u8 last_slot;		/* @last's edge slot to @to: 0, 1, 2 for the indirect one */
+	u8 direct;		/* direct branches after the last bit: taken only
+				 * with more bits pending, as walk_cached() goes */
+	u32 push[CHUNK_PUSH];	/* CALL blocks, oldest first */
+	u32 ent[CHUNK_MAX];	/* the blocks entered, in order */
+	u16 map[CHUNK_MAX];	/* the bitmap entry each entry hits */
+};
+
 enum state {
 	S_NOSYNC,	/* looking for a PSB */
 	S_PSB,		/* inside PSB+, synchronising */
@@ -85,6 +123,14 @@ struct ptcov {
 	struct ptcov_edge *edges;
 	u32 nedges, *ehash, emask, edge_gen;
 	bool no_edges;		/* ptcov_set_edge_list(c, false): the bitmap only */
+	struct tchunk *chunks;	/* the bitmap only's byte cache; NULL: a bitmap over 64 KiB */
+	/*
+	 * @ccount[i]: times chunk i was taken since the last chunks_settle();
+	 * @cused: the chunks whose count went from 0 (an index may repeat:
+	 * chunk_build() settles a chunk it replaces). Invariant: both are
+	 * empty whenever a public call returns.
+	 */
+	u32 *ccount, *cused, ncused;
 
 	/* the stream */
 	enum state state;
@@ -167,6 +213,8 @@ static u32 pow2_at_least(u32 n)
 #define EDGE_BYTES(c)	((size_t)(c)->cfg.max_edges * sizeof(struct ptcov_edge))
 #define EHASH_BYTES(c)	((size_t)((c)->emask + 1) * sizeof(u32))
 #define TOUCH_BYTES(c)	((size_t)(c)->cfg.bitmap_size * sizeof(u32))
+#define CHUNK_BYTES	(sizeof(struct tchunk) << CHUNK_ORDER)
+#define CCOUNT_BYTES	((sizeof(u32) << CHUNK_ORDER) * 2)	/* @ccount, then @cused */
 
 struct ptcov *ptcov_create(const struct ptcov_config *cfg, unsigned int gfp)
 {
@@ -195,6 +243,25 @@ struct ptcov *ptcov_create(const struct ptcov_config *cfg, unsigned int gfp)
 	c->ehash = mem_alloc(EHASH_BYTES(c), gfp);
 	c->bitmap = mem_alloc(c->cfg.bitmap_size, gfp);
 	c->touched = mem_alloc(TOUCH_BYTES(c), gfp);
+	/*
+	 * The chunks only speed up the bitmap-only walk: without the memory
+	 * (or with a bitmap over 64 KiB: a chunk's entries are 16 bits) it
+	 * goes block by block.
+	 */
+	if (c->cfg.bitmap_size <= 0x10000) {
+		c->chunks = mem_alloc(CHUNK_BYTES, gfp);
+		c->ccount = mem_alloc(CCOUNT_BYTES, gfp);
+		if (!c->chunks || !c->ccount) {
+			if (c->chunks)
+				mem_free(c->chunks, CHUNK_BYTES);
+			if (c->ccount)
+				mem_free(c->ccount, CCOUNT_BYTES);
+			c->chunks = NULL;
+			c->ccount = NULL;
+		} else {
+			c->cused = c->ccount + (1u << CHUNK_ORDER);
+		}
+	}
 	if (!c->blk || !c->bhash || !c->reached || !c->edges || !c->ehash || !c->bitmap ||
 	    !c->touched) {
 		ptcov_destroy(c);
@@ -224,6 +291,10 @@ void ptcov_destroy(struct ptcov *c)
 		mem_free(c->bitmap, c->cfg.bitmap_size);
 	if (c->touched)
 		mem_free(c->touched, TOUCH_BYTES(c));
+	if (c->chunks)
+		mem_free(c->chunks, CHUNK_BYTES);
+	if (c->ccount)
+		mem_free(c->ccount, CCOUNT_BYTES);
 	mem_free(c, sizeof(*c));
 }
 
@@ -231,6 +302,7 @@ void ptcov_destroy(struct ptcov *c)
 
 static void commit(struct ptcov *c);
 static void run_out(struct ptcov *c);
+static void chunks_settle(struct ptcov *c);
 
 static void cut(struct ptcov *c)
 {
@@ -281,6 +353,7 @@ void ptcov_gap(struct ptcov *c, enum ptcov_gap kind)
 	run_out(c);
 	c->ncarry = 0;
 	gap(c, kind);
+	chunks_settle(c);
 }
 
 /* ------------------------------------------------------------ blocks */
@@ -602,6 +675,139 @@ static __always_inline void walk_entry(struct ptcov *c, struct cblock *b, u8 *ma
 	*insns += b->pub.ninsn;
 }
 
+_Static_assert(sizeof(struct tchunk) == 128, "two chunks a 256-byte line pair");
+
+static __always_inline struct tchunk *chunk_slot(struct ptcov *c, u32 bi, u32 byte, u32 avail)
+{
+	return &c->chunks[((bi << 12 | avail << CHUNK_BITS | byte) * 0x9e3779b1u) >>
+			  (32 - CHUNK_ORDER)];
+}
+
+/* Chunk @ci's count taken into the bitmap and the blocks' hits (struct tchunk). */
+static void chunk_settle_one(struct ptcov *c, u32 ci)
+{
+	const struct tchunk *ch = &c->chunks[ci];
+	struct cblock *from = &c->blk[ch->from];
+	u32 k = c->ccount[ci];
+
+	c->ccount[ci] = 0;
+	/* the start's entry: its bitmap hit was counted at once (the entry
+	 * before it decides which), its hits are here */
+	if (!from->pub.hits && c->st.blocks < c->cfg.max_blocks)
+		c->reached[c->st.blocks++] = ch->from;
+	from->pub.hits += k;
+	for (u32 i = 0; i < ch->nent; i++) {
+		struct cblock *e = &c->blk[ch->ent[i]];
+		u32 m = ch->map[i], v = c->bitmap[m];
+
+		if (!v)
+			c->touched[c->ntouched++] = m;
+		/* k saturating increments: the order of hits does not matter */
+		c->bitmap[m] = (u8)(k >= 0xff - v ? 0xff : v + k);
+		if (!e->pub.hits && c->st.blocks < c->cfg.max_blocks)
+			c->reached[c->st.blocks++] = ch->ent[i];
+		e->pub.hits += k;
+	}
+}
+
+/* Every chunk count taken in: what a public call leaves. */
+static void chunks_settle(struct ptcov *c)
+{
+	for (u32 j = 0; j < c->ncused; j++)
+		if (c->ccount[c->cused[j]])
+			chunk_settle_one(c, c->cused[j]);
+	c->ncused = 0;
+}
+
+/*
+ * Make @ch the chunk of the @avail TNT bits @byte (the oldest at bit 7) from
+ * block @b, a conditional branch whose entry is counted (struct tchunk). It
+ * stops at the block its last bit entered, or before a branch it cannot take from
+ * what is cached: a successor not seen yet, a RET to a return address it did
+ * not push, an indirect or far branch, CHUNK_MAX entries, CHUNK_PUSH calls
+ * deep. Return: whether it took a bit (else @ch is left empty).
+ */
+static __noinline bool chunk_build(struct ptcov *c, struct cblock *b, u32 byte, u32 avail,
+				   struct tchunk *ch)
+{
+	struct cblock *blk = c->blk, *x = b, *prev = b;
+	u32 nbits = 0, nent = 0, direct = 0, insns = b->pub.ninsn, sp = 0, depth = 0;
+	unsigned int slot = 1;
+	bool popped = false, first = true;
+
+	if (c->ccount[ch - c->chunks])
+		chunk_settle_one(c, (u32)(ch - c->chunks));	/* the chunk it replaces */
+
+	for (;;) {
+		unsigned int bit = CHUNK_BITS - 1 - nbits, s;
+		u32 n;
+
+		if (x->kind == K_COND) {
+			if (nbits == avail)
+				break;
+			s = (byte >> bit) & 1;
+			n = x->succ[s];
+		} else if (x->kind == K_JMP || x->kind == K_CALL) {
+			s = 1;
+			n = x->succ[1];
+			if (x->kind == K_CALL && x->target != x->pub.end && sp == CHUNK_PUSH)
+				break;
+		} else if (x->kind == K_RET) {
+			if (nbits == avail || !sp || !((byte >> bit) & 1))
+				break;
+			s = 2;
+			n = x->ind;
+			if (n && blk[n].pub.start != blk[ch->push[sp - 1]].pub.end)
+				n = NONE;
+		} else {
+			break;
+		}
+		if (!n || (!first && nent == CHUNK_MAX))
+			break;
+		if (!first) {	/* @b's entry is counted before the chunk */
+			ch->ent[nent] = (u32)(x - blk);
+			ch->map[nent] = (u16)((x->loc ^ (prev->loc >> 1)) & c->mapmask);
+			insns += x->pub.ninsn;
+			nent++;
+		}
+		if (x->kind == K_COND || x->kind == K_RET) {
+			nbits++;
+			direct = 0;
+			if (x->kind == K_RET) {
+				sp--;
+				popped = true;
+			}
+		} else {
+			direct++;
+			if (x->kind == K_CALL && x->target != x->pub.end) {
+				ch->push[sp++] = (u32)(x - blk);
+				depth = sp > depth ? sp : depth;
+			}
+		}
+		prev = x;
+		slot = s;
+		x = &blk[n];
+		first = false;
+	}
+	if (!nbits) {
+		ch->from = NONE;
+		return false;
+	}
+	ch->from = (u32)(b - blk);
+	ch->to = (u32)(x - blk);
+	ch->last = (u32)(prev - blk);
+	ch->insns = insns;
+	ch->byte = (u8)byte;
+	ch->avail = (u8)avail;
+	ch->nbits = (u8)nbits;
+	ch->nent = (u8)nent;
+	ch->npush = (u8)sp;
+	ch->depth = (u8)(popped ? depth : 0);
+	ch->last_slot = (u8)slot;
+	ch->direct = (u8)direct;
+	return true;
+}
+
 static __always_inline void walk_cached_as(struct ptcov *c, u32 *directp, const bool edges_on)
 {
 	struct cblock *blk = c->blk, *b = c->cur, *from = c->pend_from;
@@ -631,6 +837,53 @@ static __always_inline void walk_cached_as(struct ptcov *c, u32 *directp, const 
 			u64 t = tnt << (64 - ntnt);	/* ntnt is 1 to 64 */
 
 			for (;;) {
+				if (b->kind == K_COND && c->chunks && b != &c->scratch) {
+					/* a TNT byte at once (struct tchunk) */
+					u32 avail = ntnt < CHUNK_BITS ? ntnt : CHUNK_BITS;
+					u32 bi = (u32)(b - blk);
+					u32 byte = (u32)(t >> (64 - CHUNK_BITS)) & (0xff00u >> avail);
+					struct tchunk *ch = chunk_slot(c, bi, byte, avail);
+					bool ok = ch->from == bi && ch->byte == byte && ch->avail == avail;
+					u32 ci = (u32)(ch - c->chunks);
+
+					if (!ok) {
+						/* it may settle the chunk it replaces */
+						c->ntouched = ntouched;
+						ok = chunk_build(c, b, byte, avail, ch);
+						ntouched = c->ntouched;
+					}
+					if (ok && (!ch->depth || c->rs_len + ch->depth <= RETSTACK) &&
+					    (!ch->direct || ntnt > ch->nbits)) {
+						/* @b's entry: its bitmap hit now (it depends on the
+						 * block before), its hits with the chunk's */
+						bitmap_hit(map, touched, &ntouched, (b->loc ^ prev_loc) & mask);
+						if (!c->ccount[ci]) {
+							if (unlikely(c->ncused == 1u << CHUNK_ORDER)) {
+								c->ntouched = ntouched;
+								chunks_settle(c);
+								ntouched = c->ntouched;
+							}
+							c->cused[c->ncused++] = ci;
+						}
+						c->ccount[ci]++;
+						for (u32 i = 0; i < ch->npush; i++)
+							rs_push(c, blk[ch->push[i]].pub.end);
+						insns += ch->insns;
+						trans += 1 + ch->nent;
+						bits += ch->nbits;
+						ntnt -= ch->nbits;
+						t <<= ch->nbits;
+						direct = ch->direct;
+						from = &blk[ch->last];
+						prev_loc = from->loc >> 1;
+						slot = ch->last_slot == 2 ? &from->ind_edge
+									  : &from->edge[ch->last_slot];
+						b = &blk[ch->to];
+						if (!ntnt)
+							break;
+						continue;
+					}
+				}
 				if (b->kind == K_COND) {
 					bit = (unsigned int)(t >> 63);
 					n = b->succ[bit];
@@ -1220,7 +1473,7 @@ static size_t find_psb(struct ptcov *c, const u8 *p, size_t n)
 	return n;
 }
 
-void ptcov_feed(struct ptcov *c, const u8 *buf, size_t n)
+static void feed_bytes(struct ptcov *c, const u8 *buf, size_t n)
 {
 	c->st.bytes += n;
 	while (n) {
@@ -1280,11 +1533,18 @@ void ptcov_feed(struct ptcov *c, const u8 *buf, size_t n)
 	}
 }
 
+void ptcov_feed(struct ptcov *c, const u8 *buf, size_t n)
+{
+	feed_bytes(c, buf, n);
+	chunks_settle(c);
+}
+
 void ptcov_end_stream(struct ptcov *c)
 {
 	run_out(c);
 	lose_sync(c);
 	c->ncarry = 0;
+	chunks_settle(c);
 }
 
 /*
@@ -1313,6 +1573,7 @@ void ptcov_clear(struct ptcov *c)
 {
 	u32 i;
 
+	chunks_settle(c);	/* nothing to do: each call settles before it returns */
 	for (i = 0; i < c->st.blocks; i++)
 		c->blk[c->reached[i]].pub.hits = 0;
 	c->scratch.pub.hits = 0;
@@ -1350,6 +1611,8 @@ void ptcov_flush_code(struct ptcov *c)
 	ptcov_clear(c);
 	memset(c->bhash, 0, BHASH_BYTES(c));
 	c->nblocks = 0;
+	if (c->chunks)
+		memset(c->chunks, 0, CHUNK_BYTES);
 }
 
 const struct ptcov_stats *ptcov_get_stats(const struct ptcov *c)

@@ -11,7 +11,9 @@
  * is flags (ptcov_synth.h's SYN_FUZZ_F_*): CODE (the next 64 bytes are code
  * at SYN_FUZZ_CODE), SMALL (the decoder with 8 blocks and 8 edges at most,
  * and a 256-byte bitmap; else 2048 blocks, 8192 edges, 64 KiB), LOST (a
- * PTCOV_GAP_LOST half-way through). The rest is the packet stream.
+ * PTCOV_GAP_LOST half-way through), BITMAP_ONLY (the second decode below
+ * without the edge list, as a fuzzer's windows are: its own walk, and the
+ * byte cache of chunks). The rest is the packet stream.
  *
  * Must hold, besides no crash, leak or sanitizer report: the bytes counted
  * are the bytes fed; the lists stay within the limits and agree with the
@@ -21,7 +23,9 @@
  * listed blocks (when none was dropped) and has hits; no more distinct edges
  * than transitions. And the same stream decoded again after ptcov_clear()
  * and ptcov_begin_stream(), fed whole this time and with the code cached,
- * gives the same lists, bitmap and counts (the block decodes aside).
+ * gives the same lists, bitmap and counts (the block decodes aside); with
+ * BITMAP_ONLY the same but the edges, and the blocks in any order (chunks
+ * list theirs when the call returns).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -37,6 +41,7 @@
 #define F_CODE		SYN_FUZZ_F_CODE
 #define F_SMALL		SYN_FUZZ_F_SMALL
 #define F_LOST		SYN_FUZZ_F_LOST
+#define F_BITMAP_ONLY	SYN_FUZZ_F_BITMAP_ONLY
 #define SMALL_LIMIT	8
 #define LIMIT		2048	/* the other decoder's blocks: small, to clear fast */
 
@@ -73,13 +78,29 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 /* what one decode left, to compare with another */
 struct result {
 	struct ptcov_stats stats;
-	struct ptcov_block blocks[SMALL_LIMIT * 4];
+	struct ptcov_block blocks[512];	/* all: the code is 336 bytes */
 	size_t nblocks;
 	struct ptcov_edge edges[SMALL_LIMIT * 4];
 	size_t nedges;
 	u32 digest;
 	u64 bitmap_sum;
 };
+
+static int by_start(const void *a, const void *b)
+{
+	const struct ptcov_block *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* @r as a bitmap-only decode has it: no edges, the blocks by address */
+static void bitmap_only_view(struct result *r)
+{
+	r->stats.edges = r->stats.edges_dropped = 0;
+	memset(r->edges, 0, sizeof(r->edges));
+	r->nedges = 0;
+	qsort(r->blocks, r->nblocks, sizeof(r->blocks[0]), by_start);
+}
 
 static bool is_block_start(const struct ptcov *c, u64 addr)
 {
@@ -183,6 +204,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	c = flags & F_SMALL ? dec_small : dec_default;
 	/* the last input's code is not this one's */
+	ptcov_set_edge_list(c, true);
 	ptcov_flush_code(c);
 	ptcov_clear(c);
 	ptcov_begin_stream(c);
@@ -191,9 +213,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	ptcov_clear(c);
 	ptcov_begin_stream(c);
+	if (flags & F_BITMAP_ONLY)
+		ptcov_set_edge_list(c, false);
 	decode(c, data, size, 0, flags & F_LOST);
 	check(c, size, flags & F_SMALL ? SMALL_LIMIT : LIMIT, &again);
 	again.stats.block_decodes = first.stats.block_decodes;
+	if (flags & F_BITMAP_ONLY) {
+		if (again.nedges || again.stats.edges)
+			die("the bitmap-only decode listed edges");
+		bitmap_only_view(&first);
+		bitmap_only_view(&again);
+	}
 	if (memcmp(&first, &again, sizeof(first)))
 		die("decoded again (whole, code cached), the result differs");
 	return 0;

@@ -409,8 +409,9 @@ static void save_ptcov(const char *name, u8 cut, u8 flags, const u8 *code64,
 
 /*
  * The walk of ptcov_synth.h whole, in pieces with every packet kind and a
- * loss, with the small decoder; the nested calls; the loop without packets;
- * and code from the input: dec ecx; jnz back; jmp rax, at SYN_FUZZ_CODE.
+ * loss, with the small decoder, and decoded again with the bitmap only; the
+ * nested calls; the loop without packets; and code from the input: dec ecx;
+ * jnz back; jmp rax, at SYN_FUZZ_CODE (also 100 times round, bitmap only).
  */
 static void ptcov_seeds(void)
 {
@@ -420,6 +421,19 @@ static void ptcov_seeds(void)
 	syn_init(&t);
 	syn_walk(&t, true, false, false);
 	save_ptcov("walk.bin", 0, 0, NULL, &t);
+
+	syn_init(&t);
+	syn_walk(&t, true, false, false);
+	save_ptcov("walk-bitmap-only.bin", 5, SYN_FUZZ_F_BITMAP_ONLY, NULL, &t);
+
+	/* the input's loop, 100 times round, through the bitmap-only walk's chunks */
+	syn_start(&t, SYN_FUZZ_CODE);
+	t.tnt64 = true;
+	syn_tnt(&t, "TTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTT");
+	syn_tnt(&t, "TTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTT");
+	syn_tnt(&t, "TTTTTN");
+	syn_ip(&t, PTPK_TIP_PGD, SYN_NOCODE);
+	save_ptcov("loop-bitmap-only.bin", 0, SYN_FUZZ_F_CODE | SYN_FUZZ_F_BITMAP_ONLY, own, &t);
 
 	syn_init(&t);
 	t.timing = true;

@@ -63,6 +63,7 @@
 #define SYN_FUZZ_F_CODE		0x01	/* SYN_FUZZ_CODE_SIZE bytes of code follow */
 #define SYN_FUZZ_F_SMALL	0x02	/* the decoder with small limits */
 #define SYN_FUZZ_F_LOST		0x04	/* a LOST gap half-way */
+#define SYN_FUZZ_F_BITMAP_ONLY	0x08	/* decoded again with the bitmap only (a fuzzer's) */
 
 /* a region of readable code; @bytes NULL means none */
 struct syn_region {

@@ -905,6 +905,321 @@ static void test_bitmap_only(void **state)
 	ptcov_destroy(ref);
 }
 
+/* ------------------------------------------------------------ the byte cache */
+
+#define RND_BASE	0x600000ULL
+#define RND_SLOTS	32
+#define RND_SLOT	32
+static u8 code_r[RND_SLOTS * RND_SLOT];
+
+static u32 rnd(u32 n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (u32)(rng % n);
+}
+
+static u8 *put_rel32(u8 *p, u8 op0, int op1, u32 slot)
+{
+	u64 at = RND_BASE + (u64)(p - code_r);
+	unsigned int len = op1 < 0 ? 5 : 6;
+	s32 rel = (s32)(RND_BASE + (u64)slot * RND_SLOT - (at + len));
+
+	*p++ = op0;
+	if (op1 >= 0)
+		*p++ = (u8)op1;
+	memcpy(p, &rel, 4);
+	return p + 4;
+}
+
+/*
+ * Random code: RND_SLOTS slots of conditional branches, calls, returns and
+ * jumps between slot starts, @calls in 8 the chance of a slot that calls
+ * (deep call chains when high).
+ */
+static void random_code(unsigned int calls)
+{
+	memset(code_r, 0xcc, sizeof(code_r));
+	for (u32 i = 0; i < RND_SLOTS; i++) {
+		u8 *p = code_r + i * RND_SLOT;
+
+		for (u32 k = rnd(3); k; k--)
+			*p++ = 0x90;
+		if (rnd(8) < calls) {
+			p = put_rel32(p, 0xe8, -1, rnd(RND_SLOTS));	/* call */
+			p = put_rel32(p, 0x0f, 0x85, rnd(RND_SLOTS));	/* jnz */
+			p = put_rel32(p, 0xe9, -1, rnd(RND_SLOTS));	/* jmp */
+			continue;
+		}
+		switch (rnd(4)) {
+		case 0:
+			*p = 0xc3;
+			break;
+		case 1:
+			p = put_rel32(p, 0x0f, 0x84, rnd(RND_SLOTS));
+			*p = 0xc3;
+			break;
+		case 2:
+			p = put_rel32(p, 0x0f, 0x84, rnd(RND_SLOTS));
+			/* fall through */
+		default:
+			p = put_rel32(p, 0x0f, 0x85, rnd(RND_SLOTS));
+			put_rel32(p, 0xe9, -1, rnd(RND_SLOTS));
+			break;
+		}
+	}
+	code.r[2] = (struct syn_region){ RND_BASE, code_r, sizeof(code_r) };
+}
+
+/*
+ * Run the random code from slot 0 for about @steps branches, as a trace unit
+ * with RET compression writes it: a TNT bit per conditional branch and per
+ * RET its 64-deep return stack predicts, a TIP for any other RET (after the
+ * bits before it). A RET with nothing to return to goes to a random slot.
+ */
+static void random_run(struct syn_trace *t, u32 steps, bool tnt64)
+{
+	u64 ip = RND_BASE, stack[256], hw[64];
+	u32 sp = 0, hw_len = 0, hw_top = 0;
+	char bits[48];
+	u32 nb = 0, max = tnt64 ? 47 : 6;
+
+	syn_start(t, ip);
+	t->tnt64 = tnt64;
+	for (u32 s = 0; s < steps && t->len < sizeof(t->buf) - 64; ) {
+		const u8 *p = code_r + (ip - RND_BASE);
+		s32 rel;
+
+		if (p[0] == 0x90) {
+			ip++;
+			continue;
+		}
+		s++;
+		if (p[0] == 0xc3) {
+			/* nothing to return to: somewhere else, as a longjmp would */
+			ip = sp ? stack[--sp] : RND_BASE + (u64)rnd(RND_SLOTS) * RND_SLOT;
+			if (hw_len) {
+				hw_top = (hw_top + 63) % 64;
+				hw_len--;
+				bits[nb++] = 'T';
+			} else {
+				bits[nb] = 0;
+				if (nb)
+					syn_tnt(t, bits);
+				nb = 0;
+				syn_ip(t, PTPK_TIP, ip);
+			}
+		} else if (p[0] == 0x0f) {
+			bool taken = rnd(3) != 0;
+
+			memcpy(&rel, p + 2, 4);
+			ip += 6 + (taken ? (u64)(s64)rel : 0);
+			bits[nb++] = taken ? 'T' : 'N';
+		} else {
+			memcpy(&rel, p + 1, 4);
+			if (p[0] == 0xe8) {
+				if (sp == ARRAY_SIZE(stack))
+					break;
+				stack[sp++] = ip + 5;
+				hw_top = (hw_top + 1) % 64;
+				hw[hw_top] = ip + 5;
+				hw_len += hw_len < 64;
+			}
+			ip += 5 + (u64)(s64)rel;
+		}
+		if (nb == max) {
+			bits[nb] = 0;
+			syn_tnt(t, bits);
+			nb = 0;
+		}
+	}
+	bits[nb] = 0;
+	if (nb)
+		syn_tnt(t, bits);
+	(void)hw;
+}
+
+/*
+ * The bitmap-only walk takes a TNT byte at a time from a cache of chunks
+ * (struct tchunk in ptcov.c): through conditional branches, direct jumps,
+ * calls, and returns to what the chunk itself pushed. On random code and
+ * flows (deep call chains among them, past the 64-deep return stack), window
+ * after window (the chunks built in the first and used in the later ones),
+ * it must reach exactly what the edge-listing walk, which has no chunks,
+ * reaches: every bitmap byte, block and hit count, touched entry, count.
+ */
+static void test_byte_cache(void **state)
+{
+	static struct syn_trace t;
+	u64 bits = 0;
+
+	for (int round = 0; round < 300; round++) {
+		struct ptcov *c = make_cfg(0, 256, 1024), *ref = make_cfg(0, 256, 1024);
+		const u8 *mc, *mr;
+		u32 zc, zr, nc, nr;
+
+		random_code(round % 3 == 0 ? 6 : 2);
+		random_run(&t, 200 + rnd(3000), round % 4 != 0);
+		ptcov_set_edge_list(c, false);
+		for (int w = 0; w < 3; w++) {
+			ptcov_clear(c);
+			ptcov_clear(ref);
+			if (w == 2) {
+				/* in two pieces, cut at a random byte */
+				size_t cut = rnd((u32)t.len);
+
+				ptcov_feed(c, t.buf, cut);
+				ptcov_feed(c, t.buf + cut, t.len - cut);
+			} else {
+				feed(c, &t);
+			}
+			feed(ref, &t);
+			ptcov_end_stream(c);
+			ptcov_end_stream(ref);
+			mc = ptcov_bitmap(c, &zc);
+			mr = ptcov_bitmap(ref, &zr);
+			assert_memory_equal(mc, mr, zc);
+			/* the same entries and blocks; the chunks' come later in the lists */
+			(void)ptcov_bitmap_touched(c, &nc);
+			(void)ptcov_bitmap_touched(ref, &nr);
+			assert_int_equal(nc, nr);
+			assert_int_equal(check_touched(c), nc);
+			assert_int_equal(ptcov_get_stats(c)->blocks, ptcov_get_stats(ref)->blocks);
+			for (size_t i = 0; i < ptcov_get_stats(c)->blocks; i++) {
+				const struct ptcov_block *bc = ptcov_block(c, i), *br = NULL;
+
+				for (size_t j = 0; !br && j < ptcov_get_stats(ref)->blocks; j++)
+					if (ptcov_block(ref, j)->start == bc->start)
+						br = ptcov_block(ref, j);
+				assert_non_null(br);
+				assert_memory_equal(bc, br, sizeof(*bc));
+			}
+			assert_memory_equal(ptcov_get_stats(c)->gaps, ptcov_get_stats(ref)->gaps,
+					    sizeof(ptcov_get_stats(c)->gaps));
+			assert_int_equal(ptcov_get_stats(c)->transitions,
+					 ptcov_get_stats(ref)->transitions);
+			assert_int_equal(ptcov_get_stats(c)->insns, ptcov_get_stats(ref)->insns);
+			assert_int_equal(ptcov_get_stats(c)->tnt_bits, ptcov_get_stats(ref)->tnt_bits);
+			assert_int_equal(ptcov_get_stats(c)->edges, 0);
+		}
+		bits += ptcov_get_stats(c)->tnt_bits;
+		ptcov_destroy(c);
+		ptcov_destroy(ref);
+	}
+	/* the flows are long enough to take many bytes */
+	assert_true(bits > 300 * 500);
+}
+
+/*
+ * A chunk goes on through direct branches after its last bit only where the
+ * walk would: with more bits pending. A loop's eighth bit leaves it for a
+ * JMP, and the stream ends there: the JMP's block is not counted (nothing
+ * says it ran), whether the chunk was built with the JMP's successor cached
+ * or not.
+ */
+/*
+ * A chunk that calls and returns inside itself leaves the return stack as it
+ * was, but the walk's push on a full 64-deep stack drops its oldest entry,
+ * which the pop does not bring back: such a chunk is used only where the
+ * stack has room. 64 calls deep, a call and return inside one chunk, then 64
+ * RETs: the walk predicts 63 of them and loses its way at the last.
+ */
+static void test_byte_cache_full_return_stack(void **state)
+{
+	struct syn_trace warm, t;
+	struct ptcov *c = make(), *ref = make();
+	char bits[48];
+	u8 *p;
+
+	memset(code_r, 0xcc, sizeof(code_r));
+	p = put_rel32(code_r, 0x0f, 0x85, 1);	/* A: jnz B */
+	p = put_rel32(p, 0xe8, -1, 0);		/* call A */
+	*p = 0xc3;				/* ret */
+	p = put_rel32(code_r + RND_SLOT, 0xe8, -1, 2);	/* B: call C */
+	p = put_rel32(p, 0x0f, 0x85, 1);	/* jnz B */
+	*p = 0xc3;				/* ret */
+	code_r[2 * RND_SLOT] = 0xc3;		/* C: ret */
+	code.r[2] = (struct syn_region){ RND_BASE, code_r, sizeof(code_r) };
+	syn_start(&warm, RND_BASE);
+	warm.tnt64 = true;
+	syn_tnt(&warm, "TTN");			/* B's call, C's ret, B's jnz cached */
+	syn_start(&t, RND_BASE);
+	t.tnt64 = true;
+	/*
+	 * 64 calls deep: 34 results, then 30 and the rest in one packet, so
+	 * that a chunk (three of A's bits, two calls) starts at A's taken
+	 * branch: B, C's RET, B's JNZ not taken, B's RET. Then 63 RETs.
+	 */
+	memset(bits, 'N', 34);
+	bits[34] = 0;
+	syn_tnt(&t, bits);
+	memset(bits, 'N', 30);
+	memcpy(bits + 30, "TTNT", 4);
+	memset(bits + 34, 'T', 13);
+	bits[47] = 0;
+	syn_tnt(&t, bits);
+	memset(bits, 'T', 47);
+	syn_tnt(&t, bits);
+	bits[3] = 0;
+	syn_tnt(&t, bits);
+	ptcov_set_edge_list(c, false);
+	for (int w = 0; w < 2; w++) {
+		const struct syn_trace *tr = w ? &t : &warm;
+
+		ptcov_clear(c);
+		ptcov_clear(ref);
+		feed(c, tr);
+		feed(ref, tr);
+		ptcov_end_stream(c);
+		ptcov_end_stream(ref);
+		check_same_but_edges(c, ref);
+		assert_memory_equal(ptcov_get_stats(c)->gaps, ptcov_get_stats(ref)->gaps,
+				    sizeof(ptcov_get_stats(c)->gaps));
+	}
+	assert_int_equal(ptcov_get_stats(c)->gaps[PTCOV_GAP_DESYNC], 1);
+	ptcov_destroy(c);
+	ptcov_destroy(ref);
+}
+
+static void test_byte_cache_stops_at_last_bit(void **state)
+{
+	struct syn_trace warm, t;
+	struct ptcov *c = make(), *ref = make();
+	u8 *p = code_r;
+
+	memset(code_r, 0xcc, sizeof(code_r));
+	p = put_rel32(p, 0x0f, 0x85, 0);	/* slot 0: jnz slot 0 */
+	put_rel32(p, 0xe9, -1, 1);		/* jmp slot 1 */
+	p = code_r + RND_SLOT;
+	p = put_rel32(p, 0x0f, 0x85, 1);	/* slot 1: jnz slot 1 */
+	put_rel32(p, 0xe9, -1, 0);
+	code.r[2] = (struct syn_region){ RND_BASE, code_r, sizeof(code_r) };
+	syn_start(&warm, RND_BASE);
+	warm.tnt64 = true;
+	syn_tnt(&warm, "TTTTTTTNT");	/* the JMP to slot 1 cached */
+	syn_start(&t, RND_BASE);
+	t.tnt64 = true;
+	syn_tnt(&t, "TTTTTTTN");
+	ptcov_set_edge_list(c, false);
+	for (int w = 0; w < 2; w++) {
+		const struct syn_trace *tr = w ? &t : &warm;
+
+		ptcov_clear(c);
+		ptcov_clear(ref);
+		feed(c, tr);
+		feed(ref, tr);
+		ptcov_end_stream(c);
+		ptcov_end_stream(ref);
+		check_same_but_edges(c, ref);
+	}
+	/* slot 0 entered 8 times; the JMP block after it not counted */
+	assert_int_equal(ptcov_get_stats(c)->blocks, 1);
+	assert_int_equal(ptcov_block(c, 0)->hits, 8);
+	ptcov_destroy(c);
+	ptcov_destroy(ref);
+}
+
 /* The code changes (XOR EAX,EAX becomes two NOPs): the cache keeps the old
  * block until ptcov_flush_code() */
 static void test_flush_code(void **state)
@@ -1149,6 +1464,9 @@ int main(void)
 		cmocka_unit_test_setup(test_begin_stream, setup),
 		cmocka_unit_test_setup(test_clear_keeps_code, setup),
 		cmocka_unit_test_setup(test_bitmap_only, setup),
+		cmocka_unit_test_setup(test_byte_cache, setup),
+		cmocka_unit_test_setup(test_byte_cache_stops_at_last_bit, setup),
+		cmocka_unit_test_setup(test_byte_cache_full_return_stack, setup),
 		cmocka_unit_test_setup(test_flush_code, setup),
 		cmocka_unit_test_setup(test_limits, setup),
 		cmocka_unit_test_setup(test_invalid_config, setup),
