@@ -461,6 +461,7 @@ bench: setup $(BENCH_BINS) kernel tools efi-samples $(BUILD)/host/test_trace_inp
 		BOOTS=1 tests/bench/trace_speed.sh $(BUILD) $$w || status=$$?; done; \
 	tests/bench/fw_speed.sh $(BUILD) vars || status=$$?; \
 	tests/bench/fuzz_speed.sh $(BUILD) || status=$$?; \
+	BOOTS=1 ICOUNT=1 tests/bench/fuzz_speed.sh $(BUILD) || status=$$?; \
 	tests/bench/decode_speed.sh $(BUILD) || status=$$?; \
 	tests/bench/decode_bare.sh $(BUILD) || status=$$?; \
 	tests/bench/decode_scale.sh $(BUILD) || status=$$?; exit $$status

@@ -98,6 +98,8 @@ enum {
 	FW_FUZZ_T_RAN,		/* the target returned (before pt_trace_end) */
 	FW_FUZZ_T_STOPPED,	/* pt_trace_end returned */
 	FW_FUZZ_T_DECODED,	/* pt_coverage_window_end returned */
+	FW_FUZZ_T_COV0,		/* the decoder's ticks (pt_coverage_ticks()) at the start */
+	FW_FUZZ_T_COV1,		/* and at the end */
 	FW_FUZZ_T_NR
 };
 /** fw_fuzz_bench_runs() - fw.fuzz.bench=: the mutants each pass runs, 0 for a campaign */

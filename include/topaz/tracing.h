@@ -149,6 +149,12 @@ const u8 *pt_coverage_window_end(u32 *size);
  * NULL when this CPU has no decoder
  */
 const u32 *pt_coverage_window_touched(u32 *n);
+/**
+ * pt_coverage_ticks() - TSC ticks this CPU has spent in its coverage
+ * decoder (the drains' decode, in a PMI or at a window's end), for a
+ * benchmark's split of an execution's time
+ */
+u64 pt_coverage_ticks(void);
 
 /* ---------------------------------------------------------------- the engine's seam */
 

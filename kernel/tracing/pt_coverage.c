@@ -14,10 +14,13 @@
 #include <topaz/kernel.h>
 #include <topaz/percpu.h>
 #include <topaz/slab.h>
+#include <topaz/arch.h>
 
 /* Per CPU: its decoder, fed only by that CPU's drains (a panic's parked CPUs
  * are drained by the panicking one, which they no longer race with). */
 static DEFINE_PER_CPU(struct ptcov *, cov_cpu);
+/* TSC ticks in each CPU's decoder (pt_coverage_ticks()) */
+static DEFINE_PER_CPU(u64, cov_ticks);
 
 KPARAM_BOOL("pt.coverage", pt_coverage, &pt_session_opts.coverage,
 	    "decode each CPU's trace into edge coverage as it is drained; a result: coverage line per CPU at the end");
@@ -63,14 +66,22 @@ void pt_coverage_open(void)
 void pt_coverage_feed(unsigned int cpu, u32 flags, const u8 *p, size_t n)
 {
 	struct ptcov *c = *per_cpu_ptr(cov_cpu, cpu);
+	u64 t0;
 
 	if (!c)
 		return;
+	t0 = rdtsc();
 	if (flags & TPZ_TRACE_LOST)
 		ptcov_gap(c, PTCOV_GAP_LOST);
 	ptcov_feed(c, p, n);
 	if (flags & TPZ_TRACE_TRUNCATED)
 		ptcov_gap(c, PTCOV_GAP_LOST);
+	*per_cpu_ptr(cov_ticks, cpu) += rdtsc() - t0;
+}
+
+u64 pt_coverage_ticks(void)
+{
+	return *this_cpu_ptr(cov_ticks);
 }
 
 void pt_coverage_close(void)
