@@ -64,6 +64,18 @@ struct pt_model {
 
 	int depth;		/* nesting of model entry points */
 	int last_gp, last_operr;
+	/*
+	 * ptm_check_access(): the last three IA32_RTIT_CTL values that
+	 * passed the rows that depend only on the value and the profile (a
+	 * window writes two: TraceEn on, and off), with the profile's words
+	 * those rows read (a profile may change in place).
+	 */
+	struct ptm_ctl_ok {
+		u64 val;
+		u32 caps[4], errata;
+		bool valid;
+	} ctl_ok[3];
+	u8 ctl_ok_next;
 	pt_model_packet_hook_t hook;
 	void *hook_ctx;
 	struct pt_model_stats st;
@@ -128,6 +140,7 @@ static inline void ptm_exit(void)
 
 /* pt_model_rules.c */
 int ptm_check_access(u32 msr, bool write, u64 val);	/* rule id, or -1 */
+void ptm_rules_init(void);	/* ptm_check_access()'s row lists (idempotent) */
 void ptm_operational_error(enum pt_operr e);
 
 /* pt_model_topa.c */

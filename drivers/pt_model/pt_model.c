@@ -332,6 +332,7 @@ void pt_model_reset(void)
 	m->pmi_armed = m->pmi_pending = m->early_done = false;
 	ptm_trace_reset();
 	m->last_gp = m->last_operr = -1;
+	memset(m->ctl_ok, 0, sizeof(m->ctl_ok));
 	m->st = (struct pt_model_stats){ 0 };
 	ptm_exit();
 }
@@ -367,6 +368,7 @@ int pt_model_init_profile(const struct pt_profile *prof, bool force)
 	arch_cpuid(0, 0, &r);
 	real_max_leaf = r.eax;
 	install_cpu = smp_processor_id();
+	ptm_rules_init();
 	m->prof = prof;
 	pt_model_reset();
 	m->installed = true;

@@ -291,18 +291,108 @@ static const u8 gp_order[PT_GP_NR] = {
 	PT_GP_OUTPUT_BASE_RESERVED, PT_GP_CR3_RESERVED, PT_GP_ADDR_NONCANONICAL,
 };
 
+/*
+ * The rows that apply to each RTIT MSR (OUTPUT_BASE 0x560 to ADDR3_B 0x587)
+ * and access, in gp_order: a window's start and stop make about ten
+ * accesses, and trying all rows for each was a tenth of a fuzzer's
+ * execution on a small target.
+ */
+#define REG_FIRST	MSR_IA32_RTIT_OUTPUT_BASE
+#define NREG		(MSR_IA32_RTIT_ADDR3_B - REG_FIRST + 1)
+static u8 rows_of[NREG][2][PT_GP_NR], rows_n[NREG][2];
+static bool rows_ready;
+static bool ctl_memo;	/* CTL_WHILE_TRACEEN is CTL's first row: the rest may be remembered */
+
+void ptm_rules_init(void)
+{
+	if (rows_ready)
+		return;
+	for (u32 msr = REG_FIRST; msr < REG_FIRST + NREG; msr++) {
+		for (unsigned int w = 0; w < 2; w++) {
+			u8 n = 0;
+
+			for (unsigned int i = 0; i < PT_GP_NR; i++) {
+				const struct gp_row *r = &gp_rules[gp_order[i]];
+
+				if (msr >= r->lo && msr <= r->hi && (r->acc & (w ? W : R)))
+					rows_of[msr - REG_FIRST][w][n++] = gp_order[i];
+			}
+			rows_n[msr - REG_FIRST][w] = n;
+		}
+	}
+	ctl_memo = rows_n[MSR_IA32_RTIT_CTL - REG_FIRST][1] &&
+		   rows_of[MSR_IA32_RTIT_CTL - REG_FIRST][1][0] == PT_GP_CTL_WHILE_TRACEEN;
+	barrier();	/* x86 keeps stores in order: the lists before the flag */
+	WRITE_ONCE(rows_ready, true);
+}
+
+/* The profile's words the value-only CTL rows read. */
+static void ctl_caps(const struct pt_profile *p, u32 caps[4])
+{
+	caps[0] = p->leaf14[0][1];
+	caps[1] = p->leaf14[0][2];
+	caps[2] = p->leaf14[1][0];
+	caps[3] = p->leaf14[1][1];
+}
+
+/* @val passed CTL's rows after CTL_WHILE_TRACEEN before, with this profile. */
+static bool ctl_known_ok(const struct pt_model *m, u64 val)
+{
+	u32 caps[4];
+
+	ctl_caps(m->prof, caps);
+	for (unsigned int j = 0; j < ARRAY_SIZE(m->ctl_ok); j++) {
+		const struct ptm_ctl_ok *e = &m->ctl_ok[j];
+
+		if (e->valid && e->val == val && e->errata == m->prof->errata &&
+		    e->caps[0] == caps[0] && e->caps[1] == caps[1] && e->caps[2] == caps[2] &&
+		    e->caps[3] == caps[3])
+			return true;
+	}
+	return false;
+}
+
+static void ctl_remember_ok(struct pt_model *m, u64 val)
+{
+	struct ptm_ctl_ok *e = &m->ctl_ok[m->ctl_ok_next];
+
+	m->ctl_ok_next = (u8)((m->ctl_ok_next + 1) % ARRAY_SIZE(m->ctl_ok));
+	e->val = val;
+	ctl_caps(m->prof, e->caps);
+	e->errata = m->prof->errata;
+	e->valid = true;
+}
+
 int ptm_check_access(u32 msr, bool write, u64 val)
 {
 	unsigned int acc = write ? W : R;
+	const u8 *order = gp_order;
+	unsigned int n = PT_GP_NR;
+	bool ctl_write = false;
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
 
-	for (unsigned int i = 0; i < PT_GP_NR; i++) {
-		const struct gp_row *r = &gp_rules[gp_order[i]];
+	if (msr - REG_FIRST < NREG && READ_ONCE(rows_ready)) {
+		barrier();
+		order = rows_of[msr - REG_FIRST][write];
+		n = rows_n[msr - REG_FIRST][write];
+		ctl_write = write && msr == MSR_IA32_RTIT_CTL && ctl_memo;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		const struct gp_row *r = &gp_rules[order[i]];
 
 		if (msr < r->lo || msr > r->hi || !(r->acc & acc))
 			continue;
+		/* CTL's rows after CTL_WHILE_TRACEEN read only the value and the profile */
+		if (ctl_write && order[i] != PT_GP_CTL_WHILE_TRACEEN) {
+			if (ctl_known_ok(m, val))
+				return -1;
+			ctl_write = false;	/* asked once */
+		}
 		if (r->hit(msr, val))
-			return gp_order[i];
+			return order[i];
 	}
+	if (write && msr == MSR_IA32_RTIT_CTL && ctl_memo)
+		ctl_remember_ok(m, val);
 	return -1;
 }
 

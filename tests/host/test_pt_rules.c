@@ -183,6 +183,46 @@ static void test_synthetic_capability_rules(void **state)
 }
 
 /*
+ * A CTL value that passed the value-only rows is remembered with the
+ * profile's words (ptm_check_access()): the same value must be refused once
+ * the profile, changed in place as tests/fuzz/fuzz_msr changes its synthetic
+ * one, no longer has the feature, and accepted again when it has it back;
+ * and the remembered value must not let TraceEn's own rule by.
+ */
+static struct pt_profile mutable_caps = {
+	.name = "synthetic-mutable", .cpu = "synthetic", .source = "test",
+	.leaf14 = { { 1, PT_CAP_PTWRITE | PT_CAP_PSB_CYC, PT_CAP_TOPA | PT_CAP_TOPA_MULTI, 0 },
+		    { 0, 0x3f << 16 | 1, 0, 0 } },
+	.maxphyaddr = 39, .linear_bits = 48, .cbr = 1,
+};
+
+static void test_ctl_memo_follows_the_profile(void **state)
+{
+	const u64 v = RTIT_CTL_PTW_EN | RTIT_CTL_TOPA;
+
+	install(&mutable_caps);
+	wr(MSR_IA32_RTIT_CTL, v);
+	wr(MSR_IA32_RTIT_CTL, 0);
+	wr(MSR_IA32_RTIT_CTL, v);		/* remembered now */
+	wr(MSR_IA32_RTIT_CTL, 0);
+	mutable_caps.leaf14[0][1] &= ~PT_CAP_PTWRITE;
+	expect_gp_w(MSR_IA32_RTIT_CTL, v, PT_GP_CTL_PTW_UNSUPPORTED);
+	mutable_caps.leaf14[0][1] |= PT_CAP_PTWRITE;
+	wr(MSR_IA32_RTIT_CTL, v);
+	/* tracing on with a remembered value, then another one: still refused */
+	simple_output();
+	wr(MSR_IA32_RTIT_CTL, v | EN);
+	wr(MSR_IA32_RTIT_CTL, v | EN);		/* the same value: allowed */
+	expect_gp_w(MSR_IA32_RTIT_CTL, v | EN | RTIT_CTL_USR, PT_GP_CTL_WHILE_TRACEEN);
+	wr(MSR_IA32_RTIT_CTL, 0);
+	wr(MSR_IA32_RTIT_CTL, v | EN | RTIT_CTL_USR);	/* remembered */
+	wr(MSR_IA32_RTIT_CTL, 0);
+	wr(MSR_IA32_RTIT_CTL, v | EN);
+	expect_gp_w(MSR_IA32_RTIT_CTL, v | EN | RTIT_CTL_USR, PT_GP_CTL_WHILE_TRACEEN);
+	wr(MSR_IA32_RTIT_CTL, 0);
+}
+
+/*
  * CPUID.14H.1:EAX[2:0] can say 7 ranges, but only ADDR0..3 exist: the model
  * has 4. With 7, FilterEn looked at ADDR6_CFG (CTL bits 59:56, where
  * InjectPsbPmiOnEnable is bit 56) and read addr_a[6] (fuzz_msr found it).
@@ -755,6 +795,7 @@ int main(void)
 		cmocka_unit_test_setup(test_ctl_feature_rules_broadwell, setup),
 		cmocka_unit_test_setup(test_ctl_features_present_elsewhere, setup),
 		cmocka_unit_test_setup(test_synthetic_capability_rules, setup),
+		cmocka_unit_test_setup(test_ctl_memo_follows_the_profile, setup),
 		cmocka_unit_test_setup(test_more_ranges_than_msrs, setup),
 		cmocka_unit_test_setup(test_status_rules, setup),
 		cmocka_unit_test_setup(test_output_rules, setup),
