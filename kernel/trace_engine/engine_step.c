@@ -155,22 +155,35 @@ void engine_arm_branch(struct engine *e, struct pt_regs *regs)
 	arm_block(e, regs, b, created);
 }
 
-/* @ip lies inside the function that starts at @fn */
-static bool in_function(u64 ip, uintptr_t fn)
+/*
+ * @ip lies inside the function that starts at @fn. @end caches where it
+ * ends (0: not looked up yet): a fuzzer's every window starts here, and a
+ * symbol table search each #DB was a few hundred instructions of it.
+ */
+static bool in_function(u64 ip, uintptr_t fn, uintptr_t *end)
 {
-	const char *n;
-	uintptr_t off, size;
+	uintptr_t e = READ_ONCE(*end);
 
-	return ip >= fn && !ksym_lookup(ip, &n, &off, &size) && ip - off == fn;
+	if (!e) {
+		const char *n;
+		uintptr_t off, size;
+
+		if (ksym_lookup(fn, &n, &off, &size) || off || !size)
+			return false;	/* no symbols: as before, not known */
+		e = fn + size;
+		WRITE_ONCE(*end, e);	/* every CPU finds the same */
+	}
+	return ip >= fn && ip < e;
 }
 
 /* STARTING: the first #DB past our epilogue and pt_trace_begin's starts the trace. */
 static bool debug_start(struct engine *e, struct pt_regs *regs)
 {
+	static uintptr_t follow_end, begin_end;
 	u64 rip = regs->rip;
 
-	if (in_function(rip, (uintptr_t)engine_follow) ||
-	    in_function(rip, (uintptr_t)pt_trace_begin)) {
+	if (in_function(rip, (uintptr_t)engine_follow, &follow_end) ||
+	    in_function(rip, (uintptr_t)pt_trace_begin, &begin_end)) {
 		regs->rflags |= X86_EFLAGS_TF;
 		return true;
 	}
