@@ -1119,6 +1119,30 @@ static void test_byte_cache(void **state)
  * or not.
  */
 /*
+ * Window @warm (it caches the successors a chunk needs), then window @t,
+ * each decoded by @c (the bitmap only, its chunks) and by @ref (the edge
+ * list, no chunks), each stream ended: the same reached, and the same gaps.
+ */
+static void warm_then_check(struct ptcov *c, struct ptcov *ref, const struct syn_trace *warm,
+			    const struct syn_trace *t)
+{
+	ptcov_set_edge_list(c, false);
+	for (int w = 0; w < 2; w++) {
+		const struct syn_trace *tr = w ? t : warm;
+
+		ptcov_clear(c);
+		ptcov_clear(ref);
+		feed(c, tr);
+		feed(ref, tr);
+		ptcov_end_stream(c);
+		ptcov_end_stream(ref);
+		check_same_but_edges(c, ref);
+		assert_memory_equal(ptcov_get_stats(c)->gaps, ptcov_get_stats(ref)->gaps,
+				    sizeof(ptcov_get_stats(c)->gaps));
+	}
+}
+
+/*
  * A chunk that calls and returns inside itself leaves the return stack as it
  * was, but the walk's push on a full 64-deep stack drops its oldest entry,
  * which the pop does not bring back: such a chunk is used only where the
@@ -1163,20 +1187,7 @@ static void test_byte_cache_full_return_stack(void **state)
 	syn_tnt(&t, bits);
 	bits[3] = 0;
 	syn_tnt(&t, bits);
-	ptcov_set_edge_list(c, false);
-	for (int w = 0; w < 2; w++) {
-		const struct syn_trace *tr = w ? &t : &warm;
-
-		ptcov_clear(c);
-		ptcov_clear(ref);
-		feed(c, tr);
-		feed(ref, tr);
-		ptcov_end_stream(c);
-		ptcov_end_stream(ref);
-		check_same_but_edges(c, ref);
-		assert_memory_equal(ptcov_get_stats(c)->gaps, ptcov_get_stats(ref)->gaps,
-				    sizeof(ptcov_get_stats(c)->gaps));
-	}
+	warm_then_check(c, ref, &warm, &t);
 	assert_int_equal(ptcov_get_stats(c)->gaps[PTCOV_GAP_DESYNC], 1);
 	ptcov_destroy(c);
 	ptcov_destroy(ref);
@@ -1201,18 +1212,7 @@ static void test_byte_cache_stops_at_last_bit(void **state)
 	syn_start(&t, RND_BASE);
 	t.tnt64 = true;
 	syn_tnt(&t, "TTTTTTTN");
-	ptcov_set_edge_list(c, false);
-	for (int w = 0; w < 2; w++) {
-		const struct syn_trace *tr = w ? &t : &warm;
-
-		ptcov_clear(c);
-		ptcov_clear(ref);
-		feed(c, tr);
-		feed(ref, tr);
-		ptcov_end_stream(c);
-		ptcov_end_stream(ref);
-		check_same_but_edges(c, ref);
-	}
+	warm_then_check(c, ref, &warm, &t);
 	/* slot 0 entered 8 times; the JMP block after it not counted */
 	assert_int_equal(ptcov_get_stats(c)->blocks, 1);
 	assert_int_equal(ptcov_block(c, 0)->hits, 8);
