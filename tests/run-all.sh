@@ -15,6 +15,12 @@ set -uo pipefail
 shopt -s extglob
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$here/build}
+# make's BUILD spelled as the Makefile's default when it is the default
+# folder: the dependency (.d) files name their targets as BUILD spelled them,
+# and an absolute BUILD here hid a header's change from a later
+# `make build/fuzz/...` by hand (and the reverse): objects of two layouts.
+mk_build=$build
+[ "$build" = "$here/build" ] && mk_build=build
 mode=all jobs=$(nproc 2>/dev/null || echo 2) oracle=1 only='*' fast=0 full=0
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -121,8 +127,8 @@ run_suite() {
 	# builds only inside the tool: they must still link (a helper once moved
 	# into a file they leave out broke make bench unseen)
 	local out
-	if out=$(make --no-print-directory -C "$here" BUILD="$build" "$build/bench/ipt-bare" \
-		"$build/bench/cov-bare" 2>&1); then
+	if out=$(make --no-print-directory -C "$here" BUILD="$mk_build" "$mk_build/bench/ipt-bare" \
+		"$mk_build/bench/cov-bare" 2>&1); then
 		pass "suite.bench-link: make bench's ipt-bare and cov-bare link against ptdecode's objects"
 	else
 		fail suite.bench-link "$(grep -m3 -E 'error|undefined' <<<"$out" | tr '\n' ' ')"
@@ -158,7 +164,7 @@ run_fuzz_smoke() {
 	local line out n=0
 	local target=fuzz-smoke
 	[ $fast = 1 ] && target=fuzz-replay
-	out=$(make --no-print-directory -j"$jobs" -C "$here" BUILD="$build" FUZZ_JOBS="$jobs" $target 2>&1)
+	out=$(make --no-print-directory -j"$jobs" -C "$here" BUILD="$mk_build" FUZZ_JOBS="$jobs" $target 2>&1)
 	while IFS= read -r line; do
 		case "$line" in
 		PASS\ fuzz.*) pass "${line#PASS }"; n=$((n + 1)) ;;
@@ -175,7 +181,7 @@ run_fuzz_smoke() {
 # (tests/fuzz/perf_corpus.sh: no signal, no "failed to process"); one line.
 run_perf_corpus() {
 	local out
-	out=$(make --no-print-directory -C "$here" BUILD="$build" perf-corpus 2>&1)
+	out=$(make --no-print-directory -C "$here" BUILD="$mk_build" perf-corpus 2>&1)
 	if grep -qE '^(PASS|FAIL) ' <<<"$out"; then
 		tally "" < <(grep -E '^(PASS|FAIL) |^  ' <<<"$out")
 	else
