@@ -523,6 +523,14 @@ static __always_inline void bitmap_hit(u8 *map, u32 *touched, u32 *ntouched, u32
 	map[i] = v + (v != 0xff);
 }
 
+/* @k more entries into block @b, a cached one: listed at its first. */
+static __always_inline void block_hits(struct ptcov *c, struct cblock *b, u32 k)
+{
+	if (unlikely(!b->pub.hits) && c->st.blocks < c->cfg.max_blocks)
+		c->reached[c->st.blocks++] = (u32)(b - c->blk);
+	b->pub.hits += k;
+}
+
 /* The current block's first instruction ran: count its entry. */
 static __always_inline void commit_fast(struct ptcov *c)
 {
@@ -531,8 +539,10 @@ static __always_inline void commit_fast(struct ptcov *c)
 	c->pend = false;
 	bitmap_hit(c->bitmap, c->touched, &c->ntouched, (b->loc ^ c->prev_loc) & c->mapmask);
 	c->prev_loc = b->loc >> 1;
-	if (!b->pub.hits++ && b != &c->scratch && c->st.blocks < c->cfg.max_blocks)
-		c->reached[c->st.blocks++] = blk_index(c, b);
+	if (b == &c->scratch)
+		b->pub.hits++;	/* counted, never listed */
+	else
+		block_hits(c, b, 1);
 	c->st.transitions++;
 	c->st.insns += b->pub.ninsn;
 	if (c->pend_from)
@@ -670,8 +680,7 @@ static __always_inline void walk_entry(struct ptcov *c, struct cblock *b, u8 *ma
 {
 	bitmap_hit(map, touched, ntouched, (b->loc ^ *prev_loc) & mask);
 	*prev_loc = b->loc >> 1;
-	if (unlikely(!b->pub.hits++) && c->st.blocks < c->cfg.max_blocks)
-		c->reached[c->st.blocks++] = (u32)(b - c->blk);
+	block_hits(c, b, 1);
 	*insns += b->pub.ninsn;
 }
 
@@ -693,20 +702,15 @@ static void chunk_settle_one(struct ptcov *c, u32 ci)
 	c->ccount[ci] = 0;
 	/* the start's entry: its bitmap hit was counted at once (the entry
 	 * before it decides which), its hits are here */
-	if (!from->pub.hits && c->st.blocks < c->cfg.max_blocks)
-		c->reached[c->st.blocks++] = ch->from;
-	from->pub.hits += k;
+	block_hits(c, from, k);
 	for (u32 i = 0; i < ch->nent; i++) {
-		struct cblock *e = &c->blk[ch->ent[i]];
 		u32 m = ch->map[i], v = c->bitmap[m];
 
 		if (!v)
 			c->touched[c->ntouched++] = m;
 		/* k saturating increments: the order of hits does not matter */
 		c->bitmap[m] = (u8)(k >= 0xff - v ? 0xff : v + k);
-		if (!e->pub.hits && c->st.blocks < c->cfg.max_blocks)
-			c->reached[c->st.blocks++] = ch->ent[i];
-		e->pub.hits += k;
+		block_hits(c, &c->blk[ch->ent[i]], k);
 	}
 }
 
