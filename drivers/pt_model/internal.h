@@ -8,7 +8,6 @@
 #include <topaz/smp.h>
 #include <topaz/msr-index.h>
 
-#define PTM_RETSTACK	64	/* the decoder's return stack (SDM 36.2.1.2, libipt) */
 
 struct pt_model {
 	const struct pt_profile *prof;
@@ -58,8 +57,8 @@ struct pt_model {
 	u64 last_ip;
 	u64 tnt_bits;
 	u8 tnt_n;
-	u64 retstack[PTM_RETSTACK];
-	unsigned int rs_top, rs_len;
+	struct ptm_retstack *rs;	/* RET compression's: &@rs_own, or lent */
+	struct ptm_retstack rs_own;
 	u64 tsc, cyc_tsc;	/* TSC now; TSC at the last CYC */
 
 	int depth;		/* nesting of model entry points */
@@ -205,15 +204,16 @@ static __always_inline struct ptpk ptm_tnt_packet(unsigned int n, u64 bits)
 			      .tnt = { .nbits = (u8)n, .bits = bits } };
 }
 
-/* A CALL's return address onto the decoder's stack (RET compression). */
-static inline void ptm_rs_push(u64 ret)
+/* The decoder resets its return stack (PSB, OVF, TIP.PGE): empty. */
+static inline void ptm_rs_clear_top(struct pt_model *m)
 {
-	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+	*ptm_rs_top(m->rs) = PTM_RS_POISON;
+}
 
-	m->rs_top = (m->rs_top + 1) % PTM_RETSTACK;
-	m->retstack[m->rs_top] = ret;
-	if (m->rs_len < PTM_RETSTACK)
-		m->rs_len++;	/* when full, the oldest entry is overwritten */
+/* A CALL's return address onto the decoder's stack (RET compression). */
+static inline void ptm_call_push(u64 ret)
+{
+	ptm_rs_push(this_cpu_ptr(pt_model_cpu)->rs, ret);
 }
 
 /* A near branch through the full path (the scripted tests' forms use it too). */

@@ -66,7 +66,9 @@ static __always_inline const u64 *edges_run(struct pt_model *m, const u64 *rec, 
 	const bool retc = !(m->ctl & RTIT_CTL_DISRETC);
 	const u64 *first = rec;
 	/* room: TNT bits until the packet is full (never 0 here: it is sent then) */
-	unsigned int room = max - m->tnt_n, top = m->rs_top, len = m->rs_len;
+	unsigned int room = max - m->tnt_n;
+	struct ptm_retstack *rs = m->rs;
+	u8 top4 = rs->top4;
 	u64 bits = m->tnt_bits, n = 0, done;
 	bool full = false;
 
@@ -90,15 +92,14 @@ static __always_inline const u64 *edges_run(struct pt_model *m, const u64 *rec, 
 		case PTM_REC_JUMP:
 			break;
 		case PTM_REC_CALL:
-			top = (top + 1) % PTM_RETSTACK;
-			m->retstack[top] = edge_at(base, rec)->next;
-			len += len < PTM_RETSTACK;	/* full: the oldest is overwritten */
+			top4 = (u8)(top4 + 4);	/* the byte wraps: the ring's */
+			rs->slot[top4 / 4] = edge_at(base, rec)->next;
 			break;
 		case PTM_REC_RET:
-			if (!retc || !len || m->retstack[top] != rec[1])
+			if (!retc || rs->slot[top4 / 4] != rec[1] || rec[1] == PTM_RS_POISON)
 				goto out;	/* a TIP */
-			top = (top + PTM_RETSTACK - 1) % PTM_RETSTACK;
-			len--;
+			rs->slot[top4 / 4] = PTM_RS_POISON;	/* ptm_rs_pop_if() */
+			top4 = (u8)(top4 - 4);
 			bits = (bits << 1) | 1;
 			full = !--room;
 			break;
@@ -121,8 +122,7 @@ out:
 	}
 	m->tnt_bits = bits;
 	m->tnt_n = (u8)(max - room);
-	m->rs_top = top;
-	m->rs_len = len;
+	rs->top4 = top4;
 	*insns += n;
 	*filled = full;
 	if (full && !edges_tnt_fast(m))
@@ -152,7 +152,7 @@ static __always_inline bool edges_tip_fast(struct pt_model *m, const struct ptm_
 	case PTM_CALL_IND:
 		break;
 	case PTM_RET:
-		if (!(m->ctl & RTIT_CTL_DISRETC) && m->rs_len && m->retstack[m->rs_top] == to)
+		if (!(m->ctl & RTIT_CTL_DISRETC) && to != PTM_RS_POISON && *ptm_rs_top(m->rs) == to)
 			return false;	/* compressed: a TNT bit */
 		break;
 	default:
@@ -177,7 +177,7 @@ static __always_inline bool edges_tip_fast(struct pt_model *m, const struct ptm_
 		m->tnt_bits = 0;
 		m->last_ip = to;
 		if (e->cls == PTM_CALL_IND)
-			ptm_rs_push(e->next);
+			ptm_call_push(e->next);
 		m->tsc += m->cfg.cycles_per_event;	/* tick() without MTC */
 		m->ip = to;
 		m->st.fast++;
@@ -276,6 +276,19 @@ void pt_model_tnt_direct_done(u64 n, u64 to)
 	m->byte_cnt += n;
 	m->tsc += m->cfg.cycles_per_event * results;	/* tick() without MTC */
 	m->st.fast += results;
+	if (to)
+		m->ip = to;
+}
+
+/* @n of ev_insn_fast()'s direct JMPs and CALLs: their time, their count (the pushes are done) */
+void pt_model_ev_plain(u64 n, u64 to)
+{
+	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+
+	if (!n)
+		return;
+	m->tsc += m->cfg.cycles_per_event * n;	/* tick() without MTC */
+	m->st.fast += n;
 	if (to)
 		m->ip = to;
 }

@@ -128,7 +128,7 @@ static void psb_plus(void)
 	/* the decoder resets Last IP and its return stack at every PSB, and
 	 * learns the mode again from PSB+ */
 	m->last_ip = 0;
-	m->rs_len = 0;
+	ptm_rs_clear_top(m);
 	m->mode_sent = -1;
 	if (m->ctl & RTIT_CTL_TSC_EN) {
 		p.type = PTPK_TSC;
@@ -240,7 +240,7 @@ static void pge(u64 ip)
 	if ((int)m->mode != m->mode_sent)
 		mode_exec();
 	ip_pkt(PTPK_TIP_PGE, ip, false);
-	m->rs_len = 0;
+	ptm_rs_clear_top(m);
 }
 
 /* Straight-line arrival at @ip. After TraceEn was set this is the enable
@@ -380,7 +380,9 @@ void ptm_trace_reset(void)
 	m->last_ip = 0;
 	m->tnt_bits = 0;
 	m->tnt_n = 0;
-	m->rs_top = m->rs_len = 0;
+	if (!m->rs)
+		m->rs = &m->rs_own;
+	ptm_rs_reset(m->rs);
 	m->psb_pending = false;
 	m->tsc = m->cyc_tsc = 0;
 }
@@ -390,13 +392,21 @@ void ptm_trace_reset(void)
 
 static bool rs_pop_if(u64 target)
 {
+	return ptm_rs_pop_if(this_cpu_ptr(pt_model_cpu)->rs, target);
+}
+
+void pt_model_lend_retstack(struct ptm_retstack *rs)
+{
 	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
 
-	if (!m->rs_len || m->retstack[m->rs_top] != target)
-		return false;
-	m->rs_top = (m->rs_top + PTM_RETSTACK - 1) % PTM_RETSTACK;
-	m->rs_len--;
-	return true;
+	if (!rs)
+		rs = &m->rs_own;
+	if (!m->rs)
+		m->rs = &m->rs_own;	/* never reset yet: all poisoned below */
+	if (rs != m->rs) {
+		*rs = *m->rs;
+		m->rs = rs;
+	}
 }
 
 /* ------------------------------------------------------------ events */
@@ -419,10 +429,10 @@ static __always_inline void cofi(const struct ptm_insn *in, u64 to)
 		break;
 	case PTM_CALL:
 		if (in->target != in->next)	/* CALL +0 is not a call */
-			ptm_rs_push(in->next);
+			ptm_call_push(in->next);
 		break;
 	case PTM_CALL_IND:
-		ptm_rs_push(in->next);
+		ptm_call_push(in->next);
 		ip_pkt(PTPK_TIP, to, false);
 		break;
 	case PTM_JUMP_IND:
@@ -489,7 +499,7 @@ static __always_inline bool ev_insn_fast(enum ptm_class cls, u64 next, u64 targe
 		break;
 	case PTM_CALL:
 		if (target != next)	/* CALL +0 is not a call */
-			ptm_rs_push(next);
+			ptm_call_push(next);
 		break;
 	case PTM_RET:
 		if ((m->ctl & RTIT_CTL_DISRETC) || !rs_pop_if(to))
@@ -784,7 +794,7 @@ void pt_model_ev_overflow_end(void)
 		pkt(&p);
 		/* the decoder resets Last IP and its return stack at OVF */
 		m->last_ip = 0;
-		m->rs_len = 0;
+		ptm_rs_clear_top(m);
 		m->packet_en = pe_with(m->filter_en, m->cpl);
 		if (m->packet_en) {
 			/* OVF, FUP: tracing resumes at the FUP's IP. If the

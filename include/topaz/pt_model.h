@@ -415,6 +415,72 @@ void pt_model_tnt_direct_done(u64 n, u64 to);
  */
 void pt_model_ev_tnt(u64 bits, unsigned int n, u64 to);
 
+/*
+ * The decoder's return stack for RET compression (SDM 36.2.1.2; libipt's is
+ * 64 deep, the oldest entry overwritten), as the model keeps it and a
+ * translating engine's code updates it inline (pt_model_lend_retstack()).
+ * A ring of PTM_RS_SLOTS; @top4 is the top slot's index times 4, one byte,
+ * so that a byte store wraps it (no flag written). It has no length: the
+ * slot just below the oldest entry holds PTM_RS_POISON, which no return
+ * address is (it is not canonical), and so does a slot a RET took. An empty
+ * stack's top is that slot. (A push over 64 entries overwrites the oldest,
+ * which is then the slot below the oldest, so nothing counts the length.)
+ */
+#define PTM_RS_SLOTS	64
+#define PTM_RS_POISON	0x8000000000000000ull
+struct ptm_retstack {
+	u64 slot[PTM_RS_SLOTS];
+	u8 top4;
+};
+
+/** ptm_rs_top() - the top slot of @rs (PTM_RS_POISON: empty) */
+static inline u64 *ptm_rs_top(struct ptm_retstack *rs)
+{
+	return &rs->slot[rs->top4 / 4];
+}
+
+/** ptm_rs_reset() - @rs empty, every slot poisoned */
+static inline void ptm_rs_reset(struct ptm_retstack *rs)
+{
+	for (unsigned int i = 0; i < PTM_RS_SLOTS; i++)
+		rs->slot[i] = PTM_RS_POISON;
+	rs->top4 = 0;
+}
+
+/** ptm_rs_push() - a CALL's return address @ret onto @rs */
+static inline void ptm_rs_push(struct ptm_retstack *rs, u64 ret)
+{
+	rs->top4 = (u8)(rs->top4 + 4);
+	*ptm_rs_top(rs) = ret;
+}
+
+/** ptm_rs_pop_if() - does a RET to @to compress? It takes the top then. */
+static inline bool ptm_rs_pop_if(struct ptm_retstack *rs, u64 to)
+{
+	u64 *top = ptm_rs_top(rs);
+
+	if (to == PTM_RS_POISON || *top != to)
+		return false;
+	*top = PTM_RS_POISON;
+	rs->top4 = (u8)(rs->top4 - 4);
+	return true;
+}
+
+/**
+ * pt_model_lend_retstack() - from now on this CPU's model keeps its RET
+ * compression stack at @rs (its state moved there), where a translating
+ * engine's code pushes and pops it inline while pt_model_tnt_room() allows
+ * results inline; NULL: back in the model
+ */
+void pt_model_lend_retstack(struct ptm_retstack *rs);
+/**
+ * pt_model_ev_plain() - @n direct JMPs and CALLs (not CALL +0) that
+ * translated code took inline while pt_model_tnt_room() allowed results
+ * (their CALLs pushed on the lent stack), as the events they are; @to where
+ * the last went (0: unknown). With pt_model_ev_tnt(), which they did not fill.
+ */
+void pt_model_ev_plain(u64 n, u64 to);
+
 /**
  * struct ptm_edge - a near branch as a translating engine knows it ahead of
  * time: one outcome of a branch instruction
