@@ -235,6 +235,11 @@ bool pt_model_tnt_timed(void)
 	return this_cpu_ptr(pt_model_cpu)->ctl & (RTIT_CTL_TSC_EN | RTIT_CTL_CYCLEACC);
 }
 
+bool pt_model_ret_compressed(void)
+{
+	return !(this_cpu_ptr(pt_model_cpu)->ctl & RTIT_CTL_DISRETC);
+}
+
 u8 *pt_model_tnt_direct(u64 *room)
 {
 	struct pt_model *m = this_cpu_ptr(pt_model_cpu);

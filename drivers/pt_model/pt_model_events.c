@@ -395,14 +395,16 @@ static bool rs_pop_if(u64 target)
 	return ptm_rs_pop_if(this_cpu_ptr(pt_model_cpu)->rs, target);
 }
 
-void pt_model_lend_retstack(struct ptm_retstack *rs)
+void pt_model_lend_retstack(unsigned int cpu, struct ptm_retstack *rs)
 {
-	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
+	struct pt_model *m = per_cpu_ptr(pt_model_cpu, cpu);
 
 	if (!rs)
 		rs = &m->rs_own;
-	if (!m->rs)
-		m->rs = &m->rs_own;	/* never reset yet: all poisoned below */
+	if (!m->rs) {
+		m->rs = &m->rs_own;	/* never reset: as it would be */
+		ptm_rs_reset(m->rs);
+	}
 	if (rs != m->rs) {
 		*rs = *m->rs;
 		m->rs = rs;

@@ -387,6 +387,8 @@ const char *pt_model_tnt_inline_off(void);
  * pass another event: its time would change.
  */
 bool pt_model_tnt_timed(void);
+/** pt_model_ret_compressed() - are RETs compressed (no DisRETC)? */
+bool pt_model_ret_compressed(void);
 /**
  * pt_model_tnt_direct() - where a translating engine's code may store full
  * TNT-64 packets (47 results each, ptpk_encode_tnt64()) itself, one after
@@ -467,12 +469,12 @@ static inline bool ptm_rs_pop_if(struct ptm_retstack *rs, u64 to)
 }
 
 /**
- * pt_model_lend_retstack() - from now on this CPU's model keeps its RET
+ * pt_model_lend_retstack() - from now on CPU @cpu's model keeps its RET
  * compression stack at @rs (its state moved there), where a translating
  * engine's code pushes and pops it inline while pt_model_tnt_room() allows
- * results inline; NULL: back in the model
+ * results inline; NULL: back in the model. Not while that CPU traces.
  */
-void pt_model_lend_retstack(struct ptm_retstack *rs);
+void pt_model_lend_retstack(unsigned int cpu, struct ptm_retstack *rs);
 /**
  * pt_model_ev_plain() - @n direct JMPs and CALLs (not CALL +0) that
  * translated code took inline while pt_model_tnt_room() allowed results

@@ -182,7 +182,8 @@ struct trace_engine_stats {
 	u64 xlat_flushes;	/* record batches handed to the trace unit */
 	u64 xlat_misses;	/* indirect targets not found inline */
 	u64 xlat_resets;	/* times the cache filled up and started again */
-	u64 xlat_inline_tnt;	/* Jcc results the code put in the pending TNT itself */
+	u64 xlat_inline_tnt;	/* Jcc and RET results the code put in the pending TNT itself */
+	u64 xlat_inline_plain;	/* direct JMPs and CALLs it took with no record */
 	u64 xlat_tnt_direct;	/* ... full TNT packets it stored in the output itself */
 };
 

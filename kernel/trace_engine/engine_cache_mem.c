@@ -8,6 +8,7 @@
 #define pr_fmt(fmt) "trace: " fmt
 #include <topaz/tracing.h>
 #include "engine.h"
+#include <topaz/pt_model.h>
 #include <topaz/paging.h>
 #include <topaz/kernel.h>
 #include <topaz/mm.h>
@@ -39,6 +40,7 @@ static unsigned int xlat_free(void)
 		if (!x)
 			continue;
 		e->xc = NULL;
+		pt_model_lend_retstack(cpu, NULL);	/* back in the trace unit */
 		if (code_nx)
 			set_memory_flags((uintptr_t)x->code, (uintptr_t)x->code_end, PTE_NX, 0);
 		set_memory_flags((uintptr_t)x->rec_guard, (uintptr_t)x->rec_guard + PAGE_SIZE, PTE_P, 0);
@@ -74,6 +76,7 @@ static int cache_init_cpu(unsigned int cpu, unsigned int sorder)
 	}
 	xlat_cpu_init(x, (u8 *)region, (struct xlat_site *)sites);
 	e->xc = x;	/* xlat_free() puts its flags back, should this fail */
+	pt_model_lend_retstack(cpu, &x->rs);	/* the stubs push and pop it inline */
 	code_nx = paging_lookup((uintptr_t)x->code, NULL) & PTE_NX;
 	err = set_memory_flags((uintptr_t)x->code, (uintptr_t)x->code_end, 0, PTE_NX);
 	if (!err)

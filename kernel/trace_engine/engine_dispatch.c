@@ -43,19 +43,21 @@ static bool xlat_pending(const struct xlat_cpu *x)
 {
 	u64 bits;
 
-	return x->rec_read != (u64 *)(uintptr_t)READ_ONCE(x->rec_ptr) || xlat_tnt_taken(x, &bits);
+	return x->rec_read != (u64 *)(uintptr_t)READ_ONCE(x->rec_ptr) || xlat_tnt_taken(x, &bits) ||
+	       x->tnt_jc;
 }
 
 /*
- * pt.inline_tnt: Jcc stubs that put their TNT bit straight into the trace
- * unit's pending TNT (xlat.h), the full packets stored by the code itself.
- * Off by default: a third faster on loops of Jccs (sort), but slower where
- * calls and returns turn it off between them (slab, the firmware's vars:
- * docs/trace-engine.md).
+ * pt.inline_tnt (on by default): stubs that make the common case's trace
+ * themselves (xlat.h): Jccs' and compressed RETs' TNT bits straight into
+ * the trace unit's pending TNT, direct JMPs and CALLs with no record, the
+ * full packets stored by the code itself. pt.inline_tnt=off: records only
+ * (slower by a third or more, but on code where indirect branches come
+ * every few branches: docs/trace-engine.md).
  */
-static bool xlat_inline_tnt;
+static bool xlat_inline_tnt = true;
 KPARAM_BOOL("pt.inline_tnt", pt_inline_tnt, &xlat_inline_tnt,
-	    "pt.step=translate: Jcc stubs write their TNT bit straight into the pending TNT (no record)");
+	    "pt.step=translate: the stubs put Jccs' and compressed RETs' TNT bits straight into the pending TNT, direct JMPs and CALLs write nothing (off: records only)");
 
 /* The inline TNT's room now: 0 when its stubs are not made */
 static unsigned int xlat_room(const struct xlat_cpu *x)
@@ -78,30 +80,9 @@ static void xlat_records(struct engine *e, const u64 *p, const u64 *end)
 }
 
 /*
- * Past the records from @p that direct JMPs and CALLs wrote with the inline
- * TNT left on (xlat.c, tnt_off_at()): results may have come before and
- * after them, but none filled the packet in between, and these change
- * neither the TNT nor a packet, so they go first (the return stack's pushes
- * before a PSB+ that the last result may bring, as they came).
- */
-static const u64 *xlat_lead(const struct xlat_cpu *x, const u64 *p, const u64 *end)
-{
-	if (x->timed || !x->inline_tnt)
-		return p;
-	while (p < end) {
-		const struct xlat_site *s = &x->sites[xlat_word_site(p[0])];
-
-		if (s->kind != XK_JMP && s->kind != XK_CALL)
-			break;
-		p += 2;
-	}
-	return p;
-}
-
-/*
  * Hand what the code wrote to the trace unit, in the order it was made: the
- * inline TNT's results first (any record but those of xlat_lead() came
- * after them: its stub turned the inline TNT off), @to where the last went
+ * inline results first (any record came after them: its stub turned the
+ * inline TNT off, or it was off), @to where the last went
  * (0: unknown, only when they do not fill the packet), then the records.
  * The inline TNT is armed again for what the model can take now. @reset
  * starts the buffer again: only
@@ -113,13 +94,12 @@ static void xlat_consume(struct engine *e, bool reset, u64 to)
 {
 	struct xlat_cpu *x = e->xc;
 	u64 *end = (u64 *)(uintptr_t)READ_ONCE(x->rec_ptr);
-	const u64 *p = x->rec_read, *lead = xlat_lead(x, p, end);
+	const u64 *p = x->rec_read;
 
 	if (e->state == ENG_PAUSED && xlat_pending(x))
 		engine_resume(e);	/* the handler's return comes before these */
-	xlat_records(e, p, lead);
 	e->st.branches += xlat_tnt_hand_over(x, to, &e->st.insns);
-	xlat_records(e, lead, end);
+	xlat_records(e, p, end);
 	x->rec_read = end;
 	x->st.flushes++;
 	if (reset) {
@@ -143,24 +123,29 @@ static struct xlat_site *xlat_get(struct engine *e, u64 ip)
 	return s;
 }
 
-/* Say once what the configuration lets conditional branches do. */
+/* Say once what the configuration lets the stubs do. */
 static void xlat_say_tnt(const struct xlat_cpu *x)
 {
 	static const char *said;
+	static unsigned int said_stubs;
 	const char *why = pt_model_tnt_inline_off();
+	unsigned int stubs = 1u | (unsigned int)x->ret_inline << 1 | (unsigned int)x->plain_inline << 2;
 
 	if (!x->inline_tnt)
 		return;
 	if (!why)
 		why = "";
-	if (said == why)
+	if (said == why && said_stubs == stubs)
 		return;
 	said = why;
+	said_stubs = stubs;
 	if (*why)
 		pr_info("translate: conditional branches write records: %s\n", why);
 	else
-		pr_info("translate: conditional branches put their TNT bits straight into the trace unit's pending TNT%s\n",
-			pt_model_tnt_timed() ? " (timing packets on: after a direct JMP or CALL, records until the next batch)" : "");
+		pr_info("translate: conditional branches%s put their TNT bits straight into the trace unit's pending TNT; %s\n",
+			x->ret_inline ? " and compressed RETs" : "",
+			x->plain_inline ? "direct JMPs and CALLs write no record" :
+			"timing packets on: a direct JMP or CALL writes a record, and results after it wait for the next batch");
 }
 
 /**
@@ -177,7 +162,7 @@ bool xlat_enter(struct engine *e, struct pt_regs *regs)
 	if (!e->xc)
 		return false;
 	if (!xlat_pending(e->xc))
-		xlat_set_stubs(e->xc, xlat_inline_tnt, pt_model_tnt_timed());
+		xlat_set_stubs(e->xc, xlat_inline_tnt, pt_model_tnt_timed(), pt_model_ret_compressed());
 	s = xlat_get(e, regs->rip);
 	if (!s || (s->kind == XK_EXIT && s->stub == s->entry && s->ip != engine_xenv.end_ip))
 		return false;	/* it cannot be translated right here: branch-step it */
@@ -290,7 +275,8 @@ u64 xlat_rt_flush_c(u64 ret)
 	struct engine *e = this_cpu_ptr(engines);
 	struct xlat_pos pos;
 
-	/* @ret is in the stub after its bit: where the Jcc went */
+	/* after a bit that filled the packet: where the branch went; at a
+	 * stub's RETRY, whose count of records asks to be armed again: 0 */
 	xlat_consume(e, true, xlat_where(e->xc, ret, &pos) && pos.retired ? pos.ip : 0);
 	return ret;
 }
@@ -341,7 +327,17 @@ bool xlat_async_enter(struct engine *e, struct pt_regs *regs)
 		 * stack: that RET goes to the check anyway.) */
 		if (pos.undo_ins)
 			e->xc->tnt_ins -= pos.site->insns;
+		if (pos.undo_jc)
+			e->xc->tnt_jc--;
+		if (pos.undo_bit)
+			e->xc->tnt_w >>= 1;
 		e->x_at = (uintptr_t)e->xc->region + pos.rewind;
+	}
+	if (pos.rs_poison) {
+		/* a RET's inline pop: the index moved, the slot it took is poisoned now */
+		struct ptm_retstack *rs = &e->xc->rs;
+
+		rs->slot[(u8)(rs->top4 + 4) / 4] = PTM_RS_POISON;
 	}
 	e->x_pos = pos;
 	regs->rip = pos.ip;

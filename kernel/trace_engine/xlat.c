@@ -58,6 +58,7 @@ void xlat_cpu_init(struct xlat_cpu *x, u8 *region, struct xlat_site *sites)
 	x->sites = sites;
 	x->max_sites = XLAT_MAX_SITES;
 	x->dummy_key = ~0ull;	/* no target is -1: an empty slot never matches */
+	ptm_rs_reset(&x->rs);
 	xlat_tnt_arm(x, 0);
 	table_clear(x);
 }
@@ -90,23 +91,30 @@ unsigned int xlat_tnt_hand_over(struct xlat_cpu *x, u64 to, u64 *insns)
 	u64 bits, stored = x->tnt_out - x->tnt_out0;
 	unsigned int n = xlat_tnt_taken(x, &bits);
 	unsigned int all = n + (unsigned int)(stored / 8) * PTPK_TNT64_MAX;
+	u64 jc = x->tnt_jc;
 
+	if (x->tnt_w0 == XLAT_TNT_OFF)
+		jc = 0;	/* never armed: none went inline */
 	if (stored) {
 		/* the packets came before the results still in tnt_w */
 		pt_model_tnt_direct_done(stored, to);
 		x->tnt_out0 = x->tnt_out;
 		x->st.tnt_direct += stored / 8;
 	}
+	/* their events' time before a packet the last result may fill */
+	pt_model_ev_plain(jc, n ? 0 : to);
 	if (n)
 		pt_model_ev_tnt(bits, n, to);
-	if (all) {
+	if (all || jc) {
 		*insns += x->tnt_ins;
 		x->st.inline_tnt += all;
+		x->st.inline_plain += jc;
 	}
 	x->tnt_w = x->tnt_w0 = XLAT_TNT_OFF;	/* until armed again */
 	x->tnt_ins = 0;
+	x->tnt_jc = 0;
 	x->tnt_lim = 0;
-	return all;
+	return all + (unsigned int)jc;
 }
 
 void xlat_tnt_arm_out(struct xlat_cpu *x, unsigned int room)
@@ -254,20 +262,15 @@ static bool tnt_off(struct emit *e, u64 at)
 	return put_rel32(e->p - 5, at - 1);
 }
 
-/* Where a record of @kind turns the inline TNT off (its store's address). */
-static u64 tnt_off_at(const struct xlat_cpu *x, enum xlat_kind kind)
+/*
+ * Where a record turns the inline TNT off (its store's address), in the
+ * stubs that write one whether armed or not (direct_path(): a PTWRITE, and
+ * with timing packets a direct JMP or CALL, whose event's time must not
+ * come after results that followed it). 0: never armed.
+ */
+static u64 tnt_off_at(const struct xlat_cpu *x)
 {
-	if (!x->inline_tnt)
-		return 0;	/* it is never armed */
-	/*
-	 * A direct JMP or CALL adds no TNT bit and sends no packet: the Jcc
-	 * results after it may still go inline, and the engine hands its
-	 * record over before them (xlat_lead()). Only the time of its event
-	 * would come out of order: with timing packets, it turns it off too.
-	 */
-	if ((kind == XK_JMP || kind == XK_CALL) && !x->timed)
-		return (uintptr_t)&x->tnt_sink;
-	return (uintptr_t)&x->tnt_w + 7;
+	return x->inline_tnt ? (uintptr_t)&x->tnt_w + 7 : 0;
 }
 
 /* What a record's second word is. */
@@ -352,7 +355,7 @@ static bool direct_path(struct emit *e, const struct xlat_env *env, struct xlat_
 	(void)env;
 	b1(e, 0x51);							/* push %rcx */
 	ok = record(e, xlat_word(s, idx, taken), sec, reg, &s->post[taken][0],
-		    tnt_off_at(e->x, (enum xlat_kind)s->kind));
+		    tnt_off_at(e->x));
 	b1(e, 0x59);							/* pop %rcx */
 	ok &= edge(e, s, taken, to);
 	s->post[taken][1] = here(e);
@@ -421,6 +424,74 @@ static bool emit_tnt_put(struct emit *e, const struct xlat_env *env)
 	return ok;
 }
 
+/* movzbl tnt_w+7(%rip),%ecx; jrcxz <patched>: the rel8's address */
+static u8 *tnt_check(struct emit *e, bool *ok)
+{
+	*ok &= rip_op(e, (const u8[]){ 0x0f, 0xb6, 0x0d }, 3, (uintptr_t)&e->x->tnt_w + 7);
+	b1(e, 0xe3);
+	return e->p++;
+}
+
+/* The 64-bit word at @at += @add: MOV, LEA, MOV through RCX (no flag written). */
+static bool count_add(struct emit *e, u64 at, u32 add)
+{
+	static const u8 ld[] = { 0x48, 0x8b, 0x0d }, st[] = { 0x48, 0x89, 0x0d };
+	bool ok = rip_op(e, ld, 3, at);
+
+	bn(e, (const u8[]){ 0x48, 0x8d, 0x89 }, 3);			/* lea add(%rcx),%rcx */
+	b4(e, add);
+	return ok && rip_op(e, st, 3, at);
+}
+
+/* tnt_w = 2 * tnt_w + @taken: the result into the inline TNT */
+static bool tnt_bit(struct emit *e, unsigned int taken)
+{
+	static const u8 ld[] = { 0x48, 0x8b, 0x0d }, st[] = { 0x48, 0x89, 0x0d };
+	const u64 w = (uintptr_t)&e->x->tnt_w;
+	bool ok = rip_op(e, ld, 3, w);
+
+	bn(e, (const u8[]){ 0x48, 0x8d, 0x4c, 0x09, (u8)taken }, 5);	/* lea taken(%rcx,%rcx),%rcx */
+	return ok && rip_op(e, st, 3, w);
+}
+
+/* A result filled the packet (byte 7 is 1): call tnt_put. The rel8 to patch past it. */
+static u8 *tnt_full(struct emit *e, const struct xlat_env *env, bool *ok)
+{
+	u8 *j = tnt_check(e, ok);					/* jrcxz Z */
+
+	b1(e, 0xe8);							/* call tnt_put */
+	e->p += 4;
+	*ok &= put_rel32(e->p - 4, e->x->tnt_put ? (uintptr_t)e->x->tnt_put : env->rt_flush);
+	return j;
+}
+
+static inline void patch8(struct emit *e, u8 *rel)
+{
+	*rel = (u8)(e->p - (rel + 1));
+}
+
+/*
+ * Off (byte 7 of tnt_w in RCX, not 0): count this record in it, and when
+ * the count wraps go to RETRY (@*j_retry, to patch), which asks the
+ * runtime to arm it again: lea 1(%rcx),%rcx; movzbl %cl,%ecx; jrcxz RETRY;
+ * mov %cl,tnt_w+7(%rip)
+ */
+static bool off_count(struct emit *e, u8 **j_retry)
+{
+	bn(e, (const u8[]){ 0x48, 0x8d, 0x49, 0x01,			/* lea 1(%rcx),%rcx */
+			    0x0f, 0xb6, 0xc9, 0xe3 }, 8);		/* movzbl %cl,%ecx; jrcxz RETRY */
+	*j_retry = e->p++;
+	return rip_op(e, (const u8[]){ 0x88, 0x0d }, 2, (uintptr_t)&e->x->tnt_w + 7);
+}
+
+/* RETRY: call xlat_rt_flush; jmp CHECK (@check) */
+static bool off_retry(struct emit *e, const struct xlat_env *env, const u8 *check)
+{
+	b1(e, 0xe8);							/* call xlat_rt_flush */
+	e->p += 4;
+	return put_rel32(e->p - 4, env->rt_flush) && jmp_to(e, (uintptr_t)check);
+}
+
 /*
  * A Jcc's outcome @taken: its TNT bit straight into the inline TNT when
  * armed, else a record (xlat.h). Then the direct edge to @to.
@@ -430,7 +501,7 @@ static bool emit_tnt_put(struct emit *e, const struct xlat_env *env)
  *	lea 1(%rcx),%rcx; movzbl %cl,%ecx; jrcxz RETRY	off: count, and now and
  *	mov %cl,tnt_w+7(%rip)				then ask to be armed
  *	<record>; jmp Z				(its publication: post[taken][0])
- * RETRY: call xlat_rt_flush; jmp CHECK
+ * RETRY: call xlat_rt_flush; jmp CHECK		(off_count(), off_retry())
  * START: mov tnt_ins(%rip),%rcx; lea insns(%rcx),%rcx; mov %rcx,tnt_ins(%rip)
  * COUNTED: mov tnt_w(%rip),%rcx; lea taken(%rcx,%rcx),%rcx; mov %rcx,tnt_w(%rip)
  * RETIRED: movzbl tnt_w+7(%rip),%ecx; jrcxz Z; call tnt_put	the packet is full
@@ -442,50 +513,28 @@ static bool emit_tnt_put(struct emit *e, const struct xlat_env *env)
 static bool cond_path(struct emit *e, const struct xlat_env *env, struct xlat_site *s, u32 idx,
 		      unsigned int taken, u64 to)
 {
-	static const u8 movzb[] = { 0x0f, 0xb6, 0x0d }, ld[] = { 0x48, 0x8b, 0x0d },
-			st[] = { 0x48, 0x89, 0x0d };
-	const u64 w = (uintptr_t)&e->x->tnt_w, ins = (uintptr_t)&e->x->tnt_ins;
 	u8 *j_start, *j_retry, *j_rec, *j_full, *check;
-	bool ok;
+	bool ok = true;
 
 	b1(e, 0x51);							/* push %rcx */
 	check = e->p;
 	s->inl[taken][XLAT_INL_CHECK] = here(e);
-	ok = rip_op(e, movzb, 3, w + 7);
-	b1(e, 0xe3);							/* jrcxz START */
-	j_start = e->p++;
-	bn(e, (const u8[]){ 0x48, 0x8d, 0x49, 0x01,			/* lea 1(%rcx),%rcx */
-			    0x0f, 0xb6, 0xc9, 0xe3 }, 8);		/* movzbl %cl,%ecx; jrcxz RETRY */
-	j_retry = e->p++;
-	ok &= rip_op(e, (const u8[]){ 0x88, 0x0d }, 2, w + 7);		/* mov %cl,tnt_w+7(%rip) */
+	j_start = tnt_check(e, &ok);
+	ok &= off_count(e, &j_retry);
 	ok &= record(e, xlat_word(s, idx, taken), SEC_NONE, 0, &s->post[taken][0], 0);
 	b1(e, 0xeb);							/* jmp Z */
 	j_rec = e->p++;
-	*j_retry = (u8)(e->p - (j_retry + 1));
+	patch8(e, j_retry);
 	s->inl[taken][XLAT_INL_START] = here(e);			/* RETRY */
-	b1(e, 0xe8);							/* call xlat_rt_flush */
-	e->p += 4;
-	ok &= put_rel32(e->p - 4, env->rt_flush);
-	b1(e, 0xeb);							/* jmp CHECK */
-	b1(e, (u8)(check - (e->p + 1)));
-	*j_start = (u8)(e->p - (j_start + 1));
-	ok &= rip_op(e, ld, 3, ins);
-	bn(e, (const u8[]){ 0x48, 0x8d, 0x89 }, 3);			/* lea insns(%rcx),%rcx */
-	b4(e, s->insns);
-	ok &= rip_op(e, st, 3, ins);
+	ok &= off_retry(e, env, check);
+	patch8(e, j_start);
+	ok &= count_add(e, (uintptr_t)&e->x->tnt_ins, s->insns);
 	s->inl[taken][XLAT_INL_COUNTED] = here(e);
-	ok &= rip_op(e, ld, 3, w);
-	bn(e, (const u8[]){ 0x48, 0x8d, 0x4c, 0x09, (u8)taken }, 5);	/* lea taken(%rcx,%rcx),%rcx */
-	ok &= rip_op(e, st, 3, w);
+	ok &= tnt_bit(e, taken);
 	s->inl[taken][XLAT_INL_RETIRED] = here(e);
-	ok &= rip_op(e, movzb, 3, w + 7);
-	b1(e, 0xe3);							/* jrcxz Z */
-	j_full = e->p++;
-	b1(e, 0xe8);							/* call tnt_put */
-	e->p += 4;
-	ok &= put_rel32(e->p - 4, e->x->tnt_put ? (uintptr_t)e->x->tnt_put : env->rt_flush);
-	*j_rec = (u8)(e->p - (j_rec + 1));
-	*j_full = (u8)(e->p - (j_full + 1));
+	j_full = tnt_full(e, env, &ok);
+	patch8(e, j_rec);
+	patch8(e, j_full);
 	b1(e, 0x59);							/* Z: pop %rcx */
 	ok &= edge(e, s, taken, to);
 	s->post[taken][1] = here(e);
@@ -493,21 +542,96 @@ static bool cond_path(struct emit *e, const struct xlat_env *env, struct xlat_si
 }
 
 /*
- * The indirect tail: the target T on top of the stack (pushed by the stub, or
- * RET's own). Record it, look it up in the table (the entry's key is the
- * 8 bytes before it), replace T with the block's address and RET there; a
- * miss goes to the runtime with T on the stack.
+ * A direct JMP or CALL (its return address pushed already) with the inline
+ * TNT made for no timing packets (plain_inline): while armed, no record,
+ * only its instructions and its event counted and, a CALL's (not CALL +0),
+ * its return address pushed on the lent RET compression stack. Off: a
+ * record, which keeps it off (results after it must come after it).
+ *
+ *	push %rcx; [push %rdx]
+ * CHECK: movzbl tnt_w+7(%rip),%ecx; jrcxz START
+ *	<count in byte 7>; <record>; jmp Z	(its publication: post[0][0])
+ * RETRY: call xlat_rt_flush; jmp CHECK		(off_count(), off_retry())
+ * START: tnt_ins += insns
+ * COUNTED: tnt_jc += 1
+ * JC:	[movzbl top4(%rip),%edx; lea 4(%rdx),%rdx; movzbl %dl,%edx
+ *	 lea slot(%rip),%rcx; movq $next,(%rcx,%rdx,2)	(or through RDX: movabs)
+ *	 mov %dl,top4(%rip)]			the push, committed by the index
+ * RETIRED:
+ * Z:	[pop %rdx]; pop %rcx; jmp <edge>
+ *
+ * An event in [CHECK, the publication) or [RETRY, RETIRED) resumes at
+ * CHECK, its counts taken back (xlat_where()); a slot written above the
+ * top before the index moved is not on the stack.
  */
-static bool indirect_tail(struct emit *e, const struct xlat_env *env, struct xlat_site *s, u32 idx)
+static bool plain_path(struct emit *e, const struct xlat_env *env, struct xlat_site *s, u32 idx)
+{
+	struct xlat_cpu *x = e->x;
+	const bool push = s->kind == XK_CALL && s->target != s->next;
+	const u64 top4 = (uintptr_t)&x->rs.top4, slot = (uintptr_t)x->rs.slot;
+	u8 *j_start, *j_rec, *j_retry, *check;
+	bool ok = true;
+
+	b1(e, 0x51);							/* push %rcx */
+	if (push)
+		b1(e, 0x52);						/* push %rdx */
+	check = e->p;
+	s->inl[0][XLAT_INL_CHECK] = here(e);
+	j_start = tnt_check(e, &ok);
+	ok &= off_count(e, &j_retry);
+	ok &= record(e, xlat_word(s, idx, 0), SEC_NONE, 0, &s->post[0][0], 0);
+	b1(e, 0xeb);							/* jmp Z */
+	j_rec = e->p++;
+	patch8(e, j_retry);
+	s->inl[0][XLAT_INL_START] = here(e);				/* RETRY */
+	ok &= off_retry(e, env, check);
+	patch8(e, j_start);
+	ok &= count_add(e, (uintptr_t)&x->tnt_ins, s->insns);
+	s->inl[0][XLAT_INL_COUNTED] = here(e);
+	ok &= count_add(e, (uintptr_t)&x->tnt_jc, 1);
+	s->inl[1][0] = here(e);
+	if (push) {
+		ok &= rip_op(e, (const u8[]){ 0x0f, 0xb6, 0x15 }, 3, top4);	/* movzbl top4(%rip),%edx */
+		bn(e, (const u8[]){ 0x48, 0x8d, 0x52, 0x04,			/* lea 4(%rdx),%rdx */
+				    0x0f, 0xb6, 0xd2 }, 7);			/* movzbl %dl,%edx */
+		ok &= rip_op(e, (const u8[]){ 0x48, 0x8d, 0x0d }, 3, slot);	/* lea slot(%rip),%rcx */
+		if ((s64)s->next == (s32)s->next) {
+			bn(e, (const u8[]){ 0x48, 0xc7, 0x04, 0x51 }, 4);	/* movq $next,(%rcx,%rdx,2) */
+			b4(e, (u32)s->next);
+			ok &= rip_op(e, (const u8[]){ 0x88, 0x15 }, 2, top4);	/* mov %dl,top4(%rip) */
+		} else {
+			bn(e, (const u8[]){ 0x48, 0x8d, 0x0c, 0x51,		/* lea (%rcx,%rdx,2),%rcx */
+					    0x48, 0xba }, 6);			/* movabs $next,%rdx */
+			b8(e, s->next);
+			bn(e, (const u8[]){ 0x48, 0x89, 0x11 }, 3);		/* mov %rdx,(%rcx) */
+			ok &= rip_op(e, (const u8[]){ 0x0f, 0xb6, 0x15 }, 3, top4);	/* movzbl top4(%rip),%edx */
+			bn(e, (const u8[]){ 0x48, 0x8d, 0x52, 0x04 }, 4);	/* lea 4(%rdx),%rdx */
+			ok &= rip_op(e, (const u8[]){ 0x88, 0x15 }, 2, top4);	/* mov %dl,top4(%rip) */
+		}
+	}
+	s->inl[0][XLAT_INL_RETIRED] = here(e);
+	patch8(e, j_rec);
+	if (push)
+		b1(e, 0x5a);						/* Z: pop %rdx */
+	b1(e, 0x59);							/* pop %rcx */
+	ok &= edge(e, s, 0, s->target);
+	s->post[0][1] = here(e);
+	return ok;
+}
+
+/*
+ * The table lookup of target T (in RAX; RAX, RCX and RDX pushed over T on
+ * the stack): the entry's key is the 8 bytes before it. A hit replaces T
+ * with the block's address and RETs there; a miss goes to the runtime with
+ * T on the stack.
+ */
+static bool lookup_tail(struct emit *e, const struct xlat_env *env)
 {
 	static const u8 lea_table[] = { 0x48, 0x8d, 0x15 };
 	u8 *jr;
 	bool ok;
 
-	bn(e, (const u8[]){ 0x50, 0x51, 0x48, 0x8b, 0x44, 0x24, 0x10 }, 7); /* push %rax; push %rcx; mov 16(%rsp),%rax */
-	ok = record(e, xlat_word(s, idx, 0), SEC_RAX, 0, &s->post[0][0], tnt_off_at(e->x, XK_IND));
-	b1(e, 0x52);							/* push %rdx */
-	ok &= rip_op(e, lea_table, 3, (uintptr_t)e->x->table);	/* lea table(%rip),%rdx */
+	ok = rip_op(e, lea_table, 3, (uintptr_t)e->x->table);		/* lea table(%rip),%rdx */
 	bn(e, (const u8[]){ 0x0f, 0xb7, 0xc8,				/* movzwl %ax,%ecx */
 			    0x48, 0x8b, 0x14, 0xca,			/* mov (%rdx,%rcx,8),%rdx */
 			    0x48, 0x8b, 0x4a, 0xf8,			/* mov -8(%rdx),%rcx */
@@ -517,10 +641,101 @@ static bool indirect_tail(struct emit *e, const struct xlat_env *env, struct xla
 	jr = e->p++;
 	bn(e, (const u8[]){ 0x5a, 0x59, 0x58 }, 3);			/* pop %rdx; pop %rcx; pop %rax */
 	ok &= jmp_to(e, env->rt_lookup);				/* miss: [T] */
-	*jr = (u8)(e->p - (jr + 1));
+	patch8(e, jr);
 	bn(e, (const u8[]){ 0x48, 0x89, 0x54, 0x24, 0x18,		/* mov %rdx,24(%rsp) */
 			    0x5a, 0x59, 0x58, 0xc3 }, 9);		/* pop %rdx; pop %rcx; pop %rax; ret */
+	return ok;
+}
+
+/*
+ * The indirect tail: the target T on top of the stack (pushed by the stub,
+ * or RET's own). Record it and look it up (lookup_tail()). With the inline
+ * TNT, a record while armed turns it off (results after it must come after
+ * it), and one while off counts in it, as a Jcc's; and a RET with
+ * ret_inline first compares T with the top of the lent RET compression
+ * stack: a match pops it and is a TNT bit, with no record.
+ *
+ *	push %rax; push %rcx; push %rdx; mov 24(%rsp),%rax
+ * CHECK: movzbl tnt_w+7(%rip),%ecx; jrcxz START	(with the inline TNT)
+ *	<count in byte 7>
+ * REC:	<record T>; <lookup>			(publication: post[0][0])
+ * RETRY: call xlat_rt_flush; jmp CHECK
+ * START: [movzbl top4(%rip),%edx; lea slot(%rip),%rcx; lea (%rcx,%rdx,2),%rdx
+ *	 mov (%rdx),%rcx; not %rcx; lea 1(%rcx,%rax),%rcx; jrcxz HIT]
+ *	movb $XLAT_TNT_WAIT,tnt_w+7(%rip); jmp REC
+ * HIT: tnt_ins += insns
+ * COUNTED: tnt_w = 2 * tnt_w + 1
+ * BIT:	mov %rax,ret_to(%rip)
+ *	movzbl top4(%rip),%ecx; lea -4(%rcx),%rcx; mov %cl,top4(%rip)
+ * RETIRED: movabs $PTM_RS_POISON,%rcx; mov %rcx,(%rdx)	(post[1][0])
+ * POISONED: <the packet full? tnt_put>; <lookup>
+ *
+ * An event in [CHECK, the publication) or [RETRY, RETIRED) resumes at
+ * CHECK, the RET's count and bit taken back; in [RETIRED, POISONED) it
+ * poisons the popped slot itself (xlat_where()).
+ */
+static bool indirect_tail(struct emit *e, const struct xlat_env *env, struct xlat_site *s, u32 idx)
+{
+	struct xlat_cpu *x = e->x;
+	const bool inl = x->inline_tnt, ret = s->cls == PTM_RET && x->ret_inline;
+	const u64 top4 = (uintptr_t)&x->rs.top4;
+	u8 *j_start = NULL, *j_retry = NULL, *check = NULL, *rec, *j_hit = NULL, *j_full;
+	bool ok = true;
+
+	bn(e, (const u8[]){ 0x50, 0x51, 0x52,				/* push %rax; push %rcx; push %rdx */
+			    0x48, 0x8b, 0x44, 0x24, 0x18 }, 8);		/* mov 24(%rsp),%rax */
+	if (inl) {
+		check = e->p;
+		s->inl[0][XLAT_INL_CHECK] = here(e);
+		j_start = tnt_check(e, &ok);
+		ok &= off_count(e, &j_retry);
+	}
+	rec = e->p;
+	ok &= record(e, xlat_word(s, idx, 0), SEC_RAX, 0, &s->post[0][0], 0);
+	ok &= lookup_tail(e, env);
 	s->post[0][1] = here(e);
+	if (!inl)
+		return ok;
+	patch8(e, j_retry);
+	s->inl[0][XLAT_INL_START] = here(e);				/* RETRY */
+	ok &= off_retry(e, env, check);
+	patch8(e, j_start);
+	if (ret) {
+		ok &= rip_op(e, (const u8[]){ 0x0f, 0xb6, 0x15 }, 3, top4);	/* movzbl top4(%rip),%edx */
+		ok &= rip_op(e, (const u8[]){ 0x48, 0x8d, 0x0d }, 3, (uintptr_t)x->rs.slot); /* lea slot(%rip),%rcx */
+		bn(e, (const u8[]){ 0x48, 0x8d, 0x14, 0x51,		/* lea (%rcx,%rdx,2),%rdx */
+				    0x48, 0x8b, 0x0a,			/* mov (%rdx),%rcx */
+				    0x48, 0xf7, 0xd1,			/* not %rcx */
+				    0x48, 0x8d, 0x4c, 0x01, 0x01, 0xe3 }, 16); /* lea 1(%rcx,%rax),%rcx; jrcxz HIT */
+		j_hit = e->p++;
+	}
+	ok &= tnt_off(e, (uintptr_t)&x->tnt_w + 7);			/* armed: off, a record waits */
+	ok &= jmp_to(e, (uintptr_t)rec);
+	if (!ret) {
+		/* no inline result: nothing to count or take back */
+		s->inl[0][XLAT_INL_COUNTED] = s->inl[0][XLAT_INL_RETIRED] = here(e);
+		s->inl[1][0] = here(e);
+		return ok;
+	}
+	patch8(e, j_hit);
+	ok &= count_add(e, (uintptr_t)&x->tnt_ins, s->insns);
+	s->inl[0][XLAT_INL_COUNTED] = here(e);
+	ok &= tnt_bit(e, 1);
+	s->inl[1][0] = here(e);
+	ok &= rip_op(e, (const u8[]){ 0x48, 0x89, 0x05 }, 3, (uintptr_t)&x->ret_to); /* mov %rax,ret_to(%rip) */
+	ok &= rip_op(e, (const u8[]){ 0x0f, 0xb6, 0x0d }, 3, top4);	/* movzbl top4(%rip),%ecx */
+	bn(e, (const u8[]){ 0x48, 0x8d, 0x49, 0xfc }, 4);		/* lea -4(%rcx),%rcx */
+	ok &= rip_op(e, (const u8[]){ 0x88, 0x0d }, 2, top4);		/* mov %cl,top4(%rip) */
+	s->inl[0][XLAT_INL_RETIRED] = here(e);
+	s->post[1][0] = here(e);
+	bn(e, (const u8[]){ 0x48, 0xb9 }, 2);				/* movabs $POISON,%rcx */
+	b8(e, PTM_RS_POISON);
+	bn(e, (const u8[]){ 0x48, 0x89, 0x0a }, 3);			/* mov %rcx,(%rdx) */
+	s->inl[1][1] = here(e);
+	j_full = tnt_full(e, env, &ok);
+	patch8(e, j_full);
+	ok &= lookup_tail(e, env);
+	s->post[1][1] = here(e);
 	return ok;
 }
 
@@ -644,14 +859,16 @@ static bool stub(struct emit *e, const struct xlat_env *env, struct xlat_site *s
 		s->kind = XK_JMP;
 		s->cls = PTM_JUMP;
 		s->target = x86_insn_branch_target(in, ip);
-		ok &= direct_path(e, env, s, idx, 0, s->target, SEC_NONE, 0);
+		ok &= e->x->plain_inline ? plain_path(e, env, s, idx) :
+		      direct_path(e, env, s, idx, 0, s->target, SEC_NONE, 0);
 		break;
 	case X86_INSN_CALL_DIRECT:
 		s->kind = XK_CALL;
 		s->cls = PTM_CALL;
 		s->target = x86_insn_branch_target(in, ip);
 		push_ret(e, next);
-		ok &= direct_path(e, env, s, idx, 0, s->target, SEC_NONE, 0);
+		ok &= e->x->plain_inline ? plain_path(e, env, s, idx) :
+		      direct_path(e, env, s, idx, 0, s->target, SEC_NONE, 0);
 		break;
 	case X86_INSN_JMP_INDIRECT:
 		s->kind = XK_IND;
@@ -880,6 +1097,27 @@ bool xlat_where(struct xlat_cpu *x, u64 addr, struct xlat_pos *pos)
 		return true;
 	}
 	pos->ip = s->ip;
+	if (s->kind != XK_COND && s->inl[0][XLAT_INL_CHECK]) {
+		/* a direct JMP's, CALL's or RET's inline path (plain_path(), indirect_tail()) */
+		const u32 *in = s->inl[0];
+
+		if ((o >= in[XLAT_INL_CHECK] && o < s->post[0][0]) ||
+		    (o >= in[XLAT_INL_START] && o < in[XLAT_INL_RETIRED])) {
+			bool counted = o >= in[XLAT_INL_START] && o < in[XLAT_INL_RETIRED];
+
+			pos->rewind = in[XLAT_INL_CHECK];
+			pos->undo_ins = counted && o >= in[XLAT_INL_COUNTED];
+			pos->undo_jc = counted && s->kind != XK_IND && o >= s->inl[1][0];
+			pos->undo_bit = counted && s->kind == XK_IND && o >= s->inl[1][0];
+			return true;
+		}
+		if (s->kind == XK_IND && o >= s->post[1][0] && o < s->post[1][1]) {
+			pos->retired = true;
+			pos->ip = x->ret_to;
+			pos->rs_poison = o < s->inl[1][1];
+			return true;
+		}
+	}
 	for (unsigned int i = 0; s->kind == XK_COND && i < 2; i++) {
 		const u32 *in = s->inl[i];
 

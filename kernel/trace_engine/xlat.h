@@ -80,7 +80,13 @@ struct xlat_site {
 	u32 linkstub[2][2];	/* ... and its link stub [from, to) */
 	u32 inl[2][4];		/* XK_COND, per outcome: the inline TNT path's
 				 * check, its retry and start, after its instruction
-				 * count, after its bit (retired); XLAT_INL_* */
+				 * count, after its bit (retired); XLAT_INL_*.
+				 * A direct JMP's or CALL's inline path: inl[0] its
+				 * check, start, count, retired; inl[1][0] after its
+				 * event count. A RET's: inl[0] its check, the
+				 * compare's start, count, the pop (retired);
+				 * inl[1][0] after its bit, inl[1][1] after the
+				 * popped slot's poison (0: no inline path) */
 	u16 insns;		/* instructions a record counts (exit: the body's) */
 	u8 kind, cls;		/* enum xlat_kind, enum ptm_class */
 	u8 size;		/* PTWRITE: 4 or 8 */
@@ -91,24 +97,27 @@ struct xlat_stats {
 	u64 blocks, code_bytes, resets, links, misses, flushes, exits[XE_NR];
 	u64 inline_tnt;		/* Jcc results the code put straight into the pending TNT */
 	u64 tnt_direct;		/* ... full TNT packets it stored in the output itself */
+	u64 inline_plain;	/* direct JMPs and CALLs it took with no record */
 };
 
 /*
- * The inline TNT (XK_COND stubs): while armed, a Jcc's stub adds its
- * block's instructions to tnt_ins, doubles tnt_w and adds its bit (LEA: no
- * flag written), with no record. tnt_w starts as a single 1 at bit 56 -
- * room (room: pt_model_tnt_room()), so its byte 7 becomes 1 at the result
- * that fills the TNT packet: that stub calls xlat_rt_flush. A byte 7 that
- * is not 0 before a stub's check means off: records are waiting, which must
- * come before any later result (a record stub stored XLAT_TNT_WAIT there),
- * or the model cannot take results now (XLAT_TNT_OFF). The stub then writes
- * a record, and counts in byte 7: the one that carries it past 0xff calls
- * xlat_rt_flush instead, whose hand-over arms it again if it can, and
- * checks again.
+ * The inline TNT: while armed, a Jcc's stub adds its block's instructions
+ * to tnt_ins, doubles tnt_w and adds its bit (LEA: no flag written), with
+ * no record; so does a RET's that the RET compression stack predicts (a 1,
+ * the stack popped); a direct JMP's or CALL's adds its instructions and
+ * counts its event in tnt_jc (a CALL's push on the stack). tnt_w starts as
+ * a single 1 at bit 56 - room (room: pt_model_tnt_room()), so its byte 7
+ * becomes 1 at the result that fills the TNT packet: that stub calls
+ * tnt_put (below) or xlat_rt_flush. A byte 7 that is not 0 before a stub's
+ * check means off: records are waiting, which must come before any later
+ * result (a record stub stored XLAT_TNT_WAIT there), or the model cannot
+ * take results now (XLAT_TNT_OFF). The stub then writes a record, and
+ * counts in byte 7: the one that carries it past 0xff calls xlat_rt_flush
+ * instead, whose hand-over arms it again if it can, and checks again.
  */
 #define XLAT_TNT_TOP		56
-#define XLAT_TNT_WAIT		0xe0	/* 32 Jcc records, then a hand-over */
-#define XLAT_TNT_OFF		(1ull << XLAT_TNT_TOP)	/* 255 Jcc records, then a hand-over */
+#define XLAT_TNT_WAIT		0xc0	/* 64 records, then a hand-over */
+#define XLAT_TNT_OFF		(1ull << XLAT_TNT_TOP)	/* 255 records, then a hand-over */
 /*
  * The packet a Jcc fills goes into the output from the cache's code itself
  * (its tnt_put routine, xlat.c) when the trace unit allows it
@@ -131,8 +140,6 @@ struct xlat_cpu {
 	u64 dummy_entry;
 	u64 tnt_w, tnt_ins;	/* the inline TNT (above), written by the stubs */
 	u64 tnt_w0;		/* tnt_w as armed (XLAT_TNT_OFF: not) */
-	u64 tnt_sink;		/* where direct JMP and CALL stubs' store goes when
-				 * they leave the inline TNT on (!@timed) */
 	u64 tnt_out, tnt_lim;	/* the full packets' output (above), written by tnt_put */
 	u64 tnt_hdr;		/* what tnt_put ORs into tnt_w shifted (xlat_tnt64_layout()) */
 	u64 tnt_out0;		/* tnt_out at the arming: the model knows up to there */
@@ -140,9 +147,19 @@ struct xlat_cpu {
 	u32 put_tail[2];	/* its RET and its JMP to the runtime: an interrupt
 				 * there goes on where the stub does */
 	u32 put_end;		/* past its code */
+	u64 tnt_jc;		/* direct JMPs and CALLs taken inline since the arming */
+	u64 ret_to;		/* the last RET compressed inline: where it went */
 	bool inline_tnt;	/* the Jcc stubs were made with the inline TNT */
 	bool timed;		/* ... for timing packets: a direct JMP or CALL
 				 * turns the inline TNT off (xlat_set_stubs()) */
+	bool plain_inline;	/* direct JMP and CALL stubs go inline when armed */
+	bool ret_inline;	/* RET stubs compress inline when armed */
+	/*
+	 * RET compression's stack, lent to this CPU's trace unit
+	 * (pt_model_lend_retstack()): while armed, a CALL's stub pushes its
+	 * return address and a RET's pops it when it matches (a TNT bit).
+	 */
+	struct ptm_retstack rs;
 	u64 *rec_base, *rec_read;
 	u8 *rec_guard;		/* the page after the records: not present */
 	u64 *table;		/* 1 << XLAT_TABLE_BITS block entries, by the IP's low bits */
@@ -190,10 +207,12 @@ struct xlat_pos {
 	u16 done;		/* body: instructions of the block before @ip */
 	bool body;		/* in the body (an instruction boundary) */
 	bool retired;		/* in a stub after its record: the branch ran, @ip its target */
-	u32 rewind;		/* in an inline TNT path before its bit: resume at
+	u32 rewind;		/* in an inline path before it retired: resume at
 				 * this region offset (its check), having taken its
-				 * instruction count back when @undo_ins */
-	bool undo_ins;
+				 * instruction count back when @undo_ins, its event
+				 * count when @undo_jc, its TNT bit when @undo_bit */
+	bool undo_ins, undo_jc, undo_bit;
+	bool rs_poison;		/* a RET popped inline, its slot not poisoned yet */
 };
 
 /**
@@ -257,6 +276,7 @@ static inline void xlat_tnt_arm(struct xlat_cpu *x, unsigned int room)
 	x->tnt_w0 = room ? 1ull << (XLAT_TNT_TOP - room) : XLAT_TNT_OFF;
 	x->tnt_w = x->tnt_w0;
 	x->tnt_ins = 0;
+	x->tnt_jc = 0;
 	x->tnt_lim = 0;	/* full packets to the runtime, until xlat_tnt_arm_out() */
 }
 /**
@@ -301,20 +321,30 @@ unsigned int xlat_tnt_taken(const struct xlat_cpu *x, u64 *bits);
 unsigned int xlat_tnt_hand_over(struct xlat_cpu *x, u64 to, u64 *insns);
 /**
  * xlat_set_stubs() - the Jcc stubs with the inline TNT (@inline_tnt) or
- * with records only, and the trace unit sending timing packets (@timed) or
- * not: the stubs made for another choice go (the cache starts again
- * empty). Only where no stub runs, with nothing waiting.
+ * with records only, the trace unit sending timing packets (@timed) or
+ * not, and compressing RETs (@retc) or not: the stubs made for another
+ * choice go (the cache starts again empty). With the inline TNT, a RET's
+ * stub compresses it inline (@retc), and without timing packets a direct
+ * JMP's or CALL's stub goes inline too. Only where no stub runs, with
+ * nothing waiting.
  */
-static inline void xlat_set_stubs(struct xlat_cpu *x, bool inline_tnt, bool timed)
+static inline void xlat_set_stubs(struct xlat_cpu *x, bool inline_tnt, bool timed, bool retc)
 {
+	bool plain = inline_tnt && !timed, ret = inline_tnt && retc;
+
 	timed = inline_tnt && timed;
-	if (x->inline_tnt == inline_tnt && x->timed == timed)
+	if (x->inline_tnt == inline_tnt && x->timed == timed && x->plain_inline == plain &&
+	    x->ret_inline == ret)
 		return;
 	x->inline_tnt = inline_tnt;
 	x->timed = timed;
+	x->plain_inline = plain;
+	x->ret_inline = ret;
 	if (x->nr_sites)
 		xlat_reset(x);
 }
+_Static_assert(sizeof(struct xlat_cpu) <= 4096, "the data page holds one CPU's words");
+
 /** xlat_owns() - is @addr in @x's code? */
 static inline bool xlat_owns(const struct xlat_cpu *x, u64 addr)
 {

@@ -225,6 +225,7 @@ static void add_engine(struct trace_engine_stats *a, const struct trace_engine_s
 	a->xlat_misses += b->xlat_misses;
 	a->xlat_resets += b->xlat_resets;
 	a->xlat_inline_tnt += b->xlat_inline_tnt;
+	a->xlat_inline_plain += b->xlat_inline_plain;
 	a->xlat_tnt_direct += b->xlat_tnt_direct;
 	a->mode = b->mode;
 }
@@ -318,11 +319,12 @@ static void print_engine_report(const struct trace_engine_stats *st, unsigned in
 	if (st->mode == TRACE_STEP_TRANSLATE)
 		pr_info("trace: translate: %llu blocks in %llu bytes of code cache (%llu resets), "
 			"%llu record batches, %llu indirect targets looked up out of line, "
-			"%llu exits to branch-step; %llu conditional branches' TNT bits written inline "
-			"(%llu full TNT packets stored by the code itself)\n",
+			"%llu exits to branch-step; %llu TNT bits of conditional branches and RETs written inline "
+			"(%llu full TNT packets stored by the code itself), %llu direct JMPs and CALLs with no record\n",
 			st->xlat_blocks, st->xlat_code,
 			st->xlat_resets, st->xlat_flushes,
-			st->xlat_misses, st->xlat_exits, st->xlat_inline_tnt, st->xlat_tnt_direct);
+			st->xlat_misses, st->xlat_exits, st->xlat_inline_tnt, st->xlat_tnt_direct,
+			st->xlat_inline_plain);
 }
 
 /* The session's totals, for people and (the "result:" lines) for scripts. */

@@ -43,6 +43,8 @@ struct fp_config {
 	bool filter, short_tnt, small_region, ptw;
 	bool fast_expected;
 	bool loops;	/* mostly Jccs: long TNT packets fill inside the batches' runs */
+	bool calls;	/* ... and direct CALLs, RETs to them (deeper than the RET
+			 * stack too), direct JMPs: the inline paths of each */
 };
 
 /* Batched runs: the near branches as edge records, fed a batch at a time. */
@@ -56,6 +58,7 @@ static bool batched;
 static bool inlined;
 static struct xlat_cpu inl_x;
 static u64 inl_taken, inl_drop;	/* inl_drop: the taken result whose bit is dropped (a mutation) */
+static u64 inl_calls, inl_nopush;	/* inl_nopush: the inline CALL whose push is lost (a mutation) */
 static bool inl_unaccounted;	/* a mutation: the stored packets kept from the model */
 
 /* As the engine's xlat_consume(): the inline results, the records, armed again. */
@@ -65,13 +68,8 @@ static void batch_flush(u64 to)
 	const u64 *end = recs + 2 * nrec;
 	unsigned int n = 0;
 
-	const u64 *lead = recs;
+	const u64 *lead = recs;	/* (the inline results came before any record) */
 
-	/* direct JMPs and CALLs that left it on go first (xlat_lead()) */
-	while (inlined && !inl_x.timed && lead < end &&
-	       (edges[(lead - recs) >> 1].cls == PTM_JUMP || edges[(lead - recs) >> 1].cls == PTM_CALL))
-		lead += 2;
-	assert_ptr_equal(pt_model_ev_edges(recs, lead, edges, &insns), lead);
 	if (inlined && inl_unaccounted)
 		inl_x.tnt_out0 = inl_x.tnt_out;
 	if (inlined)
@@ -113,6 +111,31 @@ static void inline_jcc(bool taken, u64 to)
 		inline_full(to);
 }
 
+/*
+ * A direct JMP's or CALL's stub (plain_path()) or a RET's (indirect_tail())
+ * while armed: its event counted, a CALL's push on the lent stack, a RET
+ * that matches its top popped and a 1. False: it writes a record.
+ */
+static bool inline_other(enum ptm_class cls, u64 next, u64 to)
+{
+	if (inl_x.tnt_w >> XLAT_TNT_TOP)
+		return false;	/* off */
+	if ((cls == PTM_JUMP || cls == PTM_CALL) && inl_x.plain_inline) {
+		inl_x.tnt_ins += 1;
+		inl_x.tnt_jc += 1;
+		if (cls == PTM_CALL && to != next && ++inl_calls != inl_nopush)
+			ptm_rs_push(&inl_x.rs, next);
+		return true;
+	}
+	if (cls != PTM_RET || !inl_x.ret_inline || !ptm_rs_pop_if(&inl_x.rs, to))
+		return false;
+	inl_x.tnt_ins += 1;
+	inl_x.tnt_w = 2 * inl_x.tnt_w + 1;
+	if (inl_x.tnt_w >> XLAT_TNT_TOP)
+		inline_full(to);
+	return true;
+}
+
 /* A near branch: to the model at once, or as a record of the batch. */
 static void near(enum ptm_class cls, u64 ip, u64 next, u64 to, bool taken)
 {
@@ -121,6 +144,25 @@ static void near(enum ptm_class cls, u64 ip, u64 next, u64 to, bool taken)
 	if (!batched) {
 		pt_model_ev_branch(cls, ip, next, to, taken);
 		return;
+	}
+	/* a stub that checks the arming (all but the direct JMPs and CALLs of
+	 * the stubs for timing packets): inline, or off with a record waiting
+	 * (armed), or a record counted (off), whose count's wrap asks for the
+	 * arming again; the others turn it off */
+	while (inlined && cls != PTM_COND && (inl_x.plain_inline || (cls != PTM_JUMP && cls != PTM_CALL))) {
+		u64 c = (inl_x.tnt_w >> XLAT_TNT_TOP) + 1;
+
+		if (inline_other(cls, next, to))
+			return;
+		if (c == 1) {
+			inl_x.tnt_w |= (u64)XLAT_TNT_WAIT << XLAT_TNT_TOP;
+			break;
+		}
+		if (c < 0x100) {
+			inl_x.tnt_w = (inl_x.tnt_w & ((1ull << XLAT_TNT_TOP) - 1)) | c << XLAT_TNT_TOP;
+			break;
+		}
+		batch_flush(0);	/* xlat_rt_flush, and the check again */
 	}
 	while (inlined && cls == PTM_COND) {
 		u64 c = (inl_x.tnt_w >> XLAT_TNT_TOP) + 1;
@@ -142,8 +184,8 @@ static void near(enum ptm_class cls, u64 ip, u64 next, u64 to, bool taken)
 			 (nrec & 1 ? 0xffffffff00000000ull : 0);
 	recs[2 * nrec + 1] = to;
 	nedge++;
-	/* the record stub's store: a record waits (xlat.c, tnt_off_at()) */
-	if (inlined && cls != PTM_COND && (inl_x.timed || (cls != PTM_JUMP && cls != PTM_CALL)))
+	/* the timing packets' direct JMP and CALL stubs' store: a record waits (tnt_off_at()) */
+	if (inlined && !inl_x.plain_inline && (cls == PTM_JUMP || cls == PTM_CALL))
 		inl_x.tnt_w = (inl_x.tnt_w & ((1ull << XLAT_TNT_TOP) - 1)) |
 			      (u64)XLAT_TNT_WAIT << XLAT_TNT_TOP;
 	if (++nrec == BATCH) {
@@ -194,6 +236,11 @@ static void run_flow(const struct fp_config *c, bool no_fast, u8 **bytes, size_t
 	   (c->filter ? (u64)RTIT_ADDR_CFG_FILTER << RTIT_CTL_ADDR0_OFFSET : 0));
 	pt_model_ev_at(ip);
 	inl_x.timed = pt_model_tnt_timed();
+	/* the stubs as the engine makes them for this configuration, its stack lent */
+	inl_x.plain_inline = !inl_x.timed;
+	inl_x.ret_inline = pt_model_ret_compressed();
+	pt_model_lend_retstack(0, inlined ? &inl_x.rs : NULL);
+	inl_calls = 0;
 	rnd_state = 0x9e3779b97f4a7c15ull;
 	for (unsigned int i = 0; i < 40000; i++) {
 		unsigned int r = (unsigned int)(rnd() % 100);
@@ -201,7 +248,9 @@ static void run_flow(const struct fp_config *c, bool no_fast, u8 **bytes, size_t
 		u64 near_to = ip + 16 + (rnd() % 256);
 
 		if (c->loops)	/* mostly Jccs, now and then anything */
-			r = (unsigned int)(r < 97 ? rnd() % 40 : rnd() % 100);
+			r = (unsigned int)(r < 97 ? rnd() % (c->calls ? 72 : 40) : rnd() % 100);
+		if (c->calls && r >= 52 && r < 66 && !depth)
+			r = 40;	/* a CALL: the RETs return where their CALL said */
 
 		if (r < 40) {
 			bool taken = rnd() & 1;
@@ -298,16 +347,26 @@ static void check_config(const struct fp_config *c)
 	batched = inlined = true;
 	edges = calloc(BATCH, sizeof(*edges));
 	run_flow(c, false, &b, &nb, &fast);
-	print_message("%s: %llu of the Jcc results inline, %llu full packets stored from the code\n",
+	print_message("%s: %llu of the Jcc and RET results inline, %llu direct JMPs and CALLs, %llu full packets stored from the code\n",
 		      c->name, (unsigned long long)inl_x.st.inline_tnt,
+		      (unsigned long long)inl_x.st.inline_plain,
 		      (unsigned long long)inl_x.st.tnt_direct);
 	same_bytes(c->name, "the inline TNT", a, na, b, nb);
 	/* (a record turns it off until a run of Jccs asks again: the loops' Jccs) */
-	if (c->fast_expected && c->loops && inl_x.st.inline_tnt < 5000)
+	/* (with timing packets, every direct JMP and CALL writes a record: the
+	 * calls' flow keeps it off) */
+	if (c->fast_expected && c->loops &&
+	    inl_x.st.inline_tnt < (!c->calls ? 5000u : inl_x.timed ? 0u : 1000u))
 		fail_msg("%s: only %llu results went inline", c->name,
 			 (unsigned long long)inl_x.st.inline_tnt);
-	if (c->fast_expected && c->loops && !c->short_tnt && !(c->ctl & RTIT_CTL_CYCLEACC) &&
-	    inl_x.st.tnt_direct < 50)
+	if (c->fast_expected && c->calls && inl_x.plain_inline && inl_x.st.inline_plain < 300)
+		fail_msg("%s: only %llu direct JMPs and CALLs went inline", c->name,
+			 (unsigned long long)inl_x.st.inline_plain);
+	if (inl_x.timed && inl_x.st.inline_plain)
+		fail_msg("%s: %llu direct JMPs and CALLs went inline with timing packets", c->name,
+			 (unsigned long long)inl_x.st.inline_plain);
+	if (c->fast_expected && c->loops && !c->calls && !c->short_tnt &&
+	    !(c->ctl & RTIT_CTL_CYCLEACC) && inl_x.st.tnt_direct < 50)
 		fail_msg("%s: only %llu full packets went from the code", c->name,
 			 (unsigned long long)inl_x.st.tnt_direct);
 	if ((c->short_tnt || (c->ctl & RTIT_CTL_CYCLEACC)) && inl_x.st.tnt_direct)
@@ -319,13 +378,22 @@ static void check_config(const struct fp_config *c)
 	fast.fast = slow.fast;
 	assert_memory_equal(&slow, &fast, sizeof(slow));
 	free(b);
-	if (c->fast_expected && c->loops) {
+	if (c->fast_expected && c->loops && inl_x.st.inline_tnt) {
 		/* a mutation the comparison must see: one taken result's bit dropped */
 		inl_drop = 500;
 		run_flow(c, false, &b, &nb, &fast);
 		inl_drop = 0;
 		if (na == nb && !memcmp(a, b, na))
 			fail_msg("%s: a dropped TNT bit left the same trace", c->name);
+		free(b);
+	}
+	if (c->fast_expected && c->loops && inl_x.plain_inline && inl_x.ret_inline) {
+		/* a mutation: one inline CALL's return address not pushed */
+		inl_nopush = 20;
+		run_flow(c, false, &b, &nb, &fast);
+		inl_nopush = 0;
+		if (na == nb && !memcmp(a, b, na))
+			fail_msg("%s: a CALL missing from the RET stack left the same trace", c->name);
 		free(b);
 	}
 	if (inl_x.st.tnt_direct) {
@@ -360,21 +428,28 @@ static void check_config(const struct fp_config *c)
 static void test_fast_path_same_trace(void **state)
 {
 	static const struct fp_config configs[] = {
-		{ "skylake", "skylake", 0, false, false, false, false, true, false },
-		{ "skylake TNT-8", "skylake", 0, false, true, false, false, true, false },
-		{ "broadwell", "broadwell", 0, false, false, false, false, true, false },
+		{ "skylake", "skylake", 0, false, false, false, false, true, false, false },
+		{ "skylake TNT-8", "skylake", 0, false, true, false, false, true, false, false },
+		{ "broadwell", "broadwell", 0, false, false, false, false, true, false, false },
 		{ "arrowlake PTWRITE CYC TSC", "arrowlake",
-		  RTIT_CTL_PTW_EN | RTIT_CTL_CYCLEACC | RTIT_CTL_TSC_EN, false, false, false, true, true, false },
-		{ "skylake small ToPA, PMIs", "skylake", 0, false, false, true, false, true, false },
-		{ "skylake DisRETC", "skylake", RTIT_CTL_DISRETC, false, false, false, false, true, false },
-		{ "skylake IP filter", "skylake", 0, true, false, false, false, false, false },
+		  RTIT_CTL_PTW_EN | RTIT_CTL_CYCLEACC | RTIT_CTL_TSC_EN, false, false, false, true, true, false, false },
+		{ "skylake small ToPA, PMIs", "skylake", 0, false, false, true, false, true, false, false },
+		{ "skylake DisRETC", "skylake", RTIT_CTL_DISRETC, false, false, false, false, true, false, false },
+		{ "skylake IP filter", "skylake", 0, true, false, false, false, false, false, false },
 		{ "skylake MTC", "skylake", RTIT_CTL_MTC_EN | RTIT_CTL_TSC_EN, false, false, false,
-		  false, false, false },
-		{ "skylake loops", "skylake", 0, false, false, false, false, true, true },
-		{ "skylake loops, small ToPA, PMIs", "skylake", 0, false, false, true, false, true, true },
-		{ "broadwell loops TNT-8", "broadwell", 0, false, true, false, false, true, true },
+		  false, false, false, false },
+		{ "skylake loops", "skylake", 0, false, false, false, false, true, true, false },
+		{ "skylake loops, small ToPA, PMIs", "skylake", 0, false, false, true, false, true, true, false },
+		{ "broadwell loops TNT-8", "broadwell", 0, false, true, false, false, true, true, false },
 		{ "arrowlake loops CYC TSC", "arrowlake", RTIT_CTL_CYCLEACC | RTIT_CTL_TSC_EN, false,
-		  false, false, false, true, true },
+		  false, false, false, true, true, false },
+		{ "skylake calls", "skylake", 0, false, false, false, false, true, true, true },
+		{ "skylake calls, small ToPA, PMIs", "skylake", 0, false, false, true, false, true,
+		  true, true },
+		{ "skylake calls DisRETC", "skylake", RTIT_CTL_DISRETC, false, false, false, false,
+		  true, true, true },
+		{ "arrowlake calls CYC TSC", "arrowlake", RTIT_CTL_CYCLEACC | RTIT_CTL_TSC_EN, false,
+		  false, false, false, true, true, true },
 	};
 
 	(void)state;
@@ -382,9 +457,59 @@ static void test_fast_path_same_trace(void **state)
 		check_config(&configs[i]);
 }
 
+/*
+ * The RET compression stack's ring (struct ptm_retstack: poisoned slots, no
+ * length) against the decoder's as libipt keeps it (64 entries, a length,
+ * the oldest overwritten): random pushes, pops of the top or of another
+ * address, and resets, deep past 64 and back: the same answer every time.
+ */
+static void test_retstack_is_the_decoders(void **state)
+{
+	struct ptm_retstack rs;
+	u64 ref[PTM_RS_SLOTS], pops = 0;
+	unsigned int top = 0, len = 0;
+
+	(void)state;
+	ptm_rs_reset(&rs);
+	rnd_state = 12345;
+	for (unsigned int i = 0; i < 200000; i++) {
+		unsigned int r = (unsigned int)(rnd() % 1000);
+		/* phases that go deep, and that unwind (past the 64th, rarely reset) */
+		bool deep = (i / 5000) & 1;
+		u64 a = 0x1000 + (rnd() % 32) * 0x10;
+
+		if (r < (deep ? 600u : 350u)) {
+			ptm_rs_push(&rs, a);
+			top = (top + 1) % PTM_RS_SLOTS;
+			ref[top] = a;
+			len += len < PTM_RS_SLOTS;
+		} else if (r < 999) {
+			/* mostly the top (when there is one), else any */
+			u64 to = len && r < 900 ? ref[top] : a;
+			bool want = len && ref[top] == to;
+
+			if (ptm_rs_pop_if(&rs, to) != want)
+				fail_msg("op %u: a RET to %#llx %s, the decoder's stack %s (length %u)", i,
+					 (unsigned long long)to, want ? "not compressed" : "compressed",
+					 want ? "has it on top" : "has not", len);
+			if (want) {
+				top = (top + PTM_RS_SLOTS - 1) % PTM_RS_SLOTS;
+				len--;
+				pops++;
+			}
+		} else {
+			*ptm_rs_top(&rs) = PTM_RS_POISON;	/* a PSB: the decoder's stack empty */
+			len = 0;
+		}
+	}
+	assert_true(pops > 50000);
+	assert_false(ptm_rs_pop_if(&rs, PTM_RS_POISON));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_retstack_is_the_decoders),
 		cmocka_unit_test_setup(test_fast_path_same_trace, setup),
 	};
 

@@ -91,21 +91,54 @@ static void rec_step(const u64 *p)
 }
 
 /*
- * The inline TNT's results, oldest first, each the Jcc of the block the flow
- * is in, and the direct JMPs' and CALLs' records that may come between them
- * (those before any other record: the engine hands them over first), in the
- * order the flow took them; then the other records.
+ * The trace unit's RET compression stack as the records and the inline
+ * results leave it, replayed here (the stubs' own is X->rs): a CALL pushes,
+ * a RET pops when it matches. What a RET compressed inline went to is its top.
+ */
+static struct ptm_retstack shadow;
+
+static void shadow_step(const struct step *st, u64 next)
+{
+	if (st->cls == PTM_CALL && st->to != next)
+		ptm_rs_push(&shadow, next);
+	else if (st->cls == PTM_RET)
+		ptm_rs_pop_if(&shadow, st->to);
+}
+
+/* A record as the trace unit takes it: the step, and the lent stack's change. */
+static void rec_apply(const u64 *p)
+{
+	const struct xlat_site *s = &X->sites[xlat_word_site(p[0])];
+
+	rec_step(p);
+	shadow_step(&steps[nsteps - 1], s->next);
+	if (s->cls == PTM_CALL && s->target != s->next)
+		ptm_rs_push(&X->rs, s->next);
+	else if (s->cls == PTM_RET)
+		ptm_rs_pop_if(&X->rs, steps[nsteps - 1].to);
+}
+
+/*
+ * The inline results, oldest first, replayed block by block from where the
+ * flow is: a Jcc's bit, a RET's bit (1: compressed, to the stack's top),
+ * a direct JMP's or CALL's event; and the direct JMPs' and CALLs' records
+ * that may come between them (with records only for those: before any
+ * other record, the engine hands them over first), in the order the flow
+ * took them; then the other records. The stack replayed must end as the
+ * stubs left theirs.
  */
 static void consume(void)
 {
 	u64 *p = X->rec_read, *end = (u64 *)(uintptr_t)X->rec_ptr, *lead = p, bits, insns = 0;
 	unsigned int n = xlat_tnt_taken(X, &bits), i = n;
+	u64 jc = X->tnt_w0 == XLAT_TNT_OFF ? 0 : X->tnt_jc;
 	/* full packets tnt_put stored: their results come first, oldest first */
 	unsigned int full = (unsigned int)((X->tnt_out - X->tnt_out0) / 8), k = 0;
 	u64 pbits = 0;
 
-	while (lead < end && (X->sites[xlat_word_site(lead[0])].kind == XK_JMP ||
-			      X->sites[xlat_word_site(lead[0])].kind == XK_CALL))
+	while (!X->plain_inline && lead < end &&
+	       (X->sites[xlat_word_site(lead[0])].kind == XK_JMP ||
+		X->sites[xlat_word_site(lead[0])].kind == XK_CALL))
 		lead += 2;
 	if (full) {
 		u64 hdr;
@@ -123,39 +156,57 @@ static void consume(void)
 		n += full * PTPK_TNT64_MAX;
 		i = n;
 	}
-	while (i || p < lead) {
+	while (i || jc || p < lead) {
 		const struct xlat_site *s = xlat_lookup(X, flow_at);
+		bool bit_site = s && (s->kind == XK_COND || s->cls == PTM_RET);
 
-		if (s && s->kind == XK_COND && i && k < full * PTPK_TNT64_MAX) {
-			/* from the packets: each 47 results, the oldest highest */
-			if (k % PTPK_TNT64_MAX == 0)
-				pbits = ptpk_tnt64_full_bits((const u8 *)(uintptr_t)X->tnt_out0 +
-							     8 * (k / PTPK_TNT64_MAX));
-			bool taken = (pbits >> (PTPK_TNT64_MAX - 1 - k % PTPK_TNT64_MAX)) & 1;
+		if (bit_site && i) {
+			bool taken;
 
-			k++;
-			i--;
+			if (k < full * PTPK_TNT64_MAX) {
+				/* from the packets: each 47 results, the oldest highest */
+				if (k % PTPK_TNT64_MAX == 0)
+					pbits = ptpk_tnt64_full_bits((const u8 *)(uintptr_t)X->tnt_out0 +
+								     8 * (k / PTPK_TNT64_MAX));
+				taken = (pbits >> (PTPK_TNT64_MAX - 1 - k % PTPK_TNT64_MAX)) & 1;
+				k++;
+				i--;
+			} else {
+				taken = (bits >> --i) & 1;
+			}
+			insns += s->insns;
+			if (s->kind == XK_COND) {
+				add_step(&(struct step){ .start = s->start, .kind = s->kind, .cls = s->cls,
+							 .taken = taken, .to = taken ? s->target : s->next });
+				continue;
+			}
+			/* a RET compressed inline: a 1, to the stack's top */
+			if (!taken || *ptm_rs_top(&shadow) == PTM_RS_POISON)
+				fail_msg("inline result %u of %u: a RET's %s at %#llx", n - i, n,
+					 taken ? "1 with an empty stack" : "0",
+					 (unsigned long long)flow_at);
+			add_step(&(struct step){ .start = s->start, .kind = s->kind, .cls = s->cls,
+						 .taken = true, .to = *ptm_rs_top(&shadow) });
+			shadow_step(&steps[nsteps - 1], s->next);
+		} else if (s && jc && (s->kind == XK_JMP || s->kind == XK_CALL)) {
+			jc--;
 			insns += s->insns;
 			add_step(&(struct step){ .start = s->start, .kind = s->kind, .cls = s->cls,
-						 .taken = taken, .to = taken ? s->target : s->next });
-		} else if (s && s->kind == XK_COND && i) {
-			bool taken = (bits >> --i) & 1;
-
-			insns += s->insns;
-			add_step(&(struct step){ .start = s->start, .kind = s->kind, .cls = s->cls,
-						 .taken = taken, .to = taken ? s->target : s->next });
+						 .to = s->target });
+			shadow_step(&steps[nsteps - 1], s->next);
 		} else if (p < lead) {
-			rec_step(p);
+			rec_apply(p);
 			p += 2;
 		} else {
-			fail_msg("inline result %u of %u: no Jcc block at %#llx", n - i + 1, n,
-				 (unsigned long long)flow_at);
+			fail_msg("inline result %u of %u (%llu JMP/CALL left): no block for it at %#llx",
+				 n - i + 1, n, (unsigned long long)jc, (unsigned long long)flow_at);
 		}
 	}
 	assert_int_equal(X->tnt_ins, insns);
 	inline_results += n;
 	for (; p < end; p += 2)
-		rec_step(p);
+		rec_apply(p);
+	assert_memory_equal(&shadow, &X->rs, sizeof(shadow));
 	X->rec_read = X->rec_base;
 	X->rec_ptr = (uintptr_t)X->rec_base;
 	X->tnt_out0 = X->tnt_out;
@@ -320,7 +371,9 @@ static int setup(void **state)
 	assert_non_null(region);
 	X = (struct xlat_cpu *)region;
 	xlat_cpu_init(X, region, sites);
-	X->inline_tnt = true;	/* the Jcc stubs with the inline TNT (pt.inline_tnt) */
+	/* the stubs with the inline TNT (pt.inline_tnt): Jccs, RETs, direct JMPs and CALLs */
+	xlat_set_stubs(X, true, false, true);
+	ptm_rs_reset(&shadow);
 	env = (struct xlat_env){ .read = read_insn, .end_ip = 0, .rt_link = (uintptr_t)t_rt_link,
 				 .rt_lookup = (uintptr_t)t_rt_lookup, .rt_flush = (uintptr_t)t_rt_flush };
 	assert_int_equal(mprotect(X->rec_guard, PAGE_SIZE, PROT_NONE), 0);
@@ -441,9 +494,13 @@ static void test_buffer_fills(void **state)
 	u64 before = flushes_full;
 
 	(void)state;
-	/* fib(24): ~75k calls and as many returns, many buffers' worth */
+	/* fib(24): ~75k calls and as many returns, many buffers' worth (the
+	 * stubs with records only: inline, they write none) */
+	xlat_set_stubs(X, false, false, true);
 	assert_int_equal(run(f_fib, 24), f_fib(24));
 	assert_true(flushes_full - before >= 2 * 75025 / (XLAT_REC_BYTES / 16));
+	xlat_set_stubs(X, true, false, true);
+	assert_int_equal(run(f_fib, 24), f_fib(24));	/* inline: the same path */
 }
 
 static void test_where(void **state)
@@ -482,7 +539,7 @@ static void test_where_cond(void **state)
 	for (int mode = 0; mode < 2; mode++) {
 		size_t conds = 0;
 
-		xlat_set_stubs(X, mode, false);
+		xlat_set_stubs(X, mode, false, true);
 		xlat_reset(X);
 		assert_int_equal(run(f_sort, 40), f_sort(40));
 		for (u32 k = 0; k < X->nr_sites; k++) {

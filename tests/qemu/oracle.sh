@@ -16,7 +16,8 @@
 # all of them and one on two CPUs).
 # Some add: small ToPA buffers (PMIs in traced code), timing packets, PMIs as
 # NMIs, PTWRITE from a probe, dense interrupts (timer.hz; see configs(); the
-# translated one with pt.inline_tnt, the Jcc stubs' inline TNT). And
+# translated one with the stubs' inline TNT, the default, where timing
+# packets, MTC and filters do not turn it off as in the others). And
 # the firmware phase (fw-*: see fw_configs(); QEMU's log switched on through
 # its monitor when topaz is ready) and
 # on several CPUs (NAME-smpN-STEP, QEMU -smp N; see smp_configs(): two, the
@@ -253,7 +254,7 @@ configs() {
 	echo "skylake-dense-branch|branch|$work_dense|1|pt.profile=skylake pt.step=branch timer.hz=50000 pt.buf=256K pt.region=4K"
 	echo "arrowlake-dense-nmi-branch|branch|$work_dense|1|pt.profile=arrowlake pt.step=branch timer.hz=20000 pt.pmi=nmi pt.buf=16K pt.region=4K"
 	echo "tigerlake-dense-single|single|$work_dense|1|pt.profile=tigerlake pt.step=single timer.hz=20000 pt.buf=256K pt.region=4K"
-	echo "skylake-dense-translate|translate|$work_dense|1|pt.profile=skylake pt.step=translate pt.translate_map pt.inline_tnt timer.hz=50000 pt.buf=256K pt.region=4K"
+	echo "skylake-dense-translate|translate|$work_dense|1|pt.profile=skylake pt.step=translate pt.translate_map timer.hz=50000 pt.buf=256K pt.region=4K"
 	smp_configs
 	fw_configs
 }
