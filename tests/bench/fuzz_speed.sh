@@ -2,6 +2,7 @@
 # The firmware fuzzer's speed, traced with coverage against the same loop
 # untraced in the same boot (make bench; docs/fuzzing.md).
 #   fuzz_speed.sh BUILD_DIR     (BOOTS=3; HARNESS_N=20000 DECOMPRESS_N=2000)
+#   TRACE_OPTS="..." adds options to the boots (pt.inline_tnt=off, say)
 #
 # fw.fuzz.bench=N runs the campaign's first N mutants untraced, then the same
 # N traced with coverage (same seed, nothing kept: the same inputs), and
@@ -22,7 +23,7 @@
 boots=${BOOTS:-3}
 harness_n=${HARNESS_N:-20000}
 decompress_n=${DECOMPRESS_N:-2000}
-common="pt=on pt.coverage=on pt.sink=memory fw.fuzz.seed=1"
+common="pt=on pt.coverage=on pt.sink=memory fw.fuzz.seed=1 ${TRACE_OPTS:-}"
 qemu=()
 unit=us
 if [ "${ICOUNT:-0}" = 1 ]; then

@@ -3,7 +3,7 @@
 # live) under TCG: untraced, translate and branch-step, guest-timed, in the
 # same run (make bench).
 #   fw_speed.sh BUILD_DIR [WORKLOAD]     (vars; BOOTS=3 RUNS=8 by default)
-#   TRACE_OPTS="..." adds options to the traced boots (pt.inline_tnt, say)
+#   TRACE_OPTS="..." adds options to the traced boots (pt.inline_tnt=off, say)
 #
 # As trace_speed.sh for the kernel's workloads: every boot runs the firmware
 # workload RUNS times; the traced boots run it untraced first (the ratio is

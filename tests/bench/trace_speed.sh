@@ -3,7 +3,7 @@
 # instruction log (-d exec,nochain -singlestep -dfilter over the workload's
 # code), on the same workload, in the same run (make bench).
 #   trace_speed.sh BUILD_DIR [WORKLOAD]     (BOOTS=3 RUNS=8 by default)
-#   TRACE_OPTS="..." adds options to the traced boots (pt.inline_tnt, say)
+#   TRACE_OPTS="..." adds options to the traced boots (pt.inline_tnt=off, say)
 #
 # Every boot runs the workload RUNS times; the modes (untraced, QEMU's log,
 # topaz single-step, branch-step, translate) boot in turn, BOOTS times, so the
