@@ -672,7 +672,9 @@ static bool lookup_tail(struct emit *e, const struct xlat_env *env)
  *
  * An event in [CHECK, the publication) or [RETRY, RETIRED) resumes at
  * CHECK, the RET's count and bit taken back; in [RETIRED, POISONED) it
- * poisons the popped slot itself (xlat_where()).
+ * poisons the popped slot itself (xlat_where()). (A RET to PTM_RS_POISON
+ * itself would match an empty stack here; that address is not canonical,
+ * so such a RET faults on the CPU and its trace is wrong only in that.)
  */
 static bool indirect_tail(struct emit *e, const struct xlat_env *env, struct xlat_site *s, u32 idx)
 {
