@@ -91,10 +91,8 @@ unsigned int xlat_tnt_hand_over(struct xlat_cpu *x, u64 to, u64 *insns)
 	u64 bits, stored = x->tnt_out - x->tnt_out0;
 	unsigned int n = xlat_tnt_taken(x, &bits);
 	unsigned int all = n + (unsigned int)(stored / 8) * PTPK_TNT64_MAX;
-	u64 jc = x->tnt_jc;
+	u64 jc = x->tnt_jc;	/* 0 unless armed: xlat_tnt_arm() zeroes it */
 
-	if (x->tnt_w0 == XLAT_TNT_OFF)
-		jc = 0;	/* never armed: none went inline */
 	if (stored) {
 		/* the packets came before the results still in tnt_w */
 		pt_model_tnt_direct_done(stored, to);
