@@ -321,16 +321,22 @@ bool xlat_async_enter(struct engine *e, struct pt_regs *regs)
 	e->event = EV_CACHE;
 	e->x_at = regs->rip;
 	if (pos.rewind && at == regs->rip) {
-		/* in a Jcc's inline TNT path before its bit: it goes again from
-		 * its check when the handler comes back (the arming changes).
-		 * (At the runtime's RET, its return address is still on the
-		 * stack: that RET goes to the check anyway.) */
+		/* in an inline path before its result: it goes again from its
+		 * check when the handler comes back (the arming changes); in
+		 * one after it that the hand-over below finishes (a Jcc's full
+		 * packet, a turning off), on past it. (At the runtime's RET,
+		 * its return address is still on the stack: it goes there.) */
 		if (pos.undo_ins)
 			e->xc->tnt_ins -= pos.site->insns;
 		if (pos.undo_jc)
 			e->xc->tnt_jc--;
 		if (pos.undo_bit)
 			e->xc->tnt_w >>= 1;
+		/* a Jcc's stub while off, back before it wrote the mark again
+		 * (its doubling took the mark along): a second doubling must
+		 * not find the word armed (a chained event below skips the wait) */
+		if (xlat_tnt_off(e->xc))
+			e->xc->tnt_w = (e->xc->tnt_w & ((1ull << XLAT_TNT_TOP) - 1)) | XLAT_TNT_OFF;
 		e->x_at = (uintptr_t)e->xc->region + pos.rewind;
 	}
 	if (pos.rs_poison) {

@@ -6,7 +6,7 @@
  * The traced code must keep nothing below its stack pointer (no red zone:
  * the kernel is built -mno-red-zone, the MS ABI firmware uses has none).
  * Every stub keeps RFLAGS as the traced code left them (only MOV, LEA, PUSH,
- * POP, NOT, MOVZX, JRCXZ and CALL, none of which writes a flag) and uses the
+ * POP, NOT, MOVZX, JRCXZ, LOOP and CALL, none of which writes a flag) and uses the
  * traced stack below its pointer only by pushing, as an interrupt would.
  */
 #include <topaz/x86_insn.h>
@@ -65,14 +65,15 @@ void xlat_cpu_init(struct xlat_cpu *x, u8 *region, struct xlat_site *sites)
 
 unsigned int xlat_tnt_taken(const struct xlat_cpu *x, u64 *bits)
 {
-	u64 w = x->tnt_w, top = w >> XLAT_TNT_TOP;
+	/* off: the results before it, as the stub that turned it off kept them */
+	u64 w = xlat_tnt_off(x) ? x->tnt_keep : x->tnt_w, top = w >> XLAT_TNT_TOP;
 	unsigned int s0, pos;
 
 	*bits = 0;
-	if (x->tnt_w0 == XLAT_TNT_OFF)
+	/* byte 7: 1 when the last result filled the packet; a mark in what
+	 * was kept holds nothing (the stub kept what an interrupt had left) */
+	if (x->tnt_w0 == XLAT_TNT_OFF || top > 1)
 		return 0;
-	/* byte 7: 1 when the last result filled the packet, a count when
-	 * a record stub turned it off after the results (xlat.h) */
 	w &= (1ull << XLAT_TNT_TOP) - 1;
 	if (top == 1)
 		w |= 1ull << XLAT_TNT_TOP;
@@ -104,14 +105,11 @@ unsigned int xlat_tnt_hand_over(struct xlat_cpu *x, u64 to, u64 *insns)
 	if (n)
 		pt_model_ev_tnt(bits, n, to);
 	if (all || jc) {
-		*insns += x->tnt_ins;
+		*insns += xlat_tnt_insns(x);
 		x->st.inline_tnt += all;
 		x->st.inline_plain += jc;
 	}
-	x->tnt_w = x->tnt_w0 = XLAT_TNT_OFF;	/* until armed again */
-	x->tnt_ins = 0;
-	x->tnt_jc = 0;
-	x->tnt_lim = 0;
+	xlat_tnt_arm(x, 0);	/* until armed again */
 	return all + (unsigned int)jc;
 }
 
@@ -246,29 +244,74 @@ static bool jmp_to(struct emit *e, u64 to)
 	return put_rel32(e->p - 4, to);
 }
 
-/*
- * movb $XLAT_TNT_WAIT, tnt_w+7(%rip): a record is waiting, so later Jccs
- * write records too, in order (the inline TNT off: xlat.h), until enough
- * of them ask for it again. After the record's publication.
- */
-static bool tnt_off(struct emit *e, u64 at)
+/* movb $@v, @at(%rip) */
+static bool mov_b(struct emit *e, u64 at, u8 v)
 {
 	bn(e, (const u8[]){ 0xc6, 0x05 }, 2);
 	e->p += 4;
-	b1(e, XLAT_TNT_WAIT);
+	b1(e, v);
 	/* rel32 counts from the end of the instruction, the imm8 after it */
 	return put_rel32(e->p - 5, at - 1);
 }
 
 /*
- * Where a record turns the inline TNT off (its store's address), in the
- * stubs that write one whether armed or not (direct_path(): a PTWRITE, and
- * with timing packets a direct JMP or CALL, whose event's time must not
- * come after results that followed it). 0: never armed.
+ * Armed, now off (RCX free): a record is waiting, so later results wait
+ * too, in order, until enough records ask for the arming again (xlat.h).
+ * The results so far are kept first.
+ *
+ *	mov tnt_w(%rip),%rcx; mov %rcx,tnt_keep(%rip)
+ *	mov tnt_ins(%rip),%rcx; mov %rcx,tnt_ins_keep(%rip)
+ *	movb $XLAT_TNT_MARK,tnt_w+7(%rip); movb $XLAT_CNT_WAIT,tnt_cnt(%rip)
  */
-static u64 tnt_off_at(const struct xlat_cpu *x)
+static bool tnt_turn_off(struct emit *e)
 {
-	return x->inline_tnt ? (uintptr_t)&x->tnt_w + 7 : 0;
+	static const u8 ld[] = { 0x48, 0x8b, 0x0d }, st[] = { 0x48, 0x89, 0x0d };
+	struct xlat_cpu *x = e->x;
+	bool ok;
+
+	ok = rip_op(e, ld, 3, (uintptr_t)&x->tnt_w);
+	ok &= rip_op(e, st, 3, (uintptr_t)&x->tnt_keep);
+	ok &= rip_op(e, ld, 3, (uintptr_t)&x->tnt_ins);
+	ok &= rip_op(e, st, 3, (uintptr_t)&x->tnt_ins_keep);
+	ok &= mov_b(e, (uintptr_t)&x->tnt_w + 7, XLAT_TNT_MARK);
+	return ok && mov_b(e, (uintptr_t)&x->tnt_cnt, XLAT_CNT_WAIT);
+}
+
+/* movzwl tnt_w+7(%rip),%ecx (byte 7 and tnt_cnt: 0 when armed); jrcxz <patched>: the rel8's address */
+static u8 *tnt_check(struct emit *e, bool *ok)
+{
+	*ok &= rip_op(e, (const u8[]){ 0x0f, 0xb7, 0x0d }, 3, (uintptr_t)&e->x->tnt_w + 7);
+	b1(e, 0xe3);
+	return e->p++;
+}
+
+static inline void patch8(struct emit *e, u8 *rel)
+{
+	*rel = (u8)(e->p - (rel + 1));
+}
+
+/*
+ * After a record that a stub writes whether armed or not (direct_path(): a
+ * PTWRITE, and with timing packets a direct JMP or CALL, whose event's time
+ * must not come after results that followed it): when armed, off (RCX
+ * free). An event in it starts it again (xlat_where(): the arming may have
+ * changed, and a copy half made would keep results handed over already).
+ *
+ *	movzwl tnt_w+7(%rip),%ecx; jrcxz ARMED; jmp DONE
+ * ARMED: <tnt_turn_off()>
+ * DONE:
+ */
+static bool tnt_off_if_armed(struct emit *e)
+{
+	bool ok = true;
+	u8 *j_armed = tnt_check(e, &ok), *j_done;
+
+	b1(e, 0xeb);							/* jmp DONE */
+	j_done = e->p++;
+	patch8(e, j_armed);
+	ok &= tnt_turn_off(e);
+	patch8(e, j_done);
+	return ok;
 }
 
 /* What a record's second word is. */
@@ -282,8 +325,7 @@ enum second { SEC_NONE, SEC_RAX, SEC_REG };
  * first store faults, and the engine hands the records on and points RCX at
  * the start again before the store is retried (xlat_full()).
  */
-static bool record(struct emit *e, u32 word, enum second sec, unsigned int reg, u32 *commit,
-		   u64 off_at)
+static bool record(struct emit *e, u32 word, enum second sec, unsigned int reg, u32 *commit)
 {
 	static const u8 ld[] = { 0x48, 0x8b, 0x0d }, st[] = { 0x48, 0x89, 0x0d };
 	bool ok = true;
@@ -306,7 +348,7 @@ static bool record(struct emit *e, u32 word, enum second sec, unsigned int reg, 
 	bn(e, (const u8[]){ 0x48, 0x8d, 0x49, 0x10 }, 4);		/* lea 16(%rcx),%rcx */
 	ok &= rip_op(e, st, 3, (uintptr_t)&e->x->rec_ptr);		/* mov %rcx,rec_ptr(%rip): published */
 	*commit = here(e);
-	return ok && (!off_at || tnt_off(e, off_at));
+	return ok;
 }
 
 /*
@@ -344,7 +386,11 @@ static bool link_stubs(struct emit *e, const struct xlat_env *env, struct xlat_s
 	return ok;
 }
 
-/* A path that records @word and goes to @to by a direct edge. */
+/*
+ * A path that records @word and goes to @to by a direct edge; with the
+ * inline TNT, it turns it off when armed (tnt_off_if_armed(): from
+ * post[taken][0] to inl[1][2], which an event starts again).
+ */
 static bool direct_path(struct emit *e, const struct xlat_env *env, struct xlat_site *s, u32 idx,
 			unsigned int taken, u64 to, enum second sec, unsigned int reg)
 {
@@ -352,8 +398,11 @@ static bool direct_path(struct emit *e, const struct xlat_env *env, struct xlat_
 
 	(void)env;
 	b1(e, 0x51);							/* push %rcx */
-	ok = record(e, xlat_word(s, idx, taken), sec, reg, &s->post[taken][0],
-		    tnt_off_at(e->x));
+	ok = record(e, xlat_word(s, idx, taken), sec, reg, &s->post[taken][0]);
+	if (e->x->inline_tnt) {
+		ok &= tnt_off_if_armed(e);
+		s->inl[1][2] = here(e);
+	}
 	b1(e, 0x59);							/* pop %rcx */
 	ok &= edge(e, s, taken, to);
 	s->post[taken][1] = here(e);
@@ -422,14 +471,6 @@ static bool emit_tnt_put(struct emit *e, const struct xlat_env *env)
 	return ok;
 }
 
-/* movzbl tnt_w+7(%rip),%ecx; jrcxz <patched>: the rel8's address */
-static u8 *tnt_check(struct emit *e, bool *ok)
-{
-	*ok &= rip_op(e, (const u8[]){ 0x0f, 0xb6, 0x0d }, 3, (uintptr_t)&e->x->tnt_w + 7);
-	b1(e, 0xe3);
-	return e->p++;
-}
-
 /* The 64-bit word at @at += @add: MOV, LEA, MOV through RCX (no flag written). */
 static bool count_add(struct emit *e, u64 at, u32 add)
 {
@@ -463,23 +504,18 @@ static u8 *tnt_full(struct emit *e, const struct xlat_env *env, bool *ok)
 	return j;
 }
 
-static inline void patch8(struct emit *e, u8 *rel)
-{
-	*rel = (u8)(e->p - (rel + 1));
-}
-
 /*
- * Off (byte 7 of tnt_w in RCX, not 0): count this record in it, and when
- * the count wraps go to RETRY (@*j_retry, to patch), which asks the
- * runtime to arm it again: lea 1(%rcx),%rcx; movzbl %cl,%ecx; jrcxz RETRY;
- * mov %cl,tnt_w+7(%rip)
+ * Off (RCX as tnt_check() loads it: tnt_cnt in CH): count this record, and
+ * when the count wraps go to RETRY (@*j_retry, to patch), which asks the
+ * runtime to arm it again: lea 0x100(%rcx),%rcx; movzbl %ch,%ecx;
+ * jrcxz RETRY; mov %cl,tnt_cnt(%rip)
  */
 static bool off_count(struct emit *e, u8 **j_retry)
 {
-	bn(e, (const u8[]){ 0x48, 0x8d, 0x49, 0x01,			/* lea 1(%rcx),%rcx */
-			    0x0f, 0xb6, 0xc9, 0xe3 }, 8);		/* movzbl %cl,%ecx; jrcxz RETRY */
+	bn(e, (const u8[]){ 0x48, 0x8d, 0x89, 0x00, 0x01, 0x00, 0x00,	/* lea 0x100(%rcx),%rcx */
+			    0x0f, 0xb6, 0xcd, 0xe3 }, 11);		/* movzbl %ch,%ecx; jrcxz RETRY */
 	*j_retry = e->p++;
-	return rip_op(e, (const u8[]){ 0x88, 0x0d }, 2, (uintptr_t)&e->x->tnt_w + 7);
+	return rip_op(e, (const u8[]){ 0x88, 0x0d }, 2, (uintptr_t)&e->x->tnt_cnt);
 }
 
 /* RETRY: call xlat_rt_flush; jmp CHECK (@check) */
@@ -492,49 +528,66 @@ static bool off_retry(struct emit *e, const struct xlat_env *env, const u8 *chec
 
 /*
  * A Jcc's outcome @taken: its TNT bit straight into the inline TNT when
- * armed, else a record (xlat.h). Then the direct edge to @to.
+ * armed, else a record (xlat.h). Then the direct edge to @to. It does not
+ * look first: the count and the bit go in, and byte 7 then says whether it
+ * was armed (0, or 1 when the packet is full) or off (at least 0x80: the
+ * count and the bit went nowhere, the results before are kept).
  *
  *	push %rcx
- * CHECK: movzbl tnt_w+7(%rip),%ecx; jrcxz START	armed?
- *	lea 1(%rcx),%rcx; movzbl %cl,%ecx; jrcxz RETRY	off: count, and now and
- *	mov %cl,tnt_w+7(%rip)				then ask to be armed
- *	<record>; jmp Z				(its publication: post[taken][0])
- * RETRY: call xlat_rt_flush; jmp CHECK		(off_count(), off_retry())
- * START: mov tnt_ins(%rip),%rcx; lea insns(%rcx),%rcx; mov %rcx,tnt_ins(%rip)
+ * CHECK: mov tnt_ins(%rip),%rcx; lea insns(%rcx),%rcx; mov %rcx,tnt_ins(%rip)
  * COUNTED: mov tnt_w(%rip),%rcx; lea taken(%rcx,%rcx),%rcx; mov %rcx,tnt_w(%rip)
- * RETIRED: movzbl tnt_w+7(%rip),%ecx; jrcxz Z; call tnt_put	the packet is full
+ * RETIRED: movzbl tnt_w+7(%rip),%ecx; jrcxz Z; loop OFF
+ *	call tnt_put					the packet is full
  * Z:	pop %rcx; jmp <edge>
+ * RETRY: call xlat_rt_flush; jmp CHECK			(off_retry())
+ * OFF:	movb $XLAT_TNT_MARK,tnt_w+7(%rip); movzwl tnt_w+7(%rip),%ecx
+ *	<count in tnt_cnt, RETRY when it wraps>		(off_count())
+ *	<record>; jmp Z				(its publication: post[taken][0])
  *
- * An event in [CHECK, its record's publication) or [RETRY, RETIRED)
- * resumes at CHECK (xlat_where(): the arming may have changed meanwhile).
+ * An event before RETIRED resumes at CHECK, its count taken back from
+ * COUNTED; in [RETIRED, Z) the arming says (xlat_where()): armed, the
+ * branch ran and it goes on at Z; off, at CHECK. In [RETRY, the record's
+ * publication), at CHECK.
  */
 static bool cond_path(struct emit *e, const struct xlat_env *env, struct xlat_site *s, u32 idx,
 		      unsigned int taken, u64 to)
 {
-	u8 *j_start, *j_retry, *j_rec, *j_full, *check;
+	struct xlat_cpu *x = e->x;
+	u8 *j_z, *j_off, *j_retry, *check, *z, *retry;
 	bool ok = true;
 
 	b1(e, 0x51);							/* push %rcx */
 	check = e->p;
 	s->inl[taken][XLAT_INL_CHECK] = here(e);
-	j_start = tnt_check(e, &ok);
-	ok &= off_count(e, &j_retry);
-	ok &= record(e, xlat_word(s, idx, taken), SEC_NONE, 0, &s->post[taken][0], 0);
-	b1(e, 0xeb);							/* jmp Z */
-	j_rec = e->p++;
-	patch8(e, j_retry);
-	s->inl[taken][XLAT_INL_START] = here(e);			/* RETRY */
-	ok &= off_retry(e, env, check);
-	patch8(e, j_start);
-	ok &= count_add(e, (uintptr_t)&e->x->tnt_ins, s->insns);
+	ok &= count_add(e, (uintptr_t)&x->tnt_ins, s->insns);
 	s->inl[taken][XLAT_INL_COUNTED] = here(e);
 	ok &= tnt_bit(e, taken);
 	s->inl[taken][XLAT_INL_RETIRED] = here(e);
-	j_full = tnt_full(e, env, &ok);
-	patch8(e, j_rec);
-	patch8(e, j_full);
+	ok &= rip_op(e, (const u8[]){ 0x0f, 0xb6, 0x0d }, 3, (uintptr_t)&x->tnt_w + 7);
+	b1(e, 0xe3);							/* jrcxz Z */
+	j_z = e->p++;
+	b1(e, 0xe2);							/* loop OFF */
+	j_off = e->p++;
+	b1(e, 0xe8);							/* call tnt_put */
+	e->p += 4;
+	ok &= put_rel32(e->p - 4, x->tnt_put ? (uintptr_t)x->tnt_put : env->rt_flush);
+	patch8(e, j_z);
+	z = e->p;
+	s->inl[taken][XLAT_INL_Z] = here(e);
 	b1(e, 0x59);							/* Z: pop %rcx */
 	ok &= edge(e, s, taken, to);
+	retry = e->p;
+	ok &= here(e) == s->inl[taken][XLAT_INL_Z] + XLAT_Z_LEN;
+	ok &= off_retry(e, env, check);
+	patch8(e, j_off);
+	ok &= mov_b(e, (uintptr_t)&x->tnt_w + 7, XLAT_TNT_MARK);	/* OFF */
+	ok &= rip_op(e, (const u8[]){ 0x0f, 0xb7, 0x0d }, 3, (uintptr_t)&x->tnt_w + 7);
+	ok &= off_count(e, &j_retry);
+	*j_retry = (u8)(retry - (j_retry + 1));
+	ok &= record(e, xlat_word(s, idx, taken), SEC_NONE, 0, &s->post[taken][0]);
+	b1(e, 0xeb);							/* jmp Z */
+	b1(e, (u8)(z - (e->p + 1)));
+	ok &= z - e->p >= -128;
 	s->post[taken][1] = here(e);
 	return ok;
 }
@@ -547,8 +600,8 @@ static bool cond_path(struct emit *e, const struct xlat_env *env, struct xlat_si
  * record, which keeps it off (results after it must come after it).
  *
  *	push %rcx; [push %rdx]
- * CHECK: movzbl tnt_w+7(%rip),%ecx; jrcxz START
- *	<count in byte 7>; <record>; jmp Z	(its publication: post[0][0])
+ * CHECK: movzwl tnt_w+7(%rip),%ecx; jrcxz START	(tnt_check())
+ *	<count in tnt_cnt>; <record>; jmp Z	(its publication: post[0][0])
  * RETRY: call xlat_rt_flush; jmp CHECK		(off_count(), off_retry())
  * START: tnt_ins += insns
  * COUNTED: tnt_jc += 1
@@ -577,7 +630,7 @@ static bool plain_path(struct emit *e, const struct xlat_env *env, struct xlat_s
 	s->inl[0][XLAT_INL_CHECK] = here(e);
 	j_start = tnt_check(e, &ok);
 	ok &= off_count(e, &j_retry);
-	ok &= record(e, xlat_word(s, idx, 0), SEC_NONE, 0, &s->post[0][0], 0);
+	ok &= record(e, xlat_word(s, idx, 0), SEC_NONE, 0, &s->post[0][0]);
 	b1(e, 0xeb);							/* jmp Z */
 	j_rec = e->p++;
 	patch8(e, j_retry);
@@ -649,18 +702,18 @@ static bool lookup_tail(struct emit *e, const struct xlat_env *env)
  * The indirect tail: the target T on top of the stack (pushed by the stub,
  * or RET's own). Record it and look it up (lookup_tail()). With the inline
  * TNT, a record while armed turns it off (results after it must come after
- * it), and one while off counts in it, as a Jcc's; and a RET with
+ * it), and one while off counts in tnt_cnt, as a Jcc's; and a RET with
  * ret_inline first compares T with the top of the lent RET compression
  * stack: a match pops it and is a TNT bit, with no record.
  *
  *	push %rax; push %rcx; push %rdx; mov 24(%rsp),%rax
- * CHECK: movzbl tnt_w+7(%rip),%ecx; jrcxz START	(with the inline TNT)
- *	<count in byte 7>
+ * CHECK: movzwl tnt_w+7(%rip),%ecx; jrcxz START	(with the inline TNT)
+ *	<count in tnt_cnt>
  * REC:	<record T>; <lookup>			(publication: post[0][0])
  * RETRY: call xlat_rt_flush; jmp CHECK
  * START: [movzbl top4(%rip),%edx; lea slot(%rip),%rcx; lea (%rcx,%rdx,2),%rdx
  *	 mov (%rdx),%rcx; not %rcx; lea 1(%rcx,%rax),%rcx; jrcxz HIT]
- *	movb $XLAT_TNT_WAIT,tnt_w+7(%rip); jmp REC
+ *	<off: the results kept (tnt_turn_off())>; jmp REC
  * HIT: tnt_ins += insns
  * COUNTED: tnt_w = 2 * tnt_w + 1
  * BIT:	mov %rax,ret_to(%rip)
@@ -691,7 +744,7 @@ static bool indirect_tail(struct emit *e, const struct xlat_env *env, struct xla
 		ok &= off_count(e, &j_retry);
 	}
 	rec = e->p;
-	ok &= record(e, xlat_word(s, idx, 0), SEC_RAX, 0, &s->post[0][0], 0);
+	ok &= record(e, xlat_word(s, idx, 0), SEC_RAX, 0, &s->post[0][0]);
 	ok &= lookup_tail(e, env);
 	s->post[0][1] = here(e);
 	if (!inl)
@@ -709,7 +762,7 @@ static bool indirect_tail(struct emit *e, const struct xlat_env *env, struct xla
 				    0x48, 0x8d, 0x4c, 0x01, 0x01, 0xe3 }, 16); /* lea 1(%rcx,%rax),%rcx; jrcxz HIT */
 		j_hit = e->p++;
 	}
-	ok &= tnt_off(e, (uintptr_t)&x->tnt_w + 7);			/* armed: off, a record waits */
+	ok &= tnt_turn_off(e);						/* armed: off, a record waits */
 	ok &= jmp_to(e, (uintptr_t)rec);
 	if (!ret) {
 		/* no inline result: nothing to count or take back */
@@ -1119,15 +1172,30 @@ bool xlat_where(struct xlat_cpu *x, u64 addr, struct xlat_pos *pos)
 		}
 	}
 	for (unsigned int i = 0; s->kind == XK_COND && i < 2; i++) {
-		const u32 *in = s->inl[i];
+		/* cond_path(): which part of its stub (the arming decides one) */
+		const u32 *in = s->inl[i], z = in[XLAT_INL_Z], retry = z + XLAT_Z_LEN;
 
 		if (!in[XLAT_INL_CHECK])
 			break;	/* stubs without the inline TNT */
-		if ((o >= in[XLAT_INL_CHECK] && o < s->post[i][0]) ||
-		    (o >= in[XLAT_INL_START] && o < in[XLAT_INL_RETIRED])) {
-			/* before its bit or record: not retired, and back to its check */
+		if (o >= in[XLAT_INL_CHECK] && o < in[XLAT_INL_RETIRED]) {
+			/* before its bit: not retired, and back to its check */
 			pos->rewind = in[XLAT_INL_CHECK];
-			pos->undo_ins = o >= in[XLAT_INL_COUNTED] && o < in[XLAT_INL_RETIRED];
+			pos->undo_ins = o >= in[XLAT_INL_COUNTED];
+			return true;
+		}
+		if ((o >= in[XLAT_INL_RETIRED] && o < z && xlat_tnt_off(x)) ||
+		    (o >= retry && o < s->post[i][0])) {
+			/* its count and bit went nowhere (it was off), or
+			 * before its record: back to its check */
+			pos->rewind = in[XLAT_INL_CHECK];
+			return true;
+		}
+		if (o >= in[XLAT_INL_RETIRED] && o < retry) {
+			/* after its bit while armed (its packet handed over
+			 * with the rest when full): on after tnt_put */
+			pos->retired = true;
+			pos->ip = i ? s->target : s->next;
+			pos->rewind = o < z ? z : 0;
 			return true;
 		}
 	}
@@ -1138,6 +1206,8 @@ bool xlat_where(struct xlat_cpu *x, u64 addr, struct xlat_pos *pos)
 		if (!post || s->kind == XK_EXIT)
 			continue;
 		pos->retired = true;
+		if (s->kind != XK_COND && s->inl[1][2] && o >= s->post[0][0] && o < s->inl[1][2])
+			pos->rewind = s->post[0][0];	/* its turning off, again from its check */
 		switch (s->kind) {
 		case XK_COND:
 			pos->ip = i ? s->target : s->next;

@@ -79,14 +79,18 @@ struct xlat_site {
 	u32 link[2];		/* per outcome: the JMP rel32 to patch (0: none) */
 	u32 linkstub[2][2];	/* ... and its link stub [from, to) */
 	u32 inl[2][4];		/* XK_COND, per outcome: the inline TNT path's
-				 * check, its retry and start, after its instruction
-				 * count, after its bit (retired); XLAT_INL_*.
+				 * check, its Z (after the bit: the edge, then its
+				 * retry), after its instruction count, after its
+				 * bit; XLAT_INL_*.
 				 * A direct JMP's or CALL's inline path: inl[0] its
 				 * check, start, count, retired; inl[1][0] after its
 				 * event count. A RET's: inl[0] its check, the
 				 * compare's start, count, the pop (retired);
 				 * inl[1][0] after its bit, inl[1][1] after the
-				 * popped slot's poison (0: no inline path) */
+				 * popped slot's poison (0: no inline path). A
+				 * stub that records with the inline TNT whether
+				 * armed or not (direct_path()): inl[1][2] the end
+				 * of its turning off, from post[0][0] */
 	u16 insns;		/* instructions a record counts (exit: the body's) */
 	u8 kind, cls;		/* enum xlat_kind, enum ptm_class */
 	u8 size;		/* PTWRITE: 4 or 8 */
@@ -108,16 +112,26 @@ struct xlat_stats {
  * counts its event in tnt_jc (a CALL's push on the stack). tnt_w starts as
  * a single 1 at bit 56 - room (room: pt_model_tnt_room()), so its byte 7
  * becomes 1 at the result that fills the TNT packet: that stub calls
- * tnt_put (below) or xlat_rt_flush. A byte 7 that is not 0 before a stub's
- * check means off: records are waiting, which must come before any later
- * result (a record stub stored XLAT_TNT_WAIT there), or the model cannot
- * take results now (XLAT_TNT_OFF). The stub then writes a record, and
- * counts in byte 7: the one that carries it past 0xff calls xlat_rt_flush
- * instead, whose hand-over arms it again if it can, and checks again.
+ * tnt_put (below) or xlat_rt_flush.
+ *
+ * Off, byte 7 is XLAT_TNT_MARK: records are waiting, which must come
+ * before any later result (a record stub turned it off), or the model
+ * cannot take results now (XLAT_TNT_OFF). The results armed before it and
+ * their instructions are then in tnt_keep and tnt_ins_keep (the stub that
+ * turned it off copied them there); tnt_w's other bytes and tnt_ins hold
+ * nothing. A Jcc's stub does not look first: it doubles tnt_w and then
+ * reads byte 7, 0 (armed, done) or 1 (armed, full) or at least 0x80 (it
+ * was off: it writes the mark again and a record). The other stubs look at
+ * byte 7 and at tnt_cnt together (one 16-bit load, 0 only when armed).
+ * Each record written while off counts in tnt_cnt: the one that carries it
+ * past 0xff calls xlat_rt_flush instead, whose hand-over arms it again if
+ * it can, and goes back to its check.
  */
 #define XLAT_TNT_TOP		56
-#define XLAT_TNT_WAIT		0xc0	/* 64 records, then a hand-over */
-#define XLAT_TNT_OFF		(1ull << XLAT_TNT_TOP)	/* 255 records, then a hand-over */
+#define XLAT_TNT_MARK		0x40	/* byte 7 while off: doubled, at least 0x80 */
+#define XLAT_TNT_OFF		((u64)XLAT_TNT_MARK << XLAT_TNT_TOP)	/* tnt_w0: not armed */
+#define XLAT_CNT_WAIT		0xc0	/* tnt_cnt: 64 records, then a hand-over */
+#define XLAT_CNT_OFF		1	/* ... 255 records (the model could not take results) */
 /*
  * The packet a Jcc fills goes into the output from the cache's code itself
  * (its tnt_put routine, xlat.c) when the trace unit allows it
@@ -128,6 +142,8 @@ struct xlat_stats {
  * still in tnt_w. tnt_lim 0: every full packet goes to the runtime.
  */
 enum { XLAT_INL_CHECK, XLAT_INL_START, XLAT_INL_COUNTED, XLAT_INL_RETIRED };
+#define XLAT_INL_Z	XLAT_INL_START	/* a Jcc's: where it goes on after its bit */
+#define XLAT_Z_LEN	6		/* ... pop %rcx; jmp rel32, then its RETRY */
 
 /*
  * One CPU's region. Its first words (rec_ptr, the inline TNT's) are read
@@ -138,7 +154,10 @@ struct xlat_cpu {
 	u64 rec_ptr;		/* where the next record goes */
 	u64 dummy_key;		/* ~0: empty table slots point just past it */
 	u64 dummy_entry;
-	u64 tnt_w, tnt_ins;	/* the inline TNT (above), written by the stubs */
+	u64 tnt_w;		/* the inline TNT (above), written by the stubs */
+	u64 tnt_cnt;		/* right after tnt_w: records while off (its low byte) */
+	u64 tnt_ins;
+	u64 tnt_keep, tnt_ins_keep;	/* tnt_w and tnt_ins when they turned off */
 	u64 tnt_w0;		/* tnt_w as armed (XLAT_TNT_OFF: not) */
 	u64 tnt_out, tnt_lim;	/* the full packets' output (above), written by tnt_put */
 	u64 tnt_hdr;		/* what tnt_put ORs into tnt_w shifted (xlat_tnt64_layout()) */
@@ -207,10 +226,12 @@ struct xlat_pos {
 	u16 done;		/* body: instructions of the block before @ip */
 	bool body;		/* in the body (an instruction boundary) */
 	bool retired;		/* in a stub after its record: the branch ran, @ip its target */
-	u32 rewind;		/* in an inline path before it retired: resume at
-				 * this region offset (its check), having taken its
-				 * instruction count back when @undo_ins, its event
-				 * count when @undo_jc, its TNT bit when @undo_bit */
+	u32 rewind;		/* resume at this region offset instead: in an
+				 * inline path before it retired, its check, having
+				 * taken its instruction count back when @undo_ins,
+				 * its event count when @undo_jc, its TNT bit when
+				 * @undo_bit; retired, where its stub goes on (a
+				 * Jcc's Z, a turning off's start) */
 	bool undo_ins, undo_jc, undo_bit;
 	bool rs_poison;		/* a RET popped inline, its slot not poisoned yet */
 };
@@ -275,9 +296,21 @@ static inline void xlat_tnt_arm(struct xlat_cpu *x, unsigned int room)
 {
 	x->tnt_w0 = room ? 1ull << (XLAT_TNT_TOP - room) : XLAT_TNT_OFF;
 	x->tnt_w = x->tnt_w0;
+	x->tnt_cnt = room ? 0 : XLAT_CNT_OFF;
 	x->tnt_ins = 0;
+	x->tnt_keep = x->tnt_ins_keep = 0;
 	x->tnt_jc = 0;
 	x->tnt_lim = 0;	/* full packets to the runtime, until xlat_tnt_arm_out() */
+}
+/** xlat_tnt_off() - is the inline TNT off (its results, if any, kept: above)? */
+static inline bool xlat_tnt_off(const struct xlat_cpu *x)
+{
+	return (x->tnt_w >> XLAT_TNT_TOP) >= 2;
+}
+/** xlat_tnt_insns() - the instructions of the results written inline since the arming */
+static inline u64 xlat_tnt_insns(const struct xlat_cpu *x)
+{
+	return xlat_tnt_off(x) ? x->tnt_ins_keep : x->tnt_ins;
 }
 /**
  * xlat_tnt_arm_out() - xlat_tnt_arm(), and when @room is a whole TNT-64,
@@ -303,7 +336,7 @@ static inline bool xlat_put_tail(const struct xlat_cpu *x, u64 addr)
 static inline void xlat_tnt_wait(struct xlat_cpu *x)
 {
 	xlat_tnt_arm(x, 0);
-	x->tnt_w = (u64)XLAT_TNT_WAIT << XLAT_TNT_TOP;
+	x->tnt_cnt = XLAT_CNT_WAIT;
 }
 /**
  * xlat_tnt_taken() - the results written inline since the arming: their
@@ -344,6 +377,9 @@ static inline void xlat_set_stubs(struct xlat_cpu *x, bool inline_tnt, bool time
 		xlat_reset(x);
 }
 _Static_assert(sizeof(struct xlat_cpu) <= 4096, "the data page holds one CPU's words");
+/* the stubs' check loads byte 7 of tnt_w and tnt_cnt's low byte as one word */
+_Static_assert(offsetof(struct xlat_cpu, tnt_cnt) == offsetof(struct xlat_cpu, tnt_w) + 8,
+	       "tnt_cnt right after tnt_w");
 
 /** xlat_owns() - is @addr in @x's code? */
 static inline bool xlat_owns(const struct xlat_cpu *x, u64 addr)

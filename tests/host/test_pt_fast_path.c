@@ -102,13 +102,59 @@ static void inline_full(u64 to)
 	batch_flush(to);	/* xlat_rt_flush: the packet is full */
 }
 
-/* A Jcc's stub while armed (cond_path() in xlat.c): count, bit, and the check. */
-static void inline_jcc(bool taken, u64 to)
+/* byte 7 of tnt_w and tnt_cnt's low byte, as the stubs' check loads them (0: armed) */
+static u64 inline_check(void)
 {
-	inl_x.tnt_ins += 1;
-	inl_x.tnt_w = 2 * inl_x.tnt_w + (taken && ++inl_taken != inl_drop);
-	if (inl_x.tnt_w >> XLAT_TNT_TOP)
-		inline_full(to);
+	return inl_x.tnt_w >> XLAT_TNT_TOP | (inl_x.tnt_cnt & 0xff) << 8;
+}
+
+/* Off: a record counted (false), or its count's wrap asks for the arming again (true). */
+static bool inline_count(void)
+{
+	u64 c = (inl_x.tnt_cnt & 0xff) + 1;
+
+	if (c == 0x100)
+		return true;
+	inl_x.tnt_cnt = c;
+	return false;
+}
+
+/* Armed, a record now: off, the results so far kept (tnt_turn_off()). */
+static void inline_turn_off(void)
+{
+	inl_x.tnt_keep = inl_x.tnt_w;
+	inl_x.tnt_ins_keep = inl_x.tnt_ins;
+	inl_x.tnt_w = (inl_x.tnt_w & ((1ull << XLAT_TNT_TOP) - 1)) | XLAT_TNT_OFF;
+	inl_x.tnt_cnt = XLAT_CNT_WAIT;
+}
+
+/*
+ * A Jcc's stub (cond_path() in xlat.c): count and bit first, then byte 7
+ * says armed (done, or the packet full) or off (the mark again, and a
+ * record counted: false, or its count's wrap and the stub again). True:
+ * no record.
+ */
+static bool inline_jcc(bool taken, u64 to)
+{
+	for (;;) {
+		bool armed = !(inl_x.tnt_w >> XLAT_TNT_TOP);
+		u64 top;
+
+		inl_x.tnt_ins += 1;
+		inl_x.tnt_w = 2 * inl_x.tnt_w + (taken && (!armed || ++inl_taken != inl_drop));
+		top = inl_x.tnt_w >> XLAT_TNT_TOP;
+		if (!top)
+			return true;
+		if (top == 1) {
+			inline_full(to);
+			return true;
+		}
+		assert_false(armed);
+		inl_x.tnt_w = (inl_x.tnt_w & ((1ull << XLAT_TNT_TOP) - 1)) | XLAT_TNT_OFF;
+		if (!inline_count())
+			return false;
+		batch_flush(0);	/* xlat_rt_flush, and the stub again from its check */
+	}
 }
 
 /*
@@ -118,7 +164,7 @@ static void inline_jcc(bool taken, u64 to)
  */
 static bool inline_other(enum ptm_class cls, u64 next, u64 to)
 {
-	if (inl_x.tnt_w >> XLAT_TNT_TOP)
+	if (inline_check())
 		return false;	/* off */
 	if ((cls == PTM_JUMP || cls == PTM_CALL) && inl_x.plain_inline) {
 		inl_x.tnt_ins += 1;
@@ -150,33 +196,20 @@ static void near(enum ptm_class cls, u64 ip, u64 next, u64 to, bool taken)
 	 * (armed), or a record counted (off), whose count's wrap asks for the
 	 * arming again; the others turn it off */
 	while (inlined && cls != PTM_COND && (inl_x.plain_inline || (cls != PTM_JUMP && cls != PTM_CALL))) {
-		u64 c = (inl_x.tnt_w >> XLAT_TNT_TOP) + 1;
+		bool armed = !inline_check();
 
 		if (inline_other(cls, next, to))
 			return;
-		if (c == 1) {
-			inl_x.tnt_w |= (u64)XLAT_TNT_WAIT << XLAT_TNT_TOP;
+		if (armed) {
+			inline_turn_off();
 			break;
 		}
-		if (c < 0x100) {
-			inl_x.tnt_w = (inl_x.tnt_w & ((1ull << XLAT_TNT_TOP) - 1)) | c << XLAT_TNT_TOP;
+		if (!inline_count())
 			break;
-		}
 		batch_flush(0);	/* xlat_rt_flush, and the check again */
 	}
-	while (inlined && cls == PTM_COND) {
-		u64 c = (inl_x.tnt_w >> XLAT_TNT_TOP) + 1;
-
-		if (c == 1) {
-			inline_jcc(taken, to);
-			return;
-		}
-		if (c < 0x100) {	/* off: a record, counted */
-			inl_x.tnt_w = (inl_x.tnt_w & ((1ull << XLAT_TNT_TOP) - 1)) | c << XLAT_TNT_TOP;
-			break;
-		}
-		batch_flush(0);	/* xlat_rt_flush, and the check again */
-	}
+	if (inlined && cls == PTM_COND && inline_jcc(taken, to))
+		return;
 	edges[nedge] = (struct ptm_edge){ .ip = ip, .next = next, .to = dynamic ? 0 : to,
 					  .cls = (u8)cls, .taken = taken, .insns = 1 };
 	/* the high half as a sign-extended imm32 store leaves it (ignored) */
@@ -184,10 +217,9 @@ static void near(enum ptm_class cls, u64 ip, u64 next, u64 to, bool taken)
 			 (nrec & 1 ? 0xffffffff00000000ull : 0);
 	recs[2 * nrec + 1] = to;
 	nedge++;
-	/* the timing packets' direct JMP and CALL stubs' store: a record waits (tnt_off_at()) */
-	if (inlined && !inl_x.plain_inline && (cls == PTM_JUMP || cls == PTM_CALL))
-		inl_x.tnt_w = (inl_x.tnt_w & ((1ull << XLAT_TNT_TOP) - 1)) |
-			      (u64)XLAT_TNT_WAIT << XLAT_TNT_TOP;
+	/* the timing packets' direct JMP and CALL stubs: a record waits (tnt_off_if_armed()) */
+	if (inlined && !inl_x.plain_inline && (cls == PTM_JUMP || cls == PTM_CALL) && !inline_check())
+		inline_turn_off();
 	if (++nrec == BATCH) {
 		batch_flush(0);	/* the full buffer's fault */
 		if (inlined)

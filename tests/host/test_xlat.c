@@ -202,7 +202,7 @@ static void consume(void)
 				 n - i + 1, n, (unsigned long long)jc, (unsigned long long)flow_at);
 		}
 	}
-	assert_int_equal(X->tnt_ins, insns);
+	assert_int_equal(xlat_tnt_insns(X), insns);
 	inline_results += n;
 	for (; p < end; p += 2)
 		rec_apply(p);
@@ -531,8 +531,32 @@ static void test_where(void **state)
  * or lookup then translates into the new cache, and the edge it came from
  * (gone with the reset) is not patched. The run goes on, right.
  */
-/* Every byte after a Jcc's record (or inline bit) stands for its outcome's target, retired;
- * in the inline path before its bit, for the Jcc, back to its check. Both kinds of stubs. */
+/*
+ * What each byte of a Jcc's stub stands for (cond_path()), armed and off:
+ * before its bit, the Jcc (back to its check, the count taken back after
+ * it); between its bit and Z, its target when armed (on at Z) and the Jcc
+ * when off (it was: the bit went nowhere); Z and its edge, the target; its
+ * RETRY and OFF up to the record's publication, the Jcc; after it, the
+ * target. Records only: everything after the record is the target.
+ */
+static void check_where_cond(const struct xlat_site *s, unsigned int i, bool off)
+{
+	const u32 *in = s->inl[i], z = in[XLAT_INL_Z];
+	const u64 to = i ? s->target : s->next;
+
+	for (u32 o = in[XLAT_INL_CHECK]; o < s->post[i][1]; o++) {
+		struct xlat_pos pos;
+		bool jcc = o < in[XLAT_INL_RETIRED] || (o < z && off) ||
+			   (o >= z + XLAT_Z_LEN && o < s->post[i][0]);
+
+		assert_true(xlat_where(X, (uintptr_t)X->region + o, &pos));
+		assert_int_equal(pos.retired, !jcc);
+		assert_int_equal(pos.ip, jcc ? s->ip : to);
+		assert_int_equal(pos.rewind, jcc ? in[XLAT_INL_CHECK] : o < z ? z : 0);
+		assert_int_equal(pos.undo_ins, o >= in[XLAT_INL_COUNTED] && o < in[XLAT_INL_RETIRED]);
+	}
+}
+
 static void test_where_cond(void **state)
 {
 	(void)state;
@@ -549,21 +573,27 @@ static void test_where_cond(void **state)
 				continue;
 			conds++;
 			for (unsigned int i = 0; i < 2; i++) {
-				const u32 *in = s->inl[i];
-
+				if (mode) {
+					arm();
+					check_where_cond(s, i, false);
+					xlat_tnt_wait(X);
+					check_where_cond(s, i, true);
+					continue;
+				}
+				assert_int_equal(s->inl[i][XLAT_INL_CHECK], 0);
 				for (u32 o = s->post[i][0]; o < s->post[i][1]; o++) {
 					struct xlat_pos pos;
-					bool rew = mode && o >= in[XLAT_INL_START] && o < in[XLAT_INL_RETIRED];
 
 					assert_true(xlat_where(X, (uintptr_t)X->region + o, &pos));
-					assert_int_equal(pos.retired, !rew);
-					assert_int_equal(pos.ip, rew ? s->ip : i ? s->target : s->next);
-					assert_int_equal(pos.rewind, rew ? in[XLAT_INL_CHECK] : 0);
+					assert_true(pos.retired);
+					assert_int_equal(pos.ip, i ? s->target : s->next);
+					assert_int_equal(pos.rewind, 0);
 				}
 			}
 		}
 		assert_true(conds > 0);
 	}
+	arm();
 }
 
 static void test_resets(void **state)
