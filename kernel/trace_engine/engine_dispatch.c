@@ -336,7 +336,7 @@ bool xlat_async_enter(struct engine *e, struct pt_regs *regs)
 		 * (its doubling took the mark along): a second doubling must
 		 * not find the word armed (a chained event below skips the wait) */
 		if (xlat_tnt_off(e->xc))
-			e->xc->tnt_w = (e->xc->tnt_w & ((1ull << XLAT_TNT_TOP) - 1)) | XLAT_TNT_OFF;
+			xlat_tnt_remark(e->xc);
 		e->x_at = (uintptr_t)e->xc->region + pos.rewind;
 	}
 	if (pos.rs_poison) {

@@ -277,10 +277,16 @@ static bool tnt_turn_off(struct emit *e)
 	return ok && mov_b(e, (uintptr_t)&x->tnt_cnt, XLAT_CNT_WAIT);
 }
 
-/* movzwl tnt_w+7(%rip),%ecx (byte 7 and tnt_cnt: 0 when armed); jrcxz <patched>: the rel8's address */
+/* movzwl tnt_w+7(%rip),%ecx: byte 7 and tnt_cnt, 0 when armed */
+static bool tnt_load(struct emit *e)
+{
+	return rip_op(e, (const u8[]){ 0x0f, 0xb7, 0x0d }, 3, (uintptr_t)&e->x->tnt_w + 7);
+}
+
+/* tnt_load(); jrcxz <patched>: the rel8's address */
 static u8 *tnt_check(struct emit *e, bool *ok)
 {
-	*ok &= rip_op(e, (const u8[]){ 0x0f, 0xb7, 0x0d }, 3, (uintptr_t)&e->x->tnt_w + 7);
+	*ok &= tnt_load(e);
 	b1(e, 0xe3);
 	return e->p++;
 }
@@ -581,7 +587,7 @@ static bool cond_path(struct emit *e, const struct xlat_env *env, struct xlat_si
 	ok &= off_retry(e, env, check);
 	patch8(e, j_off);
 	ok &= mov_b(e, (uintptr_t)&x->tnt_w + 7, XLAT_TNT_MARK);	/* OFF */
-	ok &= rip_op(e, (const u8[]){ 0x0f, 0xb7, 0x0d }, 3, (uintptr_t)&x->tnt_w + 7);
+	ok &= tnt_load(e);
 	ok &= off_count(e, &j_retry);
 	*j_retry = (u8)(retry - (j_retry + 1));
 	ok &= record(e, xlat_word(s, idx, taken), SEC_NONE, 0, &s->post[taken][0]);

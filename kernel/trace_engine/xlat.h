@@ -307,6 +307,14 @@ static inline bool xlat_tnt_off(const struct xlat_cpu *x)
 {
 	return (x->tnt_w >> XLAT_TNT_TOP) >= 2;
 }
+/**
+ * xlat_tnt_remark() - byte 7 the off mark again, the other bytes as they
+ * are (a Jcc's stub while off writes it after its doubling)
+ */
+static inline void xlat_tnt_remark(struct xlat_cpu *x)
+{
+	x->tnt_w = (x->tnt_w & ((1ull << XLAT_TNT_TOP) - 1)) | XLAT_TNT_OFF;
+}
 /** xlat_tnt_insns() - the instructions of the results written inline since the arming */
 static inline u64 xlat_tnt_insns(const struct xlat_cpu *x)
 {

@@ -124,7 +124,7 @@ static void inline_turn_off(void)
 {
 	inl_x.tnt_keep = inl_x.tnt_w;
 	inl_x.tnt_ins_keep = inl_x.tnt_ins;
-	inl_x.tnt_w = (inl_x.tnt_w & ((1ull << XLAT_TNT_TOP) - 1)) | XLAT_TNT_OFF;
+	xlat_tnt_remark(&inl_x);
 	inl_x.tnt_cnt = XLAT_CNT_WAIT;
 }
 
@@ -150,7 +150,7 @@ static bool inline_jcc(bool taken, u64 to)
 			return true;
 		}
 		assert_false(armed);
-		inl_x.tnt_w = (inl_x.tnt_w & ((1ull << XLAT_TNT_TOP) - 1)) | XLAT_TNT_OFF;
+		xlat_tnt_remark(&inl_x);
 		if (!inline_count())
 			return false;
 		batch_flush(0);	/* xlat_rt_flush, and the stub again from its check */
