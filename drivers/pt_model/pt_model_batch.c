@@ -258,29 +258,82 @@ u8 *pt_model_tnt_direct(u64 *room)
 	return to;
 }
 
-void pt_model_tnt_direct_done(u64 n, u64 to)
+bool pt_model_tip_direct(u64 *last_ip)
+{
+	*last_ip = this_cpu_ptr(pt_model_cpu)->last_ip;
+	return true;
+}
+
+/*
+ * The hook's view of @d's bytes at @b: each packet as edges_tnt_fast() and
+ * edges_tip_fast() would have shown it (TNT-8, TNT-64, TIP; the code wrote
+ * nothing else). False when they are not that.
+ */
+static bool direct_hook(struct pt_model *m, const u8 *b, const struct ptm_direct *d)
+{
+	static const u8 ip_len[8] = { [PTPK_IPC_UPDATE_16] = 2, [PTPK_IPC_UPDATE_32] = 4,
+				      [PTPK_IPC_SEXT_48] = 6, [PTPK_IPC_UPDATE_48] = 6, [PTPK_IPC_FULL] = 8 };
+	u8 h[PTPK_MAX_SIZE];
+	u64 last = m->last_ip, at = 0;
+
+	ptpk_encode_tnt64(h, 1, 0);	/* its two header bytes */
+	while (at < d->bytes) {
+		const u8 *p = b + at;
+		struct ptpk k = { .type = PTPK_TNT8 };
+		u64 v = 0;
+		int n = 1;
+
+		if (p[0] == h[0] && p[1] == h[1]) {
+			k.type = PTPK_TNT64;
+			memcpy(&v, p + 2, 6);
+			n = 8;
+		} else if (!(p[0] & 1)) {
+			v = p[0] >> 1;
+		} else {
+			enum ptpk_ipc ipc = (enum ptpk_ipc)(p[0] >> 5);
+
+			if ((p[0] & 0x1f) != 0x0d || !ip_len[ipc])
+				return false;
+			memcpy(&v, p + 1, ip_len[ipc]);
+			k = (struct ptpk){ .type = PTPK_TIP, .ip = { .ipc = ipc, .ip = v } };
+			last = ptpk_ip_reconstruct(ipc, v, last);
+			k.ip.ip = last;
+			n = 1 + ip_len[ipc];
+		}
+		if (k.type != PTPK_TIP) {
+			if (!v)
+				return false;
+			k.tnt.nbits = (u8)(63 - __builtin_clzll(v));
+			k.tnt.bits = v & ((1ull << k.tnt.nbits) - 1);
+		}
+		m->hook(&k, p, n, m->st.bytes + at, m->hook_ctx);
+		at += (u64)n;
+	}
+	return at == d->bytes;
+}
+
+void pt_model_tnt_direct_done(const struct ptm_direct *d, u64 to)
 {
 	struct pt_model *m = this_cpu_ptr(pt_model_cpu);
-	u64 packets = n / 8, results = packets * PTPK_TNT64_MAX, room;
+	u64 events = d->full * PTPK_TNT64_MAX + d->res + d->tips, room;
 	const u8 *b;
 
-	if (!n)
+	if (!d->bytes)
 		return;
-	/* what edges_tnt_fast() does for each (the hook sees them now, in order,
-	 * where the model has not moved on: ptm_output_room() says where) */
+	/* what edges_tnt_fast() and edges_tip_fast() do for each (the hook
+	 * sees them now, in order, where the model has not moved on:
+	 * ptm_output_room() says where) */
 	b = m->hook ? ptm_output_room(&room) : NULL;
-	for (u64 i = 0; b && i < packets; i++) {
-		struct ptpk p = { .type = PTPK_TNT64, .tnt = { .nbits = PTPK_TNT64_MAX,
-							      .bits = ptpk_tnt64_full_bits(b + 8 * i) } };
-
-		m->hook(&p, b + 8 * i, 8, m->st.bytes + 8 * i, m->hook_ctx);
-	}
-	ptm_output_stored(n);
-	m->st.packets += packets;
-	m->st.bytes += n;
-	m->byte_cnt += n;
-	m->tsc += m->cfg.cycles_per_event * results;	/* tick() without MTC */
-	m->st.fast += results;
+	if (b && !direct_hook(m, b, d))
+		pr_warn("pt_model: the code's stored packets do not parse (%llu bytes)\n", d->bytes);
+	ptm_output_stored(d->bytes);
+	m->st.packets += d->full + d->tnt + d->tips;
+	m->st.bytes += d->bytes;
+	m->byte_cnt += d->bytes;
+	m->tsc += m->cfg.cycles_per_event * events;	/* tick() without MTC */
+	m->st.fast += events;
+	if (d->tips)
+		m->last_ip = d->last_ip;
 	if (to)
 		m->ip = to;
 }

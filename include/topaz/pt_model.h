@@ -402,12 +402,32 @@ bool pt_model_ret_compressed(void);
  */
 u8 *pt_model_tnt_direct(u64 *room);
 /**
- * pt_model_tnt_direct_done() - @n bytes of full TNT-64 packets were stored
- * where pt_model_tnt_direct() said: the model's state as if it had sent
- * them (pt_model_ev_tnt() of their results); @to where the last result went
- * (0: unknown). Before any other hand-over of results.
+ * pt_model_tip_direct() - the code may store there the TIPs of indirect
+ * branches (and RETs not compressed) too, each after the pending results'
+ * TNT packet, as edges_tip_fast() would send them (its conditions are
+ * pt_model_tnt_direct()'s); *@last_ip: the Last IP to compress the first
+ * against. False: it may not.
  */
-void pt_model_tnt_direct_done(u64 n, u64 to);
+bool pt_model_tip_direct(u64 *last_ip);
+/**
+ * struct ptm_direct - what a translating engine's code stored where
+ * pt_model_tnt_direct() said, in order
+ * @bytes: all of it
+ * @full: full TNT-64 packets (47 results each)
+ * @tnt: @res: the other TNT packets (sent before a TIP), their results
+ * @tips: TIPs (pt_model_tip_direct()), each one event
+ * @last_ip: the last TIP's IP
+ */
+struct ptm_direct {
+	u64 bytes, full, tnt, res, tips, last_ip;
+};
+/**
+ * pt_model_tnt_direct_done() - @d was stored where pt_model_tnt_direct()
+ * said: the model's state as if it had sent it (pt_model_ev_tnt() of the
+ * results, the TIPs' branches); @to where the last event went (0: unknown).
+ * Before any other hand-over of results.
+ */
+void pt_model_tnt_direct_done(const struct ptm_direct *d, u64 to);
 /**
  * pt_model_ev_tnt() - @n Jcc results @bits (the oldest highest), as @n
  * events of the common case, which pt_model_tnt_room() allowed (@n at most

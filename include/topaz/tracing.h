@@ -184,6 +184,7 @@ struct trace_engine_stats {
 	u64 xlat_resets;	/* times the cache filled up and started again */
 	u64 xlat_inline_tnt;	/* Jcc and RET results the code put in the pending TNT itself */
 	u64 xlat_inline_plain;	/* direct JMPs and CALLs it took with no record */
+	u64 xlat_inline_tip;	/* TIPs of indirect branches it stored itself */
 	u64 xlat_tnt_direct;	/* ... full TNT packets it stored in the output itself */
 };
 

@@ -43,8 +43,9 @@ static bool xlat_pending(const struct xlat_cpu *x)
 {
 	u64 bits;
 
+	/* (packets the code stored itself count: a full TNT's or a TIP's) */
 	return x->rec_read != (u64 *)(uintptr_t)READ_ONCE(x->rec_ptr) || xlat_tnt_taken(x, &bits) ||
-	       x->tnt_jc;
+	       x->tnt_jc || x->tnt_out != x->tnt_out0;
 }
 
 /*

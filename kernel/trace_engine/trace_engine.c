@@ -122,6 +122,7 @@ static void engine_stats(unsigned int cpu, struct trace_engine_stats *st)
 		st->xlat_resets = x->st.resets;
 		st->xlat_inline_tnt = x->st.inline_tnt;
 		st->xlat_inline_plain = x->st.inline_plain;
+		st->xlat_inline_tip = x->st.inline_tip;
 		st->xlat_tnt_direct = x->st.tnt_direct;
 	}
 }

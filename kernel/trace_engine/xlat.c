@@ -41,6 +41,7 @@ void xlat_reset(struct xlat_cpu *x)
 	table_clear(x);
 	x->code_cur = x->code;
 	x->tnt_put = NULL;	/* made again first (xlat_translate()) */
+	x->tip_put = x->tip_call = NULL;
 	x->nr_sites = 0;
 	x->st.resets++;
 }
@@ -89,28 +90,33 @@ unsigned int xlat_tnt_taken(const struct xlat_cpu *x, u64 *bits)
 
 unsigned int xlat_tnt_hand_over(struct xlat_cpu *x, u64 to, u64 *insns)
 {
-	u64 bits, stored = x->tnt_out - x->tnt_out0;
+	u64 bits;
+	const struct ptm_direct d = {
+		.bytes = x->tnt_out - x->tnt_out0, .full = x->tnt_full,
+		.tnt = x->tip_pk, .res = x->tip_res, .tips = x->tip_n, .last_ip = x->tip_last,
+	};
 	unsigned int n = xlat_tnt_taken(x, &bits);
-	unsigned int all = n + (unsigned int)(stored / 8) * PTPK_TNT64_MAX;
+	unsigned int all = n + (unsigned int)(d.full * PTPK_TNT64_MAX + d.res);
 	u64 jc = x->tnt_jc;	/* 0 unless armed: xlat_tnt_arm() zeroes it */
 
-	if (stored) {
+	if (d.bytes) {
 		/* the packets came before the results still in tnt_w */
-		pt_model_tnt_direct_done(stored, to);
+		pt_model_tnt_direct_done(&d, to);
 		x->tnt_out0 = x->tnt_out;
-		x->st.tnt_direct += stored / 8;
+		x->st.tnt_direct += d.full;
 	}
 	/* their events' time before a packet the last result may fill */
 	pt_model_ev_plain(jc, n ? 0 : to);
 	if (n)
 		pt_model_ev_tnt(bits, n, to);
-	if (all || jc) {
+	if (all || jc || d.tips) {
 		*insns += xlat_tnt_insns(x);
 		x->st.inline_tnt += all;
 		x->st.inline_plain += jc;
+		x->st.inline_tip += d.tips;
 	}
 	xlat_tnt_arm(x, 0);	/* until armed again */
-	return all + (unsigned int)jc;
+	return all + (unsigned int)(jc + d.tips);
 }
 
 void xlat_tnt_arm_out(struct xlat_cpu *x, unsigned int room)
@@ -126,6 +132,8 @@ void xlat_tnt_arm_out(struct xlat_cpu *x, unsigned int room)
 		return;
 	x->tnt_out = x->tnt_out0 = (uintptr_t)out;
 	x->tnt_lim = (uintptr_t)out + out_room;
+	if (x->tip_put && pt_model_tip_direct(&x->tip_last))
+		x->tip_lim = x->tnt_lim;
 }
 
 bool xlat_tnt64_layout(u64 *hdr, unsigned int *shift)
@@ -426,7 +434,7 @@ static bool direct_path(struct emit *e, const struct xlat_env *env, struct xlat_
  *	mov tnt_out(%rip),%rax; lea 8(%rax),%rax; cmp tnt_lim(%rip),%rax; jae SLOW
  *	mov tnt_w(%rip),%rcx; shl $shift,%rcx; or tnt_hdr(%rip),%rcx; mov %rcx,-8(%rax)
  *	mov %rax,tnt_out(%rip); mov tnt_w0(%rip),%rcx; mov %rcx,tnt_w(%rip)
- *	pop %rax; popfq
+ *	incq tnt_full(%rip); pop %rax; popfq
  * RET:	ret
  * SLOW: pop %rax; popfq
  * JMP:	jmp rt_flush
@@ -464,6 +472,7 @@ static bool emit_tnt_put(struct emit *e, const struct xlat_env *env)
 	ok &= rip_op(e, st_rax, 3, (uintptr_t)&x->tnt_out);
 	ok &= rip_op(e, ld_rcx, 3, (uintptr_t)&x->tnt_w0);
 	ok &= rip_op(e, st_rcx, 3, (uintptr_t)&x->tnt_w);
+	ok &= rip_op(e, (const u8[]){ 0x48, 0xff, 0x05 }, 3, (uintptr_t)&x->tnt_full); /* incq tnt_full(%rip) */
 	bn(e, (const u8[]){ 0x58, 0x9d }, 2);				/* pop %rax; popfq */
 	x->put_tail[0] = here(e);
 	b1(e, 0xc3);							/* ret */
@@ -474,6 +483,200 @@ static bool emit_tnt_put(struct emit *e, const struct xlat_env *env)
 	x->put_end = here(e);
 	if (ok)
 		x->tnt_put = put;
+	return ok;
+}
+
+bool xlat_tip_layout(u64 *hdr, unsigned int shift, u8 tip[5])
+{
+	static const enum ptpk_ipc ipcs[5] = { PTPK_IPC_UPDATE_16, PTPK_IPC_UPDATE_32, PTPK_IPC_UPDATE_48,
+					       PTPK_IPC_SEXT_48, PTPK_IPC_FULL };
+	static const u8 len[5] = { 2, 4, 6, 6, 8 };
+	static const u64 tries[] = { 0, 0x5a5a5a5a5a5aull, ~0ull };
+	static const u64 ips[] = { 0xffff800012345678ull, 0x00007fffa5c3e1f0ull };
+	u8 buf[PTPK_MAX_SIZE];
+
+	*hdr &= (1ull << shift) - 1;	/* the header's bytes: no stop bit */
+	for (unsigned int n = 1; n < PTPK_TNT64_MAX; n++) {
+		for (unsigned int i = 0; i < ARRAY_SIZE(tries); i++) {
+			u64 bits = tries[i] & ((1ull << n) - 1), w = 1ull << n | bits, v;
+			struct ptpk t = { .type = PTPK_TNT8, .tnt = { .nbits = (u8)n, .bits = bits } };
+
+			/* as the model sends them (ptm_tnt_packet()): TNT-8 when they fit */
+			if (n <= PTPK_TNT8_MAX) {
+				if (ptpk_encode(&t, buf) != 1 || buf[0] != (u8)(w << 1))
+					return false;
+				continue;
+			}
+			if (ptpk_encode_tnt64(buf, n, bits) != 8)
+				return false;
+			memcpy(&v, buf, 8);
+			if (v != ((w << shift) | *hdr))
+				return false;
+		}
+	}
+	for (unsigned int k = 0; k < 5; k++) {
+		for (unsigned int i = 0; i < ARRAY_SIZE(ips); i++) {
+			struct ptpk t = { .type = PTPK_TIP, .ip = { .ipc = ipcs[k], .ip = ips[i] } };
+
+			if (ptpk_encode(&t, buf) != 1 + len[k] || (i && buf[0] != tip[k]) ||
+			    memcmp(buf + 1, &ips[i], len[k]))
+				return false;
+			tip[k] = buf[0];
+		}
+	}
+	return true;
+}
+
+/*
+ * tip_put, after tnt_put (xlat.h): called by an indirect branch's stub while
+ * armed, its target T in RAX, its instructions in RCX (RCX and RDX free: the
+ * stub pushed them), and at tip_call by an indirect CALL's, its return
+ * address in RDX. With room short of tip_lim it sends the pending results
+ * and T's TIP, adds the instructions, pushes RDX onto the lent stack
+ * (tip_call) and returns past the 2-byte JMP after the stub's CALL; else
+ * it returns to that JMP (the stub's record) having done nothing.
+ *
+ * CALL:	pushfq; cli; push %rsi; push %rdi
+ *	mov tnt_out(%rip),%rsi; lea 17(%rsi),%rsi; cmp tip_lim(%rip),%rsi; jae SLOW
+ *	movzbl top4(%rip),%esi; add $4,%sil; mov %sil,top4(%rip)
+ *	lea slot(%rip),%rdi; mov %rdx,(%rdi,%rsi,2); jmp BODY
+ * PUT:	<the same four and check>
+ * BODY: add %rcx,tnt_ins(%rip); mov tnt_out(%rip),%rdi
+ *	mov tnt_w(%rip),%rcx; cmp tnt_w0(%rip),%rcx; je TIP
+ *	bsr %rcx,%rsi; btc %rsi,%rcx; sub $s0,%esi; bts %rsi,%rcx	(n results, their stop bit at n)
+ *	add %rsi,tip_res(%rip); incq tip_pk(%rip)
+ *	cmp $6,%esi; ja LONG
+ *	add %rcx,%rcx; mov %cl,(%rdi); lea 1(%rdi),%rdi; jmp EMPTY	TNT-8
+ * LONG: shl $shift,%rcx; or tip_hdr(%rip),%rcx; mov %rcx,(%rdi); lea 8(%rdi),%rdi
+ * EMPTY: mov tnt_w0(%rip),%rcx; mov %rcx,tnt_w(%rip)
+ * TIP:	mov %rax,%rcx; xor tip_last(%rip),%rcx; mov %rax,tip_last(%rip)
+ *	shr $16,%rcx; jz I16; shr $16,%rcx; jz I32; shr $16,%rcx; jz I48
+ *	mov %rax,%rcx; shl $16,%rcx; sar $16,%rcx; cmp %rax,%rcx; je SEXT
+ *	movb $FULL,(%rdi); mov %rax,1(%rdi); lea 9(%rdi),%rdi; jmp DONE
+ * I16:	movb $U16,(%rdi); mov %ax,1(%rdi); lea 3(%rdi),%rdi; jmp DONE
+ * I32:	movb $U32,(%rdi); mov %eax,1(%rdi); lea 5(%rdi),%rdi; jmp DONE
+ * SEXT: movb $SEXT,(%rdi); jmp W48
+ * I48:	movb $U48,(%rdi)
+ * W48:	mov %rax,1(%rdi); lea 7(%rdi),%rdi	(2 bytes scribbled past it)
+ * DONE: mov %rdi,tnt_out(%rip); incq tip_n(%rip); addq $2,24(%rsp)
+ *	pop %rdi; pop %rsi; popfq
+ * RET:	ret
+ * SLOW: pop %rdi; pop %rsi; popfq
+ * RET:	ret
+ *
+ * Its compression is ptpk_ip_compress()'s, the bytes the encoder's
+ * (xlat_tip_layout()). Interrupts wait until a RET (put_tail).
+ */
+static bool emit_tip_put(struct emit *e)
+{
+	struct xlat_cpu *x = e->x;
+	const unsigned int s0 = XLAT_TNT_TOP - PTPK_TNT64_MAX;	/* armed for a whole packet */
+	unsigned int shift;
+	u8 tip[5], *j_slow[2], *j_body, *j_tip, *j_long, *j_empty, *j_done[4], *j_w48, *j_ip[4];
+	u64 hdr;
+	bool ok;
+
+	x->tip_put = x->tip_call = NULL;
+	if (!xlat_tnt64_layout(&hdr, &shift) || !xlat_tip_layout(&hdr, shift, tip))
+		return true;	/* every TIP to a record */
+	x->tip_hdr = hdr;
+	ok = true;
+	for (unsigned int k = 0; k < 2; k++) {
+		if (k)
+			x->tip_put = e->p;
+		else
+			x->tip_call = e->p;
+#ifdef TOPAZ_HOSTED
+		bn(e, (const u8[]){ 0x9c, 0x90, 0x56, 0x57 }, 4);	/* pushfq; nop; push %rsi; push %rdi */
+#else
+		bn(e, (const u8[]){ 0x9c, 0xfa, 0x56, 0x57 }, 4);	/* pushfq; cli; push %rsi; push %rdi */
+#endif
+		ok &= rip_op(e, (const u8[]){ 0x48, 0x8b, 0x35 }, 3, (uintptr_t)&x->tnt_out);
+		bn(e, (const u8[]){ 0x48, 0x8d, 0x76, 0x11 }, 4);	/* lea 17(%rsi),%rsi */
+		ok &= rip_op(e, (const u8[]){ 0x48, 0x3b, 0x35 }, 3, (uintptr_t)&x->tip_lim);
+		bn(e, (const u8[]){ 0x0f, 0x83 }, 2);			/* jae SLOW */
+		e->p += 4;
+		j_slow[k] = e->p - 4;
+		if (k)
+			break;
+		ok &= rip_op(e, (const u8[]){ 0x0f, 0xb6, 0x35 }, 3, (uintptr_t)&x->rs.top4);
+		bn(e, (const u8[]){ 0x40, 0x80, 0xc6, 0x04 }, 4);	/* add $4,%sil */
+		ok &= rip_op(e, (const u8[]){ 0x40, 0x88, 0x35 }, 3, (uintptr_t)&x->rs.top4);
+		ok &= rip_op(e, (const u8[]){ 0x48, 0x8d, 0x3d }, 3, (uintptr_t)x->rs.slot);
+		bn(e, (const u8[]){ 0x48, 0x89, 0x14, 0x77, 0xeb }, 5);	/* mov %rdx,(%rdi,%rsi,2); jmp BODY */
+		j_body = e->p++;
+	}
+	patch8(e, j_body);
+	ok &= rip_op(e, (const u8[]){ 0x48, 0x01, 0x0d }, 3, (uintptr_t)&x->tnt_ins);
+	ok &= rip_op(e, (const u8[]){ 0x48, 0x8b, 0x3d }, 3, (uintptr_t)&x->tnt_out);
+	ok &= rip_op(e, (const u8[]){ 0x48, 0x8b, 0x0d }, 3, (uintptr_t)&x->tnt_w);
+	ok &= rip_op(e, (const u8[]){ 0x48, 0x3b, 0x0d }, 3, (uintptr_t)&x->tnt_w0);
+	b1(e, 0x74);							/* je TIP */
+	j_tip = e->p++;
+	bn(e, (const u8[]){ 0x48, 0x0f, 0xbd, 0xf1,			/* bsr %rcx,%rsi */
+			    0x48, 0x0f, 0xbb, 0xf1,			/* btc %rsi,%rcx */
+			    0x83, 0xee, (u8)s0,				/* sub $s0,%esi */
+			    0x48, 0x0f, 0xab, 0xf1 }, 15);		/* bts %rsi,%rcx */
+	ok &= rip_op(e, (const u8[]){ 0x48, 0x01, 0x35 }, 3, (uintptr_t)&x->tip_res);
+	ok &= rip_op(e, (const u8[]){ 0x48, 0xff, 0x05 }, 3, (uintptr_t)&x->tip_pk);
+	bn(e, (const u8[]){ 0x83, 0xfe, PTPK_TNT8_MAX, 0x77 }, 4);	/* cmp $6,%esi; ja LONG */
+	j_long = e->p++;
+	bn(e, (const u8[]){ 0x48, 0x01, 0xc9, 0x88, 0x0f,		/* add %rcx,%rcx; mov %cl,(%rdi) */
+			    0x48, 0x8d, 0x7f, 0x01, 0xeb }, 10);	/* lea 1(%rdi),%rdi; jmp EMPTY */
+	j_empty = e->p++;
+	patch8(e, j_long);
+	bn(e, (const u8[]){ 0x48, 0xc1, 0xe1, (u8)shift }, 4);		/* LONG: shl $shift,%rcx */
+	ok &= rip_op(e, (const u8[]){ 0x48, 0x0b, 0x0d }, 3, (uintptr_t)&x->tip_hdr);
+	bn(e, (const u8[]){ 0x48, 0x89, 0x0f, 0x48, 0x8d, 0x7f, 0x08 }, 7); /* mov %rcx,(%rdi); lea 8(%rdi),%rdi */
+	patch8(e, j_empty);
+	ok &= rip_op(e, (const u8[]){ 0x48, 0x8b, 0x0d }, 3, (uintptr_t)&x->tnt_w0);	/* EMPTY */
+	ok &= rip_op(e, (const u8[]){ 0x48, 0x89, 0x0d }, 3, (uintptr_t)&x->tnt_w);
+	patch8(e, j_tip);
+	bn(e, (const u8[]){ 0x48, 0x89, 0xc1 }, 3);			/* TIP: mov %rax,%rcx */
+	ok &= rip_op(e, (const u8[]){ 0x48, 0x33, 0x0d }, 3, (uintptr_t)&x->tip_last);
+	ok &= rip_op(e, (const u8[]){ 0x48, 0x89, 0x05 }, 3, (uintptr_t)&x->tip_last);
+	for (unsigned int k = 0; k < 3; k++) {
+		bn(e, (const u8[]){ 0x48, 0xc1, 0xe9, 0x10, 0x74 }, 5);	/* shr $16,%rcx; jz I16/I32/I48 */
+		j_ip[k] = e->p++;
+	}
+	bn(e, (const u8[]){ 0x48, 0x89, 0xc1, 0x48, 0xc1, 0xe1, 0x10,	/* mov %rax,%rcx; shl $16,%rcx */
+			    0x48, 0xc1, 0xf9, 0x10, 0x48, 0x39, 0xc1, 0x74 }, 15); /* sar $16,%rcx; cmp; je SEXT */
+	j_ip[3] = e->p++;
+	bn(e, (const u8[]){ 0xc6, 0x07, tip[4], 0x48, 0x89, 0x47, 0x01,	/* movb $FULL,(%rdi); mov %rax,1(%rdi) */
+			    0x48, 0x8d, 0x7f, 0x09, 0xeb }, 12);	/* lea 9(%rdi),%rdi; jmp DONE */
+	j_done[0] = e->p++;
+	patch8(e, j_ip[0]);
+	bn(e, (const u8[]){ 0xc6, 0x07, tip[0], 0x66, 0x89, 0x47, 0x01,	/* I16: movb; mov %ax,1(%rdi) */
+			    0x48, 0x8d, 0x7f, 0x03, 0xeb }, 12);	/* lea 3(%rdi),%rdi; jmp DONE */
+	j_done[1] = e->p++;
+	patch8(e, j_ip[1]);
+	bn(e, (const u8[]){ 0xc6, 0x07, tip[1], 0x89, 0x47, 0x01,	/* I32: movb; mov %eax,1(%rdi) */
+			    0x48, 0x8d, 0x7f, 0x05, 0xeb }, 11);	/* lea 5(%rdi),%rdi; jmp DONE */
+	j_done[2] = e->p++;
+	patch8(e, j_ip[3]);
+	bn(e, (const u8[]){ 0xc6, 0x07, tip[3], 0xeb }, 4);		/* SEXT: movb; jmp W48 */
+	j_w48 = e->p++;
+	patch8(e, j_ip[2]);
+	bn(e, (const u8[]){ 0xc6, 0x07, tip[2] }, 3);			/* I48: movb */
+	patch8(e, j_w48);
+	bn(e, (const u8[]){ 0x48, 0x89, 0x47, 0x01, 0x48, 0x8d, 0x7f, 0x07 }, 8); /* W48 */
+	j_done[3] = e->p;
+	for (unsigned int k = 0; k < 3; k++)
+		*j_done[k] = (u8)(j_done[3] - (j_done[k] + 1));
+	ok &= rip_op(e, (const u8[]){ 0x48, 0x89, 0x3d }, 3, (uintptr_t)&x->tnt_out);	/* DONE */
+	ok &= rip_op(e, (const u8[]){ 0x48, 0xff, 0x05 }, 3, (uintptr_t)&x->tip_n);
+	bn(e, (const u8[]){ 0x48, 0x83, 0x44, 0x24, 0x18, 0x02,	/* addq $2,24(%rsp) */
+			    0x5f, 0x5e, 0x9d }, 9);			/* pop %rdi; pop %rsi; popfq */
+	x->put_tail[2] = here(e);
+	b1(e, 0xc3);							/* ret */
+	for (unsigned int k = 0; k < 2; k++)
+		ok &= put_rel32(j_slow[k], (uintptr_t)e->p);
+	bn(e, (const u8[]){ 0x5f, 0x5e, 0x9d }, 3);			/* SLOW: pop %rdi; pop %rsi; popfq */
+	x->put_tail[3] = here(e);
+	b1(e, 0xc3);							/* ret */
+	x->put_end = here(e);
+	if (!ok)
+		x->tip_put = x->tip_call = NULL;
 	return ok;
 }
 
@@ -705,6 +908,42 @@ static bool lookup_tail(struct emit *e, const struct xlat_env *env)
 }
 
 /*
+ * Armed, an indirect branch's TIP from the code (tip_put, when there is
+ * room), T in RAX: on at the lookup when it was sent, else on to SLOW.
+ *
+ *	mov $insns,%ecx; [mov $next,%rdx]; call tip_put (tip_call)
+ *	jmp SLOW				(tip_put returns here when not)
+ * SENT: <lookup>				(tip_at: retired)
+ * SLOW:
+ */
+static bool tip_path(struct emit *e, const struct xlat_env *env, struct xlat_site *s)
+{
+	const bool call = s->cls == PTM_CALL_IND;
+	u8 *j_slow;
+	bool ok;
+
+	b1(e, 0xb9);							/* mov $insns,%ecx */
+	b4(e, s->insns);
+	if (call && (s64)s->next == (s32)s->next) {
+		bn(e, (const u8[]){ 0x48, 0xc7, 0xc2 }, 3);		/* mov $next,%rdx */
+		b4(e, (u32)s->next);
+	} else if (call) {
+		bn(e, (const u8[]){ 0x48, 0xba }, 2);			/* movabs $next,%rdx */
+		b8(e, s->next);
+	}
+	b1(e, 0xe8);							/* call tip_put */
+	e->p += 4;
+	ok = put_rel32(e->p - 4, (uintptr_t)(call ? e->x->tip_call : e->x->tip_put));
+	b1(e, 0xeb);							/* jmp SLOW */
+	j_slow = e->p++;
+	s->tip_at[0] = (u16)(here(e) - s->stub);
+	ok &= lookup_tail(e, env);
+	s->tip_at[1] = (u16)(here(e) - s->stub);
+	patch8(e, j_slow);
+	return ok;
+}
+
+/*
  * The indirect tail: the target T on top of the stack (pushed by the stub,
  * or RET's own). Record it and look it up (lookup_tail()). With the inline
  * TNT, a record while armed turns it off (results after it must come after
@@ -719,6 +958,7 @@ static bool lookup_tail(struct emit *e, const struct xlat_env *env)
  * RETRY: call xlat_rt_flush; jmp CHECK
  * START: [movzbl top4(%rip),%edx; lea slot(%rip),%rcx; lea (%rcx,%rdx,2),%rdx
  *	 mov (%rdx),%rcx; not %rcx; lea 1(%rcx,%rax),%rcx; jrcxz HIT]
+ *	[<its TIP from the code, and the lookup (tip_path())>]
  *	<off: the results kept (tnt_turn_off())>; jmp REC
  * HIT: tnt_ins += insns
  * COUNTED: tnt_w = 2 * tnt_w + 1
@@ -729,7 +969,8 @@ static bool lookup_tail(struct emit *e, const struct xlat_env *env)
  *
  * An event in [CHECK, the publication) or [RETRY, RETIRED) resumes at
  * CHECK, the RET's count and bit taken back; in [RETIRED, POISONED) it
- * poisons the popped slot itself (xlat_where()). (A RET to PTM_RS_POISON
+ * poisons the popped slot itself; after a TIP sent, it has retired to
+ * tip_last (xlat_where()). (A RET to PTM_RS_POISON
  * itself would match an empty stack here; that address is not canonical,
  * so such a RET faults on the CPU and its trace is wrong only in that.)
  */
@@ -768,6 +1009,8 @@ static bool indirect_tail(struct emit *e, const struct xlat_env *env, struct xla
 				    0x48, 0x8d, 0x4c, 0x01, 0x01, 0xe3 }, 16); /* lea 1(%rcx,%rax),%rcx; jrcxz HIT */
 		j_hit = e->p++;
 	}
+	if (x->tip_put)
+		ok &= tip_path(e, env, s);
 	ok &= tnt_turn_off(e);						/* armed: off, a record waits */
 	ok &= jmp_to(e, (uintptr_t)rec);
 	if (!ret) {
@@ -1079,6 +1322,8 @@ struct xlat_site *xlat_translate(struct xlat_cpu *x, const struct xlat_env *env,
 			e = (struct emit){ .p = x->code_cur, .start = x->code_cur, .x = x };
 			if (!emit_tnt_put(&e, env))
 				x->tnt_put = NULL;
+			if (!x->tnt_put || !emit_tip_put(&e))
+				x->tip_put = x->tip_call = NULL;
 			x->code_cur = e.p;
 		}
 		s = &x->sites[x->nr_sites];
@@ -1156,6 +1401,13 @@ bool xlat_where(struct xlat_cpu *x, u64 addr, struct xlat_pos *pos)
 		return true;
 	}
 	pos->ip = s->ip;
+	if (s->kind == XK_IND && s->tip_at[0] && o >= s->stub + s->tip_at[0] &&
+	    o < s->stub + s->tip_at[1]) {
+		/* its TIP sent by tip_put: on to the lookup */
+		pos->retired = true;
+		pos->ip = x->tip_last;
+		return true;
+	}
 	if (s->kind != XK_COND && s->inl[0][XLAT_INL_CHECK]) {
 		/* a direct JMP's, CALL's or RET's inline path (plain_path(), indirect_tail()) */
 		const u32 *in = s->inl[0];

@@ -91,6 +91,8 @@ struct xlat_site {
 				 * stub that records with the inline TNT whether
 				 * armed or not (direct_path()): inl[1][2] the end
 				 * of its turning off, from post[0][0] */
+	u16 tip_at[2];		/* XK_IND: where its TIP written inline has
+				 * retired, [from, to) from stub (0: none) */
 	u16 insns;		/* instructions a record counts (exit: the body's) */
 	u8 kind, cls;		/* enum xlat_kind, enum ptm_class */
 	u8 size;		/* PTWRITE: 4 or 8 */
@@ -102,6 +104,7 @@ struct xlat_stats {
 	u64 inline_tnt;		/* Jcc results the code put straight into the pending TNT */
 	u64 tnt_direct;		/* ... full TNT packets it stored in the output itself */
 	u64 inline_plain;	/* direct JMPs and CALLs it took with no record */
+	u64 inline_tip;		/* TIPs of indirect branches it stored itself */
 };
 
 /*
@@ -162,10 +165,17 @@ struct xlat_cpu {
 	u64 tnt_out, tnt_lim;	/* the full packets' output (above), written by tnt_put */
 	u64 tnt_hdr;		/* what tnt_put ORs into tnt_w shifted (xlat_tnt64_layout()) */
 	u64 tnt_out0;		/* tnt_out at the arming: the model knows up to there */
+	u64 tip_lim;		/* tip_put's limit (0: every TIP to a record) */
+	u64 tip_last;		/* the Last IP, lent (tip_put's TIPs) */
+	u64 tip_hdr;		/* what tip_put ORs into a TNT-64's results shifted */
+	u64 tip_n, tip_pk, tip_res, tnt_full;	/* since the arming (above) */
 	u8 *tnt_put;		/* the routine (NULL: the runtime's flush) */
-	u32 put_tail[2];	/* its RET and its JMP to the runtime: an interrupt
-				 * there goes on where the stub does */
-	u32 put_end;		/* past its code */
+	u8 *tip_put, *tip_call;	/* the TIP routine, and its entry for an
+				 * indirect CALL (NULL: no inline TIP) */
+	u32 put_tail[4];	/* tnt_put's RET and its JMP to the runtime,
+				 * tip_put's two RETs: an interrupt there goes
+				 * on where the stub does */
+	u32 put_end;		/* past their code */
 	u64 tnt_jc;		/* direct JMPs and CALLs taken inline since the arming */
 	u64 ret_to;		/* the last RET compressed inline: where it went */
 	bool inline_tnt;	/* the Jcc stubs were made with the inline TNT */
@@ -301,6 +311,8 @@ static inline void xlat_tnt_arm(struct xlat_cpu *x, unsigned int room)
 	x->tnt_keep = x->tnt_ins_keep = 0;
 	x->tnt_jc = 0;
 	x->tnt_lim = 0;	/* full packets to the runtime, until xlat_tnt_arm_out() */
+	x->tip_lim = 0;	/* ... and every TIP to a record */
+	x->tip_n = x->tip_pk = x->tip_res = x->tnt_full = 0;
 }
 /** xlat_tnt_off() - is the inline TNT off (its results, if any, kept: above)? */
 static inline bool xlat_tnt_off(const struct xlat_cpu *x)
@@ -327,6 +339,15 @@ static inline u64 xlat_tnt_insns(const struct xlat_cpu *x)
  */
 void xlat_tnt_arm_out(struct xlat_cpu *x, unsigned int room);
 /**
+ * xlat_tip_layout() - the packets tip_put writes, read off the encoder
+ * (ptpk_encode()) and checked against it: a TNT-8 of n results is the
+ * byte w << 1, a TNT-64's 8 bytes are (w << @shift) | *@hdr (w: the
+ * results, the newest lowest, with their stop bit above them); a TIP is
+ * @tip[ipc] then the IP's low bytes, little-endian (2, 4, 6, 6 or 8 by
+ * PTPK_IPC_UPDATE_16, _32, _48, SEXT_48, FULL). Return: false when not.
+ */
+bool xlat_tip_layout(u64 *hdr, unsigned int shift, u8 tip[5]);
+/**
  * xlat_tnt64_layout() - a full TNT-64 packet (47 results) as the 8 bytes
  * of the little-endian word (w << *@shift) | *@hdr, w the inline TNT's
  * full word (the results in bits 46..0, the newest lowest; its own stop
@@ -334,11 +355,13 @@ void xlat_tnt_arm_out(struct xlat_cpu *x, unsigned int room);
  * against it. Return: false when it has no such layout.
  */
 bool xlat_tnt64_layout(u64 *hdr, unsigned int *shift);
-/** xlat_put_tail() - is @addr tnt_put's RET or its JMP to the runtime? */
+/** xlat_put_tail() - is @addr tnt_put's RET or its JMP to the runtime, or tip_put's RETs? */
 static inline bool xlat_put_tail(const struct xlat_cpu *x, u64 addr)
 {
-	return x->tnt_put && (addr == (uintptr_t)x->region + x->put_tail[0] ||
-			      addr == (uintptr_t)x->region + x->put_tail[1]);
+	for (unsigned int i = 0; x->tnt_put && i < (x->tip_put ? 4u : 2u); i++)
+		if (addr == (uintptr_t)x->region + x->put_tail[i])
+			return true;
+	return false;
 }
 /** xlat_tnt_wait() - the inline TNT off until some Jccs ask for it again (records are waiting) */
 static inline void xlat_tnt_wait(struct xlat_cpu *x)

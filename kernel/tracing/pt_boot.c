@@ -226,6 +226,7 @@ static void add_engine(struct trace_engine_stats *a, const struct trace_engine_s
 	a->xlat_resets += b->xlat_resets;
 	a->xlat_inline_tnt += b->xlat_inline_tnt;
 	a->xlat_inline_plain += b->xlat_inline_plain;
+	a->xlat_inline_tip += b->xlat_inline_tip;
 	a->xlat_tnt_direct += b->xlat_tnt_direct;
 	a->mode = b->mode;
 }
@@ -320,11 +321,12 @@ static void print_engine_report(const struct trace_engine_stats *st, unsigned in
 		pr_info("trace: translate: %llu blocks in %llu bytes of code cache (%llu resets), "
 			"%llu record batches, %llu indirect targets looked up out of line, "
 			"%llu exits to branch-step; %llu TNT bits of conditional branches and RETs written inline "
-			"(%llu full TNT packets stored by the code itself), %llu direct JMPs and CALLs with no record\n",
+			"(%llu full TNT packets stored by the code itself), %llu direct JMPs and CALLs with no record, "
+			"%llu TIPs stored by the code itself\n",
 			st->xlat_blocks, st->xlat_code,
 			st->xlat_resets, st->xlat_flushes,
 			st->xlat_misses, st->xlat_exits, st->xlat_inline_tnt, st->xlat_tnt_direct,
-			st->xlat_inline_plain);
+			st->xlat_inline_plain, st->xlat_inline_tip);
 }
 
 /* The session's totals, for people and (the "result:" lines) for scripts. */

@@ -16,8 +16,11 @@
  * other event): the same again; and with one result's bit dropped, not.
  * Its full TNT packets go into the output as the code's tnt_put routine
  * stores them (xlat.c) where the model allows it (pt_model_tnt_direct()),
- * and must have done so in the loops; with their bytes kept from the
- * model's account at the hand-over, the trace must change.
+ * and must have done so in the loops; so do the TIPs of indirect branches
+ * and RETs not compressed, with the pending TNT before them, as tip_put
+ * stores them (in the calls' flows); with their bytes kept from the
+ * model's account at the hand-over, or a TIP's Last IP not updated, the
+ * trace must change.
  */
 #include "test_pt_common.h"
 #include <topaz/x86_insn.h>
@@ -60,6 +63,7 @@ static struct xlat_cpu inl_x;
 static u64 inl_taken, inl_drop;	/* inl_drop: the taken result whose bit is dropped (a mutation) */
 static u64 inl_calls, inl_nopush;	/* inl_nopush: the inline CALL whose push is lost (a mutation) */
 static bool inl_unaccounted;	/* a mutation: the stored packets kept from the model */
+static bool inl_stale_ip;	/* a mutation: tip_put's Last IP not updated */
 
 /* As the engine's xlat_consume(): the inline results, the records, armed again. */
 static void batch_flush(u64 to)
@@ -97,6 +101,7 @@ static void inline_full(u64 to)
 		memcpy((void *)(uintptr_t)inl_x.tnt_out, &w, 8);
 		inl_x.tnt_out += 8;
 		inl_x.tnt_w = inl_x.tnt_w0;
+		inl_x.tnt_full++;
 		return;
 	}
 	batch_flush(to);	/* xlat_rt_flush: the packet is full */
@@ -182,6 +187,40 @@ static bool inline_other(enum ptm_class cls, u64 next, u64 to)
 	return true;
 }
 
+/*
+ * tip_put (xlat.c), armed for a whole packet with room short of tip_lim:
+ * the pending results' TNT packet, then the TIP against tip_last, and an
+ * indirect CALL's push. False: no room, the stub's record.
+ */
+static bool inline_tip(enum ptm_class cls, u64 next, u64 to)
+{
+	u8 *o = (u8 *)(uintptr_t)inl_x.tnt_out;
+	struct ptpk tip = { .type = PTPK_TIP, .ip = { .ipc = ptpk_ip_compress(to, inl_x.tip_last), .ip = to } };
+	const unsigned int s0 = XLAT_TNT_TOP - PTPK_TNT64_MAX;
+
+	if (!inl_x.tip_lim || inl_x.tnt_out + 17 >= inl_x.tip_lim)
+		return false;
+	if (cls == PTM_CALL_IND && ++inl_calls != inl_nopush)
+		ptm_rs_push(&inl_x.rs, next);
+	inl_x.tnt_ins += 1;
+	if (inl_x.tnt_w != inl_x.tnt_w0) {
+		unsigned int n = 63u - (unsigned int)__builtin_clzll(inl_x.tnt_w) - s0;
+		struct ptpk t = { .type = n <= PTPK_TNT8_MAX ? PTPK_TNT8 : PTPK_TNT64,
+				  .tnt = { .nbits = (u8)n, .bits = inl_x.tnt_w & ((1ull << n) - 1) } };
+
+		o += ptpk_encode(&t, o);
+		inl_x.tip_pk++;
+		inl_x.tip_res += n;
+		inl_x.tnt_w = inl_x.tnt_w0;
+	}
+	o += ptpk_encode(&tip, o);
+	if (!inl_stale_ip)
+		inl_x.tip_last = to;
+	inl_x.tip_n++;
+	inl_x.tnt_out = (uintptr_t)o;
+	return true;
+}
+
 /* A near branch: to the model at once, or as a record of the batch. */
 static void near(enum ptm_class cls, u64 ip, u64 next, u64 to, bool taken)
 {
@@ -199,6 +238,8 @@ static void near(enum ptm_class cls, u64 ip, u64 next, u64 to, bool taken)
 		bool armed = !inline_check();
 
 		if (inline_other(cls, next, to))
+			return;
+		if (armed && dynamic && inline_tip(cls, next, to))
 			return;
 		if (armed) {
 			inline_turn_off();
@@ -249,6 +290,7 @@ static void run_flow(const struct fp_config *c, bool no_fast, u8 **bytes, size_t
 	xlat_tnt_arm(&inl_x, 0);
 	inl_x.tnt_out = inl_x.tnt_out0 = 0;
 	inl_x.tnt_put = (u8 *)&inl_x;	/* not called: inline_full() stands for it */
+	inl_x.tip_put = (u8 *)&inl_x;	/* ... and inline_tip() for tip_put */
 	memset(&inl_x.st, 0, sizeof(inl_x.st));
 	inl_taken = 0;
 	model_setup(c->profile);
@@ -392,10 +434,10 @@ static void check_config(const struct fp_config *c)
 	batched = inlined = true;
 	edges = calloc(BATCH, sizeof(*edges));
 	run_flow(c, false, &b, &nb, &fast);
-	print_message("%s: %llu of the Jcc and RET results inline, %llu direct JMPs and CALLs, %llu full packets stored from the code\n",
+	print_message("%s: %llu of the Jcc and RET results inline, %llu direct JMPs and CALLs, %llu full packets and %llu TIPs stored from the code\n",
 		      c->name, (unsigned long long)inl_x.st.inline_tnt,
 		      (unsigned long long)inl_x.st.inline_plain,
-		      (unsigned long long)inl_x.st.tnt_direct);
+		      (unsigned long long)inl_x.st.tnt_direct, (unsigned long long)inl_x.st.inline_tip);
 	same_bytes(c->name, "the inline TNT", a, na, b, nb);
 	/* (a record turns it off until a run of Jccs asks again: the loops' Jccs) */
 	/* (with timing packets, every direct JMP and CALL writes a record: the
@@ -435,7 +477,20 @@ static void check_config(const struct fp_config *c)
 		mutant_differs(c, a, na, "a CALL missing from the RET stack");
 		inl_nopush = 0;
 	}
-	if (inl_x.st.tnt_direct) {
+	if (c->fast_expected && c->calls && !c->short_tnt && !(c->ctl & RTIT_CTL_CYCLEACC) &&
+	    inl_x.st.inline_tip < 300)
+		fail_msg("%s: only %llu TIPs went from the code", c->name,
+			 (unsigned long long)inl_x.st.inline_tip);
+	if ((c->short_tnt || (c->ctl & RTIT_CTL_CYCLEACC) || !c->fast_expected) && inl_x.st.inline_tip)
+		fail_msg("%s: %llu TIPs went from the code where they must not", c->name,
+			 (unsigned long long)inl_x.st.inline_tip);
+	if (inl_x.st.inline_tip) {
+		/* a mutation: tip_put's Last IP left as it was */
+		inl_stale_ip = true;
+		mutant_differs(c, a, na, "a Last IP not updated");
+		inl_stale_ip = false;
+	}
+	if (inl_x.st.tnt_direct || inl_x.st.inline_tip) {
 		/* a mutation: the packets the code stored kept from the model's account */
 		inl_unaccounted = true;
 		mutant_differs(c, a, na, "packets the model never counted");

@@ -11,7 +11,9 @@
  * many times in one run, and the forms left to the CPU (exits). The Jcc
  * stubs' inline TNT is armed (a small room, so it fills and calls the
  * runtime often): its results are replayed block by block from where the
- * flow was, and must join the records into the same one path.
+ * flow was, and must join the records into the same one path; armed for
+ * whole packets, the packets tnt_put and tip_put store (TNT-8, TNT-64,
+ * TIP) are read back by a decoder of its own into that path too.
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -51,6 +53,8 @@ static unsigned int room = TEST_ROOM;
  * model would allow (pt_model_tnt_direct()): its bytes until the limit */
 static u8 direct_out[4096];
 static u64 direct_room, direct_packets;
+static bool direct_tip;		/* ... and tip_put its TIPs */
+static u64 model_last;		/* the Last IP lent at the arming (tip_put's) */
 
 /* The arming, as the engine's after a hand-over (xlat_tnt_arm_out()). */
 static void arm(void)
@@ -59,6 +63,8 @@ static void arm(void)
 	if (direct_room && room == PTPK_TNT64_MAX && X->tnt_put) {
 		X->tnt_out = X->tnt_out0 = (uintptr_t)direct_out;
 		X->tnt_lim = (uintptr_t)direct_out + direct_room;
+		X->tip_lim = direct_tip ? X->tnt_lim : 0;
+		X->tip_last = model_last;
 	}
 }
 
@@ -96,10 +102,11 @@ static void rec_step(const u64 *p)
  * a RET pops when it matches. What a RET compressed inline went to is its top.
  */
 static struct ptm_retstack shadow;
+static u64 rec_steps;	/* steps that came as records */
 
 static void shadow_step(const struct step *st, u64 next)
 {
-	if (st->cls == PTM_CALL && st->to != next)
+	if ((st->cls == PTM_CALL && st->to != next) || st->cls == PTM_CALL_IND)
 		ptm_rs_push(&shadow, next);
 	else if (st->cls == PTM_RET)
 		ptm_rs_pop_if(&shadow, st->to);
@@ -111,11 +118,84 @@ static void rec_apply(const u64 *p)
 	const struct xlat_site *s = &X->sites[xlat_word_site(p[0])];
 
 	rec_step(p);
+	rec_steps++;
 	shadow_step(&steps[nsteps - 1], s->next);
-	if (s->cls == PTM_CALL && s->target != s->next)
+	if ((s->cls == PTM_CALL && s->target != s->next) || s->cls == PTM_CALL_IND)
 		ptm_rs_push(&X->rs, s->next);
 	else if (s->cls == PTM_RET)
 		ptm_rs_pop_if(&X->rs, steps[nsteps - 1].to);
+}
+
+/*
+ * What the code stored (tnt_put's full TNT-64s, tip_put's TNT-8s, TNT-64s
+ * and TIPs) read back into one queue, oldest first, by a decoder of its
+ * own (the SDM's formats), the TIPs' Last IP as the model lent it.
+ */
+enum { Q_BIT, Q_TIP };
+static struct { u8 kind; u64 v; } queue[32768];
+static unsigned int nq_all;
+static u64 direct_tips;
+
+static void queue_add(u8 kind, u64 v)
+{
+	assert_true(nq_all < ARRAY_SIZE(queue));
+	queue[nq_all].kind = kind;
+	queue[nq_all++].v = v;
+}
+
+/* A TNT payload @v (its stop bit above the results, the newest lowest) into the queue. */
+static void queue_tnt(u64 v)
+{
+	assert_true(v > 1);
+	for (int b = 62 - __builtin_clzll(v); b >= 0; b--)
+		queue_add(Q_BIT, (v >> b) & 1);
+}
+
+/* The stored bytes into the queue, checked against the code's counts. */
+static void parse_direct(void)
+{
+	static const u8 ip_len[8] = { [1] = 2, [2] = 4, [3] = 6, [4] = 6, [6] = 8 };
+	const u8 *b = (const u8 *)(uintptr_t)X->tnt_out0, *e = (const u8 *)(uintptr_t)X->tnt_out;
+	unsigned int full = 0, tips = 0, tnt = 0;
+
+	if (getenv("DUMP")) { for (const u8 *z = b; z < e; z++) fprintf(stderr, "%02x ", *z); fprintf(stderr, " | w=%llx w0=%llx n=%llu pk=%llu res=%llu\n", (unsigned long long)X->tnt_w, (unsigned long long)X->tnt_w0, (unsigned long long)X->tip_n, (unsigned long long)X->tip_pk, (unsigned long long)X->tip_res); }
+
+	while (b < e) {
+		u64 v = 0;
+
+		if (b[0] == 0x02 && b[1] == 0xa3) {		/* TNT-64 */
+			memcpy(&v, b + 2, 6);
+			full += v >> 47 == 1;
+			tnt += v >> 47 != 1;
+			queue_tnt(v);
+			b += 8;
+		} else if (!(b[0] & 1)) {			/* TNT-8 */
+			queue_tnt(b[0] >> 1);
+			tnt++;
+			b++;
+		} else if ((b[0] & 0x1f) == 0x0d && ip_len[b[0] >> 5]) {	/* TIP */
+			unsigned int ipc = b[0] >> 5;
+
+			memcpy(&v, b + 1, ip_len[ipc]);
+			v = ptpk_ip_reconstruct((enum ptpk_ipc)ipc, v, model_last);
+			/* compressed as the encoder's rule says */
+			assert_int_equal(ipc, ptpk_ip_compress(v, model_last));
+			model_last = v;
+			queue_add(Q_TIP, v);
+			tips++;
+			b += 1 + ip_len[ipc];
+		} else {
+			fail_msg("stored byte %#x at %zu: not a packet tip_put or tnt_put writes",
+				 b[0], (size_t)(b - (const u8 *)(uintptr_t)X->tnt_out0));
+		}
+	}
+	assert_ptr_equal(b, e);
+	assert_int_equal(full, X->tnt_full);
+	assert_int_equal(tips, X->tip_n);
+	assert_int_equal(tnt, X->tip_pk);
+	if (tips)
+		assert_int_equal(model_last, X->tip_last);
+	direct_packets += full;
 }
 
 /*
@@ -130,50 +210,26 @@ static void rec_apply(const u64 *p)
 static void consume(void)
 {
 	u64 *p = X->rec_read, *end = (u64 *)(uintptr_t)X->rec_ptr, *lead = p, bits, insns = 0;
-	unsigned int n = xlat_tnt_taken(X, &bits), i = n;
+	unsigned int n = xlat_tnt_taken(X, &bits), i;
 	u64 jc = X->tnt_w0 == XLAT_TNT_OFF ? 0 : X->tnt_jc;
-	/* full packets tnt_put stored: their results come first, oldest first */
-	unsigned int full = (unsigned int)((X->tnt_out - X->tnt_out0) / 8), k = 0;
-	u64 pbits = 0;
+	unsigned int q = 0;
 
 	while (!X->plain_inline && lead < end &&
 	       (X->sites[xlat_word_site(lead[0])].kind == XK_JMP ||
 		X->sites[xlat_word_site(lead[0])].kind == XK_CALL))
 		lead += 2;
-	if (full) {
-		u64 hdr;
-		unsigned int shift;
-
-		assert_true(xlat_tnt64_layout(&hdr, &shift));
-		for (unsigned int j = 0; j < full; j++) {
-			u64 v;
-
-			memcpy(&v, (const u8 *)(uintptr_t)X->tnt_out0 + 8 * j, 8);
-			assert_int_equal(v & hdr, hdr);	/* header and stop bit */
-			assert_int_equal(v & 0xffff, hdr & 0xffff);
-		}
-		direct_packets += full;
-		n += full * PTPK_TNT64_MAX;
-		i = n;
-	}
-	while (i || jc || p < lead) {
+	/* the packets the code stored (tnt_put, tip_put) first, then tnt_w's */
+	nq_all = 0;
+	parse_direct();
+	for (i = n; i; i--)
+		queue_add(Q_BIT, (bits >> (i - 1)) & 1);
+	for (; q < nq_all || jc || p < lead;) {
 		const struct xlat_site *s = xlat_lookup(X, flow_at);
 		bool bit_site = s && (s->kind == XK_COND || s->cls == PTM_RET);
 
-		if (bit_site && i) {
-			bool taken;
+		if (bit_site && q < nq_all && queue[q].kind == Q_BIT) {
+			bool taken = queue[q++].v;
 
-			if (k < full * PTPK_TNT64_MAX) {
-				/* from the packets: each 47 results, the oldest highest */
-				if (k % PTPK_TNT64_MAX == 0)
-					pbits = ptpk_tnt64_full_bits((const u8 *)(uintptr_t)X->tnt_out0 +
-								     8 * (k / PTPK_TNT64_MAX));
-				taken = (pbits >> (PTPK_TNT64_MAX - 1 - k % PTPK_TNT64_MAX)) & 1;
-				k++;
-				i--;
-			} else {
-				taken = (bits >> --i) & 1;
-			}
 			insns += s->insns;
 			if (s->kind == XK_COND) {
 				add_step(&(struct step){ .start = s->start, .kind = s->kind, .cls = s->cls,
@@ -182,12 +238,19 @@ static void consume(void)
 			}
 			/* a RET compressed inline: a 1, to the stack's top */
 			if (!taken || *ptm_rs_top(&shadow) == PTM_RS_POISON)
-				fail_msg("inline result %u of %u: a RET's %s at %#llx", n - i, n,
+				fail_msg("inline result %u of %u: a RET's %s at %#llx", q, nq_all,
 					 taken ? "1 with an empty stack" : "0",
 					 (unsigned long long)flow_at);
 			add_step(&(struct step){ .start = s->start, .kind = s->kind, .cls = s->cls,
 						 .taken = true, .to = *ptm_rs_top(&shadow) });
 			shadow_step(&steps[nsteps - 1], s->next);
+		} else if (s && s->kind == XK_IND && q < nq_all && queue[q].kind == Q_TIP) {
+			/* its TIP from the code (tip_put) */
+			insns += s->insns;
+			add_step(&(struct step){ .start = s->start, .kind = s->kind, .cls = s->cls,
+						 .to = queue[q++].v });
+			shadow_step(&steps[nsteps - 1], s->next);
+			direct_tips++;
 		} else if (s && jc && (s->kind == XK_JMP || s->kind == XK_CALL)) {
 			jc--;
 			insns += s->insns;
@@ -199,11 +262,13 @@ static void consume(void)
 			p += 2;
 		} else {
 			fail_msg("inline result %u of %u (%llu JMP/CALL left): no block for it at %#llx",
-				 n - i + 1, n, (unsigned long long)jc, (unsigned long long)flow_at);
+				 q + 1, nq_all, (unsigned long long)jc, (unsigned long long)flow_at);
 		}
 	}
 	assert_int_equal(xlat_tnt_insns(X), insns);
-	inline_results += n;
+	for (i = 0; i < nq_all; i++)
+		inline_results += queue[i].kind == Q_BIT;
+	nq_all = 0;
 	for (; p < end; p += 2)
 		rec_apply(p);
 	assert_memory_equal(&shadow, &X->rs, sizeof(shadow));
@@ -489,6 +554,55 @@ static void test_direct_packets(void **state)
 	room = TEST_ROOM;
 }
 
+/*
+ * The TIPs the code stores itself (tip_put): armed for a whole packet with
+ * room, an indirect CALL's or JMP's TIP (and a RET's the stack does not
+ * predict) goes out after the pending results' TNT-8 or TNT-64, with Last
+ * IP compression, and an indirect CALL pushes onto the lent stack; read
+ * back (parse_direct()), they join the one path. With little room, the
+ * record again. And where each TIP has retired: its target.
+ */
+static void test_direct_tips(void **state)
+{
+	u64 tips = direct_tips, recs;
+	struct xlat_pos pos;
+
+	(void)state;
+	room = PTPK_TNT64_MAX;
+	direct_room = sizeof(direct_out);
+	direct_tip = true;
+	assert_int_equal(run(f_loop, 300), f_loop(300));
+	assert_non_null(X->tip_put);
+	assert_true(direct_tips - tips >= 150);	/* 200 calls through the table */
+	assert_int_equal(run(f_switch, 500), f_switch(500));
+	assert_int_equal(run(f_fib, 18), f_fib(18));
+	assert_int_equal(run(f_sort, 100), f_sort(100));
+	for (u32 i = 0; i < X->nr_sites; i++) {
+		struct xlat_site *s = &X->sites[i];
+
+		if (s->kind != XK_IND || !s->tip_at[0])
+			continue;
+		X->tip_last = 0x1234;
+		assert_true(xlat_where(X, xlat_entry(X, s) - s->entry + s->stub + s->tip_at[0], &pos));
+		assert_true(pos.retired);
+		assert_int_equal(pos.ip, 0x1234);
+		assert_int_equal(pos.rewind, 0);
+		/* the JMP before it (tip_put's return when it sent nothing): not retired */
+		assert_true(xlat_where(X, xlat_entry(X, s) - s->entry + s->stub + s->tip_at[0] - 2, &pos));
+		assert_false(pos.retired);
+		assert_int_equal(pos.rewind, s->inl[0][XLAT_INL_CHECK]);
+	}
+	tips = direct_tips;
+	recs = rec_steps;
+	direct_room = 40;	/* a TIP or two, then the records */
+	assert_int_equal(run(f_loop, 300), f_loop(300));
+	assert_true(direct_tips > tips);
+	assert_true(rec_steps - recs >= 100);
+	direct_tip = false;
+	direct_room = 0;
+	room = TEST_ROOM;
+}
+
 static void test_buffer_fills(void **state)
 {
 	u64 before = flushes_full;
@@ -687,6 +801,7 @@ int main(void)
 		cmocka_unit_test(test_record_kinds),
 		cmocka_unit_test(test_buffer_fills),
 		cmocka_unit_test(test_direct_packets),
+		cmocka_unit_test(test_direct_tips),
 		cmocka_unit_test(test_where),
 		cmocka_unit_test(test_where_cond),
 		cmocka_unit_test(test_resets),
