@@ -158,8 +158,6 @@ static void parse_direct(void)
 	const u8 *b = (const u8 *)(uintptr_t)X->tnt_out0, *e = (const u8 *)(uintptr_t)X->tnt_out;
 	unsigned int full = 0, tips = 0, tnt = 0;
 
-	if (getenv("DUMP")) { for (const u8 *z = b; z < e; z++) fprintf(stderr, "%02x ", *z); fprintf(stderr, " | w=%llx w0=%llx n=%llu pk=%llu res=%llu\n", (unsigned long long)X->tnt_w, (unsigned long long)X->tnt_w0, (unsigned long long)X->tip_n, (unsigned long long)X->tip_pk, (unsigned long long)X->tip_res); }
-
 	while (b < e) {
 		u64 v = 0;
 
