@@ -143,10 +143,13 @@ static void xlat_say_tnt(const struct xlat_cpu *x)
 	if (*why)
 		pr_info("translate: conditional branches write records: %s\n", why);
 	else
-		pr_info("translate: conditional branches%s put their TNT bits straight into the trace unit's pending TNT; %s\n",
+		pr_info("translate: conditional branches%s put their TNT bits straight into the trace unit's pending TNT; %s; "
+			"full TNT packets%s go into the output from the code where the trace unit allows it "
+			"(TNT-64 packets, no CYC)\n",
 			x->ret_inline ? " and compressed RETs" : "",
 			x->plain_inline ? "direct JMPs and CALLs write no record" :
-			"timing packets on: a direct JMP or CALL writes a record, and results after it wait for the next batch");
+			"timing packets on: a direct JMP or CALL writes a record, and results after it wait for the next batch",
+			x->tip_put ? " and the TIPs of indirect branches" : "");
 }
 
 /**
