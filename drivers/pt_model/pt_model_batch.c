@@ -258,10 +258,9 @@ u8 *pt_model_tnt_direct(u64 *room)
 	return to;
 }
 
-bool pt_model_tip_direct(u64 *last_ip)
+u64 pt_model_last_ip(void)
 {
-	*last_ip = this_cpu_ptr(pt_model_cpu)->last_ip;
-	return true;
+	return this_cpu_ptr(pt_model_cpu)->last_ip;
 }
 
 /*
@@ -271,8 +270,6 @@ bool pt_model_tip_direct(u64 *last_ip)
  */
 static bool direct_hook(struct pt_model *m, const u8 *b, const struct ptm_direct *d)
 {
-	static const u8 ip_len[8] = { [PTPK_IPC_UPDATE_16] = 2, [PTPK_IPC_UPDATE_32] = 4,
-				      [PTPK_IPC_SEXT_48] = 6, [PTPK_IPC_UPDATE_48] = 6, [PTPK_IPC_FULL] = 8 };
 	u8 h[PTPK_MAX_SIZE];
 	u64 last = m->last_ip, at = 0;
 
@@ -291,14 +288,15 @@ static bool direct_hook(struct pt_model *m, const u8 *b, const struct ptm_direct
 			v = p[0] >> 1;
 		} else {
 			enum ptpk_ipc ipc = (enum ptpk_ipc)(p[0] >> 5);
+			int len = ptpk_ip_bytes(ipc);
 
-			if ((p[0] & 0x1f) != 0x0d || !ip_len[ipc])
+			if ((p[0] & 0x1f) != 0x0d || len <= 0)
 				return false;
-			memcpy(&v, p + 1, ip_len[ipc]);
+			memcpy(&v, p + 1, (size_t)len);
 			k = (struct ptpk){ .type = PTPK_TIP, .ip = { .ipc = ipc, .ip = v } };
 			last = ptpk_ip_reconstruct(ipc, v, last);
 			k.ip.ip = last;
-			n = 1 + ip_len[ipc];
+			n = 1 + len;
 		}
 		if (k.type != PTPK_TIP) {
 			if (!v)

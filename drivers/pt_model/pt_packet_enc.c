@@ -31,19 +31,6 @@ static void put_le(u8 *buf, u64 v, int n)
 		buf[i] = (u8)v;
 }
 
-static int ipc_bytes(enum ptpk_ipc ipc)
-{
-	switch (ipc) {
-	case PTPK_IPC_SUPPRESSED: return 0;
-	case PTPK_IPC_UPDATE_16: return 2;
-	case PTPK_IPC_UPDATE_32: return 4;
-	case PTPK_IPC_SEXT_48: return 6;
-	case PTPK_IPC_UPDATE_48: return 6;
-	case PTPK_IPC_FULL: return 8;
-	}
-	return -EINVAL;
-}
-
 enum ptpk_ipc ptpk_ip_compress(u64 ip, u64 last_ip)
 {
 	u64 diff = ip ^ last_ip;
@@ -75,10 +62,10 @@ u64 ptpk_ip_reconstruct(enum ptpk_ipc ipc, u64 ip, u64 last_ip)
 
 static int enc_ip(u8 opc, const struct ptpk *p, u8 *buf)
 {
-	int n = ipc_bytes(p->ip.ipc);
+	int n = ptpk_ip_bytes(p->ip.ipc);
 
 	if (n < 0)
-		return n;
+		return -EINVAL;	/* a reserved IPBytes value */
 	buf[0] = (u8)(((unsigned)p->ip.ipc << 5) | opc);
 	put_le(buf + 1, p->ip.ip, n);
 	return 1 + n;

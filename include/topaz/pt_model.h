@@ -402,20 +402,20 @@ bool pt_model_ret_compressed(void);
  */
 u8 *pt_model_tnt_direct(u64 *room);
 /**
- * pt_model_tip_direct() - the code may store there the TIPs of indirect
- * branches (and RETs not compressed) too, each after the pending results'
- * TNT packet, as edges_tip_fast() would send them (its conditions are
- * pt_model_tnt_direct()'s); *@last_ip: the Last IP to compress the first
- * against. False: it may not.
+ * pt_model_last_ip() - the Last IP the next TIP is compressed against. Where
+ * pt_model_tnt_direct() allows it, the code may store there the TIPs of
+ * indirect branches (and RETs not compressed) too, each after the pending
+ * results' TNT packet, as edges_tip_fast() would send them, compressed
+ * from this one on.
  */
-bool pt_model_tip_direct(u64 *last_ip);
+u64 pt_model_last_ip(void);
 /**
  * struct ptm_direct - what a translating engine's code stored where
  * pt_model_tnt_direct() said, in order
  * @bytes: all of it
  * @full: full TNT-64 packets (47 results each)
  * @tnt: @res: the other TNT packets (sent before a TIP), their results
- * @tips: TIPs (pt_model_tip_direct()), each one event
+ * @tips: TIPs (pt_model_last_ip()), each one event
  * @last_ip: the last TIP's IP
  */
 struct ptm_direct {

@@ -35,6 +35,20 @@ enum ptpk_ipc {
 	PTPK_IPC_FULL = 6,
 };
 
+/** ptpk_ip_bytes() - the IP bytes @ipc selects (-1: a reserved value) */
+static inline int ptpk_ip_bytes(enum ptpk_ipc ipc)
+{
+	switch (ipc) {
+	case PTPK_IPC_SUPPRESSED: return 0;
+	case PTPK_IPC_UPDATE_16: return 2;
+	case PTPK_IPC_UPDATE_32: return 4;
+	case PTPK_IPC_SEXT_48: return 6;
+	case PTPK_IPC_UPDATE_48: return 6;
+	case PTPK_IPC_FULL: return 8;
+	}
+	return -1;
+}
+
 /**
  * struct ptpk - one trace packet
  * @type: which packet; selects the union member

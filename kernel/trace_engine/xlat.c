@@ -132,8 +132,10 @@ void xlat_tnt_arm_out(struct xlat_cpu *x, unsigned int room)
 		return;
 	x->tnt_out = x->tnt_out0 = (uintptr_t)out;
 	x->tnt_lim = (uintptr_t)out + out_room;
-	if (x->tip_put && pt_model_tip_direct(&x->tip_last))
+	if (x->tip_put) {
+		x->tip_last = pt_model_last_ip();
 		x->tip_lim = x->tnt_lim;
+	}
 }
 
 bool xlat_tnt64_layout(u64 *hdr, unsigned int *shift)
@@ -490,7 +492,6 @@ bool xlat_tip_layout(u64 *hdr, unsigned int shift, u8 tip[5])
 {
 	static const enum ptpk_ipc ipcs[5] = { PTPK_IPC_UPDATE_16, PTPK_IPC_UPDATE_32, PTPK_IPC_UPDATE_48,
 					       PTPK_IPC_SEXT_48, PTPK_IPC_FULL };
-	static const u8 len[5] = { 2, 4, 6, 6, 8 };
 	static const u64 tries[] = { 0, 0x5a5a5a5a5a5aull, ~0ull };
 	static const u64 ips[] = { 0xffff800012345678ull, 0x00007fffa5c3e1f0ull };
 	u8 buf[PTPK_MAX_SIZE];
@@ -517,9 +518,10 @@ bool xlat_tip_layout(u64 *hdr, unsigned int shift, u8 tip[5])
 	for (unsigned int k = 0; k < 5; k++) {
 		for (unsigned int i = 0; i < ARRAY_SIZE(ips); i++) {
 			struct ptpk t = { .type = PTPK_TIP, .ip = { .ipc = ipcs[k], .ip = ips[i] } };
+			const int len = ptpk_ip_bytes(ipcs[k]);
 
-			if (ptpk_encode(&t, buf) != 1 + len[k] || (i && buf[0] != tip[k]) ||
-			    memcmp(buf + 1, &ips[i], len[k]))
+			if (ptpk_encode(&t, buf) != 1 + len || (i && buf[0] != tip[k]) ||
+			    memcmp(buf + 1, &ips[i], (size_t)len))
 				return false;
 			tip[k] = buf[0];
 		}
