@@ -196,6 +196,26 @@ static inline bool x86_insn_has_target(const struct x86_insn *insn)
  */
 u64 x86_insn_branch_target(const struct x86_insn *insn, u64 ip);
 
+/* The six arithmetic flags, as their EFLAGS bits (x86_insn_arith_flags()). */
+#define X86_ARITH_CF	0x001u
+#define X86_ARITH_PF	0x004u
+#define X86_ARITH_AF	0x010u
+#define X86_ARITH_ZF	0x040u
+#define X86_ARITH_SF	0x080u
+#define X86_ARITH_OF	0x800u
+#define X86_ARITH_ALL	0x8d5u
+
+/**
+ * x86_insn_arith_flags() - what @insn does with OF, SF, ZF, AF, PF and CF
+ * @reads: the flags it may read
+ * @writes: the flags it always leaves written or undefined (a shift by CL,
+ *	which may be by 0, writes none)
+ *
+ * Return: false for an instruction its table does not know (the caller
+ * must then assume it reads them all).
+ */
+bool x86_insn_arith_flags(const struct x86_insn *insn, u32 *reads, u32 *writes);
+
 /** x86_insn_class_name() - "jcc", "call-indirect", ...; "?" if out of range */
 const char *x86_insn_class_name(enum x86_insn_class cls);
 

@@ -1787,6 +1787,58 @@ static void real_code(struct stats *st)
 	assert_true(nregions >= 2);
 }
 
+/* x86_insn_arith_flags(): hand-checked against the SDM's flag tables */
+static void test_arith_flags(void **state)
+{
+	static const struct { const char *hex; bool known; u32 rd, wr; } c[] = {
+		{ "4801d8", true, 0, X86_ARITH_ALL },			/* add %rbx,%rax */
+		{ "4811d8", true, X86_ARITH_CF, X86_ARITH_ALL },	/* adc %rbx,%rax */
+		{ "4883fb03", true, 0, X86_ARITH_ALL },			/* cmp $3,%rbx */
+		{ "4883d805", true, X86_ARITH_CF, X86_ARITH_ALL },	/* sbb $5,%rax */
+		{ "85c0", true, 0, X86_ARITH_ALL },			/* test %eax,%eax */
+		{ "48ffc9", true, 0, X86_ARITH_ALL & ~X86_ARITH_CF },	/* dec %rcx */
+		{ "48f7d0", true, 0, 0 },				/* not %rax */
+		{ "48f7d8", true, 0, X86_ARITH_ALL },			/* neg %rax */
+		{ "48c1e003", true, 0, X86_ARITH_ALL },			/* shl $3,%rax */
+		{ "48c1e000", true, 0, 0 },				/* shl $0,%rax */
+		{ "48d3e0", true, 0, 0 },				/* shl %cl,%rax */
+		{ "48d1d0", true, X86_ARITH_CF, X86_ARITH_CF | X86_ARITH_OF }, /* rcl %rax */
+		{ "4889d8", true, 0, 0 },				/* mov %rbx,%rax */
+		{ "488d4401 08", true, 0, 0 },				/* lea 8(%rcx,%rax),%rax */
+		{ "0fb6c0", true, 0, 0 },				/* movzbl %al,%eax */
+		{ "53", true, 0, 0 },					/* push %rbx */
+		{ "0f94c2", true, X86_ARITH_ALL, 0 },			/* sete %dl */
+		{ "480f44c3", true, X86_ARITH_ALL, 0 },			/* cmove %rbx,%rax */
+		{ "7405", true, X86_ARITH_ALL, 0 },			/* je */
+		{ "480fa3c8", true, 0, X86_ARITH_ALL & ~X86_ARITH_ZF },	/* bt %rcx,%rax */
+		{ "f9", true, 0, X86_ARITH_CF },			/* stc */
+		{ "f5", true, X86_ARITH_CF, X86_ARITH_CF },		/* cmc */
+		{ "9c", true, X86_ARITH_ALL, 0 },			/* pushfq */
+		{ "a6", true, 0, X86_ARITH_ALL },			/* cmpsb */
+		{ "f3a6", true, 0, 0 },					/* repz cmpsb: none at a 0 count */
+		{ "660fefc0", true, 0, 0 },				/* pxor %xmm0,%xmm0 */
+		{ "0f2ec1", true, 0, X86_ARITH_ALL },			/* ucomiss %xmm1,%xmm0 */
+		{ "9d", false, 0, 0 },					/* popfq: not in its table */
+		{ "0f01d0", false, 0, 0 },				/* xgetbv */
+		{ "c4e2f9f7c0", false, 0, 0 },				/* shlx (VEX) */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(c); i++) {
+		u8 b[X86_INSN_MAX_LEN];
+		size_t n = unhex(c[i].hex, b, sizeof(b));
+		struct x86_insn in;
+		u32 rd = ~0u, wr = ~0u;
+
+		assert_int_equal(x86_insn_decode(b, n, &in), 0);
+		if (x86_insn_arith_flags(&in, &rd, &wr) != c[i].known)
+			fail_msg("%s: known %d", c[i].hex, !c[i].known);
+		if (c[i].known && (rd != c[i].rd || wr != c[i].wr))
+			fail_msg("%s: reads %#x writes %#x, want %#x %#x", c[i].hex, rd, wr,
+				 c[i].rd, c[i].wr);
+	}
+}
+
 static void test_capstone_corpus(void **state)
 {
 	const char *env = getenv("X86_INSN_CORPUS");
@@ -1853,6 +1905,7 @@ int main(void)
 		cmocka_unit_test(test_prefix_matrix),
 		cmocka_unit_test(test_amd_branches),
 		cmocka_unit_test(test_branch_step_walk),
+		cmocka_unit_test(test_arith_flags),
 		cmocka_unit_test(test_capstone_corpus),
 	};
 	return cmocka_run_group_tests_name("x86_insn", tests, NULL, NULL);

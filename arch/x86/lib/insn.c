@@ -1261,3 +1261,94 @@ const char *x86_insn_class_name(enum x86_insn_class cls)
 		return "?";
 	return class_names[cls];
 }
+
+/* The legacy map's opcodes that leave the arithmetic flags alone. */
+static bool legacy_no_flags(u8 op)
+{
+	return (op >= 0x50 && op <= 0x5f) || op == 0x63 || op == 0x68 || op == 0x6a ||
+	       (op >= 0x86 && op <= 0x8b) || op == 0x8d || (op >= 0x90 && op <= 0x99) ||
+	       (op >= 0xa0 && op <= 0xa5) || (op >= 0xaa && op <= 0xad) ||
+	       (op >= 0xb0 && op <= 0xbf) || op == 0xc8 || op == 0xc9 || op == 0xfa ||
+	       op == 0xfb || op == 0xfc || op == 0xfd;
+}
+
+/* The 0F map's opcodes that leave them alone: SSE/MMX moves and arithmetic,
+ * CMOVcc and SETcc aside, NOP, MOVZX/MOVSX, BSWAP, CPUID, RDTSC */
+static bool map0f_no_flags(u8 op)
+{
+	return (op >= 0x10 && op <= 0x17) || (op >= 0x18 && op <= 0x1f) || op == 0x28 ||
+	       op == 0x29 || op == 0x2b || op == 0x31 || (op >= 0x50 && op <= 0x7f) ||
+	       op == 0xa2 || (op >= 0xb6 && op <= 0xb7) || (op >= 0xbe && op <= 0xbf) ||
+	       (op >= 0xc2 && op <= 0xc6) || (op >= 0xc8 && op <= 0xcf) || op >= 0xd0;
+}
+
+bool x86_insn_arith_flags(const struct x86_insn *in, u32 *reads, u32 *writes)
+{
+	const u8 op = in->opcode, r = (in->modrm >> 3) & 7;
+	const bool modrm = in->flags & X86_INSN_F_MODRM;
+	u32 rd = 0, wr = 0;
+
+	if (in->map == X86_MAP_LEGACY) {
+		if (op < 0x40 && (op & 7) < 6) {
+			/* ADD OR ADC SBB AND SUB XOR CMP */
+			wr = X86_ARITH_ALL;
+			rd = (op >> 3 == 2 || op >> 3 == 3) ? X86_ARITH_CF : 0;
+		} else if (op == 0x80 || op == 0x81 || op == 0x83) {
+			wr = X86_ARITH_ALL;
+			rd = (r == 2 || r == 3) ? X86_ARITH_CF : 0;
+		} else if (op == 0x84 || op == 0x85 || op == 0xa8 || op == 0xa9 || op == 0x69 ||
+			   op == 0x6b) {
+			wr = X86_ARITH_ALL;	/* TEST, IMUL */
+		} else if ((op >= 0x70 && op <= 0x7f) || op == 0x9c) {
+			rd = X86_ARITH_ALL;	/* Jcc, PUSHF */
+		} else if (op == 0x9e) {
+			wr = X86_ARITH_ALL & ~X86_ARITH_OF;	/* SAHF */
+		} else if (op == 0x9f) {
+			rd = X86_ARITH_ALL & ~X86_ARITH_OF;	/* LAHF */
+		} else if (op == 0xa6 || op == 0xa7 || op == 0xae || op == 0xaf) {
+			/* CMPS, SCAS: none written when a REP's count is 0 */
+			wr = (in->prefixes & (X86_PFX_REP | X86_PFX_REPNE)) ? 0 : X86_ARITH_ALL;
+		} else if (op == 0xc0 || op == 0xc1 || op == 0xd0 || op == 0xd1 ||
+			   op == 0xd2 || op == 0xd3) {
+			/* the shift group: by 0 (CL, or an imm8 masked to 0) writes none */
+			bool cnt = op == 0xd0 || op == 0xd1 ||
+				   ((op == 0xc0 || op == 0xc1) && (in->imm & 0x1f));
+
+			rd = (r == 2 || r == 3) ? X86_ARITH_CF : 0;
+			if (cnt)
+				wr = r < 4 ? (X86_ARITH_CF | X86_ARITH_OF) : X86_ARITH_ALL;
+		} else if (op == 0xf6 || op == 0xf7) {
+			wr = r == 2 ? 0 : X86_ARITH_ALL;	/* NOT; TEST NEG MUL IMUL DIV IDIV */
+		} else if ((op == 0xfe || op == 0xff) && r < 2) {
+			wr = X86_ARITH_ALL & ~X86_ARITH_CF;	/* INC, DEC */
+		} else if (op == 0xf8 || op == 0xf9) {
+			wr = X86_ARITH_CF;	/* CLC, STC */
+		} else if (op == 0xf5) {
+			rd = wr = X86_ARITH_CF;	/* CMC */
+		} else if ((op == 0xc6 || op == 0xc7 || op == 0x8f) && modrm && r == 0) {
+			/* MOV imm, POP r/m */
+		} else if ((op == 0xff && r == 6) || legacy_no_flags(op)) {
+			/* PUSH r/m, and the table's */
+		} else {
+			return false;
+		}
+	} else if (in->map == X86_MAP_0F) {
+		if ((op >= 0x40 && op <= 0x4f) || (op >= 0x80 && op <= 0x9f)) {
+			rd = X86_ARITH_ALL;	/* CMOVcc, Jcc, SETcc */
+		} else if (op == 0xa3 || op == 0xab || op == 0xb3 || op == 0xbb ||
+			   (op == 0xba && r >= 4)) {
+			wr = X86_ARITH_ALL & ~X86_ARITH_ZF;	/* BT BTS BTR BTC */
+		} else if (op == 0xaf || op == 0xb0 || op == 0xb1 || op == 0xb8 || op == 0xbc ||
+			   op == 0xbd || op == 0xc0 || op == 0xc1 || op == 0x2e || op == 0x2f) {
+			/* IMUL CMPXCHG POPCNT BSF/TZCNT BSR/LZCNT XADD (U)COMIS */
+			wr = X86_ARITH_ALL;
+		} else if (!map0f_no_flags(op)) {
+			return false;
+		}
+	} else {
+		return false;
+	}
+	*reads = rd;
+	*writes = wr;
+	return true;
+}
