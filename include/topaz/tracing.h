@@ -185,6 +185,12 @@ struct trace_engine_stats {
 	u64 xlat_inline_tnt;	/* Jcc and RET results the code put in the pending TNT itself */
 	u64 xlat_inline_plain;	/* direct JMPs and CALLs it took with no record */
 	u64 xlat_inline_tip;	/* TIPs of indirect branches it stored itself */
+	u64 xlat_fast_paths;	/* Jcc outcomes translated with a stub that writes flags */
+	u64 xlat_cond_paths;	/* ... of all translated with the inline TNT */
+	u64 xlat_fast_plain;	/* direct JMPs and CALLs translated with a stub that writes flags */
+	u64 xlat_plain_paths;	/* ... of all translated inline */
+	u64 xlat_fast_rets;	/* RETs translated with a compression path that pushes flags */
+	u64 xlat_ret_paths;	/* ... of all translated to compress inline */
 	u64 xlat_tnt_direct;	/* ... full TNT packets it stored in the output itself */
 };
 

@@ -123,6 +123,12 @@ static void engine_stats(unsigned int cpu, struct trace_engine_stats *st)
 		st->xlat_inline_tnt = x->st.inline_tnt;
 		st->xlat_inline_plain = x->st.inline_plain;
 		st->xlat_inline_tip = x->st.inline_tip;
+		st->xlat_fast_paths = x->st.fast_paths;
+		st->xlat_cond_paths = x->st.cond_paths;
+		st->xlat_fast_plain = x->st.fast_plain;
+		st->xlat_plain_paths = x->st.plain_paths;
+		st->xlat_fast_rets = x->st.fast_rets;
+		st->xlat_ret_paths = x->st.ret_paths;
 		st->xlat_tnt_direct = x->st.tnt_direct;
 	}
 }

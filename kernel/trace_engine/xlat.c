@@ -385,15 +385,42 @@ static bool edge(struct emit *e, struct xlat_site *s, unsigned int taken, u64 to
 	return true;
 }
 
+/*
+ * A Jcc's outcome whose path has its flags dead takes its edge by its JE
+ * too (fast_path()), linked with the other path's JMP (s->link, at its Z):
+ * the JE's rel32, 0 when none.
+ */
+static u32 fast_je(const struct xlat_site *s, unsigned int taken)
+{
+	u32 m[XLAT_FAST_NR];
+
+	if (s->kind != XK_COND || !s->fast_at[taken] || (s->fast_at[taken] & XLAT_FAST_PUSHF))
+		return 0;
+	xlat_fast_marks(s, taken, m);
+	return m[XLAT_FAST_EDGE] + 2;
+}
+
 static bool link_stubs(struct emit *e, const struct xlat_env *env, struct xlat_site *s, u32 idx)
 {
 	bool ok = true;
+
+	for (unsigned int i = 0; i < 2; i++) {
+		u32 je = fast_je(s, i), jmp = s->inl[i][XLAT_INL_Z] + 2;	/* pop %rcx; jmp */
+		s32 rel;
+
+		if (!je)
+			continue;
+		memcpy(&rel, e->x->region + jmp, 4);
+		ok &= put_rel32(e->x->region + je, (uintptr_t)e->x->region + jmp + 4 + rel);
+	}
 
 	for (unsigned int i = 0; i < 2; i++) {
 		if (!s->link[i])
 			continue;
 		s->linkstub[i][0] = here(e);
 		ok &= put_rel32(e->x->region + s->link[i], (uintptr_t)e->p);
+		if (fast_je(s, i))
+			ok &= put_rel32(e->x->region + fast_je(s, i), (uintptr_t)e->p);
 		b1(e, 0x68);						/* push $id */
 		b4(e, idx << 1 | i);
 		ok &= jmp_to(e, env->rt_link);
@@ -427,18 +454,19 @@ static bool direct_path(struct emit *e, const struct xlat_env *env, struct xlat_
 
 /*
  * tnt_put, at the start of an empty cache's code (xlat.h): called by a Jcc
- * stub whose bit filled the packet (RCX is free: the stub pushed it). When
+ * stub whose bit filled the packet (it keeps every register: fast_path()
+ * calls it with none pushed). When
  * the trace unit allowed it (tnt_lim) and the packet ends below tnt_lim, it
  * stores the packet at tnt_out and starts the inline TNT again; else it goes
  * to the runtime's flush, the stub's return address on top as it expects.
  *
- *	pushfq; cli; push %rax
+ *	pushfq; cli; push %rax; push %rcx
  *	mov tnt_out(%rip),%rax; lea 8(%rax),%rax; cmp tnt_lim(%rip),%rax; jae SLOW
  *	mov tnt_w(%rip),%rcx; shl $shift,%rcx; or tnt_hdr(%rip),%rcx; mov %rcx,-8(%rax)
  *	mov %rax,tnt_out(%rip); mov tnt_w0(%rip),%rcx; mov %rcx,tnt_w(%rip)
- *	incq tnt_full(%rip); pop %rax; popfq
+ *	incq tnt_full(%rip); pop %rcx; pop %rax; popfq
  * RET:	ret
- * SLOW: pop %rax; popfq
+ * SLOW: pop %rcx; pop %rax; popfq
  * JMP:	jmp rt_flush
  *
  * Interrupts wait until RET or JMP (put_tail): the stub's place then. (Host
@@ -458,9 +486,9 @@ static bool emit_tnt_put(struct emit *e, const struct xlat_env *env)
 	if (!xlat_tnt64_layout(&x->tnt_hdr, &shift))
 		return true;	/* every full packet to the runtime */
 #ifdef TOPAZ_HOSTED
-	bn(e, (const u8[]){ 0x9c, 0x90, 0x50 }, 3);			/* pushfq; nop; push %rax */
+	bn(e, (const u8[]){ 0x9c, 0x90, 0x50, 0x51 }, 4);		/* pushfq; nop; push %rax; push %rcx */
 #else
-	bn(e, (const u8[]){ 0x9c, 0xfa, 0x50 }, 3);			/* pushfq; cli; push %rax */
+	bn(e, (const u8[]){ 0x9c, 0xfa, 0x50, 0x51 }, 4);		/* pushfq; cli; push %rax; push %rcx */
 #endif
 	ok = rip_op(e, ld_rax, 3, (uintptr_t)&x->tnt_out);
 	bn(e, (const u8[]){ 0x48, 0x8d, 0x40, 0x08 }, 4);		/* lea 8(%rax),%rax */
@@ -475,11 +503,11 @@ static bool emit_tnt_put(struct emit *e, const struct xlat_env *env)
 	ok &= rip_op(e, ld_rcx, 3, (uintptr_t)&x->tnt_w0);
 	ok &= rip_op(e, st_rcx, 3, (uintptr_t)&x->tnt_w);
 	ok &= rip_op(e, (const u8[]){ 0x48, 0xff, 0x05 }, 3, (uintptr_t)&x->tnt_full); /* incq tnt_full(%rip) */
-	bn(e, (const u8[]){ 0x58, 0x9d }, 2);				/* pop %rax; popfq */
+	bn(e, (const u8[]){ 0x59, 0x58, 0x9d }, 3);			/* pop %rcx; pop %rax; popfq */
 	x->put_tail[0] = here(e);
 	b1(e, 0xc3);							/* ret */
 	*slow = (u8)(e->p - (slow + 1));
-	bn(e, (const u8[]){ 0x58, 0x9d }, 2);				/* SLOW: pop %rax; popfq */
+	bn(e, (const u8[]){ 0x59, 0x58, 0x9d }, 3);			/* SLOW: pop %rcx; pop %rax; popfq */
 	x->put_tail[1] = here(e);
 	ok &= jmp_to(e, env->rt_flush);
 	x->put_end = here(e);
@@ -738,12 +766,136 @@ static bool off_retry(struct emit *e, const struct xlat_env *env, const u8 *chec
 }
 
 /*
+ * Are the arithmetic flags dead at @ip: written before any read by the
+ * instructions from there (direct JMPs and CALLs followed, at most 16, no
+ * other branch)? A stub going there may then write them.
+ */
+static bool flags_dead(const struct xlat_env *env, u64 ip)
+{
+	u32 need = X86_ARITH_ALL;
+
+	for (unsigned int n = 0; n < 16; n++) {
+		u8 bytes[X86_INSN_MAX_LEN];
+		struct x86_insn in;
+		u32 rd, wr;
+
+		if (ip == env->end_ip || env->read(ip, bytes, &in))
+			return false;
+		if (in.cls == X86_INSN_JMP_DIRECT || in.cls == X86_INSN_CALL_DIRECT) {
+			ip = x86_insn_branch_target(&in, ip);
+			continue;
+		}
+		if (in.cofi != X86_COFI_NONE || !x86_insn_arith_flags(&in, &rd, &wr) || (rd & need))
+			return false;
+		need &= ~wr;
+		if (!need)
+			return true;
+		ip += in.length;
+	}
+	return false;
+}
+
+/* rip_op() with an immediate of @isz bytes after the rel32 */
+static bool rip_imm(struct emit *e, const u8 *op, size_t n, u64 to, u32 imm, unsigned int isz)
+{
+	bn(e, op, n);
+	e->p += 4;
+	bn(e, &imm, isz);
+	return put_rel32(e->p - 4 - isz, to - isz);
+}
+
+/*
+ * A Jcc's outcome @taken to @to: its count and bit by instructions that
+ * write flags, PUSHF and POPF around them unless the flags are dead at @to
+ * (flags_dead(), @pushf false): while armed and not full, 4 instructions
+ * (5 taken), its JE the edge itself; with the flags pushed, 7 (8). Full,
+ * tnt_put; off, the mark again and the path that keeps flags (cond_path()
+ * below, from its push), whose Z takes the edge (the flags dead: the JE
+ * follows the same link, fast_je()) or comes back to this one's EDGE.
+ *
+ * The flags dead:			The flags pushed:
+ * CHECK:	addq $insns,tnt_ins(%rip)	pushfq
+ * COUNTED:	[stc;] shlq/rclq $1,tnt_w(%rip)	CHECK: (the same)
+ * RETIRED:	cmpb $0,tnt_w+7(%rip)		RETIRED: cmpb $0,tnt_w+7(%rip); je Z
+ * EDGE:	je <edge>			 cmpb $1,...; jne OFF; call tnt_put
+ *		cmpb $1,tnt_w+7(%rip); jne OFF	Z: popfq
+ *		call tnt_put			EDGE: jmp <edge>
+ * Z:		jmp EDGE (ZF still set)		OFF: popfq
+ * OFF/MARK:	movb $XLAT_TNT_MARK,tnt_w+7(%rip)
+ *		<cond_path()'s>
+ *
+ * An event before RETIRED resumes at CHECK, its count taken back from
+ * COUNTED; in [RETIRED, Z) the arming says, as in cond_path() (armed: on
+ * at the other path's edge or at Z); from Z it has retired; in [OFF, MARK)
+ * it was off: at CHECK; at MARK, on from there, or at CHECK when the flags
+ * were not pushed (xlat_where()). The offsets are fixed (xlat_fast_marks()).
+ */
+static bool fast_path(struct emit *e, const struct xlat_env *env, struct xlat_site *s,
+		      unsigned int taken, u64 to, bool pushf)
+{
+	struct xlat_cpu *x = e->x;
+	const u64 w7 = (uintptr_t)&x->tnt_w + 7;
+	u32 m[XLAT_FAST_NR];
+	u8 *j_off, *j_z = NULL;
+	bool ok;
+
+	s->fast_at[taken] = (u16)((here(e) - s->stub + 1) | (pushf ? XLAT_FAST_PUSHF : 0));
+	xlat_fast_marks(s, taken, m);
+	if (pushf)
+		b1(e, 0x9c);						/* pushfq */
+	ok = here(e) == m[XLAT_FAST_CHECK];
+	if (s->insns < 128)
+		ok &= rip_imm(e, (const u8[]){ 0x48, 0x83, 0x05 }, 3, (uintptr_t)&x->tnt_ins, s->insns, 1);
+	else
+		ok &= rip_imm(e, (const u8[]){ 0x48, 0x81, 0x05 }, 3, (uintptr_t)&x->tnt_ins, s->insns, 4);
+	ok &= here(e) == m[XLAT_FAST_COUNTED];
+	if (taken)
+		b1(e, 0xf9);						/* stc */
+	ok &= rip_op(e, (const u8[]){ 0x48, 0xd1, taken ? 0x15 : 0x25 }, 3,	/* rclq/shlq $1,tnt_w */
+		     (uintptr_t)&x->tnt_w);
+	ok &= here(e) == m[XLAT_FAST_RETIRED];
+	ok &= rip_imm(e, (const u8[]){ 0x80, 0x3d }, 2, w7, 0, 1);	/* cmpb $0,tnt_w+7(%rip) */
+	if (pushf) {
+		b1(e, 0x74);						/* je Z */
+		j_z = e->p++;
+	} else {
+		ok &= here(e) == m[XLAT_FAST_EDGE];
+		bn(e, (const u8[]){ 0x0f, 0x84 }, 2);			/* je <edge>: fast_je() */
+		e->p += 4;
+	}
+	ok &= rip_imm(e, (const u8[]){ 0x80, 0x3d }, 2, w7, 1, 1);	/* cmpb $1,tnt_w+7(%rip) */
+	b1(e, 0x75);							/* jne OFF */
+	j_off = e->p++;
+	b1(e, 0xe8);							/* call tnt_put */
+	e->p += 4;
+	ok &= put_rel32(e->p - 4, x->tnt_put ? (uintptr_t)x->tnt_put : env->rt_flush);
+	ok &= here(e) == m[XLAT_FAST_Z];
+	if (pushf) {
+		patch8(e, j_z);
+		b1(e, 0x9d);						/* popfq */
+		ok &= edge(e, s, taken, to);
+	} else {
+		b1(e, 0xeb);						/* jmp EDGE */
+		b1(e, (u8)(m[XLAT_FAST_EDGE] - (here(e) + 1)));
+	}
+	patch8(e, j_off);
+	ok &= here(e) == m[XLAT_FAST_OFF];
+	if (pushf)
+		b1(e, 0x9d);						/* popfq */
+	ok &= mov_b(e, w7, XLAT_TNT_MARK);				/* MARK */
+	return ok;
+}
+
+/*
  * A Jcc's outcome @taken: its TNT bit straight into the inline TNT when
  * armed, else a record (xlat.h). Then the direct edge to @to. It does not
  * look first: the count and the bit go in, and byte 7 then says whether it
  * was armed (0, or 1 when the packet is full) or off (at least 0x80: the
- * count and the bit went nowhere, the results before are kept).
+ * count and the bit went nowhere, the results before are kept). It keeps
+ * RFLAGS without PUSHF: fast_path() comes first and goes on here when off
+ * (all of it with keep_flags).
  *
+ *	[fast_path()]
  *	push %rcx
  * CHECK: mov tnt_ins(%rip),%rcx; lea insns(%rcx),%rcx; mov %rcx,tnt_ins(%rip)
  * COUNTED: mov tnt_w(%rip),%rcx; lea taken(%rcx,%rcx),%rcx; mov %rcx,tnt_w(%rip)
@@ -764,9 +916,21 @@ static bool cond_path(struct emit *e, const struct xlat_env *env, struct xlat_si
 		      unsigned int taken, u64 to)
 {
 	struct xlat_cpu *x = e->x;
-	u8 *j_z, *j_off, *j_retry, *check, *z, *retry;
+	u8 *j_z, *j_off, *j_retry, *check, *z, *retry, *fast_z = NULL;
 	bool ok = true;
 
+	x->st.cond_paths++;
+	if (!x->keep_flags) {
+		bool dead = flags_dead(env, to);
+		u32 m[XLAT_FAST_NR];
+
+		x->st.fast_paths += dead;
+		ok &= fast_path(e, env, s, taken, to, !dead);
+		xlat_fast_marks(s, taken, m);
+		if (!dead)
+			fast_z = x->region + m[XLAT_FAST_EDGE];
+		ok &= here(e) + 1 == m[XLAT_FAST_KEEP];
+	}
 	b1(e, 0x51);							/* push %rcx */
 	check = e->p;
 	s->inl[taken][XLAT_INL_CHECK] = here(e);
@@ -786,7 +950,7 @@ static bool cond_path(struct emit *e, const struct xlat_env *env, struct xlat_si
 	z = e->p;
 	s->inl[taken][XLAT_INL_Z] = here(e);
 	b1(e, 0x59);							/* Z: pop %rcx */
-	ok &= edge(e, s, taken, to);
+	ok &= fast_z ? jmp_to(e, (uintptr_t)fast_z) : edge(e, s, taken, to);
 	retry = e->p;
 	ok &= here(e) == s->inl[taken][XLAT_INL_Z] + XLAT_Z_LEN;
 	ok &= off_retry(e, env, check);
@@ -808,8 +972,11 @@ static bool cond_path(struct emit *e, const struct xlat_env *env, struct xlat_si
  * TNT made for no timing packets (plain_inline): while armed, no record,
  * only its instructions and its event counted and, a CALL's (not CALL +0),
  * its return address pushed on the lent RET compression stack. Off: a
- * record, which keeps it off (results after it must come after it).
+ * record, which keeps it off (results after it must come after it). Where
+ * the flags are dead at the target, plain_fast() comes first and goes on
+ * here when off.
  *
+ *	[plain_fast()]
  *	push %rcx; [push %rdx]
  * CHECK: movzwl tnt_w+7(%rip),%ecx; jrcxz START	(tnt_check())
  *	<count in tnt_cnt>; <record>; jmp Z	(its publication: post[0][0])
@@ -826,14 +993,27 @@ static bool cond_path(struct emit *e, const struct xlat_env *env, struct xlat_si
  * CHECK, its counts taken back (xlat_where()); a slot written above the
  * top before the index moved is not on the stack.
  */
+static bool plain_fast(struct emit *e, struct xlat_site *s, bool push);
+
 static bool plain_path(struct emit *e, const struct xlat_env *env, struct xlat_site *s, u32 idx)
 {
 	struct xlat_cpu *x = e->x;
 	const bool push = s->kind == XK_CALL && s->target != s->next;
 	const u64 top4 = (uintptr_t)&x->rs.top4, slot = (uintptr_t)x->rs.slot;
-	u8 *j_start, *j_rec, *j_retry, *check;
+	u8 *j_start, *j_rec, *j_retry, *check, *fast_edge = NULL;
 	bool ok = true;
 
+	x->st.plain_paths++;
+	if (!x->keep_flags && (!push || ((s64)slot == (s32)slot && (s64)s->next == (s32)s->next)) &&
+	    flags_dead(env, s->target)) {
+		u32 m[XLAT_PF_NR];
+
+		x->st.fast_plain++;
+		ok &= plain_fast(e, s, push);
+		xlat_plain_marks(s, push, m);
+		fast_edge = x->region + m[XLAT_PF_RETIRED];
+		ok &= here(e) + 1 + push == m[XLAT_PF_KEEP];
+	}
 	b1(e, 0x51);							/* push %rcx */
 	if (push)
 		b1(e, 0x52);						/* push %rdx */
@@ -876,9 +1056,72 @@ static bool plain_path(struct emit *e, const struct xlat_env *env, struct xlat_s
 	if (push)
 		b1(e, 0x5a);						/* Z: pop %rdx */
 	b1(e, 0x59);							/* pop %rcx */
-	ok &= edge(e, s, 0, s->target);
+	ok &= fast_edge ? jmp_to(e, (uintptr_t)fast_edge) : edge(e, s, 0, s->target);
 	s->post[0][1] = here(e);
 	return ok;
+}
+
+/*
+ * A direct JMP's or CALL's inline path where the flags are dead at its
+ * target (flags_dead()), armed: 4 instructions and its edge for a JMP, 10
+ * for a CALL that pushes its return address on the lent stack (when the
+ * stack's slots and the address are 32-bit absolute). Off: plain_path()
+ * from its push, whose Z comes back to RETIRED.
+ *
+ * CHECK:	cmpw $0,tnt_w+7(%rip); jne OFF
+ * START:	addq $insns,tnt_ins(%rip)
+ * COUNTED:	addq $1,tnt_jc(%rip)
+ * JC:		[push %rdx
+ * PUSH:	 movzbl top4(%rip),%edx; addb $4,%dl; movq $next,slot(,%rdx,2)
+ *		 mov %dl,top4(%rip)
+ * PUSHED:	 pop %rdx]
+ * RETIRED:	jmp <edge>
+ * UNDO:	[pop %rdx; jmp CHECK]
+ * OFF:		<plain_path()>
+ *
+ * An event before PUSHED goes back to CHECK (through UNDO from PUSH), its
+ * counts taken back (xlat_where()); from PUSHED it has retired.
+ */
+static bool plain_fast(struct emit *e, struct xlat_site *s, bool push)
+{
+	struct xlat_cpu *x = e->x;
+	const u64 top4 = (uintptr_t)&x->rs.top4, slot = (uintptr_t)x->rs.slot;
+	u32 m[XLAT_PF_NR];
+	u8 *j_off;
+	bool ok;
+
+	s->fast_at[0] = (u16)(here(e) - s->stub + 1);
+	xlat_plain_marks(s, push, m);
+	ok = rip_imm(e, (const u8[]){ 0x66, 0x83, 0x3d }, 3, (uintptr_t)&x->tnt_w + 7, 0, 1);
+	b1(e, 0x75);							/* jne OFF */
+	j_off = e->p++;
+	ok &= here(e) == m[XLAT_PF_START];
+	if (s->insns < 128)
+		ok &= rip_imm(e, (const u8[]){ 0x48, 0x83, 0x05 }, 3, (uintptr_t)&x->tnt_ins, s->insns, 1);
+	else
+		ok &= rip_imm(e, (const u8[]){ 0x48, 0x81, 0x05 }, 3, (uintptr_t)&x->tnt_ins, s->insns, 4);
+	ok &= here(e) == m[XLAT_PF_COUNTED];
+	ok &= rip_imm(e, (const u8[]){ 0x48, 0x83, 0x05 }, 3, (uintptr_t)&x->tnt_jc, 1, 1);
+	ok &= here(e) == m[XLAT_PF_JC];
+	if (push) {
+		b1(e, 0x52);						/* push %rdx */
+		ok &= rip_op(e, (const u8[]){ 0x0f, 0xb6, 0x15 }, 3, top4);	/* movzbl top4(%rip),%edx */
+		bn(e, (const u8[]){ 0x80, 0xc2, 0x04,			/* addb $4,%dl */
+				    0x48, 0xc7, 0x04, 0x55 }, 7);	/* movq $next,slot(,%rdx,2) */
+		b4(e, (u32)slot);
+		b4(e, (u32)s->next);
+		ok &= rip_op(e, (const u8[]){ 0x88, 0x15 }, 2, top4);	/* mov %dl,top4(%rip) */
+		ok &= here(e) == m[XLAT_PF_PUSHED];
+		b1(e, 0x5a);						/* pop %rdx */
+	}
+	ok &= here(e) == m[XLAT_PF_RETIRED];
+	ok &= edge(e, s, 0, s->target);
+	if (push) {
+		b1(e, 0x5a);						/* UNDO: pop %rdx */
+		ok &= jmp_to(e, (uintptr_t)x->region + m[XLAT_PF_CHECK]);
+	}
+	patch8(e, j_off);
+	return ok && here(e) == m[XLAT_PF_OFF];
 }
 
 /*
@@ -946,13 +1189,102 @@ static bool tip_path(struct emit *e, const struct xlat_env *env, struct xlat_sit
 }
 
 /*
+ * A RET's compression inline, its flags pushed: the common case (armed,
+ * the lent stack's top matches) in 28 instructions, its block looked up
+ * at the end. Else OUT: the path that keeps flags (indirect_tail()). Its
+ * slots and the table are addressed 32-bit absolute (the caller checks).
+ *
+ *	pushfq; push %rcx; push %rdx			(T at 24(%rsp))
+ * CHECK: cmpw $0,tnt_w+7(%rip); jne OUT
+ *	movzbl top4(%rip),%edx; mov slot(,%rdx,2),%rcx; cmp %rcx,24(%rsp); jne OUT
+ * HIT:	addq $insns,tnt_ins(%rip)
+ * COUNTED: stc; rclq $1,tnt_w(%rip)
+ * BIT:	mov %rcx,ret_to(%rip); subb $4,top4(%rip)
+ * RETIRED: movabs $PTM_RS_POISON,%rcx; mov %rcx,slot(,%rdx,2)
+ * POISONED: cmpb $0,tnt_w+7(%rip); je LOOK; call tnt_put
+ * LOOK: movzwl 24(%rsp),%ecx; mov table(,%rcx,8),%rdx; mov -8(%rdx),%rcx
+ *	cmp %rcx,24(%rsp); jne MISS
+ *	mov %rdx,24(%rsp); pop %rdx; pop %rcx; popfq; ret
+ * MISS: pop %rdx; pop %rcx; popfq; jmp rt_lookup
+ * OUT:	pop %rdx; pop %rcx; popfq			(then indirect_tail()'s)
+ *
+ * An event in [CHECK, RETIRED) goes back to CHECK, its count and bit taken
+ * back; from RETIRED it has retired to ret_to, and before POISONED it
+ * poisons the popped slot itself (xlat_where()). The offsets are fixed
+ * (xlat_ret_marks()).
+ */
+static bool ret_fast(struct emit *e, const struct xlat_env *env, struct xlat_site *s)
+{
+	struct xlat_cpu *x = e->x;
+	const u64 top4 = (uintptr_t)&x->rs.top4, w = (uintptr_t)&x->tnt_w;
+	u32 m[XLAT_RF_NR];
+	u8 *j_out[2], *j_look, *j_miss;
+	bool ok;
+
+	s->ret_at = (u16)(here(e) - s->stub + 1);
+	xlat_ret_marks(s, m);
+	bn(e, (const u8[]){ 0x9c, 0x51, 0x52 }, 3);			/* pushfq; push %rcx; push %rdx */
+	ok = here(e) == m[XLAT_RF_CHECK];
+	ok &= rip_imm(e, (const u8[]){ 0x66, 0x83, 0x3d }, 3, w + 7, 0, 1);	/* cmpw $0,tnt_w+7(%rip) */
+	b1(e, 0x75);							/* jne OUT */
+	j_out[0] = e->p++;
+	ok &= rip_op(e, (const u8[]){ 0x0f, 0xb6, 0x15 }, 3, top4);	/* movzbl top4(%rip),%edx */
+	bn(e, (const u8[]){ 0x48, 0x8b, 0x0c, 0x55 }, 4);		/* mov slot(,%rdx,2),%rcx */
+	b4(e, (u32)(uintptr_t)x->rs.slot);
+	bn(e, (const u8[]){ 0x48, 0x39, 0x4c, 0x24, 0x18, 0x75 }, 6);	/* cmp %rcx,24(%rsp); jne OUT */
+	j_out[1] = e->p++;
+	ok &= here(e) == m[XLAT_RF_HIT];
+	if (s->insns < 128)
+		ok &= rip_imm(e, (const u8[]){ 0x48, 0x83, 0x05 }, 3, (uintptr_t)&x->tnt_ins, s->insns, 1);
+	else
+		ok &= rip_imm(e, (const u8[]){ 0x48, 0x81, 0x05 }, 3, (uintptr_t)&x->tnt_ins, s->insns, 4);
+	ok &= here(e) == m[XLAT_RF_COUNTED];
+	b1(e, 0xf9);							/* stc */
+	ok &= rip_op(e, (const u8[]){ 0x48, 0xd1, 0x15 }, 3, w);	/* rclq $1,tnt_w(%rip) */
+	ok &= here(e) == m[XLAT_RF_BIT];
+	ok &= rip_op(e, (const u8[]){ 0x48, 0x89, 0x0d }, 3, (uintptr_t)&x->ret_to); /* mov %rcx,ret_to */
+	ok &= rip_imm(e, (const u8[]){ 0x80, 0x2d }, 2, top4, 4, 1);	/* subb $4,top4(%rip) */
+	ok &= here(e) == m[XLAT_RF_RETIRED];
+	bn(e, (const u8[]){ 0x48, 0xb9 }, 2);				/* movabs $POISON,%rcx */
+	b8(e, PTM_RS_POISON);
+	bn(e, (const u8[]){ 0x48, 0x89, 0x0c, 0x55 }, 4);		/* mov %rcx,slot(,%rdx,2) */
+	b4(e, (u32)(uintptr_t)x->rs.slot);
+	ok &= here(e) == m[XLAT_RF_POISONED];
+	ok &= rip_imm(e, (const u8[]){ 0x80, 0x3d }, 2, w + 7, 0, 1);	/* cmpb $0,tnt_w+7(%rip) */
+	b1(e, 0x74);							/* je LOOK */
+	j_look = e->p++;
+	b1(e, 0xe8);							/* call tnt_put */
+	e->p += 4;
+	ok &= put_rel32(e->p - 4, x->tnt_put ? (uintptr_t)x->tnt_put : env->rt_flush);
+	patch8(e, j_look);
+	bn(e, (const u8[]){ 0x0f, 0xb7, 0x4c, 0x24, 0x18,		/* LOOK: movzwl 24(%rsp),%ecx */
+			    0x48, 0x8b, 0x14, 0xcd }, 9);		/* mov table(,%rcx,8),%rdx */
+	b4(e, (u32)(uintptr_t)x->table);
+	bn(e, (const u8[]){ 0x48, 0x8b, 0x4a, 0xf8,			/* mov -8(%rdx),%rcx */
+			    0x48, 0x39, 0x4c, 0x24, 0x18, 0x75 }, 10);	/* cmp %rcx,24(%rsp); jne MISS */
+	j_miss = e->p++;
+	bn(e, (const u8[]){ 0x48, 0x89, 0x54, 0x24, 0x18,		/* mov %rdx,24(%rsp) */
+			    0x5a, 0x59, 0x9d, 0xc3 }, 9);		/* pop %rdx; pop %rcx; popfq; ret */
+	patch8(e, j_miss);
+	bn(e, (const u8[]){ 0x5a, 0x59, 0x9d }, 3);			/* MISS: pop %rdx; pop %rcx; popfq */
+	ok &= jmp_to(e, env->rt_lookup);
+	ok &= here(e) == m[XLAT_RF_OUT];
+	patch8(e, j_out[0]);
+	patch8(e, j_out[1]);
+	bn(e, (const u8[]){ 0x5a, 0x59, 0x9d }, 3);			/* OUT: pop %rdx; pop %rcx; popfq */
+	return ok;
+}
+
+/*
  * The indirect tail: the target T on top of the stack (pushed by the stub,
  * or RET's own). Record it and look it up (lookup_tail()). With the inline
  * TNT, a record while armed turns it off (results after it must come after
  * it), and one while off counts in tnt_cnt, as a Jcc's; and a RET with
  * ret_inline first compares T with the top of the lent RET compression
- * stack: a match pops it and is a TNT bit, with no record.
+ * stack: a match pops it and is a TNT bit, with no record. That RET's
+ * common case comes first, with its flags pushed (ret_fast()).
  *
+ *	[ret_fast()]
  *	push %rax; push %rcx; push %rdx; mov 24(%rsp),%rax
  * CHECK: movzwl tnt_w+7(%rip),%ecx; jrcxz START	(with the inline TNT)
  *	<count in tnt_cnt>
@@ -984,6 +1316,16 @@ static bool indirect_tail(struct emit *e, const struct xlat_env *env, struct xla
 	u8 *j_start = NULL, *j_retry = NULL, *check = NULL, *rec, *j_hit = NULL, *j_full;
 	bool ok = true;
 
+	if (ret) {
+		const u64 slot = (uintptr_t)x->rs.slot, table = (uintptr_t)x->table;
+
+		x->st.ret_paths++;
+		if (!x->keep_flags && slot + sizeof(x->rs.slot) < (1ull << 31) &&
+		    table + (8ull << XLAT_TABLE_BITS) < (1ull << 31)) {
+			x->st.fast_rets++;
+			ok &= ret_fast(e, env, s);
+		}
+	}
 	bn(e, (const u8[]){ 0x50, 0x51, 0x52,				/* push %rax; push %rcx; push %rdx */
 			    0x48, 0x8b, 0x44, 0x24, 0x18 }, 8);		/* mov 24(%rsp),%rax */
 	if (inl) {
@@ -1371,8 +1713,11 @@ u64 xlat_link(struct xlat_cpu *x, const struct xlat_env *env, u64 id)
 		return 0;
 	x->st.links++;
 	/* a reset on the way took @s with it: nothing to patch */
-	if ((u32)x->st.resets == resets && s->link[taken])
+	if ((u32)x->st.resets == resets && s->link[taken]) {
 		put_rel32(x->region + s->link[taken], xlat_entry(x, t));
+		if (fast_je(s, taken))
+			put_rel32(x->region + fast_je(s, taken), xlat_entry(x, t));
+	}
 	return xlat_entry(x, t);
 }
 
@@ -1410,6 +1755,49 @@ bool xlat_where(struct xlat_cpu *x, u64 addr, struct xlat_pos *pos)
 		pos->ip = x->tip_last;
 		return true;
 	}
+	if (s->kind == XK_IND && s->ret_at) {
+		/* ret_fast(): which part */
+		u32 m[XLAT_RF_NR];
+
+		xlat_ret_marks(s, m);
+		if (o >= m[XLAT_RF_CHECK] && o < m[XLAT_RF_RETIRED]) {
+			/* before its pop: back to its check, its count and bit taken back */
+			pos->rewind = m[XLAT_RF_CHECK];
+			pos->undo_ins = o >= m[XLAT_RF_COUNTED];
+			pos->undo_bit = o >= m[XLAT_RF_BIT];
+			return true;
+		}
+		if (o >= m[XLAT_RF_RETIRED] && o < m[XLAT_RF_OUT]) {
+			pos->retired = true;
+			pos->ip = x->ret_to;
+			pos->rs_poison = o < m[XLAT_RF_POISONED];
+			return true;
+		}
+		if (o >= m[XLAT_RF_START] && o < m[XLAT_RF_OUT] + 3)
+			return true;	/* nothing done: on from there */
+	}
+	if ((s->kind == XK_JMP || s->kind == XK_CALL) && s->fast_at[0]) {
+		/* plain_fast(): which part */
+		const bool push = s->kind == XK_CALL && s->target != s->next;
+		u32 m[XLAT_PF_NR];
+
+		xlat_plain_marks(s, push, m);
+		if (o >= m[XLAT_PF_CHECK] && o < m[XLAT_PF_PUSHED]) {
+			/* before its push committed: back to its check (RDX
+			 * pushed: through UNDO), its counts taken back */
+			pos->rewind = o >= m[XLAT_PF_PUSH] ? m[XLAT_PF_UNDO] : m[XLAT_PF_CHECK];
+			pos->undo_ins = o >= m[XLAT_PF_COUNTED];
+			pos->undo_jc = o >= m[XLAT_PF_JC];
+			return true;
+		}
+		if (o >= m[XLAT_PF_PUSHED] && o < m[XLAT_PF_UNDO]) {
+			pos->retired = true;
+			pos->ip = s->target;
+			return true;
+		}
+		if (o >= m[XLAT_PF_UNDO] && o < m[XLAT_PF_KEEP])
+			return true;	/* nothing counted: on from there */
+	}
 	if (s->kind != XK_COND && s->inl[0][XLAT_INL_CHECK]) {
 		/* a direct JMP's, CALL's or RET's inline path (plain_path(), indirect_tail()) */
 		const u32 *in = s->inl[0];
@@ -1430,6 +1818,35 @@ bool xlat_where(struct xlat_cpu *x, u64 addr, struct xlat_pos *pos)
 			pos->rs_poison = o < s->inl[1][1];
 			return true;
 		}
+	}
+	for (unsigned int i = 0; s->kind == XK_COND && i < 2; i++) {
+		/* fast_path(): which part */
+		u32 m[XLAT_FAST_NR];
+
+		if (!s->fast_at[i])
+			continue;
+		xlat_fast_marks(s, i, m);
+		if (o < m[XLAT_FAST_START] || o >= m[XLAT_FAST_KEEP])
+			continue;
+		if (o < m[XLAT_FAST_CHECK] ||
+		    (o >= m[XLAT_FAST_MARK] && m[XLAT_FAST_MARK] > m[XLAT_FAST_OFF]))
+			return true;	/* PUSHF not run, or POPF run while off: on from there */
+		if (o >= m[XLAT_FAST_Z] && o < m[XLAT_FAST_OFF]) {
+			pos->retired = true;	/* (tnt_put's return) */
+			pos->ip = i ? s->target : s->next;
+		} else if (o >= m[XLAT_FAST_RETIRED] && o < m[XLAT_FAST_Z] && !xlat_tnt_off(x)) {
+			/* its packet handed over with the rest when full: on
+			 * at Z (POPF), or at the other path's edge (its JMP) */
+			pos->retired = true;
+			pos->ip = i ? s->target : s->next;
+			pos->rewind = (s->fast_at[i] & XLAT_FAST_PUSHF) ? m[XLAT_FAST_Z] :
+				      s->inl[i][XLAT_INL_Z] + 1;
+		} else {
+			/* before its bit, or it was off: back to its check */
+			pos->rewind = m[XLAT_FAST_CHECK];
+			pos->undo_ins = o >= m[XLAT_FAST_COUNTED] && o < m[XLAT_FAST_RETIRED];
+		}
+		return true;
 	}
 	for (unsigned int i = 0; s->kind == XK_COND && i < 2; i++) {
 		/* cond_path(): which part of its stub (the arming decides one) */

@@ -91,9 +91,16 @@ struct xlat_site {
 				 * stub that records with the inline TNT whether
 				 * armed or not (direct_path()): inl[1][2] the end
 				 * of its turning off, from post[0][0] */
-	u16 tip_at[2];		/* XK_IND: where its TIP written inline has
+	union {
+		u16 tip_at[2];	/* XK_IND: where its TIP written inline has
 				 * retired, [from, to) from stub (0: none) */
+		u16 fast_at[2];	/* XK_COND, per outcome, and XK_JMP, XK_CALL
+				 * ([0]): its path that writes flags (fast_path(),
+				 * plain_fast()), 1 + its offset from stub (0: none) */
+	};
 	u16 insns;		/* instructions a record counts (exit: the body's) */
+	u16 ret_at;		/* a RET's path that keeps flags by PUSHF (ret_fast()),
+				 * 1 + its offset from stub (0: none) */
 	u8 kind, cls;		/* enum xlat_kind, enum ptm_class */
 	u8 size;		/* PTWRITE: 4 or 8 */
 	u8 why;			/* XK_EXIT: enum xlat_exit_why */
@@ -105,11 +112,19 @@ struct xlat_stats {
 	u64 tnt_direct;		/* ... full TNT packets it stored in the output itself */
 	u64 inline_plain;	/* direct JMPs and CALLs it took with no record */
 	u64 inline_tip;		/* TIPs of indirect branches it stored itself */
+	u64 fast_paths;		/* Jcc outcomes whose stub writes flags (dead there) */
+	u64 cond_paths;		/* ... of all Jcc outcomes translated with the inline TNT */
+	u64 fast_plain;		/* direct JMPs and CALLs whose stub writes flags */
+	u64 plain_paths;	/* ... of all translated inline */
+	u64 fast_rets;		/* RETs with the path that pushes flags (ret_fast()) */
+	u64 ret_paths;		/* ... of all compressed inline */
 };
 
 /*
  * The inline TNT: while armed, a Jcc's stub adds its block's instructions
- * to tnt_ins, doubles tnt_w and adds its bit (LEA: no flag written), with
+ * to tnt_ins, doubles tnt_w and adds its bit (ADD, SHL or STC+RCL, the
+ * flags dead at its target or pushed around them: fast_path(); LEA, no
+ * flag written, in the path that goes on from there when off), with
  * no record; so does a RET's that the RET compression stack predicts (a 1,
  * the stack popped); a direct JMP's or CALL's adds its instructions and
  * counts its event in tnt_jc (a CALL's push on the stack). tnt_w starts as
@@ -149,6 +164,85 @@ enum { XLAT_INL_CHECK, XLAT_INL_START, XLAT_INL_COUNTED, XLAT_INL_RETIRED };
 #define XLAT_Z_LEN	6		/* ... pop %rcx; jmp rel32, then its RETRY */
 
 /*
+ * The offsets in a Jcc's path that writes flags (fast_path()), from its
+ * fast_at: its start, its check (after PUSHF where the flags are live),
+ * after its count, after its bit (retired), its edge (the flags dead: the
+ * JE that takes it), Z, OFF, the mark (after POPF), and the path that
+ * keeps flags (its check).
+ */
+#define XLAT_FAST_PUSHF		0x8000	/* fast_at: the flags pushed around it */
+enum { XLAT_FAST_START, XLAT_FAST_CHECK, XLAT_FAST_COUNTED, XLAT_FAST_RETIRED, XLAT_FAST_EDGE,
+       XLAT_FAST_Z, XLAT_FAST_OFF, XLAT_FAST_MARK, XLAT_FAST_KEEP, XLAT_FAST_NR };
+
+static inline void xlat_fast_marks(const struct xlat_site *s, unsigned int taken, u32 m[XLAT_FAST_NR])
+{
+	const u32 pf = !!(s->fast_at[taken] & XLAT_FAST_PUSHF);
+
+	m[XLAT_FAST_START] = s->stub + (s->fast_at[taken] & ~XLAT_FAST_PUSHF) - 1;
+	m[XLAT_FAST_CHECK] = m[XLAT_FAST_START] + pf;
+	m[XLAT_FAST_COUNTED] = m[XLAT_FAST_CHECK] + (s->insns < 128 ? 8 : 11);
+	m[XLAT_FAST_RETIRED] = m[XLAT_FAST_COUNTED] + 7 + taken;
+	if (pf) {
+		m[XLAT_FAST_Z] = m[XLAT_FAST_RETIRED] + 23;
+		m[XLAT_FAST_EDGE] = m[XLAT_FAST_Z] + 1;
+		m[XLAT_FAST_OFF] = m[XLAT_FAST_EDGE] + 5;
+	} else {
+		m[XLAT_FAST_EDGE] = m[XLAT_FAST_RETIRED] + 7;
+		m[XLAT_FAST_Z] = m[XLAT_FAST_EDGE] + 20;
+		m[XLAT_FAST_OFF] = m[XLAT_FAST_Z] + 2;
+	}
+	m[XLAT_FAST_MARK] = m[XLAT_FAST_OFF] + pf;
+	m[XLAT_FAST_KEEP] = m[XLAT_FAST_MARK] + 8;
+}
+
+/*
+ * The offsets in a direct JMP's or CALL's path that writes flags
+ * (plain_fast()), from its fast_at[0]: its check, after its armed test,
+ * after its instruction count, after its event count (JC: a CALL's push
+ * on the lent stack, RDX pushed for it, from PUSH), the push committed,
+ * its edge, a CALL's UNDO (RDX popped, back to the check), OFF (the path
+ * that keeps flags, from its push of RCX), and that path's check.
+ */
+enum { XLAT_PF_CHECK, XLAT_PF_START, XLAT_PF_COUNTED, XLAT_PF_JC, XLAT_PF_PUSH,
+       XLAT_PF_PUSHED, XLAT_PF_RETIRED, XLAT_PF_UNDO, XLAT_PF_OFF, XLAT_PF_KEEP, XLAT_PF_NR };
+
+static inline void xlat_plain_marks(const struct xlat_site *s, bool push, u32 m[XLAT_PF_NR])
+{
+	m[XLAT_PF_CHECK] = s->stub + s->fast_at[0] - 1;
+	m[XLAT_PF_START] = m[XLAT_PF_CHECK] + 10;
+	m[XLAT_PF_COUNTED] = m[XLAT_PF_START] + (s->insns < 128 ? 8 : 11);
+	m[XLAT_PF_JC] = m[XLAT_PF_COUNTED] + 8;
+	m[XLAT_PF_PUSH] = m[XLAT_PF_JC] + push;
+	m[XLAT_PF_PUSHED] = m[XLAT_PF_PUSH] + (push ? 28 : 0);
+	m[XLAT_PF_RETIRED] = m[XLAT_PF_PUSHED] + push;
+	m[XLAT_PF_UNDO] = m[XLAT_PF_RETIRED] + 5;
+	m[XLAT_PF_OFF] = m[XLAT_PF_UNDO] + (push ? 6 : 0);
+	m[XLAT_PF_KEEP] = m[XLAT_PF_OFF] + 1 + push;
+}
+
+/*
+ * The offsets in a RET's path with its flags pushed (ret_fast()), from its
+ * ret_at: its start, its check (RCX, RDX pushed), the compare's end (a
+ * match), after its instruction count, after its bit, after the pop
+ * (retired; the popped slot not poisoned yet), after the poison, and OUT
+ * (no match or off: to the other path).
+ */
+enum { XLAT_RF_START, XLAT_RF_CHECK, XLAT_RF_HIT, XLAT_RF_COUNTED, XLAT_RF_BIT, XLAT_RF_RETIRED,
+       XLAT_RF_POISONED, XLAT_RF_OUT, XLAT_RF_NR };
+
+static inline void xlat_ret_marks(const struct xlat_site *s, u32 m[XLAT_RF_NR])
+{
+	m[XLAT_RF_START] = s->stub + s->ret_at - 1;
+	m[XLAT_RF_CHECK] = m[XLAT_RF_START] + 3;
+	m[XLAT_RF_HIT] = m[XLAT_RF_CHECK] + 32;
+	m[XLAT_RF_COUNTED] = m[XLAT_RF_HIT] + (s->insns < 128 ? 8 : 11);
+	m[XLAT_RF_BIT] = m[XLAT_RF_COUNTED] + 8;
+	m[XLAT_RF_RETIRED] = m[XLAT_RF_BIT] + 14;
+	m[XLAT_RF_POISONED] = m[XLAT_RF_RETIRED] + 18;
+	m[XLAT_RF_OUT] = m[XLAT_RF_POISONED] + 55;
+}
+
+/*
  * One CPU's region. Its first words (rec_ptr, the inline TNT's) are read
  * and written by translated code (RIP-relative); the page they are in
  * holds no code (a store there must not make QEMU drop translated blocks).
@@ -183,6 +277,8 @@ struct xlat_cpu {
 				 * turns the inline TNT off (xlat_set_stubs()) */
 	bool plain_inline;	/* direct JMP and CALL stubs go inline when armed */
 	bool ret_inline;	/* RET stubs compress inline when armed */
+	bool keep_flags;	/* only the stubs that keep flags without
+				 * PUSHF (the paths taken while off; tests) */
 	/*
 	 * RET compression's stack, lent to this CPU's trace unit
 	 * (pt_model_lend_retstack()): while armed, a CALL's stub pushes its

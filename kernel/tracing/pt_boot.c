@@ -227,6 +227,12 @@ static void add_engine(struct trace_engine_stats *a, const struct trace_engine_s
 	a->xlat_inline_tnt += b->xlat_inline_tnt;
 	a->xlat_inline_plain += b->xlat_inline_plain;
 	a->xlat_inline_tip += b->xlat_inline_tip;
+	a->xlat_fast_paths += b->xlat_fast_paths;
+	a->xlat_cond_paths += b->xlat_cond_paths;
+	a->xlat_fast_plain += b->xlat_fast_plain;
+	a->xlat_plain_paths += b->xlat_plain_paths;
+	a->xlat_fast_rets += b->xlat_fast_rets;
+	a->xlat_ret_paths += b->xlat_ret_paths;
 	a->xlat_tnt_direct += b->xlat_tnt_direct;
 	a->mode = b->mode;
 }
@@ -322,11 +328,16 @@ static void print_engine_report(const struct trace_engine_stats *st, unsigned in
 			"%llu record batches, %llu indirect targets looked up out of line, "
 			"%llu exits to branch-step; %llu TNT bits of conditional branches and RETs written inline "
 			"(%llu full TNT packets stored by the code itself), %llu direct JMPs and CALLs with no record, "
-			"%llu TIPs stored by the code itself\n",
+			"%llu TIPs stored by the code itself; stubs that write flags (dead where they "
+			"go) for %llu of %llu Jcc outcomes (the others push them) and %llu of %llu direct "
+			"JMPs and CALLs translated, "
+			"%llu of %llu RETs compressed inline with their flags pushed\n",
 			st->xlat_blocks, st->xlat_code,
 			st->xlat_resets, st->xlat_flushes,
 			st->xlat_misses, st->xlat_exits, st->xlat_inline_tnt, st->xlat_tnt_direct,
-			st->xlat_inline_plain, st->xlat_inline_tip);
+			st->xlat_inline_plain, st->xlat_inline_tip, st->xlat_fast_paths,
+			st->xlat_cond_paths, st->xlat_fast_plain, st->xlat_plain_paths,
+			st->xlat_fast_rets, st->xlat_ret_paths);
 }
 
 /* The session's totals, for people and (the "result:" lines) for scripts. */

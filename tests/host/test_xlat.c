@@ -483,6 +483,34 @@ static u64 run(u64 (*fn)(u64), u64 arg)
 	return r;
 }
 
+/*
+ * Flags live across its branches: JB then JE on one CMP, ADC and SETZ
+ * after them. A stub that wrote flags there (fast_path() where
+ * flags_dead() was wrong) changes its result.
+ */
+u64 f_flags(u64 n);
+__asm__(".text\n.globl f_flags\n.type f_flags,@function\nf_flags:\n"
+	"	xor %eax,%eax\n	mov %rdi,%rcx\n"
+	"1:	mov %rcx,%rdx\n	and $7,%rdx\n	cmp $3,%rdx\n	jb 2f\n	je 3f\n"
+	"	adc $5,%rax\n	jmp 4f\n"
+	"2:	adc $1,%rax\n	jmp 4f\n"
+	"3:	setz %dl\n	add %rdx,%rax\n"
+	"4:	dec %rcx\n	jnz 1b\n	ret\n"
+	".size f_flags,.-f_flags\n");
+
+/*
+ * Direct JMPs to code that writes flags first (plain_fast()), and to code
+ * that reads them (JMP's own stub, the other path).
+ */
+u64 f_jumps(u64 n);
+__asm__(".text\n.globl f_jumps\n.type f_jumps,@function\nf_jumps:\n"
+	"	xor %eax,%eax\n	mov %rdi,%rcx\n"
+	"1:	jmp 2f\n"
+	"2:	add $3,%rax\n	test $1,%cl\n	jmp 3f\n"
+	"3:	jz 4f\n	add $5,%rax\n"
+	"4:	dec %rcx\n	jnz 1b\n	ret\n"
+	".size f_jumps,.-f_jumps\n");
+
 static void test_results_and_flow(void **state)
 {
 	(void)state;
@@ -496,6 +524,18 @@ static void test_results_and_flow(void **state)
 	assert_memory_equal(tab, table_g, sizeof(tab));	/* RIP-relative stores re-aimed */
 	assert_int_equal(run(f_fib, 15), f_fib(15));
 	assert_int_equal(run(f_switch, 500), f_switch(500));
+	assert_int_equal(run(f_sort, 100), f_sort(100));
+	assert_int_equal(run(f_flags, 1000), f_flags(1000));
+	assert_int_equal(run(f_jumps, 1000), f_jumps(1000));
+	/* the stubs that keep flags everywhere (the paths those above take when off) */
+	X->keep_flags = true;
+	xlat_reset(X);
+	assert_int_equal(run(f_flags, 1000), f_flags(1000));
+	assert_int_equal(run(f_jumps, 1000), f_jumps(1000));
+	assert_int_equal(run(f_fib, 15), f_fib(15));
+	assert_int_equal(run(f_sort, 100), f_sort(100));
+	X->keep_flags = false;
+	xlat_reset(X);
 	assert_int_equal(run(f_sort, 100), f_sort(100));
 	/* again, warm: every edge chained, nothing translated */
 	u64 blocks = X->st.blocks;
@@ -669,27 +709,133 @@ static void check_where_cond(const struct xlat_site *s, unsigned int i, bool off
 	}
 }
 
+/*
+ * The same for a Jcc's path that writes flags (fast_path()), before the one
+ * that keeps them: before its bit, the Jcc (its count taken back after
+ * it); between its bit and Z, its target when armed (on at Z), the Jcc
+ * when off; from Z (tnt_put's return) to OFF, the target; OFF up to the
+ * push, the Jcc. Its PUSHF, and with the flags pushed, from MARK: the Jcc
+ * where it is.
+ */
+static void check_where_fast(const struct xlat_site *s, unsigned int i, bool off)
+{
+	const u64 to = i ? s->target : s->next;
+	u32 m[XLAT_FAST_NR];
+
+	xlat_fast_marks(s, i, m);
+	assert_int_equal(m[XLAT_FAST_KEEP], s->inl[i][XLAT_INL_CHECK]);
+	for (u32 o = m[XLAT_FAST_START]; o < m[XLAT_FAST_KEEP]; o++) {
+		struct xlat_pos pos;
+		bool at_z = o >= m[XLAT_FAST_Z] && o < m[XLAT_FAST_OFF];
+		bool here = o < m[XLAT_FAST_CHECK] ||
+			    (o >= m[XLAT_FAST_MARK] && m[XLAT_FAST_MARK] > m[XLAT_FAST_OFF]);
+		bool jcc = !at_z && (o < m[XLAT_FAST_RETIRED] || o >= m[XLAT_FAST_OFF] || off);
+
+		assert_true(xlat_where(X, (uintptr_t)X->region + o, &pos));
+		assert_int_equal(pos.retired, !jcc && !here);
+		assert_int_equal(pos.ip, jcc || here ? s->ip : to);
+		assert_int_equal(pos.rewind, here ? 0 : jcc ? m[XLAT_FAST_CHECK] : at_z ? 0 :
+					     (s->fast_at[i] & XLAT_FAST_PUSHF) ? m[XLAT_FAST_Z] :
+					     s->inl[i][XLAT_INL_Z] + 1);
+		assert_int_equal(pos.undo_ins, !here && o >= m[XLAT_FAST_COUNTED] &&
+					       o < m[XLAT_FAST_RETIRED]);
+	}
+}
+
+/*
+ * A direct JMP's or CALL's path that writes flags (plain_fast()): before
+ * its push is committed, the branch, back to its check (from its push of
+ * RDX, through UNDO), its counts taken back after them; then the target;
+ * from UNDO to the other path's check, the branch where it is.
+ */
+static void check_where_plain(const struct xlat_site *s)
+{
+	const bool push = s->kind == XK_CALL && s->target != s->next;
+	u32 m[XLAT_PF_NR];
+
+	xlat_plain_marks(s, push, m);
+	assert_int_equal(m[XLAT_PF_KEEP], s->inl[0][XLAT_INL_CHECK]);
+	for (u32 o = m[XLAT_PF_CHECK]; o < m[XLAT_PF_KEEP]; o++) {
+		struct xlat_pos pos;
+		bool before = o < m[XLAT_PF_PUSHED], retired = !before && o < m[XLAT_PF_UNDO];
+
+		assert_true(xlat_where(X, (uintptr_t)X->region + o, &pos));
+		assert_int_equal(pos.retired, retired);
+		assert_int_equal(pos.ip, retired ? s->target : s->ip);
+		assert_int_equal(pos.rewind, !before ? 0 : o >= m[XLAT_PF_PUSH] ? m[XLAT_PF_UNDO] :
+					     m[XLAT_PF_CHECK]);
+		assert_int_equal(pos.undo_ins, before && o >= m[XLAT_PF_COUNTED]);
+		assert_int_equal(pos.undo_jc, before && o >= m[XLAT_PF_JC]);
+	}
+}
+
+/*
+ * A RET's path with its flags pushed (ret_fast()): after its check and
+ * before its pop, the RET, back to its check (its count and bit taken
+ * back after them); from its pop to OUT, retired to ret_to (the popped
+ * slot to poison before POISONED); elsewhere the RET where it is.
+ */
+static void check_where_ret(const struct xlat_site *s)
+{
+	u32 m[XLAT_RF_NR];
+
+	xlat_ret_marks(s, m);
+	X->ret_to = 0x1234;
+	for (u32 o = m[XLAT_RF_START]; o < m[XLAT_RF_OUT] + 3; o++) {
+		struct xlat_pos pos;
+		bool back = o >= m[XLAT_RF_CHECK] && o < m[XLAT_RF_RETIRED];
+		bool retired = o >= m[XLAT_RF_RETIRED] && o < m[XLAT_RF_OUT];
+
+		assert_true(xlat_where(X, (uintptr_t)X->region + o, &pos));
+		assert_int_equal(pos.retired, retired);
+		assert_int_equal(pos.ip, retired ? 0x1234 : s->ip);
+		assert_int_equal(pos.rewind, back ? m[XLAT_RF_CHECK] : 0);
+		assert_int_equal(pos.undo_ins, back && o >= m[XLAT_RF_COUNTED]);
+		assert_int_equal(pos.undo_bit, back && o >= m[XLAT_RF_BIT]);
+		assert_int_equal(pos.rs_poison, retired && o < m[XLAT_RF_POISONED]);
+	}
+	assert_int_equal(m[XLAT_RF_OUT] + 3 + 8, s->inl[0][XLAT_INL_CHECK]);
+}
+
 static void test_where_cond(void **state)
 {
 	(void)state;
 	for (int mode = 0; mode < 2; mode++) {
-		size_t conds = 0;
+		size_t conds = 0, fast = 0, pushf = 0, plain = 0, calls = 0, rets = 0;
 
 		xlat_set_stubs(X, mode, false, true);
 		xlat_reset(X);
 		assert_int_equal(run(f_sort, 40), f_sort(40));
+		assert_int_equal(run(f_fib, 10), f_fib(10));
+		assert_int_equal(run(f_switch, 50), f_switch(50));
+		assert_int_equal(run(f_jumps, 50), f_jumps(50));
 		for (u32 k = 0; k < X->nr_sites; k++) {
 			const struct xlat_site *s = &X->sites[k];
 
+			if (s->kind == XK_IND && s->ret_at) {
+				rets++;
+				check_where_ret(s);
+			}
+			if ((s->kind == XK_JMP || s->kind == XK_CALL) && s->fast_at[0]) {
+				plain++;
+				calls += s->kind == XK_CALL;
+				check_where_plain(s);
+			}
 			if (s->kind != XK_COND)
 				continue;
 			conds++;
 			for (unsigned int i = 0; i < 2; i++) {
 				if (mode) {
+					fast += s->fast_at[i] != 0;
+					pushf += !!(s->fast_at[i] & XLAT_FAST_PUSHF);
 					arm();
 					check_where_cond(s, i, false);
+					if (s->fast_at[i])
+						check_where_fast(s, i, false);
 					xlat_tnt_wait(X);
 					check_where_cond(s, i, true);
+					if (s->fast_at[i])
+						check_where_fast(s, i, true);
 					continue;
 				}
 				assert_int_equal(s->inl[i][XLAT_INL_CHECK], 0);
@@ -704,6 +850,11 @@ static void test_where_cond(void **state)
 			}
 		}
 		assert_true(conds > 0);
+		/* every outcome has the path (the flags pushed where they are
+		 * live); most of f_sort's go where they are written first */
+		assert_true(!mode || (fast == 2 * conds && pushf > 0 && pushf < conds));
+		/* (a CALL's push there: its slots 32-bit absolute, this test not PIE) */
+		assert_true(!mode || (plain > calls && calls > 0 && rets > 0));
 	}
 	arm();
 }
