@@ -145,7 +145,8 @@ static void xlat_say_tnt(const struct xlat_cpu *x)
 	else
 		pr_info("translate: conditional branches%s put their TNT bits straight into the trace unit's pending TNT; %s; "
 			"full TNT packets%s go into the output from the code where the trace unit allows it "
-			"(TNT-64 packets, no CYC)\n",
+			"(TNT-64 packets, no CYC); their stubs write flags where the flags are dead, "
+			"else push them\n",
 			x->ret_inline ? " and compressed RETs" : "",
 			x->plain_inline ? "direct JMPs and CALLs write no record" :
 			"timing packets on: a direct JMP or CALL writes a record, and results after it wait for the next batch",

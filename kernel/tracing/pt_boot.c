@@ -323,21 +323,23 @@ static void print_engine_report(const struct trace_engine_stats *st, unsigned in
 		st->fallbacks, st->async,
 		st->async_chained, st->foreign_pages,
 		ncpus > 1 ? ", all CPUs" : "");
-	if (st->mode == TRACE_STEP_TRANSLATE)
-		pr_info("trace: translate: %llu blocks in %llu bytes of code cache (%llu resets), "
-			"%llu record batches, %llu indirect targets looked up out of line, "
-			"%llu exits to branch-step; %llu TNT bits of conditional branches and RETs written inline "
-			"(%llu full TNT packets stored by the code itself), %llu direct JMPs and CALLs with no record, "
-			"%llu TIPs stored by the code itself; stubs that write flags (dead where they "
-			"go) for %llu of %llu Jcc outcomes (the others push them) and %llu of %llu direct "
-			"JMPs and CALLs translated, "
-			"%llu of %llu RETs compressed inline with their flags pushed\n",
-			st->xlat_blocks, st->xlat_code,
-			st->xlat_resets, st->xlat_flushes,
-			st->xlat_misses, st->xlat_exits, st->xlat_inline_tnt, st->xlat_tnt_direct,
-			st->xlat_inline_plain, st->xlat_inline_tip, st->xlat_fast_paths,
-			st->xlat_cond_paths, st->xlat_fast_plain, st->xlat_plain_paths,
-			st->xlat_fast_rets, st->xlat_ret_paths);
+	if (st->mode != TRACE_STEP_TRANSLATE)
+		return;
+	pr_info("trace: translate: %llu blocks in %llu bytes of code cache (%llu resets), "
+		"%llu record batches, %llu indirect targets looked up out of line, "
+		"%llu exits to branch-step; %llu TNT bits of conditional branches and RETs written inline "
+		"(%llu full TNT packets stored by the code itself), %llu direct JMPs and CALLs with no record, "
+		"%llu TIPs stored by the code itself\n",
+		st->xlat_blocks, st->xlat_code,
+		st->xlat_resets, st->xlat_flushes,
+		st->xlat_misses, st->xlat_exits, st->xlat_inline_tnt, st->xlat_tnt_direct,
+		st->xlat_inline_plain, st->xlat_inline_tip);
+	/* a line of its own: printk's lines end at 512 bytes */
+	pr_info("trace: translate: stubs that write flags (dead where they go) for %llu of %llu "
+		"Jcc outcomes (the others push them) and %llu of %llu direct JMPs and CALLs "
+		"translated; %llu of %llu RETs compressed inline with their flags pushed\n",
+		st->xlat_fast_paths, st->xlat_cond_paths, st->xlat_fast_plain, st->xlat_plain_paths,
+		st->xlat_fast_rets, st->xlat_ret_paths);
 }
 
 /* The session's totals, for people and (the "result:" lines) for scripts. */

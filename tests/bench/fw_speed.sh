@@ -44,7 +44,7 @@ boot_mode() {
 		sed -nE "s/.*trace: $wl ran traced in [0-9]+ us \(starting the trace ([0-9]+) us, stopping it ([0-9]+) us.*/\1 \2/p" \
 			"$log" | tail -n +2 >>"$tmp/$mode.startstop"
 		sed -nE 's/.*pt: trace: ([0-9]+ instructions, [0-9]+ branches), .*/\1/p; s/.*pt: trace: translate: (.*)/\1/p' \
-			"$log" | head -2 >"$tmp/$mode.notes"
+			"$log" | head -3 >"$tmp/$mode.notes"
 	fi
 	[ "$(wc -w <<<"$times")" = "$runs" ] ||
 		{ echo "fw_speed: $mode boot: $(wc -w <<<"$times") of $runs runs timed (log: $log)" >&2; exit 2; }
