@@ -768,7 +768,10 @@ static bool off_retry(struct emit *e, const struct xlat_env *env, const u8 *chec
 /*
  * Are the arithmetic flags dead at @ip: written before any read by the
  * instructions from there (direct JMPs and CALLs followed, at most 16, no
- * other branch)? A stub going there may then write them.
+ * other branch)? A stub going there may then write them. (Code read here
+ * that changes later is an image loaded over another: the branch's own
+ * block is in it, as direct branches do not leave an image, so
+ * xlat_invalidate() empties the cache for it.)
  */
 static bool flags_dead(const struct xlat_env *env, u64 ip)
 {
