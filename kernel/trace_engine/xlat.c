@@ -823,9 +823,12 @@ static bool rip_imm(struct emit *e, const u8 *op, size_t n, u64 to, u32 imm, uns
  * EDGE:	je <edge>			 cmpb $1,...; jne OFF; call tnt_put
  *		cmpb $1,tnt_w+7(%rip); jne OFF	Z: popfq
  *		call tnt_put			EDGE: jmp <edge>
- * Z:		jmp EDGE (ZF still set)		OFF: popfq
+ * Z:		jmp <cond_path()'s edge>	OFF: popfq
  * OFF/MARK:	movb $XLAT_TNT_MARK,tnt_w+7(%rip)
  *		<cond_path()'s>
+ *
+ * (Z must not come back to EDGE: there the arming decides, and after
+ * tnt_put or the runtime's flush it may be off, with the bit handed over.)
  *
  * An event before RETIRED resumes at CHECK, its count taken back from
  * COUNTED; in [RETIRED, Z) the arming says, as in cond_path() (armed: on
@@ -878,8 +881,8 @@ static bool fast_path(struct emit *e, const struct xlat_env *env, struct xlat_si
 		b1(e, 0x9d);						/* popfq */
 		ok &= edge(e, s, taken, to);
 	} else {
-		b1(e, 0xeb);						/* jmp EDGE */
-		b1(e, (u8)(m[XLAT_FAST_EDGE] - (here(e) + 1)));
+		b1(e, 0xe9);						/* jmp <cond_path()'s edge> */
+		e->p += 4;						/* (cond_path() fills it) */
 	}
 	patch8(e, j_off);
 	ok &= here(e) == m[XLAT_FAST_OFF];
@@ -954,6 +957,13 @@ static bool cond_path(struct emit *e, const struct xlat_env *env, struct xlat_si
 	s->inl[taken][XLAT_INL_Z] = here(e);
 	b1(e, 0x59);							/* Z: pop %rcx */
 	ok &= fast_z ? jmp_to(e, (uintptr_t)fast_z) : edge(e, s, taken, to);
+	if (s->fast_at[taken] && !(s->fast_at[taken] & XLAT_FAST_PUSHF)) {
+		u32 m[XLAT_FAST_NR];
+
+		/* fast_path()'s Z: to this edge, which has retired whatever the arming */
+		xlat_fast_marks(s, taken, m);
+		ok &= put_rel32(x->region + m[XLAT_FAST_Z] + 1, (uintptr_t)(z + 1));
+	}
 	retry = e->p;
 	ok &= here(e) == s->inl[taken][XLAT_INL_Z] + XLAT_Z_LEN;
 	ok &= off_retry(e, env, check);

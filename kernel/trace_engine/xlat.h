@@ -189,7 +189,7 @@ static inline void xlat_fast_marks(const struct xlat_site *s, unsigned int taken
 	} else {
 		m[XLAT_FAST_EDGE] = m[XLAT_FAST_RETIRED] + 7;
 		m[XLAT_FAST_Z] = m[XLAT_FAST_EDGE] + 20;
-		m[XLAT_FAST_OFF] = m[XLAT_FAST_Z] + 2;
+		m[XLAT_FAST_OFF] = m[XLAT_FAST_Z] + 5;
 	}
 	m[XLAT_FAST_MARK] = m[XLAT_FAST_OFF] + pf;
 	m[XLAT_FAST_KEEP] = m[XLAT_FAST_MARK] + 8;

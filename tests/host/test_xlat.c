@@ -724,6 +724,17 @@ static void check_where_fast(const struct xlat_site *s, unsigned int i, bool off
 
 	xlat_fast_marks(s, i, m);
 	assert_int_equal(m[XLAT_FAST_KEEP], s->inl[i][XLAT_INL_CHECK]);
+	if (!(s->fast_at[i] & XLAT_FAST_PUSHF)) {
+		/* after tnt_put (or the runtime's flush), where the arming may
+		 * be off, Z goes on past the JE, whose place says "the arming
+		 * decides": to the other path's edge (it failed the oracle once) */
+		const u8 *z = X->region + m[XLAT_FAST_Z];
+		s32 rel;
+
+		assert_int_equal(z[0], 0xe9);
+		memcpy(&rel, z + 1, 4);
+		assert_int_equal(m[XLAT_FAST_Z] + 5 + rel, s->inl[i][XLAT_INL_Z] + 1);
+	}
 	for (u32 o = m[XLAT_FAST_START]; o < m[XLAT_FAST_KEEP]; o++) {
 		struct xlat_pos pos;
 		bool at_z = o >= m[XLAT_FAST_Z] && o < m[XLAT_FAST_OFF];
