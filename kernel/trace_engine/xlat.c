@@ -247,6 +247,15 @@ static bool rip_op(struct emit *e, const u8 *op, size_t n, u64 to)
 	return put_rel32(e->p - 4, to);
 }
 
+/* rip_op() with an immediate of @isz bytes after the rel32 */
+static bool rip_imm(struct emit *e, const u8 *op, size_t n, u64 to, u32 imm, unsigned int isz)
+{
+	bn(e, op, n);
+	e->p += 4;
+	bn(e, &imm, isz);
+	return put_rel32(e->p - 4 - isz, to - isz);
+}
+
 static bool jmp_to(struct emit *e, u64 to)
 {
 	b1(e, 0xe9);
@@ -402,16 +411,17 @@ static u32 fast_je(const struct xlat_site *s, unsigned int taken)
 
 static bool link_stubs(struct emit *e, const struct xlat_env *env, struct xlat_site *s, u32 idx)
 {
+	const u32 je[2] = { fast_je(s, 0), fast_je(s, 1) };
 	bool ok = true;
 
 	for (unsigned int i = 0; i < 2; i++) {
-		u32 je = fast_je(s, i), jmp = s->inl[i][XLAT_INL_Z] + 2;	/* pop %rcx; jmp */
+		u32 jmp = s->inl[i][XLAT_INL_Z] + 2;	/* pop %rcx; jmp */
 		s32 rel;
 
-		if (!je)
+		if (!je[i])
 			continue;
 		memcpy(&rel, e->x->region + jmp, 4);
-		ok &= put_rel32(e->x->region + je, (uintptr_t)e->x->region + jmp + 4 + rel);
+		ok &= put_rel32(e->x->region + je[i], (uintptr_t)e->x->region + jmp + 4 + rel);
 	}
 
 	for (unsigned int i = 0; i < 2; i++) {
@@ -419,8 +429,8 @@ static bool link_stubs(struct emit *e, const struct xlat_env *env, struct xlat_s
 			continue;
 		s->linkstub[i][0] = here(e);
 		ok &= put_rel32(e->x->region + s->link[i], (uintptr_t)e->p);
-		if (fast_je(s, i))
-			ok &= put_rel32(e->x->region + fast_je(s, i), (uintptr_t)e->p);
+		if (je[i])
+			ok &= put_rel32(e->x->region + je[i], (uintptr_t)e->p);
 		b1(e, 0x68);						/* push $id */
 		b4(e, idx << 1 | i);
 		ok &= jmp_to(e, env->rt_link);
@@ -732,14 +742,30 @@ static bool tnt_bit(struct emit *e, unsigned int taken)
 	return ok && rip_op(e, st, 3, w);
 }
 
+/* call tnt_put (the runtime's flush when the cache has none): it keeps every register and RFLAGS */
+static bool call_put(struct emit *e, const struct xlat_env *env)
+{
+	b1(e, 0xe8);
+	e->p += 4;
+	return put_rel32(e->p - 4, e->x->tnt_put ? (uintptr_t)e->x->tnt_put : env->rt_flush);
+}
+
+/* addq $insns,tnt_ins(%rip): xlat_add_len(@s) bytes (writes flags) */
+static bool add_insns(struct emit *e, const struct xlat_site *s)
+{
+	const u64 at = (uintptr_t)&e->x->tnt_ins;
+
+	if (s->insns < 128)
+		return rip_imm(e, (const u8[]){ 0x48, 0x83, 0x05 }, 3, at, s->insns, 1);
+	return rip_imm(e, (const u8[]){ 0x48, 0x81, 0x05 }, 3, at, s->insns, 4);
+}
+
 /* A result filled the packet (byte 7 is 1): call tnt_put. The rel8 to patch past it. */
 static u8 *tnt_full(struct emit *e, const struct xlat_env *env, bool *ok)
 {
 	u8 *j = tnt_check(e, ok);					/* jrcxz Z */
 
-	b1(e, 0xe8);							/* call tnt_put */
-	e->p += 4;
-	*ok &= put_rel32(e->p - 4, e->x->tnt_put ? (uintptr_t)e->x->tnt_put : env->rt_flush);
+	*ok &= call_put(e, env);
 	return j;
 }
 
@@ -798,15 +824,6 @@ static bool flags_dead(const struct xlat_env *env, u64 ip)
 	return false;
 }
 
-/* rip_op() with an immediate of @isz bytes after the rel32 */
-static bool rip_imm(struct emit *e, const u8 *op, size_t n, u64 to, u32 imm, unsigned int isz)
-{
-	bn(e, op, n);
-	e->p += 4;
-	bn(e, &imm, isz);
-	return put_rel32(e->p - 4 - isz, to - isz);
-}
-
 /*
  * A Jcc's outcome @taken to @to: its count and bit by instructions that
  * write flags, PUSHF and POPF around them unless the flags are dead at @to
@@ -850,10 +867,7 @@ static bool fast_path(struct emit *e, const struct xlat_env *env, struct xlat_si
 	if (pushf)
 		b1(e, 0x9c);						/* pushfq */
 	ok = here(e) == m[XLAT_FAST_CHECK];
-	if (s->insns < 128)
-		ok &= rip_imm(e, (const u8[]){ 0x48, 0x83, 0x05 }, 3, (uintptr_t)&x->tnt_ins, s->insns, 1);
-	else
-		ok &= rip_imm(e, (const u8[]){ 0x48, 0x81, 0x05 }, 3, (uintptr_t)&x->tnt_ins, s->insns, 4);
+	ok &= add_insns(e, s);					/* addq $insns,tnt_ins(%rip) */
 	ok &= here(e) == m[XLAT_FAST_COUNTED];
 	if (taken)
 		b1(e, 0xf9);						/* stc */
@@ -872,9 +886,7 @@ static bool fast_path(struct emit *e, const struct xlat_env *env, struct xlat_si
 	ok &= rip_imm(e, (const u8[]){ 0x80, 0x3d }, 2, w7, 1, 1);	/* cmpb $1,tnt_w+7(%rip) */
 	b1(e, 0x75);							/* jne OFF */
 	j_off = e->p++;
-	b1(e, 0xe8);							/* call tnt_put */
-	e->p += 4;
-	ok &= put_rel32(e->p - 4, x->tnt_put ? (uintptr_t)x->tnt_put : env->rt_flush);
+	ok &= call_put(e, env);						/* call tnt_put */
 	ok &= here(e) == m[XLAT_FAST_Z];
 	if (pushf) {
 		patch8(e, j_z);
@@ -949,9 +961,7 @@ static bool cond_path(struct emit *e, const struct xlat_env *env, struct xlat_si
 	j_z = e->p++;
 	b1(e, 0xe2);							/* loop OFF */
 	j_off = e->p++;
-	b1(e, 0xe8);							/* call tnt_put */
-	e->p += 4;
-	ok &= put_rel32(e->p - 4, x->tnt_put ? (uintptr_t)x->tnt_put : env->rt_flush);
+	ok &= call_put(e, env);						/* call tnt_put */
 	patch8(e, j_z);
 	z = e->p;
 	s->inl[taken][XLAT_INL_Z] = here(e);
@@ -1109,10 +1119,7 @@ static bool plain_fast(struct emit *e, struct xlat_site *s, bool push)
 	b1(e, 0x75);							/* jne OFF */
 	j_off = e->p++;
 	ok &= here(e) == m[XLAT_PF_START];
-	if (s->insns < 128)
-		ok &= rip_imm(e, (const u8[]){ 0x48, 0x83, 0x05 }, 3, (uintptr_t)&x->tnt_ins, s->insns, 1);
-	else
-		ok &= rip_imm(e, (const u8[]){ 0x48, 0x81, 0x05 }, 3, (uintptr_t)&x->tnt_ins, s->insns, 4);
+	ok &= add_insns(e, s);					/* addq $insns,tnt_ins(%rip) */
 	ok &= here(e) == m[XLAT_PF_COUNTED];
 	ok &= rip_imm(e, (const u8[]){ 0x48, 0x83, 0x05 }, 3, (uintptr_t)&x->tnt_jc, 1, 1);
 	ok &= here(e) == m[XLAT_PF_JC];
@@ -1247,10 +1254,7 @@ static bool ret_fast(struct emit *e, const struct xlat_env *env, struct xlat_sit
 	bn(e, (const u8[]){ 0x48, 0x39, 0x4c, 0x24, 0x18, 0x75 }, 6);	/* cmp %rcx,24(%rsp); jne OUT */
 	j_out[1] = e->p++;
 	ok &= here(e) == m[XLAT_RF_HIT];
-	if (s->insns < 128)
-		ok &= rip_imm(e, (const u8[]){ 0x48, 0x83, 0x05 }, 3, (uintptr_t)&x->tnt_ins, s->insns, 1);
-	else
-		ok &= rip_imm(e, (const u8[]){ 0x48, 0x81, 0x05 }, 3, (uintptr_t)&x->tnt_ins, s->insns, 4);
+	ok &= add_insns(e, s);					/* addq $insns,tnt_ins(%rip) */
 	ok &= here(e) == m[XLAT_RF_COUNTED];
 	b1(e, 0xf9);							/* stc */
 	ok &= rip_op(e, (const u8[]){ 0x48, 0xd1, 0x15 }, 3, w);	/* rclq $1,tnt_w(%rip) */
@@ -1266,9 +1270,7 @@ static bool ret_fast(struct emit *e, const struct xlat_env *env, struct xlat_sit
 	ok &= rip_imm(e, (const u8[]){ 0x80, 0x3d }, 2, w + 7, 0, 1);	/* cmpb $0,tnt_w+7(%rip) */
 	b1(e, 0x74);							/* je LOOK */
 	j_look = e->p++;
-	b1(e, 0xe8);							/* call tnt_put */
-	e->p += 4;
-	ok &= put_rel32(e->p - 4, x->tnt_put ? (uintptr_t)x->tnt_put : env->rt_flush);
+	ok &= call_put(e, env);						/* call tnt_put */
 	patch8(e, j_look);
 	bn(e, (const u8[]){ 0x0f, 0xb7, 0x4c, 0x24, 0x18,		/* LOOK: movzwl 24(%rsp),%ecx */
 			    0x48, 0x8b, 0x14, 0xcd }, 9);		/* mov table(,%rcx,8),%rdx */
@@ -1727,9 +1729,11 @@ u64 xlat_link(struct xlat_cpu *x, const struct xlat_env *env, u64 id)
 	x->st.links++;
 	/* a reset on the way took @s with it: nothing to patch */
 	if ((u32)x->st.resets == resets && s->link[taken]) {
+		u32 je = fast_je(s, taken);
+
 		put_rel32(x->region + s->link[taken], xlat_entry(x, t));
-		if (fast_je(s, taken))
-			put_rel32(x->region + fast_je(s, taken), xlat_entry(x, t));
+		if (je)
+			put_rel32(x->region + je, xlat_entry(x, t));
 	}
 	return xlat_entry(x, t);
 }

@@ -163,6 +163,12 @@ enum { XLAT_INL_CHECK, XLAT_INL_START, XLAT_INL_COUNTED, XLAT_INL_RETIRED };
 #define XLAT_INL_Z	XLAT_INL_START	/* a Jcc's: where it goes on after its bit */
 #define XLAT_Z_LEN	6		/* ... pop %rcx; jmp rel32, then its RETRY */
 
+/* bytes of the ADD of a stub's instruction count to tnt_ins (imm8 or imm32) */
+static inline u32 xlat_add_len(const struct xlat_site *s)
+{
+	return s->insns < 128 ? 8 : 11;
+}
+
 /*
  * The offsets in a Jcc's path that writes flags (fast_path()), from its
  * fast_at: its start, its check (after PUSHF where the flags are live),
@@ -180,7 +186,7 @@ static inline void xlat_fast_marks(const struct xlat_site *s, unsigned int taken
 
 	m[XLAT_FAST_START] = s->stub + (s->fast_at[taken] & ~XLAT_FAST_PUSHF) - 1;
 	m[XLAT_FAST_CHECK] = m[XLAT_FAST_START] + pf;
-	m[XLAT_FAST_COUNTED] = m[XLAT_FAST_CHECK] + (s->insns < 128 ? 8 : 11);
+	m[XLAT_FAST_COUNTED] = m[XLAT_FAST_CHECK] + xlat_add_len(s);
 	m[XLAT_FAST_RETIRED] = m[XLAT_FAST_COUNTED] + 7 + taken;
 	if (pf) {
 		m[XLAT_FAST_Z] = m[XLAT_FAST_RETIRED] + 23;
@@ -210,7 +216,7 @@ static inline void xlat_plain_marks(const struct xlat_site *s, bool push, u32 m[
 {
 	m[XLAT_PF_CHECK] = s->stub + s->fast_at[0] - 1;
 	m[XLAT_PF_START] = m[XLAT_PF_CHECK] + 10;
-	m[XLAT_PF_COUNTED] = m[XLAT_PF_START] + (s->insns < 128 ? 8 : 11);
+	m[XLAT_PF_COUNTED] = m[XLAT_PF_START] + xlat_add_len(s);
 	m[XLAT_PF_JC] = m[XLAT_PF_COUNTED] + 8;
 	m[XLAT_PF_PUSH] = m[XLAT_PF_JC] + push;
 	m[XLAT_PF_PUSHED] = m[XLAT_PF_PUSH] + (push ? 28 : 0);
@@ -235,7 +241,7 @@ static inline void xlat_ret_marks(const struct xlat_site *s, u32 m[XLAT_RF_NR])
 	m[XLAT_RF_START] = s->stub + s->ret_at - 1;
 	m[XLAT_RF_CHECK] = m[XLAT_RF_START] + 3;
 	m[XLAT_RF_HIT] = m[XLAT_RF_CHECK] + 32;
-	m[XLAT_RF_COUNTED] = m[XLAT_RF_HIT] + (s->insns < 128 ? 8 : 11);
+	m[XLAT_RF_COUNTED] = m[XLAT_RF_HIT] + xlat_add_len(s);
 	m[XLAT_RF_BIT] = m[XLAT_RF_COUNTED] + 8;
 	m[XLAT_RF_RETIRED] = m[XLAT_RF_BIT] + 14;
 	m[XLAT_RF_POISONED] = m[XLAT_RF_RETIRED] + 18;
