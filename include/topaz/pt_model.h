@@ -444,12 +444,15 @@ void pt_model_ev_tnt(u64 bits, unsigned int n, u64 to);
  * A ring of PTM_RS_SLOTS; @top4 is the top slot's index times 4, one byte,
  * so that a byte store wraps it (no flag written). It has no length: the
  * slot just below the oldest entry holds PTM_RS_POISON, which no return
- * address is (it is not canonical), and so does a slot a RET took. An empty
+ * address is (the top of the upper half, which firmware and topaz never
+ * map: a RET there faults), and so does a slot a RET took. It is a
+ * sign-extended imm32, so that translated code stores it in one MOV. An empty
  * stack's top is that slot. (A push over 64 entries overwrites the oldest,
  * which is then the slot below the oldest, so nothing counts the length.)
  */
 #define PTM_RS_SLOTS	64
-#define PTM_RS_POISON	0x8000000000000000ull
+#define PTM_RS_POISON	0xffffffffdeadbeefull
+_Static_assert((u64)(s64)(s32)PTM_RS_POISON == PTM_RS_POISON, "the poison is an imm32");
 struct ptm_retstack {
 	u64 slot[PTM_RS_SLOTS];
 	u8 top4;

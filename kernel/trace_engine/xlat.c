@@ -1210,9 +1210,10 @@ static bool tip_path(struct emit *e, const struct xlat_env *env, struct xlat_sit
 
 /*
  * A RET's compression inline, its flags pushed: the common case (armed,
- * the lent stack's top matches) in 28 instructions, its block looked up
- * at the end. Else OUT: the path that keeps flags (indirect_tail()). Its
- * slots and the table are addressed 32-bit absolute (the caller checks).
+ * the lent stack's top matches) in 26 instructions, its block looked up
+ * at the end with T still in RCX (tnt_put keeps it). Else OUT: the path
+ * that keeps flags (indirect_tail()). Its slots and the table are
+ * addressed 32-bit absolute (the caller checks).
  *
  *	pushfq; push %rcx; push %rdx			(T at 24(%rsp))
  * CHECK: cmpw $0,tnt_w+7(%rip); jne OUT
@@ -1220,10 +1221,9 @@ static bool tip_path(struct emit *e, const struct xlat_env *env, struct xlat_sit
  * HIT:	addq $insns,tnt_ins(%rip)
  * COUNTED: stc; rclq $1,tnt_w(%rip)
  * BIT:	mov %rcx,ret_to(%rip); subb $4,top4(%rip)
- * RETIRED: movabs $PTM_RS_POISON,%rcx; mov %rcx,slot(,%rdx,2)
+ * RETIRED: movq $PTM_RS_POISON,slot(,%rdx,2)	(an imm32, sign-extended)
  * POISONED: cmpb $0,tnt_w+7(%rip); je LOOK; call tnt_put
- * LOOK: movzwl 24(%rsp),%ecx; mov table(,%rcx,8),%rdx; mov -8(%rdx),%rcx
- *	cmp %rcx,24(%rsp); jne MISS
+ * LOOK: movzwl %cx,%edx; mov table(,%rdx,8),%rdx; cmp %rcx,-8(%rdx); jne MISS
  *	mov %rdx,24(%rsp); pop %rdx; pop %rcx; popfq; ret
  * MISS: pop %rdx; pop %rcx; popfq; jmp rt_lookup
  * OUT:	pop %rdx; pop %rcx; popfq			(then indirect_tail()'s)
@@ -1261,22 +1261,20 @@ static bool ret_fast(struct emit *e, const struct xlat_env *env, struct xlat_sit
 	ok &= here(e) == m[XLAT_RF_BIT];
 	ok &= rip_op(e, (const u8[]){ 0x48, 0x89, 0x0d }, 3, (uintptr_t)&x->ret_to); /* mov %rcx,ret_to */
 	ok &= rip_imm(e, (const u8[]){ 0x80, 0x2d }, 2, top4, 4, 1);	/* subb $4,top4(%rip) */
-	ok &= here(e) == m[XLAT_RF_RETIRED];
-	bn(e, (const u8[]){ 0x48, 0xb9 }, 2);				/* movabs $POISON,%rcx */
-	b8(e, PTM_RS_POISON);
-	bn(e, (const u8[]){ 0x48, 0x89, 0x0c, 0x55 }, 4);		/* mov %rcx,slot(,%rdx,2) */
+ ok &= here(e) == m[XLAT_RF_RETIRED];
+	bn(e, (const u8[]){ 0x48, 0xc7, 0x04, 0x55 }, 4);		/* movq $POISON,slot(,%rdx,2) */
 	b4(e, (u32)(uintptr_t)x->rs.slot);
+	b4(e, (u32)PTM_RS_POISON);
 	ok &= here(e) == m[XLAT_RF_POISONED];
 	ok &= rip_imm(e, (const u8[]){ 0x80, 0x3d }, 2, w + 7, 0, 1);	/* cmpb $0,tnt_w+7(%rip) */
 	b1(e, 0x74);							/* je LOOK */
 	j_look = e->p++;
 	ok &= call_put(e, env);						/* call tnt_put */
 	patch8(e, j_look);
-	bn(e, (const u8[]){ 0x0f, 0xb7, 0x4c, 0x24, 0x18,		/* LOOK: movzwl 24(%rsp),%ecx */
-			    0x48, 0x8b, 0x14, 0xcd }, 9);		/* mov table(,%rcx,8),%rdx */
+	bn(e, (const u8[]){ 0x0f, 0xb7, 0xd1,				/* LOOK: movzwl %cx,%edx */
+			    0x48, 0x8b, 0x14, 0xd5 }, 7);		/* mov table(,%rdx,8),%rdx */
 	b4(e, (u32)(uintptr_t)x->table);
-	bn(e, (const u8[]){ 0x48, 0x8b, 0x4a, 0xf8,			/* mov -8(%rdx),%rcx */
-			    0x48, 0x39, 0x4c, 0x24, 0x18, 0x75 }, 10);	/* cmp %rcx,24(%rsp); jne MISS */
+	bn(e, (const u8[]){ 0x48, 0x39, 0x4a, 0xf8, 0x75 }, 5);	/* cmp %rcx,-8(%rdx); jne MISS */
 	j_miss = e->p++;
 	bn(e, (const u8[]){ 0x48, 0x89, 0x54, 0x24, 0x18,		/* mov %rdx,24(%rsp) */
 			    0x5a, 0x59, 0x9d, 0xc3 }, 9);		/* pop %rdx; pop %rcx; popfq; ret */
@@ -1313,15 +1311,15 @@ static bool ret_fast(struct emit *e, const struct xlat_env *env, struct xlat_sit
  * COUNTED: tnt_w = 2 * tnt_w + 1
  * BIT:	mov %rax,ret_to(%rip)
  *	movzbl top4(%rip),%ecx; lea -4(%rcx),%rcx; mov %cl,top4(%rip)
- * RETIRED: movabs $PTM_RS_POISON,%rcx; mov %rcx,(%rdx)	(post[1][0])
+ * RETIRED: movq $PTM_RS_POISON,(%rdx)			(post[1][0])
  * POISONED: <the packet full? tnt_put>; <lookup>
  *
  * An event in [CHECK, the publication) or [RETRY, RETIRED) resumes at
  * CHECK, the RET's count and bit taken back; in [RETIRED, POISONED) it
  * poisons the popped slot itself; after a TIP sent, it has retired to
  * tip_last (xlat_where()). (A RET to PTM_RS_POISON
- * itself would match an empty stack here; that address is not canonical,
- * so such a RET faults on the CPU and its trace is wrong only in that.)
+ * itself would match an empty stack here; nothing is mapped there, so
+ * such a RET faults on the CPU and its trace is wrong only in that.)
  */
 static bool indirect_tail(struct emit *e, const struct xlat_env *env, struct xlat_site *s, u32 idx)
 {
@@ -1389,9 +1387,8 @@ static bool indirect_tail(struct emit *e, const struct xlat_env *env, struct xla
 	ok &= rip_op(e, (const u8[]){ 0x88, 0x0d }, 2, top4);		/* mov %cl,top4(%rip) */
 	s->inl[0][XLAT_INL_RETIRED] = here(e);
 	s->post[1][0] = here(e);
-	bn(e, (const u8[]){ 0x48, 0xb9 }, 2);				/* movabs $POISON,%rcx */
-	b8(e, PTM_RS_POISON);
-	bn(e, (const u8[]){ 0x48, 0x89, 0x0a }, 3);			/* mov %rcx,(%rdx) */
+	bn(e, (const u8[]){ 0x48, 0xc7, 0x02 }, 3);			/* movq $POISON,(%rdx) */
+	b4(e, (u32)PTM_RS_POISON);
 	s->inl[1][1] = here(e);
 	j_full = tnt_full(e, env, &ok);
 	patch8(e, j_full);

@@ -244,8 +244,8 @@ static inline void xlat_ret_marks(const struct xlat_site *s, u32 m[XLAT_RF_NR])
 	m[XLAT_RF_COUNTED] = m[XLAT_RF_HIT] + xlat_add_len(s);
 	m[XLAT_RF_BIT] = m[XLAT_RF_COUNTED] + 8;
 	m[XLAT_RF_RETIRED] = m[XLAT_RF_BIT] + 14;
-	m[XLAT_RF_POISONED] = m[XLAT_RF_RETIRED] + 18;
-	m[XLAT_RF_OUT] = m[XLAT_RF_POISONED] + 55;
+	m[XLAT_RF_POISONED] = m[XLAT_RF_RETIRED] + 12;
+	m[XLAT_RF_OUT] = m[XLAT_RF_POISONED] + 48;
 }
 
 /*
