@@ -67,18 +67,13 @@ void xlat_cpu_init(struct xlat_cpu *x, u8 *region, struct xlat_site *sites)
 unsigned int xlat_tnt_taken(const struct xlat_cpu *x, u64 *bits)
 {
 	/* off: the results before it, as the stub that turned it off kept them */
-	u64 w = xlat_tnt_off(x) ? x->tnt_keep : x->tnt_w, top = w >> XLAT_TNT_TOP;
+	u64 w = xlat_tnt_off(x) ? x->tnt_keep : x->tnt_w;
 	unsigned int s0, pos;
 
 	*bits = 0;
-	/* byte 7: 1 when the last result filled the packet; a mark in what
-	 * was kept holds nothing (the stub kept what an interrupt had left) */
-	if (x->tnt_w0 == XLAT_TNT_OFF || top > 1)
-		return 0;
-	w &= (1ull << XLAT_TNT_TOP) - 1;
-	if (top == 1)
-		w |= 1ull << XLAT_TNT_TOP;
-	if (!w)
+	/* a mark in what was kept holds nothing (the stub kept what an
+	 * interrupt had left); armed, the stop bit is the highest */
+	if (x->tnt_w0 == XLAT_TNT_OFF || xlat_tnt_marked(w) || !w)
 		return 0;
 	s0 = (unsigned int)__builtin_ctzll(x->tnt_w0);
 	pos = 63u - (unsigned int)__builtin_clzll(w);
@@ -296,10 +291,10 @@ static bool tnt_turn_off(struct emit *e)
 	return ok && mov_b(e, (uintptr_t)&x->tnt_cnt, XLAT_CNT_WAIT);
 }
 
-/* movzwl tnt_w+7(%rip),%ecx: byte 7 and tnt_cnt, 0 when armed */
+/* movzbl tnt_cnt(%rip),%ecx: 0 when armed */
 static bool tnt_load(struct emit *e)
 {
-	return rip_op(e, (const u8[]){ 0x0f, 0xb7, 0x0d }, 3, (uintptr_t)&e->x->tnt_w + 7);
+	return rip_op(e, (const u8[]){ 0x0f, 0xb6, 0x0d }, 3, (uintptr_t)&e->x->tnt_cnt);
 }
 
 /* tnt_load(); jrcxz <patched>: the rel8's address */
@@ -322,7 +317,7 @@ static inline void patch8(struct emit *e, u8 *rel)
  * free). An event in it starts it again (xlat_where(): the arming may have
  * changed, and a copy half made would keep results handed over already).
  *
- *	movzwl tnt_w+7(%rip),%ecx; jrcxz ARMED; jmp DONE
+ *	movzbl tnt_cnt(%rip),%ecx; jrcxz ARMED; jmp DONE
  * ARMED: <tnt_turn_off()>
  * DONE:
  */
@@ -395,11 +390,11 @@ static bool edge(struct emit *e, struct xlat_site *s, unsigned int taken, u64 to
 }
 
 /*
- * A Jcc's outcome whose path has its flags dead takes its edge by its JE
+ * A Jcc's outcome whose path has its flags dead takes its edge by its JNO
  * too (fast_path()), linked with the other path's JMP (s->link, at its Z):
- * the JE's rel32, 0 when none.
+ * the JNO's rel32, 0 when none.
  */
-static u32 fast_je(const struct xlat_site *s, unsigned int taken)
+static u32 fast_jno(const struct xlat_site *s, unsigned int taken)
 {
 	u32 m[XLAT_FAST_NR];
 
@@ -411,7 +406,7 @@ static u32 fast_je(const struct xlat_site *s, unsigned int taken)
 
 static bool link_stubs(struct emit *e, const struct xlat_env *env, struct xlat_site *s, u32 idx)
 {
-	const u32 je[2] = { fast_je(s, 0), fast_je(s, 1) };
+	const u32 je[2] = { fast_jno(s, 0), fast_jno(s, 1) };
 	bool ok = true;
 
 	for (unsigned int i = 0; i < 2; i++) {
@@ -760,25 +755,40 @@ static bool add_insns(struct emit *e, const struct xlat_site *s)
 	return rip_imm(e, (const u8[]){ 0x48, 0x81, 0x05 }, 3, at, s->insns, 4);
 }
 
-/* A result filled the packet (byte 7 is 1): call tnt_put. The rel8 to patch past it. */
+/*
+ * RCX = xlat_tnt_state() of tnt_w just doubled, no flag written:
+ * movzbl tnt_w+7(%rip),%ecx; lea (%rcx,%rcx,2),%ecx; movzbl %ch,%ecx
+ */
+static bool tnt_state(struct emit *e)
+{
+	bool ok = rip_op(e, (const u8[]){ 0x0f, 0xb6, 0x0d }, 3, (uintptr_t)&e->x->tnt_w + 7);
+
+	bn(e, (const u8[]){ 0x8d, 0x0c, 0x49, 0x0f, 0xb6, 0xcd }, 6);
+	return ok;
+}
+
+/* A result filled the packet (armed: state 1): call tnt_put. The rel8 to patch past it. */
 static u8 *tnt_full(struct emit *e, const struct xlat_env *env, bool *ok)
 {
-	u8 *j = tnt_check(e, ok);					/* jrcxz Z */
+	u8 *j;
 
+	*ok &= tnt_state(e);
+	b1(e, 0xe3);							/* jrcxz Z */
+	j = e->p++;
 	*ok &= call_put(e, env);
 	return j;
 }
 
 /*
- * Off (RCX as tnt_check() loads it: tnt_cnt in CH): count this record, and
- * when the count wraps go to RETRY (@*j_retry, to patch), which asks the
- * runtime to arm it again: lea 0x100(%rcx),%rcx; movzbl %ch,%ecx;
+ * Off (RCX as tnt_check() loads it: tnt_cnt): count this record, and when
+ * the count wraps go to RETRY (@*j_retry, to patch), which asks the
+ * runtime to arm it again: lea 1(%rcx),%ecx; movzbl %cl,%ecx;
  * jrcxz RETRY; mov %cl,tnt_cnt(%rip)
  */
 static bool off_count(struct emit *e, u8 **j_retry)
 {
-	bn(e, (const u8[]){ 0x48, 0x8d, 0x89, 0x00, 0x01, 0x00, 0x00,	/* lea 0x100(%rcx),%rcx */
-			    0x0f, 0xb6, 0xcd, 0xe3 }, 11);		/* movzbl %ch,%ecx; jrcxz RETRY */
+	bn(e, (const u8[]){ 0x8d, 0x49, 0x01,				/* lea 1(%rcx),%ecx */
+			    0x0f, 0xb6, 0xc9, 0xe3 }, 7);		/* movzbl %cl,%ecx; jrcxz RETRY */
 	*j_retry = e->p++;
 	return rip_op(e, (const u8[]){ 0x88, 0x0d }, 2, (uintptr_t)&e->x->tnt_cnt);
 }
@@ -827,19 +837,20 @@ static bool flags_dead(const struct xlat_env *env, u64 ip)
 /*
  * A Jcc's outcome @taken to @to: its count and bit by instructions that
  * write flags, PUSHF and POPF around them unless the flags are dead at @to
- * (flags_dead(), @pushf false): while armed and not full, 4 instructions
- * (5 taken), its JE the edge itself; with the flags pushed, 7 (8). Full,
- * tnt_put; off, the mark again and the path that keeps flags (cond_path()
- * below, from its push), whose Z takes the edge (the flags dead: the JE
- * follows the same link, fast_je()) or comes back to this one's EDGE.
+ * (flags_dead(), @pushf false): while armed and not full, 3 instructions
+ * (4 taken), its JNO the edge itself (the doubling's OF: full or off,
+ * xlat.h); with the flags pushed, 6 (7). Full, tnt_put; off, the mark
+ * again and the path that keeps flags (cond_path() below, from its push),
+ * whose Z takes the edge (the flags dead: the JNO follows the same link,
+ * fast_jno()) or comes back to this one's EDGE.
  *
  * The flags dead:			The flags pushed:
  * CHECK:	addq $insns,tnt_ins(%rip)	pushfq
  * COUNTED:	[stc;] shlq/rclq $1,tnt_w(%rip)	CHECK: (the same)
- * RETIRED:	cmpb $0,tnt_w+7(%rip)		RETIRED: cmpb $0,tnt_w+7(%rip); je Z
- * EDGE:	je <edge>			 cmpb $1,...; jne OFF; call tnt_put
- *		cmpb $1,tnt_w+7(%rip); jne OFF	Z: popfq
- *		call tnt_put			EDGE: jmp <edge>
+ * RETIRED:				RETIRED: jno Z
+ * EDGE:	jno <edge>			 cmpb $0x80,...; jne OFF; call tnt_put
+ *		cmpb $0x80,tnt_w+7(%rip)	Z: popfq
+ *		jne OFF; call tnt_put		EDGE: jmp <edge>
  * Z:		jmp <cond_path()'s edge>	OFF: popfq
  * OFF/MARK:	movb $XLAT_TNT_MARK,tnt_w+7(%rip)
  *		<cond_path()'s>
@@ -874,16 +885,15 @@ static bool fast_path(struct emit *e, const struct xlat_env *env, struct xlat_si
 	ok &= rip_op(e, (const u8[]){ 0x48, 0xd1, taken ? 0x15 : 0x25 }, 3,	/* rclq/shlq $1,tnt_w */
 		     (uintptr_t)&x->tnt_w);
 	ok &= here(e) == m[XLAT_FAST_RETIRED];
-	ok &= rip_imm(e, (const u8[]){ 0x80, 0x3d }, 2, w7, 0, 1);	/* cmpb $0,tnt_w+7(%rip) */
 	if (pushf) {
-		b1(e, 0x74);						/* je Z */
+		b1(e, 0x71);						/* jno Z */
 		j_z = e->p++;
 	} else {
 		ok &= here(e) == m[XLAT_FAST_EDGE];
-		bn(e, (const u8[]){ 0x0f, 0x84 }, 2);			/* je <edge>: fast_je() */
+		bn(e, (const u8[]){ 0x0f, 0x81 }, 2);			/* jno <edge>: fast_jno() */
 		e->p += 4;
 	}
-	ok &= rip_imm(e, (const u8[]){ 0x80, 0x3d }, 2, w7, 1, 1);	/* cmpb $1,tnt_w+7(%rip) */
+	ok &= rip_imm(e, (const u8[]){ 0x80, 0x3d }, 2, w7, XLAT_TNT_FULL, 1); /* cmpb $0x80,tnt_w+7 */
 	b1(e, 0x75);							/* jne OFF */
 	j_off = e->p++;
 	ok &= call_put(e, env);						/* call tnt_put */
@@ -908,8 +918,9 @@ static bool fast_path(struct emit *e, const struct xlat_env *env, struct xlat_si
  * A Jcc's outcome @taken: its TNT bit straight into the inline TNT when
  * armed, else a record (xlat.h). Then the direct edge to @to. It does not
  * look first: the count and the bit go in, and byte 7 then says whether it
- * was armed (0, or 1 when the packet is full) or off (at least 0x80: the
- * count and the bit went nowhere, the results before are kept). It keeps
+ * was armed (state 0, or 1 when the packet is full: xlat_tnt_state()) or
+ * off (2: the count and the bit went nowhere, the results before are
+ * kept). It keeps
  * RFLAGS without PUSHF: fast_path() comes first and goes on here when off
  * (all of it with keep_flags).
  *
@@ -917,11 +928,11 @@ static bool fast_path(struct emit *e, const struct xlat_env *env, struct xlat_si
  *	push %rcx
  * CHECK: mov tnt_ins(%rip),%rcx; lea insns(%rcx),%rcx; mov %rcx,tnt_ins(%rip)
  * COUNTED: mov tnt_w(%rip),%rcx; lea taken(%rcx,%rcx),%rcx; mov %rcx,tnt_w(%rip)
- * RETIRED: movzbl tnt_w+7(%rip),%ecx; jrcxz Z; loop OFF
+ * RETIRED: <RCX = the state (tnt_state())>; jrcxz Z; loop OFF
  *	call tnt_put					the packet is full
  * Z:	pop %rcx; jmp <edge>
  * RETRY: call xlat_rt_flush; jmp CHECK			(off_retry())
- * OFF:	movb $XLAT_TNT_MARK,tnt_w+7(%rip); movzwl tnt_w+7(%rip),%ecx
+ * OFF:	movb $XLAT_TNT_MARK,tnt_w+7(%rip); movzbl tnt_cnt(%rip),%ecx
  *	<count in tnt_cnt, RETRY when it wraps>		(off_count())
  *	<record>; jmp Z				(its publication: post[taken][0])
  *
@@ -956,7 +967,7 @@ static bool cond_path(struct emit *e, const struct xlat_env *env, struct xlat_si
 	s->inl[taken][XLAT_INL_COUNTED] = here(e);
 	ok &= tnt_bit(e, taken);
 	s->inl[taken][XLAT_INL_RETIRED] = here(e);
-	ok &= rip_op(e, (const u8[]){ 0x0f, 0xb6, 0x0d }, 3, (uintptr_t)&x->tnt_w + 7);
+	ok &= tnt_state(e);
 	b1(e, 0xe3);							/* jrcxz Z */
 	j_z = e->p++;
 	b1(e, 0xe2);							/* loop OFF */
@@ -1001,7 +1012,7 @@ static bool cond_path(struct emit *e, const struct xlat_env *env, struct xlat_si
  *
  *	[plain_fast()]
  *	push %rcx; [push %rdx]
- * CHECK: movzwl tnt_w+7(%rip),%ecx; jrcxz START	(tnt_check())
+ * CHECK: movzbl tnt_cnt(%rip),%ecx; jrcxz START	(tnt_check())
  *	<count in tnt_cnt>; <record>; jmp Z	(its publication: post[0][0])
  * RETRY: call xlat_rt_flush; jmp CHECK		(off_count(), off_retry())
  * START: tnt_ins += insns
@@ -1091,7 +1102,7 @@ static bool plain_path(struct emit *e, const struct xlat_env *env, struct xlat_s
  * stack's slots and the address are 32-bit absolute). Off: plain_path()
  * from its push, whose Z comes back to RETIRED.
  *
- * CHECK:	cmpw $0,tnt_w+7(%rip); jne OFF
+ * CHECK:	cmpb $0,tnt_cnt(%rip); jne OFF
  * START:	addq $insns,tnt_ins(%rip)
  * COUNTED:	addq $1,tnt_jc(%rip)
  * JC:		[push %rdx
@@ -1115,7 +1126,7 @@ static bool plain_fast(struct emit *e, struct xlat_site *s, bool push)
 
 	s->fast_at[0] = (u16)(here(e) - s->stub + 1);
 	xlat_plain_marks(s, push, m);
-	ok = rip_imm(e, (const u8[]){ 0x66, 0x83, 0x3d }, 3, (uintptr_t)&x->tnt_w + 7, 0, 1);
+	ok = rip_imm(e, (const u8[]){ 0x80, 0x3d }, 2, (uintptr_t)&x->tnt_cnt, 0, 1);	/* cmpb $0,tnt_cnt */
 	b1(e, 0x75);							/* jne OFF */
 	j_off = e->p++;
 	ok &= here(e) == m[XLAT_PF_START];
@@ -1216,13 +1227,13 @@ static bool tip_path(struct emit *e, const struct xlat_env *env, struct xlat_sit
  * addressed 32-bit absolute (the caller checks).
  *
  *	pushfq; push %rcx; push %rdx			(T at 24(%rsp))
- * CHECK: cmpw $0,tnt_w+7(%rip); jne OUT
+ * CHECK: cmpb $0,tnt_cnt(%rip); jne OUT
  *	movzbl top4(%rip),%edx; mov slot(,%rdx,2),%rcx; cmp %rcx,24(%rsp); jne OUT
  * HIT:	addq $insns,tnt_ins(%rip)
  * COUNTED: stc; rclq $1,tnt_w(%rip)
  * BIT:	mov %rcx,ret_to(%rip); subb $4,top4(%rip)
  * RETIRED: movq $PTM_RS_POISON,slot(,%rdx,2)	(an imm32, sign-extended)
- * POISONED: cmpb $0,tnt_w+7(%rip); je LOOK; call tnt_put
+ * POISONED: cmpb $0x80,tnt_w+7(%rip); jne LOOK; call tnt_put
  * LOOK: movzwl %cx,%edx; mov table(,%rdx,8),%rdx; cmp %rcx,-8(%rdx); jne MISS
  *	mov %rdx,24(%rsp); pop %rdx; pop %rcx; popfq; ret
  * MISS: pop %rdx; pop %rcx; popfq; jmp rt_lookup
@@ -1245,7 +1256,7 @@ static bool ret_fast(struct emit *e, const struct xlat_env *env, struct xlat_sit
 	xlat_ret_marks(s, m);
 	bn(e, (const u8[]){ 0x9c, 0x51, 0x52 }, 3);			/* pushfq; push %rcx; push %rdx */
 	ok = here(e) == m[XLAT_RF_CHECK];
-	ok &= rip_imm(e, (const u8[]){ 0x66, 0x83, 0x3d }, 3, w + 7, 0, 1);	/* cmpw $0,tnt_w+7(%rip) */
+	ok &= rip_imm(e, (const u8[]){ 0x80, 0x3d }, 2, (uintptr_t)&x->tnt_cnt, 0, 1); /* cmpb $0,tnt_cnt */
 	b1(e, 0x75);							/* jne OUT */
 	j_out[0] = e->p++;
 	ok &= rip_op(e, (const u8[]){ 0x0f, 0xb6, 0x15 }, 3, top4);	/* movzbl top4(%rip),%edx */
@@ -1266,8 +1277,8 @@ static bool ret_fast(struct emit *e, const struct xlat_env *env, struct xlat_sit
 	b4(e, (u32)(uintptr_t)x->rs.slot);
 	b4(e, (u32)PTM_RS_POISON);
 	ok &= here(e) == m[XLAT_RF_POISONED];
-	ok &= rip_imm(e, (const u8[]){ 0x80, 0x3d }, 2, w + 7, 0, 1);	/* cmpb $0,tnt_w+7(%rip) */
-	b1(e, 0x74);							/* je LOOK */
+	ok &= rip_imm(e, (const u8[]){ 0x80, 0x3d }, 2, w + 7, XLAT_TNT_FULL, 1); /* cmpb $0x80,tnt_w+7 */
+	b1(e, 0x75);							/* jne LOOK */
 	j_look = e->p++;
 	ok &= call_put(e, env);						/* call tnt_put */
 	patch8(e, j_look);
@@ -1299,7 +1310,7 @@ static bool ret_fast(struct emit *e, const struct xlat_env *env, struct xlat_sit
  *
  *	[ret_fast()]
  *	push %rax; push %rcx; push %rdx; mov 24(%rsp),%rax
- * CHECK: movzwl tnt_w+7(%rip),%ecx; jrcxz START	(with the inline TNT)
+ * CHECK: movzbl tnt_cnt(%rip),%ecx; jrcxz START	(with the inline TNT)
  *	<count in tnt_cnt>
  * REC:	<record T>; <lookup>			(publication: post[0][0])
  * RETRY: call xlat_rt_flush; jmp CHECK
@@ -1726,7 +1737,7 @@ u64 xlat_link(struct xlat_cpu *x, const struct xlat_env *env, u64 id)
 	x->st.links++;
 	/* a reset on the way took @s with it: nothing to patch */
 	if ((u32)x->st.resets == resets && s->link[taken]) {
-		u32 je = fast_je(s, taken);
+		u32 je = fast_jno(s, taken);
 
 		put_rel32(x->region + s->link[taken], xlat_entry(x, t));
 		if (je)

@@ -128,26 +128,30 @@ struct xlat_stats {
  * no record; so does a RET's that the RET compression stack predicts (a 1,
  * the stack popped); a direct JMP's or CALL's adds its instructions and
  * counts its event in tnt_jc (a CALL's push on the stack). tnt_w starts as
- * a single 1 at bit 56 - room (room: pt_model_tnt_room()), so its byte 7
- * becomes 1 at the result that fills the TNT packet: that stub calls
- * tnt_put (below) or xlat_rt_flush.
+ * a single 1 at bit 63 - room (room: pt_model_tnt_room()), so that the
+ * result that fills the TNT packet moves it to bit 63: byte 7 is then
+ * 0x80 (below that, at most 0x40), and the doubling's OF, bit 63 XOR
+ * bit 62 before it, says so without a compare. That stub calls tnt_put
+ * (below) or xlat_rt_flush.
  *
  * Off, byte 7 is XLAT_TNT_MARK: records are waiting, which must come
  * before any later result (a record stub turned it off), or the model
  * cannot take results now (XLAT_TNT_OFF). The results armed before it and
  * their instructions are then in tnt_keep and tnt_ins_keep (the stub that
  * turned it off copied them there); tnt_w's other bytes and tnt_ins hold
- * nothing. A Jcc's stub does not look first: it doubles tnt_w and then
- * reads byte 7, 0 (armed, done) or 1 (armed, full) or at least 0x80 (it
- * was off: it writes the mark again and a record). The other stubs look at
- * byte 7 and at tnt_cnt together (one 16-bit load, 0 only when armed).
- * Each record written while off counts in tnt_cnt: the one that carries it
- * past 0xff calls xlat_rt_flush instead, whose hand-over arms it again if
- * it can, and goes back to its check.
+ * nothing. A Jcc's stub does not look first: it doubles tnt_w, and then
+ * byte 7 says armed (at most 0x40: done), armed and full (0x80) or off
+ * (XLAT_TNT_MARK doubled: it writes the mark again and a record); OF is
+ * set for the last two. (Without flags: byte 7 times 3, its bits 8 and 9,
+ * 0, 1 or 2: xlat_tnt_state().) The other stubs look at tnt_cnt, 0 only
+ * when armed. Each record written while off counts in tnt_cnt: the one
+ * that carries it past 0xff calls xlat_rt_flush instead, whose hand-over
+ * arms it again if it can, and goes back to its check.
  */
-#define XLAT_TNT_TOP		56
-#define XLAT_TNT_MARK		0x40	/* byte 7 while off: doubled, at least 0x80 */
-#define XLAT_TNT_OFF		((u64)XLAT_TNT_MARK << XLAT_TNT_TOP)	/* tnt_w0: not armed */
+#define XLAT_TNT_TOP		63
+#define XLAT_TNT_FULL		0x80	/* byte 7 when the packet is full */
+#define XLAT_TNT_MARK		0x70	/* byte 7 while off: doubled, 0xe0 */
+#define XLAT_TNT_OFF		((u64)XLAT_TNT_MARK << 56)	/* tnt_w0: not armed */
 #define XLAT_CNT_WAIT		0xc0	/* tnt_cnt: 64 records, then a hand-over */
 #define XLAT_CNT_OFF		1	/* ... 255 records (the model could not take results) */
 /*
@@ -173,7 +177,7 @@ static inline u32 xlat_add_len(const struct xlat_site *s)
  * The offsets in a Jcc's path that writes flags (fast_path()), from its
  * fast_at: its start, its check (after PUSHF where the flags are live),
  * after its count, after its bit (retired), its edge (the flags dead: the
- * JE that takes it), Z, OFF, the mark (after POPF), and the path that
+ * JNO that takes it), Z, OFF, the mark (after POPF), and the path that
  * keeps flags (its check).
  */
 #define XLAT_FAST_PUSHF		0x8000	/* fast_at: the flags pushed around it */
@@ -189,11 +193,11 @@ static inline void xlat_fast_marks(const struct xlat_site *s, unsigned int taken
 	m[XLAT_FAST_COUNTED] = m[XLAT_FAST_CHECK] + xlat_add_len(s);
 	m[XLAT_FAST_RETIRED] = m[XLAT_FAST_COUNTED] + 7 + taken;
 	if (pf) {
-		m[XLAT_FAST_Z] = m[XLAT_FAST_RETIRED] + 23;
+		m[XLAT_FAST_Z] = m[XLAT_FAST_RETIRED] + 16;
 		m[XLAT_FAST_EDGE] = m[XLAT_FAST_Z] + 1;
 		m[XLAT_FAST_OFF] = m[XLAT_FAST_EDGE] + 5;
 	} else {
-		m[XLAT_FAST_EDGE] = m[XLAT_FAST_RETIRED] + 7;
+		m[XLAT_FAST_EDGE] = m[XLAT_FAST_RETIRED];
 		m[XLAT_FAST_Z] = m[XLAT_FAST_EDGE] + 20;
 		m[XLAT_FAST_OFF] = m[XLAT_FAST_Z] + 5;
 	}
@@ -215,7 +219,7 @@ enum { XLAT_PF_CHECK, XLAT_PF_START, XLAT_PF_COUNTED, XLAT_PF_JC, XLAT_PF_PUSH,
 static inline void xlat_plain_marks(const struct xlat_site *s, bool push, u32 m[XLAT_PF_NR])
 {
 	m[XLAT_PF_CHECK] = s->stub + s->fast_at[0] - 1;
-	m[XLAT_PF_START] = m[XLAT_PF_CHECK] + 10;
+	m[XLAT_PF_START] = m[XLAT_PF_CHECK] + 9;
 	m[XLAT_PF_COUNTED] = m[XLAT_PF_START] + xlat_add_len(s);
 	m[XLAT_PF_JC] = m[XLAT_PF_COUNTED] + 8;
 	m[XLAT_PF_PUSH] = m[XLAT_PF_JC] + push;
@@ -240,7 +244,7 @@ static inline void xlat_ret_marks(const struct xlat_site *s, u32 m[XLAT_RF_NR])
 {
 	m[XLAT_RF_START] = s->stub + s->ret_at - 1;
 	m[XLAT_RF_CHECK] = m[XLAT_RF_START] + 3;
-	m[XLAT_RF_HIT] = m[XLAT_RF_CHECK] + 32;
+	m[XLAT_RF_HIT] = m[XLAT_RF_CHECK] + 31;
 	m[XLAT_RF_COUNTED] = m[XLAT_RF_HIT] + xlat_add_len(s);
 	m[XLAT_RF_BIT] = m[XLAT_RF_COUNTED] + 8;
 	m[XLAT_RF_RETIRED] = m[XLAT_RF_BIT] + 14;
@@ -258,7 +262,7 @@ struct xlat_cpu {
 	u64 dummy_key;		/* ~0: empty table slots point just past it */
 	u64 dummy_entry;
 	u64 tnt_w;		/* the inline TNT (above), written by the stubs */
-	u64 tnt_cnt;		/* right after tnt_w: records while off (its low byte) */
+	u64 tnt_cnt;		/* records while off (its low byte; 0: armed) */
 	u64 tnt_ins;
 	u64 tnt_keep, tnt_ins_keep;	/* tnt_w and tnt_ins when they turned off */
 	u64 tnt_w0;		/* tnt_w as armed (XLAT_TNT_OFF: not) */
@@ -416,10 +420,24 @@ static inline void xlat_tnt_arm(struct xlat_cpu *x, unsigned int room)
 	x->tip_lim = 0;	/* ... and every TIP to a record */
 	x->tip_n = x->tip_pk = x->tip_res = x->tnt_full = 0;
 }
+/**
+ * xlat_tnt_state() - what byte 7 of @w just doubled says, as a stub without
+ * flags reads it: 0 armed, 1 armed and the packet full, 2 off (the mark
+ * doubled)
+ */
+static inline unsigned int xlat_tnt_state(u64 w)
+{
+	return (unsigned int)((w >> 56) * 3) >> 8;
+}
+/** xlat_tnt_marked() - does @w hold the off mark, doubled or not (byte 7 0x70 or 0xe0)? */
+static inline bool xlat_tnt_marked(u64 w)
+{
+	return ((w >> 56) & 0x60) == 0x60;	/* armed: a single bit there, or none */
+}
 /** xlat_tnt_off() - is the inline TNT off (its results, if any, kept: above)? */
 static inline bool xlat_tnt_off(const struct xlat_cpu *x)
 {
-	return (x->tnt_w >> XLAT_TNT_TOP) >= 2;
+	return xlat_tnt_marked(x->tnt_w);
 }
 /**
  * xlat_tnt_remark() - byte 7 the off mark again, the other bytes as they
@@ -427,7 +445,7 @@ static inline bool xlat_tnt_off(const struct xlat_cpu *x)
  */
 static inline void xlat_tnt_remark(struct xlat_cpu *x)
 {
-	x->tnt_w = (x->tnt_w & ((1ull << XLAT_TNT_TOP) - 1)) | XLAT_TNT_OFF;
+	x->tnt_w = (x->tnt_w & ((1ull << 56) - 1)) | XLAT_TNT_OFF;
 }
 /** xlat_tnt_insns() - the instructions of the results written inline since the arming */
 static inline u64 xlat_tnt_insns(const struct xlat_cpu *x)
@@ -510,10 +528,6 @@ static inline void xlat_set_stubs(struct xlat_cpu *x, bool inline_tnt, bool time
 		xlat_reset(x);
 }
 _Static_assert(sizeof(struct xlat_cpu) <= 4096, "the data page holds one CPU's words");
-/* the stubs' check loads byte 7 of tnt_w and tnt_cnt's low byte as one word */
-_Static_assert(offsetof(struct xlat_cpu, tnt_cnt) == offsetof(struct xlat_cpu, tnt_w) + 8,
-	       "tnt_cnt right after tnt_w");
-
 /** xlat_owns() - is @addr in @x's code? */
 static inline bool xlat_owns(const struct xlat_cpu *x, u64 addr)
 {

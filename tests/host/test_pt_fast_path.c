@@ -107,10 +107,10 @@ static void inline_full(u64 to)
 	batch_flush(to);	/* xlat_rt_flush: the packet is full */
 }
 
-/* byte 7 of tnt_w and tnt_cnt's low byte, as the stubs' check loads them (0: armed) */
+/* tnt_cnt's low byte, as the stubs' check loads it (0: armed) */
 static u64 inline_check(void)
 {
-	return inl_x.tnt_w >> XLAT_TNT_TOP | (inl_x.tnt_cnt & 0xff) << 8;
+	return inl_x.tnt_cnt & 0xff;
 }
 
 /* Off: a record counted (false), or its count's wrap asks for the arming again (true). */
@@ -142,15 +142,15 @@ static void inline_turn_off(void)
 static bool inline_jcc(bool taken, u64 to)
 {
 	for (;;) {
-		bool armed = !(inl_x.tnt_w >> XLAT_TNT_TOP);
-		u64 top;
+		bool armed = !xlat_tnt_off(&inl_x);
+		unsigned int state;
 
 		inl_x.tnt_ins += 1;
 		inl_x.tnt_w = 2 * inl_x.tnt_w + (taken && (!armed || ++inl_taken != inl_drop));
-		top = inl_x.tnt_w >> XLAT_TNT_TOP;
-		if (!top)
+		state = xlat_tnt_state(inl_x.tnt_w);
+		if (!state)
 			return true;
-		if (top == 1) {
+		if (state == 1) {
 			inline_full(to);
 			return true;
 		}
@@ -182,7 +182,7 @@ static bool inline_other(enum ptm_class cls, u64 next, u64 to)
 		return false;
 	inl_x.tnt_ins += 1;
 	inl_x.tnt_w = 2 * inl_x.tnt_w + 1;
-	if (inl_x.tnt_w >> XLAT_TNT_TOP)
+	if (xlat_tnt_state(inl_x.tnt_w))
 		inline_full(to);
 	return true;
 }
