@@ -212,6 +212,7 @@ struct xlat_site *xlat_lookup(struct xlat_cpu *x, u64 ip)
 struct emit {
 	u8 *p, *start;
 	struct xlat_cpu *x;
+	bool far;	/* a rel8 patched out of its reach (patch8()): the code is not used */
 };
 
 static inline void b1(struct emit *e, u8 v) { *e->p++ = v; }
@@ -307,7 +308,10 @@ static u8 *tnt_check(struct emit *e, bool *ok)
 
 static inline void patch8(struct emit *e, u8 *rel)
 {
-	*rel = (u8)(e->p - (rel + 1));
+	const long d = e->p - (rel + 1);
+
+	e->far |= d < -128 || d > 127;
+	*rel = (u8)d;
 }
 
 /*
@@ -1221,7 +1225,7 @@ static bool tip_path(struct emit *e, const struct xlat_env *env, struct xlat_sit
 
 /*
  * A RET's compression inline, its flags pushed: the common case (armed,
- * the lent stack's top matches) in 26 instructions, its block looked up
+ * the lent stack's top matches) in 25 instructions, its block looked up
  * at the end with T still in RCX (tnt_put keeps it). Else OUT: the path
  * that keeps flags (indirect_tail()). Its slots and the table are
  * addressed 32-bit absolute (the caller checks).
@@ -1231,25 +1235,45 @@ static bool tip_path(struct emit *e, const struct xlat_env *env, struct xlat_sit
  *	movzbl top4(%rip),%edx; mov slot(,%rdx,2),%rcx; cmp %rcx,24(%rsp); jne OUT
  * HIT:	addq $insns,tnt_ins(%rip)
  * COUNTED: stc; rclq $1,tnt_w(%rip)
- * BIT:	mov %rcx,ret_to(%rip); subb $4,top4(%rip)
+ * BIT:	jo FULL						(the packet full: xlat.h)
+ *	mov %rcx,ret_to(%rip); subb $4,top4(%rip)
  * RETIRED: movq $PTM_RS_POISON,slot(,%rdx,2)	(an imm32, sign-extended)
- * POISONED: cmpb $0x80,tnt_w+7(%rip); jne LOOK; call tnt_put
+ * POISONED:
  * LOOK: movzwl %cx,%edx; mov table(,%rdx,8),%rdx; cmp %rcx,-8(%rdx); jne MISS
  *	mov %rdx,24(%rsp); pop %rdx; pop %rcx; popfq; ret
  * MISS: pop %rdx; pop %rcx; popfq; jmp rt_lookup
+ * FULL: mov %rcx,ret_to(%rip); subb $4,top4(%rip)
+ * FULL_RETIRED: movq $PTM_RS_POISON,slot(,%rdx,2)
+ * FULL_POISONED: call tnt_put; jmp LOOK
  * OUT:	pop %rdx; pop %rcx; popfq			(then indirect_tail()'s)
  *
- * An event in [CHECK, RETIRED) goes back to CHECK, its count and bit taken
- * back; from RETIRED it has retired to ret_to, and before POISONED it
- * poisons the popped slot itself (xlat_where()). The offsets are fixed
+ * An event in [CHECK, RETIRED) or [FULL, FULL_RETIRED) goes back to
+ * CHECK, its count and bit taken back; elsewhere from RETIRED it has
+ * retired to ret_to, and before POISONED or FULL_POISONED it poisons the
+ * popped slot itself (xlat_where()). The offsets are fixed
  * (xlat_ret_marks()).
  */
+/* ret_fast()'s pop: ret_to, the index down, the slot it took poisoned (at @retired, @poisoned) */
+static bool ret_pop(struct emit *e, u32 retired, u32 poisoned)
+{
+	struct xlat_cpu *x = e->x;
+	bool ok;
+
+	ok = rip_op(e, (const u8[]){ 0x48, 0x89, 0x0d }, 3, (uintptr_t)&x->ret_to); /* mov %rcx,ret_to */
+	ok &= rip_imm(e, (const u8[]){ 0x80, 0x2d }, 2, (uintptr_t)&x->rs.top4, 4, 1); /* subb $4,top4 */
+	ok &= here(e) == retired;
+	bn(e, (const u8[]){ 0x48, 0xc7, 0x04, 0x55 }, 4);		/* movq $POISON,slot(,%rdx,2) */
+	b4(e, (u32)(uintptr_t)x->rs.slot);
+	b4(e, (u32)PTM_RS_POISON);
+	return ok && here(e) == poisoned;
+}
+
 static bool ret_fast(struct emit *e, const struct xlat_env *env, struct xlat_site *s)
 {
 	struct xlat_cpu *x = e->x;
 	const u64 top4 = (uintptr_t)&x->rs.top4, w = (uintptr_t)&x->tnt_w;
 	u32 m[XLAT_RF_NR];
-	u8 *j_out[2], *j_look, *j_miss;
+	u8 *j_out[2], *j_full, *j_miss, *look;
 	bool ok;
 
 	s->ret_at = (u16)(here(e) - s->stub + 1);
@@ -1257,8 +1281,9 @@ static bool ret_fast(struct emit *e, const struct xlat_env *env, struct xlat_sit
 	bn(e, (const u8[]){ 0x9c, 0x51, 0x52 }, 3);			/* pushfq; push %rcx; push %rdx */
 	ok = here(e) == m[XLAT_RF_CHECK];
 	ok &= rip_imm(e, (const u8[]){ 0x80, 0x3d }, 2, (uintptr_t)&x->tnt_cnt, 0, 1); /* cmpb $0,tnt_cnt */
-	b1(e, 0x75);							/* jne OUT */
-	j_out[0] = e->p++;
+	bn(e, (const u8[]){ 0x0f, 0x85 }, 2);				/* jne OUT (rel32: past FULL) */
+	e->p += 4;
+	j_out[0] = e->p - 4;
 	ok &= rip_op(e, (const u8[]){ 0x0f, 0xb6, 0x15 }, 3, top4);	/* movzbl top4(%rip),%edx */
 	bn(e, (const u8[]){ 0x48, 0x8b, 0x0c, 0x55 }, 4);		/* mov slot(,%rdx,2),%rcx */
 	b4(e, (u32)(uintptr_t)x->rs.slot);
@@ -1270,18 +1295,10 @@ static bool ret_fast(struct emit *e, const struct xlat_env *env, struct xlat_sit
 	b1(e, 0xf9);							/* stc */
 	ok &= rip_op(e, (const u8[]){ 0x48, 0xd1, 0x15 }, 3, w);	/* rclq $1,tnt_w(%rip) */
 	ok &= here(e) == m[XLAT_RF_BIT];
-	ok &= rip_op(e, (const u8[]){ 0x48, 0x89, 0x0d }, 3, (uintptr_t)&x->ret_to); /* mov %rcx,ret_to */
-	ok &= rip_imm(e, (const u8[]){ 0x80, 0x2d }, 2, top4, 4, 1);	/* subb $4,top4(%rip) */
- ok &= here(e) == m[XLAT_RF_RETIRED];
-	bn(e, (const u8[]){ 0x48, 0xc7, 0x04, 0x55 }, 4);		/* movq $POISON,slot(,%rdx,2) */
-	b4(e, (u32)(uintptr_t)x->rs.slot);
-	b4(e, (u32)PTM_RS_POISON);
-	ok &= here(e) == m[XLAT_RF_POISONED];
-	ok &= rip_imm(e, (const u8[]){ 0x80, 0x3d }, 2, w + 7, XLAT_TNT_FULL, 1); /* cmpb $0x80,tnt_w+7 */
-	b1(e, 0x75);							/* jne LOOK */
-	j_look = e->p++;
-	ok &= call_put(e, env);						/* call tnt_put */
-	patch8(e, j_look);
+	b1(e, 0x70);							/* jo FULL */
+	j_full = e->p++;
+	ok &= ret_pop(e, m[XLAT_RF_RETIRED], m[XLAT_RF_POISONED]);
+	look = e->p;
 	bn(e, (const u8[]){ 0x0f, 0xb7, 0xd1,				/* LOOK: movzwl %cx,%edx */
 			    0x48, 0x8b, 0x14, 0xd5 }, 7);		/* mov table(,%rdx,8),%rdx */
 	b4(e, (u32)(uintptr_t)x->table);
@@ -1292,8 +1309,14 @@ static bool ret_fast(struct emit *e, const struct xlat_env *env, struct xlat_sit
 	patch8(e, j_miss);
 	bn(e, (const u8[]){ 0x5a, 0x59, 0x9d }, 3);			/* MISS: pop %rdx; pop %rcx; popfq */
 	ok &= jmp_to(e, env->rt_lookup);
+	ok &= here(e) == m[XLAT_RF_FULL];
+	patch8(e, j_full);
+	ok &= ret_pop(e, m[XLAT_RF_FULL_RETIRED], m[XLAT_RF_FULL_POISONED]);
+	ok &= call_put(e, env);						/* call tnt_put */
+	b1(e, 0xeb);							/* jmp LOOK */
+	b1(e, (u8)(look - (e->p + 1)));
 	ok &= here(e) == m[XLAT_RF_OUT];
-	patch8(e, j_out[0]);
+	ok &= put_rel32(j_out[0], (uintptr_t)e->p);
 	patch8(e, j_out[1]);
 	bn(e, (const u8[]){ 0x5a, 0x59, 0x9d }, 3);			/* OUT: pop %rdx; pop %rcx; popfq */
 	return ok;
@@ -1687,15 +1710,15 @@ struct xlat_site *xlat_translate(struct xlat_cpu *x, const struct xlat_env *env,
 		if (x->code_cur == x->code) {
 			/* an empty cache: its tnt_put first (none when it cannot be made) */
 			e = (struct emit){ .p = x->code_cur, .start = x->code_cur, .x = x };
-			if (!emit_tnt_put(&e, env))
+			if (!emit_tnt_put(&e, env) || e.far)
 				x->tnt_put = NULL;
-			if (!x->tnt_put || !emit_tip_put(&e))
+			if (!x->tnt_put || !emit_tip_put(&e) || e.far)
 				x->tip_put = x->tip_call = NULL;
 			x->code_cur = e.p;
 		}
 		s = &x->sites[x->nr_sites];
 		e = (struct emit){ .p = x->code_cur, .start = x->code_cur, .x = x };
-		if (!emit_block(&e, env, s, x->nr_sites, ip)) {
+		if (!emit_block(&e, env, s, x->nr_sites, ip) || e.far) {
 			if (e.x->code_end - e.p < X86_INSN_MAX_LEN + STUB_MAX) {
 				xlat_reset(x);	/* full: start again, empty */
 				continue;
@@ -1785,7 +1808,8 @@ bool xlat_where(struct xlat_cpu *x, u64 addr, struct xlat_pos *pos)
 		u32 m[XLAT_RF_NR];
 
 		xlat_ret_marks(s, m);
-		if (o >= m[XLAT_RF_CHECK] && o < m[XLAT_RF_RETIRED]) {
+		if ((o >= m[XLAT_RF_CHECK] && o < m[XLAT_RF_RETIRED]) ||
+		    (o >= m[XLAT_RF_FULL] && o < m[XLAT_RF_FULL_RETIRED])) {
 			/* before its pop: back to its check, its count and bit taken back */
 			pos->rewind = m[XLAT_RF_CHECK];
 			pos->undo_ins = o >= m[XLAT_RF_COUNTED];
@@ -1795,7 +1819,8 @@ bool xlat_where(struct xlat_cpu *x, u64 addr, struct xlat_pos *pos)
 		if (o >= m[XLAT_RF_RETIRED] && o < m[XLAT_RF_OUT]) {
 			pos->retired = true;
 			pos->ip = x->ret_to;
-			pos->rs_poison = o < m[XLAT_RF_POISONED];
+			pos->rs_poison = o < m[XLAT_RF_POISONED] ||
+					 (o >= m[XLAT_RF_FULL_RETIRED] && o < m[XLAT_RF_FULL_POISONED]);
 			return true;
 		}
 		if (o >= m[XLAT_RF_START] && o < m[XLAT_RF_OUT] + 3)

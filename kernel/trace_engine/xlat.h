@@ -233,23 +233,28 @@ static inline void xlat_plain_marks(const struct xlat_site *s, bool push, u32 m[
 /*
  * The offsets in a RET's path with its flags pushed (ret_fast()), from its
  * ret_at: its start, its check (RCX, RDX pushed), the compare's end (a
- * match), after its instruction count, after its bit, after the pop
- * (retired; the popped slot not poisoned yet), after the poison, and OUT
- * (no match or off: to the other path).
+ * match), after its instruction count, after its bit (its JO), after the
+ * pop (retired; the popped slot not poisoned yet), after the poison; the
+ * same two on the way where its bit filled the packet (FULL, from its
+ * start), and OUT (no match or off: to the other path).
  */
 enum { XLAT_RF_START, XLAT_RF_CHECK, XLAT_RF_HIT, XLAT_RF_COUNTED, XLAT_RF_BIT, XLAT_RF_RETIRED,
-       XLAT_RF_POISONED, XLAT_RF_OUT, XLAT_RF_NR };
+       XLAT_RF_POISONED, XLAT_RF_FULL, XLAT_RF_FULL_RETIRED, XLAT_RF_FULL_POISONED, XLAT_RF_OUT,
+       XLAT_RF_NR };
 
 static inline void xlat_ret_marks(const struct xlat_site *s, u32 m[XLAT_RF_NR])
 {
 	m[XLAT_RF_START] = s->stub + s->ret_at - 1;
 	m[XLAT_RF_CHECK] = m[XLAT_RF_START] + 3;
-	m[XLAT_RF_HIT] = m[XLAT_RF_CHECK] + 31;
+	m[XLAT_RF_HIT] = m[XLAT_RF_CHECK] + 35;
 	m[XLAT_RF_COUNTED] = m[XLAT_RF_HIT] + xlat_add_len(s);
 	m[XLAT_RF_BIT] = m[XLAT_RF_COUNTED] + 8;
-	m[XLAT_RF_RETIRED] = m[XLAT_RF_BIT] + 14;
+	m[XLAT_RF_RETIRED] = m[XLAT_RF_BIT] + 16;
 	m[XLAT_RF_POISONED] = m[XLAT_RF_RETIRED] + 12;
-	m[XLAT_RF_OUT] = m[XLAT_RF_POISONED] + 48;
+	m[XLAT_RF_FULL] = m[XLAT_RF_POISONED] + 34;
+	m[XLAT_RF_FULL_RETIRED] = m[XLAT_RF_FULL] + 14;
+	m[XLAT_RF_FULL_POISONED] = m[XLAT_RF_FULL_RETIRED] + 12;
+	m[XLAT_RF_OUT] = m[XLAT_RF_FULL_POISONED] + 7;
 }
 
 /*

@@ -782,9 +782,10 @@ static void check_where_plain(const struct xlat_site *s)
 
 /*
  * A RET's path with its flags pushed (ret_fast()): after its check and
- * before its pop, the RET, back to its check (its count and bit taken
- * back after them); from its pop to OUT, retired to ret_to (the popped
- * slot to poison before POISONED); elsewhere the RET where it is.
+ * before its pop (on either way, FULL's too), the RET, back to its check
+ * (its count and bit taken back after them); from its pop to OUT,
+ * retired to ret_to (the popped slot to poison before POISONED or
+ * FULL_POISONED); elsewhere the RET where it is.
  */
 static void check_where_ret(const struct xlat_site *s)
 {
@@ -794,8 +795,11 @@ static void check_where_ret(const struct xlat_site *s)
 	X->ret_to = 0x1234;
 	for (u32 o = m[XLAT_RF_START]; o < m[XLAT_RF_OUT] + 3; o++) {
 		struct xlat_pos pos;
-		bool back = o >= m[XLAT_RF_CHECK] && o < m[XLAT_RF_RETIRED];
-		bool retired = o >= m[XLAT_RF_RETIRED] && o < m[XLAT_RF_OUT];
+		bool full = o >= m[XLAT_RF_FULL] && o < m[XLAT_RF_FULL_RETIRED];
+		bool back = (o >= m[XLAT_RF_CHECK] && o < m[XLAT_RF_RETIRED]) || full;
+		bool retired = o >= m[XLAT_RF_RETIRED] && o < m[XLAT_RF_OUT] && !full;
+		bool poison = o < m[XLAT_RF_POISONED] ||
+			      (o >= m[XLAT_RF_FULL_RETIRED] && o < m[XLAT_RF_FULL_POISONED]);
 
 		assert_true(xlat_where(X, (uintptr_t)X->region + o, &pos));
 		assert_int_equal(pos.retired, retired);
@@ -803,7 +807,7 @@ static void check_where_ret(const struct xlat_site *s)
 		assert_int_equal(pos.rewind, back ? m[XLAT_RF_CHECK] : 0);
 		assert_int_equal(pos.undo_ins, back && o >= m[XLAT_RF_COUNTED]);
 		assert_int_equal(pos.undo_bit, back && o >= m[XLAT_RF_BIT]);
-		assert_int_equal(pos.rs_poison, retired && o < m[XLAT_RF_POISONED]);
+		assert_int_equal(pos.rs_poison, retired && poison);
 	}
 	assert_int_equal(m[XLAT_RF_OUT] + 3 + 8, s->inl[0][XLAT_INL_CHECK]);
 }
