@@ -298,6 +298,12 @@ static bool tnt_load(struct emit *e)
 	return rip_op(e, (const u8[]){ 0x0f, 0xb6, 0x0d }, 3, (uintptr_t)&e->x->tnt_cnt);
 }
 
+/* cmpb $0,tnt_cnt(%rip): ZF when armed (the stubs that write flags) */
+static bool tnt_test(struct emit *e)
+{
+	return rip_imm(e, (const u8[]){ 0x80, 0x3d }, 2, (uintptr_t)&e->x->tnt_cnt, 0, 1);
+}
+
 /* tnt_load(); jrcxz <patched>: the rel8's address */
 static u8 *tnt_check(struct emit *e, bool *ok)
 {
@@ -306,12 +312,23 @@ static u8 *tnt_check(struct emit *e, bool *ok)
 	return e->p++;
 }
 
+/* The rel8 @d; out of its reach, @e's code is not used (emit.far) */
+static inline u8 rel8(struct emit *e, long d)
+{
+	e->far |= d < -128 || d > 127;
+	return (u8)d;
+}
+
 static inline void patch8(struct emit *e, u8 *rel)
 {
-	const long d = e->p - (rel + 1);
+	*rel = rel8(e, e->p - (rel + 1));
+}
 
-	e->far |= d < -128 || d > 127;
-	*rel = (u8)d;
+/* jmp @to, emitted already (back), by its rel8 */
+static inline void jmp8(struct emit *e, const u8 *to)
+{
+	b1(e, 0xeb);
+	b1(e, rel8(e, to - (e->p + 1)));
 }
 
 /*
@@ -410,17 +427,17 @@ static u32 fast_jno(const struct xlat_site *s, unsigned int taken)
 
 static bool link_stubs(struct emit *e, const struct xlat_env *env, struct xlat_site *s, u32 idx)
 {
-	const u32 je[2] = { fast_jno(s, 0), fast_jno(s, 1) };
+	const u32 jno[2] = { fast_jno(s, 0), fast_jno(s, 1) };
 	bool ok = true;
 
 	for (unsigned int i = 0; i < 2; i++) {
 		u32 jmp = s->inl[i][XLAT_INL_Z] + 2;	/* pop %rcx; jmp */
 		s32 rel;
 
-		if (!je[i])
+		if (!jno[i])
 			continue;
 		memcpy(&rel, e->x->region + jmp, 4);
-		ok &= put_rel32(e->x->region + je[i], (uintptr_t)e->x->region + jmp + 4 + rel);
+		ok &= put_rel32(e->x->region + jno[i], (uintptr_t)e->x->region + jmp + 4 + rel);
 	}
 
 	for (unsigned int i = 0; i < 2; i++) {
@@ -428,8 +445,8 @@ static bool link_stubs(struct emit *e, const struct xlat_env *env, struct xlat_s
 			continue;
 		s->linkstub[i][0] = here(e);
 		ok &= put_rel32(e->x->region + s->link[i], (uintptr_t)e->p);
-		if (je[i])
-			ok &= put_rel32(e->x->region + je[i], (uintptr_t)e->p);
+		if (jno[i])
+			ok &= put_rel32(e->x->region + jno[i], (uintptr_t)e->p);
 		b1(e, 0x68);						/* push $id */
 		b4(e, idx << 1 | i);
 		ok &= jmp_to(e, env->rt_link);
@@ -998,9 +1015,7 @@ static bool cond_path(struct emit *e, const struct xlat_env *env, struct xlat_si
 	ok &= off_count(e, &j_retry);
 	*j_retry = (u8)(retry - (j_retry + 1));
 	ok &= record(e, xlat_word(s, idx, taken), SEC_NONE, 0, &s->post[taken][0]);
-	b1(e, 0xeb);							/* jmp Z */
-	b1(e, (u8)(z - (e->p + 1)));
-	ok &= z - e->p >= -128;
+	jmp8(e, z);							/* jmp Z */
 	s->post[taken][1] = here(e);
 	return ok;
 }
@@ -1130,7 +1145,7 @@ static bool plain_fast(struct emit *e, struct xlat_site *s, bool push)
 
 	s->fast_at[0] = (u16)(here(e) - s->stub + 1);
 	xlat_plain_marks(s, push, m);
-	ok = rip_imm(e, (const u8[]){ 0x80, 0x3d }, 2, (uintptr_t)&x->tnt_cnt, 0, 1);	/* cmpb $0,tnt_cnt */
+	ok = tnt_test(e);						/* cmpb $0,tnt_cnt */
 	b1(e, 0x75);							/* jne OFF */
 	j_off = e->p++;
 	ok &= here(e) == m[XLAT_PF_START];
@@ -1223,6 +1238,21 @@ static bool tip_path(struct emit *e, const struct xlat_env *env, struct xlat_sit
 	return ok;
 }
 
+/* ret_fast()'s pop: ret_to, the index down, the slot it took poisoned (at @retired, @poisoned) */
+static bool ret_pop(struct emit *e, u32 retired, u32 poisoned)
+{
+	struct xlat_cpu *x = e->x;
+	bool ok;
+
+	ok = rip_op(e, (const u8[]){ 0x48, 0x89, 0x0d }, 3, (uintptr_t)&x->ret_to); /* mov %rcx,ret_to */
+	ok &= rip_imm(e, (const u8[]){ 0x80, 0x2d }, 2, (uintptr_t)&x->rs.top4, 4, 1); /* subb $4,top4 */
+	ok &= here(e) == retired;
+	bn(e, (const u8[]){ 0x48, 0xc7, 0x04, 0x55 }, 4);		/* movq $POISON,slot(,%rdx,2) */
+	b4(e, (u32)(uintptr_t)x->rs.slot);
+	b4(e, (u32)PTM_RS_POISON);
+	return ok && here(e) == poisoned;
+}
+
 /*
  * A RET's compression inline, its flags pushed: the common case (armed,
  * the lent stack's top matches) in 25 instructions, its block looked up
@@ -1253,21 +1283,6 @@ static bool tip_path(struct emit *e, const struct xlat_env *env, struct xlat_sit
  * popped slot itself (xlat_where()). The offsets are fixed
  * (xlat_ret_marks()).
  */
-/* ret_fast()'s pop: ret_to, the index down, the slot it took poisoned (at @retired, @poisoned) */
-static bool ret_pop(struct emit *e, u32 retired, u32 poisoned)
-{
-	struct xlat_cpu *x = e->x;
-	bool ok;
-
-	ok = rip_op(e, (const u8[]){ 0x48, 0x89, 0x0d }, 3, (uintptr_t)&x->ret_to); /* mov %rcx,ret_to */
-	ok &= rip_imm(e, (const u8[]){ 0x80, 0x2d }, 2, (uintptr_t)&x->rs.top4, 4, 1); /* subb $4,top4 */
-	ok &= here(e) == retired;
-	bn(e, (const u8[]){ 0x48, 0xc7, 0x04, 0x55 }, 4);		/* movq $POISON,slot(,%rdx,2) */
-	b4(e, (u32)(uintptr_t)x->rs.slot);
-	b4(e, (u32)PTM_RS_POISON);
-	return ok && here(e) == poisoned;
-}
-
 static bool ret_fast(struct emit *e, const struct xlat_env *env, struct xlat_site *s)
 {
 	struct xlat_cpu *x = e->x;
@@ -1280,7 +1295,7 @@ static bool ret_fast(struct emit *e, const struct xlat_env *env, struct xlat_sit
 	xlat_ret_marks(s, m);
 	bn(e, (const u8[]){ 0x9c, 0x51, 0x52 }, 3);			/* pushfq; push %rcx; push %rdx */
 	ok = here(e) == m[XLAT_RF_CHECK];
-	ok &= rip_imm(e, (const u8[]){ 0x80, 0x3d }, 2, (uintptr_t)&x->tnt_cnt, 0, 1); /* cmpb $0,tnt_cnt */
+	ok &= tnt_test(e);						/* cmpb $0,tnt_cnt */
 	bn(e, (const u8[]){ 0x0f, 0x85 }, 2);				/* jne OUT (rel32: past FULL) */
 	e->p += 4;
 	j_out[0] = e->p - 4;
@@ -1313,8 +1328,7 @@ static bool ret_fast(struct emit *e, const struct xlat_env *env, struct xlat_sit
 	patch8(e, j_full);
 	ok &= ret_pop(e, m[XLAT_RF_FULL_RETIRED], m[XLAT_RF_FULL_POISONED]);
 	ok &= call_put(e, env);						/* call tnt_put */
-	b1(e, 0xeb);							/* jmp LOOK */
-	b1(e, (u8)(look - (e->p + 1)));
+	jmp8(e, look);							/* jmp LOOK */
 	ok &= here(e) == m[XLAT_RF_OUT];
 	ok &= put_rel32(j_out[0], (uintptr_t)e->p);
 	patch8(e, j_out[1]);
@@ -1760,11 +1774,11 @@ u64 xlat_link(struct xlat_cpu *x, const struct xlat_env *env, u64 id)
 	x->st.links++;
 	/* a reset on the way took @s with it: nothing to patch */
 	if ((u32)x->st.resets == resets && s->link[taken]) {
-		u32 je = fast_jno(s, taken);
+		u32 jno = fast_jno(s, taken);
 
 		put_rel32(x->region + s->link[taken], xlat_entry(x, t));
-		if (je)
-			put_rel32(x->region + je, xlat_entry(x, t));
+		if (jno)
+			put_rel32(x->region + jno, xlat_entry(x, t));
 	}
 	return xlat_entry(x, t);
 }

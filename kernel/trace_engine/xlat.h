@@ -149,9 +149,10 @@ struct xlat_stats {
  * arms it again if it can, and goes back to its check.
  */
 #define XLAT_TNT_TOP		63
+#define XLAT_TNT_B7		56	/* byte 7's shift in tnt_w */
 #define XLAT_TNT_FULL		0x80	/* byte 7 when the packet is full */
 #define XLAT_TNT_MARK		0x70	/* byte 7 while off: doubled, 0xe0 */
-#define XLAT_TNT_OFF		((u64)XLAT_TNT_MARK << 56)	/* tnt_w0: not armed */
+#define XLAT_TNT_OFF		((u64)XLAT_TNT_MARK << XLAT_TNT_B7)	/* tnt_w0: not armed */
 #define XLAT_CNT_WAIT		0xc0	/* tnt_cnt: 64 records, then a hand-over */
 #define XLAT_CNT_OFF		1	/* ... 255 records (the model could not take results) */
 /*
@@ -432,12 +433,12 @@ static inline void xlat_tnt_arm(struct xlat_cpu *x, unsigned int room)
  */
 static inline unsigned int xlat_tnt_state(u64 w)
 {
-	return (unsigned int)((w >> 56) * 3) >> 8;
+	return (unsigned int)((w >> XLAT_TNT_B7) * 3) >> 8;
 }
 /** xlat_tnt_marked() - does @w hold the off mark, doubled or not (byte 7 0x70 or 0xe0)? */
 static inline bool xlat_tnt_marked(u64 w)
 {
-	return ((w >> 56) & 0x60) == 0x60;	/* armed: a single bit there, or none */
+	return ((w >> XLAT_TNT_B7) & 0x60) == 0x60;	/* armed: a single bit there, or none */
 }
 /** xlat_tnt_off() - is the inline TNT off (its results, if any, kept: above)? */
 static inline bool xlat_tnt_off(const struct xlat_cpu *x)
@@ -450,7 +451,7 @@ static inline bool xlat_tnt_off(const struct xlat_cpu *x)
  */
 static inline void xlat_tnt_remark(struct xlat_cpu *x)
 {
-	x->tnt_w = (x->tnt_w & ((1ull << 56) - 1)) | XLAT_TNT_OFF;
+	x->tnt_w = (x->tnt_w & ((1ull << XLAT_TNT_B7) - 1)) | XLAT_TNT_OFF;
 }
 /** xlat_tnt_insns() - the instructions of the results written inline since the arming */
 static inline u64 xlat_tnt_insns(const struct xlat_cpu *x)

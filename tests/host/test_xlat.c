@@ -726,7 +726,7 @@ static void check_where_fast(const struct xlat_site *s, unsigned int i, bool off
 	assert_int_equal(m[XLAT_FAST_KEEP], s->inl[i][XLAT_INL_CHECK]);
 	if (!(s->fast_at[i] & XLAT_FAST_PUSHF)) {
 		/* after tnt_put (or the runtime's flush), where the arming may
-		 * be off, Z goes on past the JE, whose place says "the arming
+		 * be off, Z goes on past the JNO, whose place says "the arming
 		 * decides": to the other path's edge (it failed the oracle once) */
 		const u8 *z = X->region + m[XLAT_FAST_Z];
 		s32 rel;
