@@ -35,6 +35,7 @@
 #define CHUNK_MAX	16	/* block entries a chunk counts */
 #define CHUNK_PUSH	2	/* return addresses a chunk may hold pushed */
 #define CHUNK_ORDER	11	/* 2^11 chunks of 128 bytes: 256 KiB */
+#define CHUNK_KEY_BLOCKS	(1u << 20)	/* block indices a chunk key holds */
 
 /* How a block ends, and so what its successor needs. */
 enum kind {
@@ -70,28 +71,29 @@ struct cblock {
  * they enter and the bitmap entries those entries hit, so that a hot loop in
  * a fuzzer's window (the bitmap only) costs a lookup per TNT byte
  * (chunk_build(), walk_cached_as()). The walk only counts how often it took
- * each chunk; the counts become block hits and bitmap hits when the call
- * that fed the bytes returns (chunks_settle()). The chunk starts at a
- * conditional branch of block @from whose entry is counted, goes through
- * conditional branches, direct JMPs and CALLs, and RETs to the return
- * addresses it pushed itself, and ends at block @to with its entry pending,
- * after @nbits bits. Invariant: it holds only what the cached successors
- * say, which stay until ptcov_flush_code() (which empties the chunks too),
- * and no count: it is good for every window. @from NONE: an empty slot.
+ * each chunk; the counts become block hits, bitmap hits and the statistics
+ * when the call that fed the bytes returns (chunks_settle()). The chunk
+ * starts at a conditional branch of block @from whose entry is counted, goes
+ * through conditional branches, direct JMPs and CALLs, and RETs to the
+ * return addresses it pushed itself, and ends at block @to with its entry
+ * pending, after @nbits bits. It goes on through direct branches after its
+ * last bit only where the walk would: with more bits pending than it has
+ * (chunk_key()'s @clip 9). Invariant: it holds only what the cached
+ * successors say, which stay until ptcov_flush_code() (which empties the
+ * chunks too), and no count: it is good for every window. @key 0: an empty
+ * slot.
  */
 struct tchunk {
-	u32 from, to;
+	u32 key;		/* chunk_key(): @from, the bits there were, the bits */
+	u32 to;
 	u32 last;		/* the block whose branch entered @to */
-	u32 insns;		/* instructions of @from and the entries it counts */
-	u8 byte;		/* the bits, the oldest at bit 7, those past @avail 0 */
-	u8 avail;		/* bits there were (1 to CHUNK_BITS): a TNT's last few have chunks too */
-	u8 nbits;		/* bits taken (1 to @avail) */
+	u32 prev;		/* AFL's prev_location after it: @last's id >> 1 */
+	u8 nbits;		/* bits taken (1 to 8) */
 	u8 nent;		/* entries counted: @ent[], @map[] */
 	u8 npush;		/* return addresses left pushed: the ends of @push[] */
 	u8 depth;		/* pushes held at once when one was popped again (0: none popped) */
 	u8 last_slot;		/* @last's edge slot to @to: 0, 1, 2 for the indirect one */
-	u8 direct;		/* direct branches after the last bit: taken only
-				 * with more bits pending, as walk_cached() goes */
+	u8 direct;		/* direct branches after the last bit (walk()'s loop count) */
 	u32 push[CHUNK_PUSH];	/* CALL blocks, oldest first */
 	u32 ent[CHUNK_MAX];	/* the blocks entered, in order */
 	u16 map[CHUNK_MAX];	/* the bitmap entry each entry hits */
@@ -245,10 +247,10 @@ struct ptcov *ptcov_create(const struct ptcov_config *cfg, unsigned int gfp)
 	c->touched = mem_alloc(TOUCH_BYTES(c), gfp);
 	/*
 	 * The chunks only speed up the bitmap-only walk: without the memory
-	 * (or with a bitmap over 64 KiB: a chunk's entries are 16 bits) it
-	 * goes block by block.
+	 * (or with a bitmap over 64 KiB: a chunk's entries are 16 bits; or
+	 * more blocks than chunk_key() holds) it goes block by block.
 	 */
-	if (c->cfg.bitmap_size <= 0x10000) {
+	if (c->cfg.bitmap_size <= 0x10000 && c->cfg.max_blocks < CHUNK_KEY_BLOCKS) {
 		c->chunks = mem_alloc(CHUNK_BYTES, gfp);
 		c->ccount = mem_alloc(CCOUNT_BYTES, gfp);
 		if (!c->chunks || !c->ccount) {
@@ -686,32 +688,50 @@ static __always_inline void walk_entry(struct ptcov *c, struct cblock *b, u8 *ma
 
 _Static_assert(sizeof(struct tchunk) == 128, "two chunks a 256-byte line pair");
 
-static __always_inline struct tchunk *chunk_slot(struct ptcov *c, u32 bi, u32 byte, u32 avail)
+/*
+ * A chunk's key: block @bi, @clip the TNT bits pending but 9 for more than
+ * CHUNK_BITS (a chunk that ends with bits to spare goes on through direct
+ * branches; one that takes the last bits stops there, as the walk does), and
+ * @byte the next CHUNK_BITS of them, the oldest at bit 7, those past the
+ * last 0. Never 0: block indices start at 1.
+ */
+static __always_inline u32 chunk_key(u32 bi, u32 clip, u32 byte)
 {
-	return &c->chunks[((bi << 12 | avail << CHUNK_BITS | byte) * 0x9e3779b1u) >>
-			  (32 - CHUNK_ORDER)];
+	return bi << 12 | clip << CHUNK_BITS | byte;
 }
 
-/* Chunk @ci's count taken into the bitmap and the blocks' hits (struct tchunk). */
+static __always_inline struct tchunk *chunk_slot(struct ptcov *c, u32 key)
+{
+	return &c->chunks[(key * 0x9e3779b1u) >> (32 - CHUNK_ORDER)];
+}
+
+/* Chunk @ci's count taken into the bitmap, the blocks' hits and the
+ * statistics (struct tchunk). */
 static void chunk_settle_one(struct ptcov *c, u32 ci)
 {
 	const struct tchunk *ch = &c->chunks[ci];
-	struct cblock *from = &c->blk[ch->from];
+	struct cblock *from = &c->blk[ch->key >> 12];
 	u32 k = c->ccount[ci];
+	u64 insns = from->pub.ninsn;
 
 	c->ccount[ci] = 0;
 	/* the start's entry: its bitmap hit was counted at once (the entry
 	 * before it decides which), its hits are here */
 	block_hits(c, from, k);
 	for (u32 i = 0; i < ch->nent; i++) {
+		struct cblock *b = &c->blk[ch->ent[i]];
 		u32 m = ch->map[i], v = c->bitmap[m];
 
 		if (!v)
 			c->touched[c->ntouched++] = m;
 		/* k saturating increments: the order of hits does not matter */
 		c->bitmap[m] = (u8)(k >= 0xff - v ? 0xff : v + k);
-		block_hits(c, &c->blk[ch->ent[i]], k);
+		block_hits(c, b, k);
+		insns += b->pub.ninsn;
 	}
+	c->st.transitions += (u64)k * (1 + ch->nent);
+	c->st.insns += (u64)k * insns;
+	c->st.tnt_bits += (u64)k * ch->nbits;
 }
 
 /* Every chunk count taken in: what a public call leaves. */
@@ -724,18 +744,20 @@ static void chunks_settle(struct ptcov *c)
 }
 
 /*
- * Make @ch the chunk of the @avail TNT bits @byte (the oldest at bit 7) from
- * block @b, a conditional branch whose entry is counted (struct tchunk). It
- * stops at the block its last bit entered, or before a branch it cannot take from
- * what is cached: a successor not seen yet, a RET to a return address it did
- * not push, an indirect or far branch, CHUNK_MAX entries, CHUNK_PUSH calls
- * deep. Return: whether it took a bit (else @ch is left empty).
+ * Make @ch the chunk @key (chunk_key()) from block @b, a conditional branch
+ * whose entry is counted (struct tchunk). It stops at the block its last bit
+ * entered (or after the direct branches that follow, with bits to spare), or
+ * before a branch it cannot take from what is cached: a successor not seen
+ * yet, a RET to a return address it did not push, an indirect or far branch,
+ * CHUNK_MAX entries, CHUNK_PUSH calls deep. Return: whether it took a bit
+ * (else @ch is left empty).
  */
-static __noinline bool chunk_build(struct ptcov *c, struct cblock *b, u32 byte, u32 avail,
-				   struct tchunk *ch)
+static __noinline bool chunk_build(struct ptcov *c, struct cblock *b, u32 key, struct tchunk *ch)
 {
 	struct cblock *blk = c->blk, *x = b, *prev = b;
-	u32 nbits = 0, nent = 0, direct = 0, insns = b->pub.ninsn, sp = 0, depth = 0;
+	u32 clip = key >> CHUNK_BITS & 0xf, byte = key & 0xff;
+	u32 avail = clip < CHUNK_BITS ? clip : CHUNK_BITS;
+	u32 nbits = 0, nent = 0, direct = 0, sp = 0, depth = 0;
 	unsigned int slot = 1;
 	bool popped = false, first = true;
 
@@ -752,6 +774,9 @@ static __noinline bool chunk_build(struct ptcov *c, struct cblock *b, u32 byte, 
 			s = (byte >> bit) & 1;
 			n = x->succ[s];
 		} else if (x->kind == K_JMP || x->kind == K_CALL) {
+			/* with the bits used up, the walk stops here */
+			if (nbits == clip)
+				break;
 			s = 1;
 			n = x->succ[1];
 			if (x->kind == K_CALL && x->target != x->pub.end && sp == CHUNK_PUSH)
@@ -771,7 +796,6 @@ static __noinline bool chunk_build(struct ptcov *c, struct cblock *b, u32 byte, 
 		if (!first) {	/* @b's entry is counted before the chunk */
 			ch->ent[nent] = (u32)(x - blk);
 			ch->map[nent] = (u16)((x->loc ^ (prev->loc >> 1)) & c->mapmask);
-			insns += x->pub.ninsn;
 			nent++;
 		}
 		if (x->kind == K_COND || x->kind == K_RET) {
@@ -794,15 +818,13 @@ static __noinline bool chunk_build(struct ptcov *c, struct cblock *b, u32 byte, 
 		first = false;
 	}
 	if (!nbits) {
-		ch->from = NONE;
+		ch->key = 0;
 		return false;
 	}
-	ch->from = (u32)(b - blk);
+	ch->key = key;
 	ch->to = (u32)(x - blk);
 	ch->last = (u32)(prev - blk);
-	ch->insns = insns;
-	ch->byte = (u8)byte;
-	ch->avail = (u8)avail;
+	ch->prev = prev->loc >> 1;
 	ch->nbits = (u8)nbits;
 	ch->nent = (u8)nent;
 	ch->npush = (u8)sp;
@@ -811,7 +833,6 @@ static __noinline bool chunk_build(struct ptcov *c, struct cblock *b, u32 byte, 
 	ch->direct = (u8)direct;
 	return true;
 }
-
 static __always_inline void walk_cached_as(struct ptcov *c, u32 *directp, const bool edges_on)
 {
 	struct cblock *blk = c->blk, *b = c->cur, *from = c->pend_from;
@@ -838,28 +859,33 @@ static __always_inline void walk_cached_as(struct ptcov *c, u32 *directp, const 
 			 * do, the next bit at the top of @t. The loop below takes
 			 * the block this stops at (a RET, a successor not cached).
 			 */
-			u64 t = tnt << (64 - ntnt);	/* ntnt is 1 to 64 */
+			u64 t = tnt << (64 - ntnt);	/* ntnt is 1 to 64, the bits after 0 */
+			struct tchunk *chunks = c->chunks;
+			/* @b's index (NONE for the scratch block: no chunk), and the
+			 * chunk that took the flow to it (NULL: a block's step) */
+			u32 bi = b == &c->scratch ? NONE : (u32)(b - blk);
+			const struct tchunk *lastch = NULL;
 
 			for (;;) {
-				if (b->kind == K_COND && c->chunks && b != &c->scratch) {
+				if (b->kind == K_COND && chunks && bi) {
 					/* a TNT byte at once (struct tchunk) */
-					u32 avail = ntnt < CHUNK_BITS ? ntnt : CHUNK_BITS;
-					u32 bi = (u32)(b - blk);
-					u32 byte = (u32)(t >> (64 - CHUNK_BITS)) & (0xff00u >> avail);
-					struct tchunk *ch = chunk_slot(c, bi, byte, avail);
-					bool ok = ch->from == bi && ch->byte == byte && ch->avail == avail;
-					u32 ci = (u32)(ch - c->chunks);
+					u32 key = chunk_key(bi, ntnt <= CHUNK_BITS ? ntnt : CHUNK_BITS + 1,
+							    (u32)(t >> (64 - CHUNK_BITS)));
+					struct tchunk *ch = chunk_slot(c, key);
+					u32 ci = (u32)(ch - chunks);
+					bool ok = ch->key == key;
 
-					if (!ok) {
+					if (unlikely(!ok)) {
 						/* it may settle the chunk it replaces */
 						c->ntouched = ntouched;
-						ok = chunk_build(c, b, byte, avail, ch);
+						ok = chunk_build(c, b, key, ch);
 						ntouched = c->ntouched;
 					}
-					if (ok && (!ch->depth || c->rs_len + ch->depth <= RETSTACK) &&
-					    (!ch->direct || ntnt > ch->nbits)) {
+					if (likely(ok) &&
+					    (likely(!ch->depth) || c->rs_len + ch->depth <= RETSTACK)) {
 						/* @b's entry: its bitmap hit now (it depends on the
-						 * block before), its hits with the chunk's */
+						 * block before); its hits, the chunk's entries and
+						 * the statistics when the chunk is settled */
 						bitmap_hit(map, touched, &ntouched, (b->loc ^ prev_loc) & mask);
 						if (!c->ccount[ci]) {
 							if (unlikely(c->ncused == 1u << CHUNK_ORDER)) {
@@ -870,19 +896,15 @@ static __always_inline void walk_cached_as(struct ptcov *c, u32 *directp, const 
 							c->cused[c->ncused++] = ci;
 						}
 						c->ccount[ci]++;
-						for (u32 i = 0; i < ch->npush; i++)
+						for (u32 i = 0; unlikely(i < ch->npush); i++)
 							rs_push(c, blk[ch->push[i]].pub.end);
-						insns += ch->insns;
-						trans += 1 + ch->nent;
-						bits += ch->nbits;
 						ntnt -= ch->nbits;
 						t <<= ch->nbits;
 						direct = ch->direct;
-						from = &blk[ch->last];
-						prev_loc = from->loc >> 1;
-						slot = ch->last_slot == 2 ? &from->ind_edge
-									  : &from->edge[ch->last_slot];
-						b = &blk[ch->to];
+						prev_loc = ch->prev;
+						bi = ch->to;
+						b = &blk[bi];
+						lastch = ch;
 						if (!ntnt)
 							break;
 						continue;
@@ -912,9 +934,16 @@ static __always_inline void walk_cached_as(struct ptcov *c, u32 *directp, const 
 				trans++;
 				from = b;
 				slot = &b->edge[bit];
+				bi = n;
 				b = &blk[n];
+				lastch = NULL;
 				if (!ntnt || direct >= LOOP_LIMIT)
 					break;
+			}
+			if (lastch) {	/* where the last chunk left the flow */
+				from = &blk[lastch->last];
+				slot = lastch->last_slot == 2 ? &from->ind_edge
+							      : &from->edge[lastch->last_slot];
 			}
 			if (!ntnt || direct >= LOOP_LIMIT)
 				break;
