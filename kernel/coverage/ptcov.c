@@ -32,8 +32,9 @@
 #define BLOCK_MAX_INSNS	(1u << 16)	/* straight code without a branch: not code */
 #define NONE		0u	/* no block: indices start at 1 */
 #define CHUNK_BITS	8	/* TNT bits a chunk takes: a byte, as libxdc's cache */
-#define CHUNK_MAX	16	/* block entries a chunk counts */
+#define CHUNK_MAX	14	/* block entries a chunk counts */
 #define CHUNK_PUSH	2	/* return addresses a chunk may hold pushed */
+#define CHUNK_POP	2	/* return addresses pushed before it a chunk may pop */
 #define CHUNK_ORDER	11	/* 2^11 chunks of 128 bytes: 256 KiB */
 #define CHUNK_KEY_BLOCKS	(1u << 20)	/* block indices a chunk key holds */
 
@@ -74,9 +75,10 @@ struct cblock {
  * each chunk; the counts become block hits, bitmap hits and the statistics
  * when the call that fed the bytes returns (chunks_settle()). The chunk
  * starts at a conditional branch of block @from whose entry is counted, goes
- * through conditional branches, direct JMPs and CALLs, and RETs to the
- * return addresses it pushed itself, and ends at block @to with its entry
- * pending, after @nbits bits. It goes on through direct branches after its
+ * through conditional branches, direct JMPs and CALLs, and RETs (to the
+ * return addresses it pushed itself, or to those on the return stack when it
+ * was made, which the walk checks before it takes the chunk: @pop[]), and
+ * ends at block @to with its entry pending, after @nbits bits. It goes on through direct branches after its
  * last bit only where the walk would: with more bits pending than it has
  * (chunk_key()'s @clip 9). Invariant: it holds only what the cached
  * successors say, which stay until ptcov_flush_code() (which empties the
@@ -94,10 +96,12 @@ struct tchunk {
 	u8 depth;		/* pushes held at once when one was popped again (0: none popped) */
 	u8 last_slot;		/* @last's edge slot to @to: 0, 1, 2 for the indirect one */
 	u8 direct;		/* direct branches after the last bit (walk()'s loop count) */
+	u8 npop;		/* return addresses it pops from before it: @pop[] */
 	u32 push[CHUNK_PUSH];	/* CALL blocks, oldest first */
+	u32 pop[CHUNK_POP];	/* the blocks those RETs enter, the stack's top first */
 	u32 ent[CHUNK_MAX];	/* the blocks entered, in order */
 	u16 map[CHUNK_MAX];	/* the bitmap entry each entry hits */
-};
+} __aligned(64);	/* a chunk in two lines, not three */
 
 enum state {
 	S_NOSYNC,	/* looking for a PSB */
@@ -705,6 +709,24 @@ static __always_inline struct tchunk *chunk_slot(struct ptcov *c, u32 key)
 	return &c->chunks[(key * 0x9e3779b1u) >> (32 - CHUNK_ORDER)];
 }
 
+/*
+ * Whether the return stack holds the addresses chunk @ch's RETs go to
+ * (@ch->pop[]), and if so, those popped.
+ */
+static __always_inline bool chunk_pop(struct ptcov *c, const struct tchunk *ch)
+{
+	u32 n = ch->npop;
+
+	if (c->rs_len < n)
+		return false;
+	for (u32 i = 0; i < n; i++)
+		if (c->rs[(c->rs_top + RETSTACK - i) % RETSTACK] != c->blk[ch->pop[i]].pub.start)
+			return false;
+	c->rs_top = (c->rs_top + RETSTACK - n) % RETSTACK;
+	c->rs_len -= n;
+	return true;
+}
+
 /* Chunk @ci's count taken into the bitmap, the blocks' hits and the
  * statistics (struct tchunk). */
 static void chunk_settle_one(struct ptcov *c, u32 ci)
@@ -748,8 +770,9 @@ static void chunks_settle(struct ptcov *c)
  * whose entry is counted (struct tchunk). It stops at the block its last bit
  * entered (or after the direct branches that follow, with bits to spare), or
  * before a branch it cannot take from what is cached: a successor not seen
- * yet, a RET to a return address it did not push, an indirect or far branch,
- * CHUNK_MAX entries, CHUNK_PUSH calls deep. Return: whether it took a bit
+ * yet, a RET to a return address it did not push (nor the stack holds, at
+ * most CHUNK_POP), an indirect or far branch, CHUNK_MAX entries, CHUNK_PUSH
+ * calls deep. Return: whether it took a bit
  * (else @ch is left empty).
  */
 static __noinline bool chunk_build(struct ptcov *c, struct cblock *b, u32 key, struct tchunk *ch)
@@ -757,7 +780,7 @@ static __noinline bool chunk_build(struct ptcov *c, struct cblock *b, u32 key, s
 	struct cblock *blk = c->blk, *x = b, *prev = b;
 	u32 clip = key >> CHUNK_BITS & 0xf, byte = key & 0xff;
 	u32 avail = clip < CHUNK_BITS ? clip : CHUNK_BITS;
-	u32 nbits = 0, nent = 0, direct = 0, sp = 0, depth = 0;
+	u32 nbits = 0, nent = 0, direct = 0, sp = 0, depth = 0, npop = 0;
 	unsigned int slot = 1;
 	bool popped = false, first = true;
 
@@ -782,12 +805,18 @@ static __noinline bool chunk_build(struct ptcov *c, struct cblock *b, u32 key, s
 			if (x->kind == K_CALL && x->target != x->pub.end && sp == CHUNK_PUSH)
 				break;
 		} else if (x->kind == K_RET) {
-			if (nbits == avail || !sp || !((byte >> bit) & 1))
+			if (nbits == avail || !((byte >> bit) & 1))
 				break;
 			s = 2;
 			n = x->ind;
-			if (n && blk[n].pub.start != blk[ch->push[sp - 1]].pub.end)
-				n = NONE;
+			if (sp) {	/* its own push */
+				if (n && blk[n].pub.start != blk[ch->push[sp - 1]].pub.end)
+					n = NONE;
+			} else {	/* what the stack holds now, the next one down */
+				if (npop == CHUNK_POP || c->rs_len <= npop ||
+				    (n && blk[n].pub.start != c->rs[(c->rs_top + RETSTACK - npop) % RETSTACK]))
+					n = NONE;
+			}
 		} else {
 			break;
 		}
@@ -801,9 +830,11 @@ static __noinline bool chunk_build(struct ptcov *c, struct cblock *b, u32 key, s
 		if (x->kind == K_COND || x->kind == K_RET) {
 			nbits++;
 			direct = 0;
-			if (x->kind == K_RET) {
+			if (x->kind == K_RET && sp) {
 				sp--;
 				popped = true;
+			} else if (x->kind == K_RET) {
+				ch->pop[npop++] = n;
 			}
 		} else {
 			direct++;
@@ -831,6 +862,7 @@ static __noinline bool chunk_build(struct ptcov *c, struct cblock *b, u32 key, s
 	ch->depth = (u8)(popped ? depth : 0);
 	ch->last_slot = (u8)slot;
 	ch->direct = (u8)direct;
+	ch->npop = (u8)npop;
 	return true;
 }
 static __always_inline void walk_cached_as(struct ptcov *c, u32 *directp, const bool edges_on)
@@ -882,7 +914,8 @@ static __always_inline void walk_cached_as(struct ptcov *c, u32 *directp, const 
 						ntouched = c->ntouched;
 					}
 					if (likely(ok) &&
-					    (likely(!ch->depth) || c->rs_len + ch->depth <= RETSTACK)) {
+					    (likely(!ch->depth) || c->rs_len + ch->depth <= RETSTACK) &&
+					    (likely(!ch->npop) || chunk_pop(c, ch))) {
 						/* @b's entry: its bitmap hit now (it depends on the
 						 * block before); its hits, the chunk's entries and
 						 * the statistics when the chunk is settled */

@@ -1220,6 +1220,38 @@ static void test_byte_cache_stops_at_last_bit(void **state)
 	ptcov_destroy(ref);
 }
 
+/*
+ * A chunk may pop return addresses the stack held before it, checked when it
+ * is taken, and the walk's stack is left as a block-by-block walk leaves it.
+ * A calls B; B loops, then returns to A, whose own RET then takes a bit with
+ * the stack empty: a desync, where a stack left one entry too deep would pop
+ * a stale address.
+ */
+static void test_byte_cache_pops_older_calls(void **state)
+{
+	struct syn_trace warm, t;
+	struct ptcov *c = make(), *ref = make();
+	u8 *p;
+
+	memset(code_r, 0xcc, sizeof(code_r));
+	p = put_rel32(code_r, 0xe8, -1, 1);	/* A: call B */
+	*p = 0xc3;				/* ret */
+	p = put_rel32(code_r + RND_SLOT, 0x0f, 0x85, 1);	/* B: jnz B */
+	*p = 0xc3;				/* ret */
+	code.r[2] = (struct syn_region){ RND_BASE, code_r, sizeof(code_r) };
+	/* every successor cached, with other bits than the window after */
+	syn_start(&warm, RND_BASE);
+	warm.tnt64 = true;
+	syn_tnt(&warm, "TTTTNT");
+	syn_start(&t, RND_BASE);
+	t.tnt64 = true;
+	syn_tnt(&t, "TTTNTT");	/* B's loop, B's RET (a chunk), A's RET */
+	warm_then_check(c, ref, &warm, &t);
+	assert_int_equal(ptcov_get_stats(c)->gaps[PTCOV_GAP_DESYNC], 1);
+	ptcov_destroy(c);
+	ptcov_destroy(ref);
+}
+
 /* The code changes (XOR EAX,EAX becomes two NOPs): the cache keeps the old
  * block until ptcov_flush_code() */
 static void test_flush_code(void **state)
@@ -1466,6 +1498,7 @@ int main(void)
 		cmocka_unit_test_setup(test_bitmap_only, setup),
 		cmocka_unit_test_setup(test_byte_cache, setup),
 		cmocka_unit_test_setup(test_byte_cache_stops_at_last_bit, setup),
+		cmocka_unit_test_setup(test_byte_cache_pops_older_calls, setup),
 		cmocka_unit_test_setup(test_byte_cache_full_return_stack, setup),
 		cmocka_unit_test_setup(test_flush_code, setup),
 		cmocka_unit_test_setup(test_limits, setup),
