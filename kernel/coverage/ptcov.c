@@ -36,7 +36,8 @@
 #define CHUNK_PUSH	2	/* return addresses a chunk may hold pushed */
 #define CHUNK_POP	2	/* return addresses pushed before it a chunk may pop */
 #define CHUNK_ORDER	11	/* 2^11 chunks of 128 bytes: 256 KiB */
-#define CHUNK_KEY_BLOCKS	(1u << 20)	/* block indices a chunk key holds */
+#define CHUNK_KEY_BLOCKS	(1u << 19)	/* block indices a chunk key holds */
+#define CHUNK_PARTIAL	(1u << 31)	/* in a chunk's key: made again once (chunk_build()) */
 
 /* How a block ends, and so what its successor needs. */
 enum kind {
@@ -97,6 +98,7 @@ struct tchunk {
 	u8 last_slot;		/* @last's edge slot to @to: 0, 1, 2 for the indirect one */
 	u8 direct;		/* direct branches after the last bit (walk()'s loop count) */
 	u8 npop;		/* return addresses it pops from before it: @pop[] */
+	u8 spare;
 	u32 push[CHUNK_PUSH];	/* CALL blocks, oldest first */
 	u32 pop[CHUNK_POP];	/* the blocks those RETs enter, the stack's top first */
 	u32 ent[CHUNK_MAX];	/* the blocks entered, in order */
@@ -432,15 +434,26 @@ static int decode_block(struct ptcov *c, u64 start, struct cblock *b)
 }
 
 /* The cached block at @start, decoding it on a miss; NULL after a gap. */
+/* The cached block that starts at @start: its index, NONE if there is none. */
+static u32 block_cached(const struct ptcov *c, u64 start)
+{
+	u32 i;
+
+	for (i = c->bhash[addr_hash(start) & c->bmask]; i; i = c->blk[i].hnext)
+		if (c->blk[i].pub.start == start)
+			return i;
+	return NONE;
+}
+
 static struct cblock *block(struct ptcov *c, u64 start)
 {
 	u32 h = addr_hash(start) & c->bmask, i;
 	struct cblock *b;
 	int g;
 
-	for (i = c->bhash[h]; i; i = c->blk[i].hnext)
-		if (c->blk[i].pub.start == start)
-			return &c->blk[i];
+	i = block_cached(c, start);
+	if (i)
+		return &c->blk[i];
 	if (c->nblocks < c->cfg.max_blocks)
 		b = &c->blk[c->nblocks + 1];
 	else
@@ -709,21 +722,14 @@ static __always_inline struct tchunk *chunk_slot(struct ptcov *c, u32 key)
 	return &c->chunks[(key * 0x9e3779b1u) >> (32 - CHUNK_ORDER)];
 }
 
-/*
- * Whether the return stack holds the addresses chunk @ch's RETs go to
- * (@ch->pop[]), and if so, those popped.
- */
-static __always_inline bool chunk_pop(struct ptcov *c, const struct tchunk *ch)
+/* Whether the return stack holds the addresses chunk @ch's RETs go to (@ch->pop[]). */
+static __always_inline bool chunk_pops_match(const struct ptcov *c, const struct tchunk *ch)
 {
-	u32 n = ch->npop;
-
-	if (c->rs_len < n)
+	if (c->rs_len < ch->npop)
 		return false;
-	for (u32 i = 0; i < n; i++)
+	for (u32 i = 0; i < ch->npop; i++)
 		if (c->rs[(c->rs_top + RETSTACK - i) % RETSTACK] != c->blk[ch->pop[i]].pub.start)
 			return false;
-	c->rs_top = (c->rs_top + RETSTACK - n) % RETSTACK;
-	c->rs_len -= n;
 	return true;
 }
 
@@ -732,7 +738,7 @@ static __always_inline bool chunk_pop(struct ptcov *c, const struct tchunk *ch)
 static void chunk_settle_one(struct ptcov *c, u32 ci)
 {
 	const struct tchunk *ch = &c->chunks[ci];
-	struct cblock *from = &c->blk[ch->key >> 12];
+	struct cblock *from = &c->blk[(ch->key & ~CHUNK_PARTIAL) >> 12];
 	u32 k = c->ccount[ci];
 	u64 insns = from->pub.ninsn;
 
@@ -771,18 +777,21 @@ static void chunks_settle(struct ptcov *c)
  * entered (or after the direct branches that follow, with bits to spare), or
  * before a branch it cannot take from what is cached: a successor not seen
  * yet, a RET to a return address it did not push (nor the stack holds, at
- * most CHUNK_POP), an indirect or far branch, CHUNK_MAX entries, CHUNK_PUSH
- * calls deep. Return: whether it took a bit
- * (else @ch is left empty).
+ * most CHUNK_POP, and only with @pops), an indirect or far branch, CHUNK_MAX
+ * entries, CHUNK_PUSH calls deep. A chunk made while the walk's first pass
+ * through the code had not cached the successor it stopped at yet is marked
+ * (with @mark, CHUNK_PARTIAL in its key), and made again the next time it is
+ * looked up: once. Return: whether it took a bit (else @ch is left empty).
  */
-static __noinline bool chunk_build(struct ptcov *c, struct cblock *b, u32 key, struct tchunk *ch)
+static __noinline bool chunk_build(struct ptcov *c, struct cblock *b, u32 key, struct tchunk *ch,
+				   bool pops, bool mark)
 {
 	struct cblock *blk = c->blk, *x = b, *prev = b;
 	u32 clip = key >> CHUNK_BITS & 0xf, byte = key & 0xff;
 	u32 avail = clip < CHUNK_BITS ? clip : CHUNK_BITS;
 	u32 nbits = 0, nent = 0, direct = 0, sp = 0, depth = 0, npop = 0;
 	unsigned int slot = 1;
-	bool popped = false, first = true;
+	bool popped = false, first = true, partial = false;
 
 	if (c->ccount[ch - c->chunks])
 		chunk_settle_one(c, (u32)(ch - c->chunks));	/* the chunk it replaces */
@@ -813,14 +822,18 @@ static __noinline bool chunk_build(struct ptcov *c, struct cblock *b, u32 key, s
 				if (n && blk[n].pub.start != blk[ch->push[sp - 1]].pub.end)
 					n = NONE;
 			} else {	/* what the stack holds now, the next one down */
-				if (npop == CHUNK_POP || c->rs_len <= npop ||
+				if (!pops || npop == CHUNK_POP || c->rs_len <= npop ||
 				    (n && blk[n].pub.start != c->rs[(c->rs_top + RETSTACK - npop) % RETSTACK]))
 					n = NONE;
 			}
 		} else {
 			break;
 		}
-		if (!n || (!first && nent == CHUNK_MAX))
+		if (!n) {
+			partial = mark;
+			break;
+		}
+		if (!first && nent == CHUNK_MAX)
 			break;
 		if (!first) {	/* @b's entry is counted before the chunk */
 			ch->ent[nent] = (u32)(x - blk);
@@ -852,7 +865,7 @@ static __noinline bool chunk_build(struct ptcov *c, struct cblock *b, u32 key, s
 		ch->key = 0;
 		return false;
 	}
-	ch->key = key;
+	ch->key = key | (partial ? CHUNK_PARTIAL : 0);
 	ch->to = (u32)(x - blk);
 	ch->last = (u32)(prev - blk);
 	ch->prev = prev->loc >> 1;
@@ -908,14 +921,27 @@ static __always_inline void walk_cached_as(struct ptcov *c, u32 *directp, const 
 					bool ok = ch->key == key;
 
 					if (unlikely(!ok)) {
+						/* made before its successors were cached? */
+						bool mark = ch->key != (key | CHUNK_PARTIAL);
+
 						/* it may settle the chunk it replaces */
 						c->ntouched = ntouched;
-						ok = chunk_build(c, b, key, ch);
+						ok = chunk_build(c, b, key, ch, true, mark);
+						ntouched = c->ntouched;
+					}
+					if (likely(ok) && unlikely(ch->npop) && !chunk_pops_match(c, ch)) {
+						/*
+						 * A RET of it goes elsewhere now: a function
+						 * called from more than one place. Made again
+						 * to stop before it; the stack gives its target
+						 * below.
+						 */
+						c->ntouched = ntouched;
+						ok = chunk_build(c, b, key, ch, false, false);
 						ntouched = c->ntouched;
 					}
 					if (likely(ok) &&
-					    (likely(!ch->depth) || c->rs_len + ch->depth <= RETSTACK) &&
-					    (likely(!ch->npop) || chunk_pop(c, ch))) {
+					    (likely(!ch->depth) || c->rs_len + ch->depth <= RETSTACK)) {
 						/* @b's entry: its bitmap hit now (it depends on the
 						 * block before); its hits, the chunk's entries and
 						 * the statistics when the chunk is settled */
@@ -929,6 +955,10 @@ static __always_inline void walk_cached_as(struct ptcov *c, u32 *directp, const 
 							c->cused[c->ncused++] = ci;
 						}
 						c->ccount[ci]++;
+						if (unlikely(ch->npop)) {	/* chunk_pops_match() */
+							c->rs_top = (c->rs_top + RETSTACK - ch->npop) % RETSTACK;
+							c->rs_len -= ch->npop;
+						}
 						for (u32 i = 0; unlikely(i < ch->npush); i++)
 							rs_push(c, blk[ch->push[i]].pub.end);
 						ntnt -= ch->nbits;
@@ -989,9 +1019,23 @@ static __always_inline void walk_cached_as(struct ptcov *c, u32 *directp, const 
 			n = b->succ[1];
 			nslot = &b->edge[1];
 		} else if (b->kind == K_RET) {
-			if (!((tnt >> (ntnt - 1)) & 1) || !c->rs_len || !b->ind ||
-			    blk[b->ind].pub.start != c->rs[c->rs_top])
+			if (!((tnt >> (ntnt - 1)) & 1) || !c->rs_len)
 				break;
+			if (!b->ind || blk[b->ind].pub.start != c->rs[c->rs_top]) {
+				/*
+				 * Another return address than last time (a
+				 * function called from more than one place): its
+				 * block, if cached, as go_ind() would take it. With
+				 * the edge list, go_ind() lists the edge.
+				 */
+				u32 r;
+
+				if (edges_on || b == &c->scratch ||
+				    !(r = block_cached(c, c->rs[c->rs_top])))
+					break;
+				b->ind = r;
+				b->ind_edge = NONE;
+			}
 			n = b->ind;
 			nslot = &b->ind_edge;
 		} else {
