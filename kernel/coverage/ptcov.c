@@ -8,8 +8,8 @@
  * comes from the code, decoded once per block: a block is cached with its
  * final branch, and each of its successors, once known, is a pointer, so a
  * hot loop costs a lookup per TNT bit. A fuzzer's windows (the bitmap only)
- * go a TNT byte at a time through a cache of what it does from a block, as
- * libxdc does (struct tchunk).
+ * go 16 TNT bits at a time through a cache of what they do from a block, as
+ * libxdc does with 8 (struct tchunk).
  *
  * The decoder is driven by the packets as they arrive: a TNT appends bits
  * and walks as far as they go; a TIP first walks the direct flow to the
@@ -31,13 +31,13 @@
 #define LOOP_LIMIT	(1u << 16)	/* direct branches without a packet: a loop */
 #define BLOCK_MAX_INSNS	(1u << 16)	/* straight code without a branch: not code */
 #define NONE		0u	/* no block: indices start at 1 */
-#define CHUNK_BITS	8	/* TNT bits a chunk takes: a byte, as libxdc's cache */
-#define CHUNK_MAX	14	/* block entries a chunk counts */
+#define CHUNK_BITS	16	/* TNT bits a chunk takes (libxdc's cache takes 8) */
+#define CHUNK_MAX	32	/* block entries a chunk counts */
 #define CHUNK_PUSH	2	/* return addresses a chunk may hold pushed */
 #define CHUNK_POP	2	/* return addresses pushed before it a chunk may pop */
-#define CHUNK_ORDER	11	/* 2^11 chunks of 128 bytes: 256 KiB */
-#define CHUNK_KEY_BLOCKS	(1u << 19)	/* block indices a chunk key holds */
-#define CHUNK_PARTIAL	(1u << 31)	/* in a chunk's key: made again once (chunk_build()) */
+#define CHUNK_ORDER	12	/* 2^12 chunks of 256 bytes: 1 MiB */
+#define CHUNK_KEY_SHIFT	24	/* a chunk's key: its block above its clip and bits */
+#define CHUNK_PARTIAL	(1ull << 63)	/* in a chunk's key: made again once (chunk_build()) */
 
 /* How a block ends, and so what its successor needs. */
 enum kind {
@@ -69,9 +69,9 @@ struct cblock {
 };
 
 /*
- * What CHUNK_BITS TNT bits do from a block, as libxdc caches it: the blocks
+ * What CHUNK_BITS TNT bits do from a block, as libxdc caches 8: the blocks
  * they enter and the bitmap entries those entries hit, so that a hot loop in
- * a fuzzer's window (the bitmap only) costs a lookup per TNT byte
+ * a fuzzer's window (the bitmap only) costs a lookup per CHUNK_BITS bits
  * (chunk_build(), walk_cached_as()). The walk only counts how often it took
  * each chunk; the counts become block hits, bitmap hits and the statistics
  * when the call that fed the bytes returns (chunks_settle()). The chunk
@@ -79,19 +79,19 @@ struct cblock {
  * through conditional branches, direct JMPs and CALLs, and RETs (to the
  * return addresses it pushed itself, or to those on the return stack when it
  * was made, which the walk checks before it takes the chunk: @pop[]), and
- * ends at block @to with its entry pending, after @nbits bits. It goes on through direct branches after its
- * last bit only where the walk would: with more bits pending than it has
- * (chunk_key()'s @clip 9). Invariant: it holds only what the cached
- * successors say, which stay until ptcov_flush_code() (which empties the
- * chunks too), and no count: it is good for every window. @key 0: an empty
- * slot.
+ * ends at block @to with its entry pending, after @nbits bits. It goes on
+ * through direct branches after its last bit only where the walk would: with
+ * more bits pending than it has (chunk_key()'s @clip CHUNK_BITS + 1).
+ * Invariant: it holds only what the cached successors say, which stay until
+ * ptcov_flush_code() (which empties the chunks too), and no count: it is
+ * good for every window. @key 0: an empty slot.
  */
 struct tchunk {
-	u32 key;		/* chunk_key(): @from, the bits there were, the bits */
+	u64 key;		/* chunk_key(): @from, the bits there were, the bits */
 	u32 to;
 	u32 last;		/* the block whose branch entered @to */
 	u32 prev;		/* AFL's prev_location after it: @last's id >> 1 */
-	u8 nbits;		/* bits taken (1 to 8) */
+	u8 nbits;		/* bits taken (1 to CHUNK_BITS) */
 	u8 nent;		/* entries counted: @ent[], @map[] */
 	u8 npush;		/* return addresses left pushed: the ends of @push[] */
 	u8 depth;		/* pushes held at once when one was popped again (0: none popped) */
@@ -103,7 +103,7 @@ struct tchunk {
 	u32 pop[CHUNK_POP];	/* the blocks those RETs enter, the stack's top first */
 	u32 ent[CHUNK_MAX];	/* the blocks entered, in order */
 	u16 map[CHUNK_MAX];	/* the bitmap entry each entry hits */
-} __aligned(64);	/* a chunk in two lines, not three */
+} __aligned(64);	/* a chunk in four lines, not five */
 
 enum state {
 	S_NOSYNC,	/* looking for a PSB */
@@ -131,7 +131,7 @@ struct ptcov {
 	struct ptcov_edge *edges;
 	u32 nedges, *ehash, emask, edge_gen;
 	bool no_edges;		/* ptcov_set_edge_list(c, false): the bitmap only */
-	struct tchunk *chunks;	/* the bitmap only's byte cache; NULL: a bitmap over 64 KiB */
+	struct tchunk *chunks;	/* the bitmap only's TNT cache; NULL: a bitmap over 64 KiB */
 	/*
 	 * @ccount[i]: times chunk i was taken since the last chunks_settle();
 	 * @cused: the chunks whose count went from 0 (an index may repeat:
@@ -253,10 +253,10 @@ struct ptcov *ptcov_create(const struct ptcov_config *cfg, unsigned int gfp)
 	c->touched = mem_alloc(TOUCH_BYTES(c), gfp);
 	/*
 	 * The chunks only speed up the bitmap-only walk: without the memory
-	 * (or with a bitmap over 64 KiB: a chunk's entries are 16 bits; or
-	 * more blocks than chunk_key() holds) it goes block by block.
+	 * (or with a bitmap over 64 KiB: a chunk's entries are 16 bits) it
+	 * goes block by block.
 	 */
-	if (c->cfg.bitmap_size <= 0x10000 && c->cfg.max_blocks < CHUNK_KEY_BLOCKS) {
+	if (c->cfg.bitmap_size <= 0x10000) {
 		c->chunks = mem_alloc(CHUNK_BYTES, gfp);
 		c->ccount = mem_alloc(CCOUNT_BYTES, gfp);
 		if (!c->chunks || !c->ccount) {
@@ -703,23 +703,23 @@ static __always_inline void walk_entry(struct ptcov *c, struct cblock *b, u8 *ma
 	*insns += b->pub.ninsn;
 }
 
-_Static_assert(sizeof(struct tchunk) == 128, "two chunks a 256-byte line pair");
+_Static_assert(sizeof(struct tchunk) == 256, "a chunk in four 64-byte lines");
 
 /*
- * A chunk's key: block @bi, @clip the TNT bits pending but 9 for more than
- * CHUNK_BITS (a chunk that ends with bits to spare goes on through direct
- * branches; one that takes the last bits stops there, as the walk does), and
- * @byte the next CHUNK_BITS of them, the oldest at bit 7, those past the
- * last 0. Never 0: block indices start at 1.
+ * A chunk's key: block @bi, @clip the TNT bits pending but CHUNK_BITS + 1 for
+ * more (a chunk that ends with bits to spare goes on through direct branches;
+ * one that takes the last bits stops there, as the walk does), and @bits the
+ * next CHUNK_BITS of them, the oldest at the top, those past the last 0.
+ * Never 0: block indices start at 1.
  */
-static __always_inline u32 chunk_key(u32 bi, u32 clip, u32 byte)
+static __always_inline u64 chunk_key(u32 bi, u32 clip, u32 bits)
 {
-	return bi << 12 | clip << CHUNK_BITS | byte;
+	return (u64)bi << CHUNK_KEY_SHIFT | clip << CHUNK_BITS | bits;
 }
 
-static __always_inline struct tchunk *chunk_slot(struct ptcov *c, u32 key)
+static __always_inline struct tchunk *chunk_slot(struct ptcov *c, u64 key)
 {
-	return &c->chunks[(key * 0x9e3779b1u) >> (32 - CHUNK_ORDER)];
+	return &c->chunks[(key * 0x9e3779b97f4a7c15ull) >> (64 - CHUNK_ORDER)];
 }
 
 /* Whether the return stack holds the addresses chunk @ch's RETs go to (@ch->pop[]). */
@@ -738,7 +738,7 @@ static __always_inline bool chunk_pops_match(const struct ptcov *c, const struct
 static void chunk_settle_one(struct ptcov *c, u32 ci)
 {
 	const struct tchunk *ch = &c->chunks[ci];
-	struct cblock *from = &c->blk[(ch->key & ~CHUNK_PARTIAL) >> 12];
+	struct cblock *from = &c->blk[(ch->key & ~CHUNK_PARTIAL) >> CHUNK_KEY_SHIFT];
 	u32 k = c->ccount[ci];
 	u64 insns = from->pub.ninsn;
 
@@ -783,11 +783,11 @@ static void chunks_settle(struct ptcov *c)
  * (with @mark, CHUNK_PARTIAL in its key), and made again the next time it is
  * looked up: once. Return: whether it took a bit (else @ch is left empty).
  */
-static __noinline bool chunk_build(struct ptcov *c, struct cblock *b, u32 key, struct tchunk *ch,
+static __noinline bool chunk_build(struct ptcov *c, struct cblock *b, u64 key, struct tchunk *ch,
 				   bool pops, bool mark)
 {
 	struct cblock *blk = c->blk, *x = b, *prev = b;
-	u32 clip = key >> CHUNK_BITS & 0xf, byte = key & 0xff;
+	u32 clip = (u32)(key >> CHUNK_BITS) & 0xff, bits = (u32)key & ((1u << CHUNK_BITS) - 1);
 	u32 avail = clip < CHUNK_BITS ? clip : CHUNK_BITS;
 	u32 nbits = 0, nent = 0, direct = 0, sp = 0, depth = 0, npop = 0;
 	unsigned int slot = 1;
@@ -803,7 +803,7 @@ static __noinline bool chunk_build(struct ptcov *c, struct cblock *b, u32 key, s
 		if (x->kind == K_COND) {
 			if (nbits == avail)
 				break;
-			s = (byte >> bit) & 1;
+			s = (bits >> bit) & 1;
 			n = x->succ[s];
 		} else if (x->kind == K_JMP || x->kind == K_CALL) {
 			/* with the bits used up, the walk stops here */
@@ -814,7 +814,7 @@ static __noinline bool chunk_build(struct ptcov *c, struct cblock *b, u32 key, s
 			if (x->kind == K_CALL && x->target != x->pub.end && sp == CHUNK_PUSH)
 				break;
 		} else if (x->kind == K_RET) {
-			if (nbits == avail || !((byte >> bit) & 1))
+			if (nbits == avail || !((bits >> bit) & 1))
 				break;
 			s = 2;
 			n = x->ind;
@@ -913,8 +913,8 @@ static __always_inline void walk_cached_as(struct ptcov *c, u32 *directp, const 
 
 			for (;;) {
 				if (b->kind == K_COND && chunks && bi) {
-					/* a TNT byte at once (struct tchunk) */
-					u32 key = chunk_key(bi, ntnt <= CHUNK_BITS ? ntnt : CHUNK_BITS + 1,
+					/* CHUNK_BITS TNT bits at once (struct tchunk) */
+					u64 key = chunk_key(bi, ntnt <= CHUNK_BITS ? ntnt : CHUNK_BITS + 1,
 							    (u32)(t >> (64 - CHUNK_BITS)));
 					struct tchunk *ch = chunk_slot(c, key);
 					u32 ci = (u32)(ch - chunks);

@@ -1041,9 +1041,9 @@ static void random_run(struct syn_trace *t, u32 steps, bool tnt64)
 }
 
 /*
- * The bitmap-only walk takes a TNT byte at a time from a cache of chunks
+ * The bitmap-only walk takes 16 TNT bits at a time from a cache of chunks
  * (struct tchunk in ptcov.c): through conditional branches, direct jumps,
- * calls, and returns to what the chunk itself pushed. On random code and
+ * calls, and returns to what the chunk itself pushed or the stack held. On random code and
  * flows (deep call chains among them, past the 64-deep return stack), window
  * after window (the chunks built in the first and used in the later ones),
  * it must reach exactly what the edge-listing walk, which has no chunks,
