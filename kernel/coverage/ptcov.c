@@ -83,14 +83,17 @@ struct cblock {
  * through direct branches after its last bit only where the walk would: with
  * more bits pending than it has (chunk_key()'s @clip CHUNK_BITS + 1).
  * Invariant: it holds only what the cached successors say, which stay until
- * ptcov_flush_code() (which empties the chunks too), and no count: it is
- * good for every window. @key 0: an empty slot.
+ * ptcov_flush_code() (which empties the chunks too), and no count (@count is
+ * 0 whenever a public call returns): it is good for every window. @key 0: an
+ * empty slot.
  */
 struct tchunk {
 	u64 key;		/* chunk_key(): @from, the bits there were, the bits */
 	u32 to;
 	u32 last;		/* the block whose branch entered @to */
 	u32 prev;		/* AFL's prev_location after it: @last's id >> 1 */
+	u32 insns;		/* instructions of @from and the entries it counts */
+	u32 count;		/* times taken since the last chunks_settle(): not what it holds */
 	u8 nbits;		/* bits taken (1 to CHUNK_BITS) */
 	u8 nent;		/* entries counted: @ent[], @map[] */
 	u8 npush;		/* return addresses left pushed: the ends of @push[] */
@@ -133,12 +136,12 @@ struct ptcov {
 	bool no_edges;		/* ptcov_set_edge_list(c, false): the bitmap only */
 	struct tchunk *chunks;	/* the bitmap only's TNT cache; NULL: a bitmap over 64 KiB */
 	/*
-	 * @ccount[i]: times chunk i was taken since the last chunks_settle();
-	 * @cused: the chunks whose count went from 0 (an index may repeat:
-	 * chunk_build() settles a chunk it replaces). Invariant: both are
-	 * empty whenever a public call returns.
+	 * @cused: the chunks whose @count went from 0 since the last
+	 * chunks_settle() (an index may repeat: chunk_build() settles a chunk
+	 * it replaces). Invariant: empty, and every count 0, whenever a public
+	 * call returns.
 	 */
-	u32 *ccount, *cused, ncused;
+	u32 *cused, ncused;
 
 	/* the stream */
 	enum state state;
@@ -222,7 +225,7 @@ static u32 pow2_at_least(u32 n)
 #define EHASH_BYTES(c)	((size_t)((c)->emask + 1) * sizeof(u32))
 #define TOUCH_BYTES(c)	((size_t)(c)->cfg.bitmap_size * sizeof(u32))
 #define CHUNK_BYTES	(sizeof(struct tchunk) << CHUNK_ORDER)
-#define CCOUNT_BYTES	((sizeof(u32) << CHUNK_ORDER) * 2)	/* @ccount, then @cused */
+#define CUSED_BYTES	(sizeof(u32) << CHUNK_ORDER)
 
 struct ptcov *ptcov_create(const struct ptcov_config *cfg, unsigned int gfp)
 {
@@ -258,16 +261,14 @@ struct ptcov *ptcov_create(const struct ptcov_config *cfg, unsigned int gfp)
 	 */
 	if (c->cfg.bitmap_size <= 0x10000) {
 		c->chunks = mem_alloc(CHUNK_BYTES, gfp);
-		c->ccount = mem_alloc(CCOUNT_BYTES, gfp);
-		if (!c->chunks || !c->ccount) {
+		c->cused = mem_alloc(CUSED_BYTES, gfp);
+		if (!c->chunks || !c->cused) {
 			if (c->chunks)
 				mem_free(c->chunks, CHUNK_BYTES);
-			if (c->ccount)
-				mem_free(c->ccount, CCOUNT_BYTES);
+			if (c->cused)
+				mem_free(c->cused, CUSED_BYTES);
 			c->chunks = NULL;
-			c->ccount = NULL;
-		} else {
-			c->cused = c->ccount + (1u << CHUNK_ORDER);
+			c->cused = NULL;
 		}
 	}
 	if (!c->blk || !c->bhash || !c->reached || !c->edges || !c->ehash || !c->bitmap ||
@@ -301,8 +302,8 @@ void ptcov_destroy(struct ptcov *c)
 		mem_free(c->touched, TOUCH_BYTES(c));
 	if (c->chunks)
 		mem_free(c->chunks, CHUNK_BYTES);
-	if (c->ccount)
-		mem_free(c->ccount, CCOUNT_BYTES);
+	if (c->cused)
+		mem_free(c->cused, CUSED_BYTES);
 	mem_free(c, sizeof(*c));
 }
 
@@ -733,41 +734,41 @@ static __always_inline bool chunk_pops_match(const struct ptcov *c, const struct
 	return true;
 }
 
-/* Chunk @ci's count taken into the bitmap, the blocks' hits and the
+/* Chunk @ch's count taken into the bitmap, the blocks' hits and the
  * statistics (struct tchunk). */
-static void chunk_settle_one(struct ptcov *c, u32 ci)
+static void chunk_settle_one(struct ptcov *c, struct tchunk *ch)
 {
-	const struct tchunk *ch = &c->chunks[ci];
-	struct cblock *from = &c->blk[(ch->key & ~CHUNK_PARTIAL) >> CHUNK_KEY_SHIFT];
-	u32 k = c->ccount[ci];
-	u64 insns = from->pub.ninsn;
+	struct cblock *blk = c->blk;
+	u8 *map = c->bitmap;
+	u32 k = ch->count;
 
-	c->ccount[ci] = 0;
+	ch->count = 0;
 	/* the start's entry: its bitmap hit was counted at once (the entry
 	 * before it decides which), its hits are here */
-	block_hits(c, from, k);
+	block_hits(c, &blk[(ch->key & ~CHUNK_PARTIAL) >> CHUNK_KEY_SHIFT], k);
 	for (u32 i = 0; i < ch->nent; i++) {
-		struct cblock *b = &c->blk[ch->ent[i]];
-		u32 m = ch->map[i], v = c->bitmap[m];
+		u32 m = ch->map[i], v = map[m];
 
 		if (!v)
 			c->touched[c->ntouched++] = m;
 		/* k saturating increments: the order of hits does not matter */
-		c->bitmap[m] = (u8)(k >= 0xff - v ? 0xff : v + k);
-		block_hits(c, b, k);
-		insns += b->pub.ninsn;
+		map[m] = (u8)(k >= 0xff - v ? 0xff : v + k);
+		block_hits(c, &blk[ch->ent[i]], k);
 	}
 	c->st.transitions += (u64)k * (1 + ch->nent);
-	c->st.insns += (u64)k * insns;
+	c->st.insns += (u64)k * ch->insns;
 	c->st.tnt_bits += (u64)k * ch->nbits;
 }
 
 /* Every chunk count taken in: what a public call leaves. */
 static void chunks_settle(struct ptcov *c)
 {
-	for (u32 j = 0; j < c->ncused; j++)
-		if (c->ccount[c->cused[j]])
-			chunk_settle_one(c, c->cused[j]);
+	for (u32 j = 0; j < c->ncused; j++) {
+		struct tchunk *ch = &c->chunks[c->cused[j]];
+
+		if (ch->count)
+			chunk_settle_one(c, ch);
+	}
 	c->ncused = 0;
 }
 
@@ -789,12 +790,12 @@ static __noinline bool chunk_build(struct ptcov *c, struct cblock *b, u64 key, s
 	struct cblock *blk = c->blk, *x = b, *prev = b;
 	u32 clip = (u32)(key >> CHUNK_BITS) & 0xff, bits = (u32)key & ((1u << CHUNK_BITS) - 1);
 	u32 avail = clip < CHUNK_BITS ? clip : CHUNK_BITS;
-	u32 nbits = 0, nent = 0, direct = 0, sp = 0, depth = 0, npop = 0;
+	u32 nbits = 0, nent = 0, direct = 0, sp = 0, depth = 0, npop = 0, insns = b->pub.ninsn;
 	unsigned int slot = 1;
 	bool popped = false, first = true, partial = false;
 
-	if (c->ccount[ch - c->chunks])
-		chunk_settle_one(c, (u32)(ch - c->chunks));	/* the chunk it replaces */
+	if (ch->count)
+		chunk_settle_one(c, ch);	/* the chunk it replaces */
 
 	for (;;) {
 		unsigned int bit = CHUNK_BITS - 1 - nbits, s;
@@ -838,6 +839,7 @@ static __noinline bool chunk_build(struct ptcov *c, struct cblock *b, u64 key, s
 		if (!first) {	/* @b's entry is counted before the chunk */
 			ch->ent[nent] = (u32)(x - blk);
 			ch->map[nent] = (u16)((x->loc ^ (prev->loc >> 1)) & c->mapmask);
+			insns += x->pub.ninsn;
 			nent++;
 		}
 		if (x->kind == K_COND || x->kind == K_RET) {
@@ -869,6 +871,7 @@ static __noinline bool chunk_build(struct ptcov *c, struct cblock *b, u64 key, s
 	ch->to = (u32)(x - blk);
 	ch->last = (u32)(prev - blk);
 	ch->prev = prev->loc >> 1;
+	ch->insns = insns;
 	ch->nbits = (u8)nbits;
 	ch->nent = (u8)nent;
 	ch->npush = (u8)sp;
@@ -917,7 +920,6 @@ static __always_inline void walk_cached_as(struct ptcov *c, u32 *directp, const 
 					u64 key = chunk_key(bi, ntnt <= CHUNK_BITS ? ntnt : CHUNK_BITS + 1,
 							    (u32)(t >> (64 - CHUNK_BITS)));
 					struct tchunk *ch = chunk_slot(c, key);
-					u32 ci = (u32)(ch - chunks);
 					bool ok = ch->key == key;
 
 					if (unlikely(!ok)) {
@@ -946,15 +948,15 @@ static __always_inline void walk_cached_as(struct ptcov *c, u32 *directp, const 
 						 * block before); its hits, the chunk's entries and
 						 * the statistics when the chunk is settled */
 						bitmap_hit(map, touched, &ntouched, (b->loc ^ prev_loc) & mask);
-						if (!c->ccount[ci]) {
+						if (!ch->count) {
 							if (unlikely(c->ncused == 1u << CHUNK_ORDER)) {
 								c->ntouched = ntouched;
 								chunks_settle(c);
 								ntouched = c->ntouched;
 							}
-							c->cused[c->ncused++] = ci;
+							c->cused[c->ncused++] = (u32)(ch - chunks);
 						}
-						c->ccount[ci]++;
+						ch->count++;
 						if (unlikely(ch->npop)) {	/* chunk_pops_match() */
 							c->rs_top = (c->rs_top + RETSTACK - ch->npop) % RETSTACK;
 							c->rs_len -= ch->npop;
@@ -1469,8 +1471,11 @@ static int packet(struct ptcov *c, const u8 *p, size_t n)
 			return len < 0 ? -1 : 0;
 		c->st.packets++;
 		switch (p[1]) {
-		case 0xa3: {	/* TNT-64 */
-			u64 v = le(p + 2, 6);
+		case 0xa3: {	/* TNT-64: its 8 bytes in one load (x86: little-endian) */
+			u64 v;
+
+			__builtin_memcpy(&v, p, sizeof(v));
+			v >>= 16;
 			u32 nb;
 
 			if (!v)
