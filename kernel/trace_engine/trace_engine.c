@@ -221,8 +221,10 @@ static void engine_translate_init(void)
 		const struct xlat_cpu *x = this_cpu_ptr(engines)->xc;
 
 		trap_set_handler(X86_TRAP_PF, engine_on_page_fault);
-		pr_info("translate: a %u KiB code cache for each of %u CPUs\n",
-			(unsigned int)((x->code_end - x->code) >> 10), nr_cpu_ids);
+		/* the address: where QEMU's log (-d exec -dfilter) finds it */
+		pr_info("translate: a %u KiB code cache for each of %u CPUs (this one's code at %#lx)\n",
+			(unsigned int)((x->code_end - x->code) >> 10), nr_cpu_ids,
+			(unsigned long)x->code);
 	}
 }
 
