@@ -171,6 +171,14 @@ struct ptcov {
 	u32 rs_top, rs_len;
 	u8 carry[PTPK_MAX_SIZE];	/* a packet cut between two feeds */
 	u32 ncarry;
+	/*
+	 * While a TNT-64 is walked (on_tnt()), the bytes after it in the
+	 * buffer: the walk takes the TNT-64s that follow from there itself
+	 * (tnt_pull()), @pulled bytes of them, instead of returning for each.
+	 * NULL otherwise.
+	 */
+	const u8 *next_p;
+	size_t next_n, pulled;
 	u64 off;		/* the stream offset of the packet being decoded */
 };
 
@@ -881,6 +889,34 @@ static __noinline bool chunk_build(struct ptcov *c, struct cblock *b, u64 key, s
 	ch->npop = (u8)npop;
 	return true;
 }
+/*
+ * The pending bits used up: the next packet's, if it is a TNT-64 right after
+ * the one being walked, taken here as on_tnt() would take it with no bits
+ * pending (walk(), between, would only find the flow needs more). Return:
+ * how many (0: none).
+ */
+static __always_inline u32 tnt_pull(struct ptcov *c, u64 *tnt)
+{
+	const u8 *p = c->next_p;
+	u64 v;
+	u32 nb;
+
+	if (!p || c->next_n < 8 || p[0] != 0x02 || p[1] != 0xa3)
+		return 0;
+	__builtin_memcpy(&v, p, sizeof(v));
+	v >>= 16;
+	if (v < 2)	/* no bits, or no stop bit: packet() says which */
+		return 0;
+	nb = 63 - (u32)__builtin_clzll(v);
+	c->next_p += 8;
+	c->next_n -= 8;
+	c->pulled += 8;
+	c->off += 8;	/* the packet decoded now: where a gap says it was */
+	c->st.packets++;
+	*tnt = v & ((1ULL << nb) - 1);
+	return nb;
+}
+
 static __always_inline void walk_cached_as(struct ptcov *c, u32 *directp, const bool edges_on)
 {
 	struct cblock *blk = c->blk, *b = c->cur, *from = c->pend_from;
@@ -895,7 +931,7 @@ static __always_inline void walk_cached_as(struct ptcov *c, u32 *directp, const 
 	bool slot_ok = from && slot && from->edge_gen == gen && *slot;
 	u32 direct = *directp;
 
-	while (ntnt && direct < LOOP_LIMIT) {
+	while ((ntnt || (ntnt = tnt_pull(c, &tnt))) && direct < LOOP_LIMIT) {
 		unsigned int bit = 1;
 		u32 n;
 		u32 *nslot;
@@ -1011,7 +1047,7 @@ static __always_inline void walk_cached_as(struct ptcov *c, u32 *directp, const 
 							      : &from->edge[lastch->last_slot];
 			}
 			if (!ntnt || direct >= LOOP_LIMIT)
-				break;
+				continue;	/* the loop's test: the next TNT-64, or the end */
 		}
 		if (b->kind == K_COND) {
 			bit = (tnt >> (ntnt - 1)) & 1;
@@ -1080,6 +1116,7 @@ static __always_inline void walk_cached_as(struct ptcov *c, u32 *directp, const 
 	c->pend_slot = slot;
 	c->prev_loc = prev_loc;
 	c->ntnt = ntnt;
+	c->tnt = tnt;	/* tnt_pull() may have changed it */
 	c->st.transitions += trans;
 	c->st.insns += insns;
 	c->st.tnt_bits += bits;
@@ -1345,6 +1382,10 @@ static bool needs_tip(const struct cblock *b)
 
 static void on_tnt(struct ptcov *c, u64 bits, u32 n)
 {
+	/* the packets after these bits: taken only once these are appended */
+	const u8 *next = c->next_p;
+
+	c->next_p = NULL;
 	if (c->state != S_ON)
 		return;
 	/* bits a deferred TIP left for the branches after it: used first */
@@ -1362,7 +1403,9 @@ static void on_tnt(struct ptcov *c, u64 bits, u32 n)
 	}
 	c->tnt = (c->tnt << n) | bits;
 	c->ntnt += n;
+	c->next_p = next;
 	walk(c, false);
+	c->next_p = NULL;
 }
 
 static u64 le(const u8 *p, unsigned int n)
@@ -1473,16 +1516,25 @@ static int packet(struct ptcov *c, const u8 *p, size_t n)
 		switch (p[1]) {
 		case 0xa3: {	/* TNT-64: its 8 bytes in one load (x86: little-endian) */
 			u64 v;
+			u32 nb;
 
 			__builtin_memcpy(&v, p, sizeof(v));
 			v >>= 16;
-			u32 nb;
-
 			if (!v)
 				return -1;
 			nb = 63 - (u32)__builtin_clzll(v);
-			if (nb)
+			if (nb) {
+				/* the walk may take the TNT-64s after it (tnt_pull()),
+				 * not from a packet completed from two feeds */
+				c->next_p = p == c->carry ? NULL : p + 8;
+				c->next_n = n - 8;
+				c->pulled = 0;
 				on_tnt(c, v & ((1ULL << nb) - 1), nb);
+				/* feed_bytes() moves @off past all of them */
+				c->off -= c->pulled;
+				len += (int)c->pulled;
+				c->pulled = 0;
+			}
 			break;
 		}
 		case 0x82:

@@ -978,6 +978,11 @@ static void random_code(unsigned int calls)
  * RET its 64-deep return stack predicts, a TIP for any other RET (after the
  * bits before it). A RET with nothing to return to goes to a random slot.
  */
+/* random_run() writes a FUP (an event's, with no TIP after it) or a TNT of
+ * random bits between TNT packets now and then: streams the trace unit would
+ * not write, whose flow goes astray */
+static bool rnd_fups;
+
 static void random_run(struct syn_trace *t, u32 steps, bool tnt64)
 {
 	u64 ip = RND_BASE, stack[256], hw[64];
@@ -1032,6 +1037,13 @@ static void random_run(struct syn_trace *t, u32 steps, bool tnt64)
 			bits[nb] = 0;
 			syn_tnt(t, bits);
 			nb = 0;
+			if (rnd_fups && !rnd(8))
+				syn_ip(t, PTPK_FUP, RND_BASE + (u64)rnd(RND_SLOTS) * RND_SLOT);
+			if (rnd_fups && !rnd(8)) {
+				for (u32 i = 0; i < max; i++)
+					bits[i] = rnd(2) ? 'T' : 'N';
+				syn_tnt(t, bits);
+			}
 		}
 	}
 	bits[nb] = 0;
@@ -1250,6 +1262,85 @@ static void test_byte_cache_pops_older_calls(void **state)
 	assert_int_equal(ptcov_get_stats(c)->gaps[PTCOV_GAP_DESYNC], 1);
 	ptcov_destroy(c);
 	ptcov_destroy(ref);
+}
+
+/*
+ * The same bitmap, blocks, counts and gaps, in any order: the bitmap-only mode
+ * lists a chunk's blocks when the call that fed its bytes returns.
+ */
+static void check_same_any_order(const struct ptcov *a, const struct ptcov *b)
+{
+	const struct ptcov_stats *sa = ptcov_get_stats(a), *sb = ptcov_get_stats(b);
+	u32 za, zb, na, nb;
+	const u8 *ma = ptcov_bitmap(a, &za), *mb = ptcov_bitmap(b, &zb);
+
+	assert_int_equal(za, zb);
+	assert_memory_equal(ma, mb, za);
+	(void)ptcov_bitmap_touched(a, &na);
+	(void)ptcov_bitmap_touched(b, &nb);
+	assert_int_equal(na, nb);
+	assert_int_equal(sa->blocks, sb->blocks);
+	for (size_t i = 0; i < sa->blocks; i++) {
+		const struct ptcov_block *x = ptcov_block(a, i), *y = NULL;
+
+		for (size_t j = 0; !y && j < sb->blocks; j++)
+			if (ptcov_block(b, j)->start == x->start)
+				y = ptcov_block(b, j);
+		assert_non_null(y);
+		assert_memory_equal(x, y, sizeof(*x));
+	}
+	assert_int_equal(sa->tnt_bits, sb->tnt_bits);
+	assert_int_equal(sa->transitions, sb->transitions);
+	assert_int_equal(sa->insns, sb->insns);
+	assert_memory_equal(sa->gaps, sb->gaps, sizeof(sa->gaps));
+}
+
+/*
+ * Fed whole, the walk takes the TNT-64s that follow the one it walks from the
+ * buffer itself (tnt_pull() in ptcov.c); fed a byte at a time, each packet
+ * comes through packet() on its own. On random code and flows (call chains
+ * past the 64-deep return stack; in half of them, events' FUPs between TNTs
+ * with no TIP after them), both modes, window after window: the same blocks,
+ * edges, bitmap, counts, gaps and packets.
+ */
+static void test_tnt_pull(void **state)
+{
+	static struct syn_trace t;
+	u64 packets = 0;
+
+	for (int round = 0; round < 120; round++) {
+		bool edges = round & 1;
+		struct ptcov *whole = make_cfg(0, 256, 1024), *bytes = make_cfg(0, 256, 1024);
+
+		random_code(round % 3 == 0 ? 6 : 2);
+		rnd_fups = round & 2;
+		random_run(&t, 200 + rnd(3000), true);
+		rnd_fups = false;
+		ptcov_set_edge_list(whole, edges);
+		ptcov_set_edge_list(bytes, edges);
+		for (int w = 0; w < 2; w++) {
+			ptcov_clear(whole);
+			ptcov_clear(bytes);
+			feed(whole, &t);
+			for (size_t i = 0; i < t.len; i++)
+				ptcov_feed(bytes, t.buf + i, 1);
+			ptcov_end_stream(whole);
+			ptcov_end_stream(bytes);
+			if (edges)
+				check_same(whole, bytes);
+			else
+				check_same_any_order(whole, bytes);
+			assert_int_equal(ptcov_get_stats(whole)->packets, ptcov_get_stats(bytes)->packets);
+			/* a gap in a TNT-64 the walk took says where that packet is */
+			assert_int_equal(ptcov_get_stats(whole)->gap_off, ptcov_get_stats(bytes)->gap_off);
+			if (!(round & 2))	/* a desync skips to the next PSB */
+				assert_int_equal(ptcov_get_stats(whole)->packets, t.npackets);
+		}
+		packets += t.npackets;
+		ptcov_destroy(whole);
+		ptcov_destroy(bytes);
+	}
+	assert_true(packets > 120 * 20);
 }
 
 /* The code changes (XOR EAX,EAX becomes two NOPs): the cache keeps the old
@@ -1499,6 +1590,7 @@ int main(void)
 		cmocka_unit_test_setup(test_byte_cache, setup),
 		cmocka_unit_test_setup(test_byte_cache_stops_at_last_bit, setup),
 		cmocka_unit_test_setup(test_byte_cache_pops_older_calls, setup),
+		cmocka_unit_test_setup(test_tnt_pull, setup),
 		cmocka_unit_test_setup(test_byte_cache_full_return_stack, setup),
 		cmocka_unit_test_setup(test_flush_code, setup),
 		cmocka_unit_test_setup(test_limits, setup),
