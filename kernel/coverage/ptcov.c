@@ -1537,11 +1537,15 @@ static int packet(struct ptcov *c, const u8 *p, size_t n)
 			}
 			break;
 		}
-		case 0x82:
-			if (le(p, 8) != 0x8202820282028202ULL || le(p + 8, 8) != 0x8202820282028202ULL)
+		case 0x82: {	/* PSB: its 16 bytes in two loads */
+			u64 w[2];
+
+			__builtin_memcpy(w, p, sizeof(w));
+			if (w[0] != 0x8202820282028202ULL || w[1] != 0x8202820282028202ULL)
 				return -1;
 			on_psb(c);
 			break;
+		}
 		case 0x23:
 			on_psbend(c);
 			break;
