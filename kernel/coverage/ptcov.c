@@ -101,7 +101,6 @@ struct tchunk {
 	u8 last_slot;		/* @last's edge slot to @to: 0, 1, 2 for the indirect one */
 	u8 direct;		/* direct branches after the last bit (walk()'s loop count) */
 	u8 npop;		/* return addresses it pops from before it: @pop[] */
-	u8 spare;
 	u32 push[CHUNK_PUSH];	/* CALL blocks, oldest first */
 	u32 pop[CHUNK_POP];	/* the blocks those RETs enter, the stack's top first */
 	u32 ent[CHUNK_MAX];	/* the blocks entered, in order */
@@ -442,7 +441,6 @@ static int decode_block(struct ptcov *c, u64 start, struct cblock *b)
 	}
 }
 
-/* The cached block at @start, decoding it on a miss; NULL after a gap. */
 /* The cached block that starts at @start: its index, NONE if there is none. */
 static u32 block_cached(const struct ptcov *c, u64 start)
 {
@@ -454,6 +452,7 @@ static u32 block_cached(const struct ptcov *c, u64 start)
 	return NONE;
 }
 
+/* The cached block at @start, decoding it on a miss; NULL after a gap. */
 static struct cblock *block(struct ptcov *c, u64 start)
 {
 	u32 h = addr_hash(start) & c->bmask, i;
@@ -889,6 +888,25 @@ static __noinline bool chunk_build(struct ptcov *c, struct cblock *b, u64 key, s
 	ch->npop = (u8)npop;
 	return true;
 }
+
+/*
+ * A TNT-64 at @p (8 bytes there): its bits in @bits, the oldest highest.
+ * Return: how many (0 to 47), -1 without a stop bit. x86: little-endian.
+ */
+static __always_inline int tnt64_bits(const u8 *p, u64 *bits)
+{
+	u64 v;
+	int nb;
+
+	__builtin_memcpy(&v, p, sizeof(v));
+	v >>= 16;
+	if (!v)
+		return -1;
+	nb = 63 - __builtin_clzll(v);
+	*bits = v & ((1ULL << nb) - 1);
+	return nb;
+}
+
 /*
  * The pending bits used up: the next packet's, if it is a TNT-64 right after
  * the one being walked, taken here as on_tnt() would take it with no bits
@@ -898,23 +916,21 @@ static __noinline bool chunk_build(struct ptcov *c, struct cblock *b, u64 key, s
 static __always_inline u32 tnt_pull(struct ptcov *c, u64 *tnt)
 {
 	const u8 *p = c->next_p;
-	u64 v;
-	u32 nb;
+	u64 bits;
+	int nb;
 
 	if (!p || c->next_n < 8 || p[0] != 0x02 || p[1] != 0xa3)
 		return 0;
-	__builtin_memcpy(&v, p, sizeof(v));
-	v >>= 16;
-	if (v < 2)	/* no bits, or no stop bit: packet() says which */
+	nb = tnt64_bits(p, &bits);
+	if (nb <= 0)	/* no bits, or no stop bit: packet() says which */
 		return 0;
-	nb = 63 - (u32)__builtin_clzll(v);
 	c->next_p += 8;
 	c->next_n -= 8;
 	c->pulled += 8;
 	c->off += 8;	/* the packet decoded now: where a gap says it was */
 	c->st.packets++;
-	*tnt = v & ((1ULL << nb) - 1);
-	return nb;
+	*tnt = bits;
+	return (u32)nb;
 }
 
 static __always_inline void walk_cached_as(struct ptcov *c, u32 *directp, const bool edges_on)
@@ -1514,22 +1530,19 @@ static int packet(struct ptcov *c, const u8 *p, size_t n)
 			return len < 0 ? -1 : 0;
 		c->st.packets++;
 		switch (p[1]) {
-		case 0xa3: {	/* TNT-64: its 8 bytes in one load (x86: little-endian) */
-			u64 v;
-			u32 nb;
+		case 0xa3: {	/* TNT-64 */
+			u64 bits;
+			int nb = tnt64_bits(p, &bits);
 
-			__builtin_memcpy(&v, p, sizeof(v));
-			v >>= 16;
-			if (!v)
+			if (nb < 0)
 				return -1;
-			nb = 63 - (u32)__builtin_clzll(v);
 			if (nb) {
 				/* the walk may take the TNT-64s after it (tnt_pull()),
 				 * not from a packet completed from two feeds */
 				c->next_p = p == c->carry ? NULL : p + 8;
 				c->next_n = n - 8;
 				c->pulled = 0;
-				on_tnt(c, v & ((1ULL << nb) - 1), nb);
+				on_tnt(c, bits, (u32)nb);
 				/* feed_bytes() moves @off past all of them */
 				c->off -= c->pulled;
 				len += (int)c->pulled;
